@@ -1,0 +1,1 @@
+//! The `cpu` component (under construction).

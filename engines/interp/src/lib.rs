@@ -1,0 +1,1 @@
+//! The `interp` component (under construction).

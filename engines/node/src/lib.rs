@@ -1,0 +1,1 @@
+//! The `node` component (under construction).

@@ -1,0 +1,165 @@
+//! The contract every manager (VEM) and engine (VE) of a stack implements, and the settings and
+//! constructor each one registers under its implementation name.
+
+use crate::instr::Instruction;
+use crate::memory::HostMemory;
+use crate::opcode::Opcode;
+use crate::{Error, Result};
+use std::collections::BTreeMap;
+
+/// A manager or engine in a stack. The top of the stack receives every batch; a component may
+/// hold a child (the next component of its stack) to route work to, or to fall back on for
+/// instructions it cannot run.
+pub trait Component: Send {
+    /// The implementation name (`node`, `interp`, `cpu`, ...).
+    fn name(&self) -> &str;
+
+    /// Executes a validated batch, in order, reading and writing host data in `mem`. After it
+    /// returns, every base synced by the batch is current in `mem`.
+    fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()>;
+
+    /// Announces the extension method `name` under `opcode`. Returns true when this component or
+    /// one below it implements the method.
+    fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool>;
+
+    /// This component and those below it, top first, for `vm info` and profiles.
+    fn describe(&self) -> Vec<ComponentInfo>;
+
+    /// Releases resources; called once, before the component is dropped. Errors are reported,
+    /// but shutdown of the rest of the stack continues.
+    fn shutdown(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// What `vm info` prints about one component.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComponentInfo {
+    /// The config table naming this component (`node`, `gpu0`, ...).
+    pub name: String,
+    /// The implementation (`node`, `opencl`, ...).
+    pub implementation: String,
+    /// Effective settings, key and value as text.
+    pub settings: Vec<(String, String)>,
+    /// Free-form facts worth printing (devices found, statistics).
+    pub notes: Vec<String>,
+}
+
+/// One setting an implementation accepts.
+#[derive(Debug, Clone, Copy)]
+pub struct SettingSpec {
+    /// The key in the component's TOML table.
+    pub key: &'static str,
+    /// Its default, as TOML text (`0`, `"any"`, `true`).
+    pub default: &'static str,
+    /// What it means.
+    pub doc: &'static str,
+}
+
+/// Builds a component from its settings and its child (the rest of the stack below it, if any).
+pub type Constructor = fn(&Settings, Option<Box<dyn Component>>) -> Result<Box<dyn Component>>;
+
+/// A component implementation, as registered with the stack builder.
+#[derive(Debug, Clone, Copy)]
+pub struct Implementation {
+    /// The name stacks use (`impl` key or table name).
+    pub name: &'static str,
+    /// One line saying what it is.
+    pub summary: &'static str,
+    /// Whether it needs a child (managers do; engines do not, but may take one as fallback).
+    pub needs_child: bool,
+    /// The settings it accepts; any other key is a config error.
+    pub settings: &'static [SettingSpec],
+    /// Its constructor.
+    pub construct: Constructor,
+}
+
+/// A setting's value and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SettingValue {
+    /// The value.
+    pub value: toml::Value,
+    /// The file (or `<environment>`) that set it.
+    pub source: String,
+    /// Its 1-based line, when from a file.
+    pub line: Option<usize>,
+}
+
+/// The effective settings of one component: its config table, overridden by `VM_<NAME>_<KEY>`,
+/// filled in with the implementation's defaults. Only declared keys are present.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Settings {
+    /// The component's name in the stack (its config table).
+    pub component: String,
+    /// The values by key.
+    pub values: BTreeMap<String, SettingValue>,
+}
+
+impl Settings {
+    /// Settings of `component` from plain key/values (tests and programmatic stacks).
+    pub fn from_pairs(component: &str, pairs: &[(&str, toml::Value)]) -> Settings {
+        let values = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), SettingValue { value: v.clone(), source: "<code>".into(), line: None }))
+            .collect();
+        Settings { component: component.into(), values }
+    }
+
+    fn wrong(&self, key: &str, want: &str) -> Error {
+        let v = &self.values[key];
+        Error::config(v.source.clone(), v.line, format!("[{}] {key} must be {want}, got {}", self.component, v.value))
+    }
+
+    /// An integer setting, or `default` when absent.
+    pub fn int(&self, key: &str, default: i64) -> Result<i64> {
+        match self.values.get(key).map(|v| &v.value) {
+            None => Ok(default),
+            Some(toml::Value::Integer(i)) => Ok(*i),
+            Some(_) => Err(self.wrong(key, "an integer")),
+        }
+    }
+
+    /// A non-negative integer setting, or `default` when absent.
+    pub fn usize(&self, key: &str, default: usize) -> Result<usize> {
+        let i = self.int(key, default as i64)?;
+        usize::try_from(i).map_err(|_| self.wrong(key, "a non-negative integer"))
+    }
+
+    /// A boolean setting, or `default` when absent.
+    pub fn bool(&self, key: &str, default: bool) -> Result<bool> {
+        match self.values.get(key).map(|v| &v.value) {
+            None => Ok(default),
+            Some(toml::Value::Boolean(b)) => Ok(*b),
+            Some(_) => Err(self.wrong(key, "true or false")),
+        }
+    }
+
+    /// A string setting, or `default` when absent.
+    pub fn string(&self, key: &str, default: &str) -> Result<String> {
+        match self.values.get(key).map(|v| &v.value) {
+            None => Ok(default.to_string()),
+            Some(toml::Value::String(s)) => Ok(s.clone()),
+            Some(_) => Err(self.wrong(key, "a string")),
+        }
+    }
+
+    /// The settings as text pairs, for [`ComponentInfo`].
+    pub fn to_pairs(&self) -> Vec<(String, String)> {
+        self.values.iter().map(|(k, v)| (k.clone(), v.value.to_string())).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_getters_report_wrong_types_with_location() {
+        let mut s = Settings::from_pairs("cpu", &[("threads", toml::Value::String("many".into()))]);
+        s.values.get_mut("threads").unwrap().line = Some(7);
+        s.values.get_mut("threads").unwrap().source = "vm.toml".into();
+        let e = s.int("threads", 0).unwrap_err();
+        assert_eq!(e.to_string(), "config vm.toml:7: [cpu] threads must be an integer, got \"many\"");
+        assert_eq!(s.bool("verbose", true).unwrap(), true);
+    }
+}

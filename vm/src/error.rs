@@ -1,0 +1,159 @@
+//! The one error type of the VM. Every fallible function in every crate returns [`Result`].
+
+use std::fmt;
+
+/// Shorthand for results carrying the VM's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the VM, by cause. The C ABI maps each variant to a status
+/// code (see [`Error::code`]) and keeps the `Display` text as the last-error message.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// A bytecode instruction is malformed: wrong arity, wrong dtypes, shape mismatch, a view
+    /// outside its base, a base that does not exist. `index` is the instruction's position in
+    /// its batch (when known) and `operand` the offending operand (when one is to blame).
+    #[error("{}", fmt_invalid(*.index, *.operand, .message))]
+    InvalidInstruction {
+        /// Position of the instruction in the submitted batch, if known.
+        index: Option<usize>,
+        /// Offending operand (0 = first operand), if one is to blame.
+        operand: Option<usize>,
+        /// What is wrong, in words.
+        message: String,
+    },
+    /// An opcode number that is not in the opcode table, or an extension id never registered.
+    #[error("unknown opcode {0}")]
+    UnknownOpcode(u32),
+    /// A dtype number or name that does not name a dtype.
+    #[error("unknown dtype {0}")]
+    UnknownDType(String),
+    /// A base handle that was never created or has already been freed.
+    #[error("unknown base {0} (never created, or already freed)")]
+    UnknownBase(u64),
+    /// Text bytecode that does not parse; `line` is 1-based.
+    #[error("bytecode text, line {line}: {message}")]
+    Parse {
+        /// 1-based line of the offending text.
+        line: usize,
+        /// What is wrong, in words.
+        message: String,
+    },
+    /// A configuration file is wrong: bad TOML, an unknown key, an unknown engine, a cycle.
+    /// `file` and `line` (1-based) say where, when known.
+    #[error("{}", fmt_config(.file, *.line, .message))]
+    Config {
+        /// The file (or `<embedded default>`, `<environment>`) the error is in.
+        file: String,
+        /// 1-based line, when the error can be placed.
+        line: Option<usize>,
+        /// What is wrong, in words.
+        message: String,
+    },
+    /// An instruction no component of the stack implements (e.g. an extension method).
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// Data-dependent failure while executing a batch, e.g. a gather index out of range.
+    #[error("execution failed: {0}")]
+    Execution(String),
+    /// A null pointer or otherwise unusable argument across the C ABI.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A host-data access that breaks the ownership protocol, e.g. reading a base not synced.
+    #[error("ownership protocol: {0}")]
+    Protocol(String),
+    /// An engine's device or library is unavailable (no OpenCL platform, MPI absent, ...).
+    #[error("device unavailable: {0}")]
+    Device(String),
+    /// Allocation failed.
+    #[error("out of memory: {0}")]
+    OutOfMemory(String),
+    /// A bug in the VM itself: an invariant that should always hold did not.
+    #[error("internal error (a bug in the VM): {0}")]
+    Internal(String),
+}
+
+fn fmt_invalid(index: Option<usize>, operand: Option<usize>, message: &str) -> String {
+    let mut s = String::from("invalid instruction");
+    if let Some(i) = index {
+        s += &format!(" {i}");
+    }
+    if let Some(o) = operand {
+        s += &format!(", operand {o}");
+    }
+    s + ": " + message
+}
+
+fn fmt_config(file: &str, line: Option<usize>, message: &str) -> String {
+    match line {
+        Some(l) => format!("config {file}:{l}: {message}"),
+        None => format!("config {file}: {message}"),
+    }
+}
+
+impl Error {
+    /// An [`Error::InvalidInstruction`] not yet tied to a batch position.
+    pub fn invalid(operand: Option<usize>, message: impl fmt::Display) -> Self {
+        Error::InvalidInstruction { index: None, operand, message: message.to_string() }
+    }
+
+    /// Ties an [`Error::InvalidInstruction`] to its position in a batch; other errors pass.
+    pub fn at_instruction(self, position: usize) -> Self {
+        match self {
+            Error::InvalidInstruction { operand, message, .. } => {
+                Error::InvalidInstruction { index: Some(position), operand, message }
+            }
+            other => other,
+        }
+    }
+
+    /// An [`Error::Config`] error.
+    pub fn config(file: impl Into<String>, line: Option<usize>, message: impl fmt::Display) -> Self {
+        Error::Config { file: file.into(), line, message: message.to_string() }
+    }
+
+    /// The status code the C ABI returns for this error (`VM_ERR_*` in `vm.h`; 0 is success).
+    pub fn code(&self) -> i32 {
+        match self {
+            Error::InvalidInstruction { .. } => 1,
+            Error::UnknownOpcode(_) => 2,
+            Error::UnknownDType(_) => 3,
+            Error::UnknownBase(_) => 4,
+            Error::Parse { .. } => 5,
+            Error::Config { .. } => 6,
+            Error::Unsupported(_) => 7,
+            Error::Execution(_) => 8,
+            Error::InvalidArgument(_) => 9,
+            Error::Protocol(_) => 10,
+            Error::Device(_) => 11,
+            Error::OutOfMemory(_) => 12,
+            Error::Internal(_) => 13,
+        }
+    }
+}
+
+/// Returns early with an [`Error::InvalidInstruction`] for `operand` when `cond` is false.
+#[macro_export]
+macro_rules! ensure_valid {
+    ($cond:expr, $operand:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err($crate::Error::invalid($operand, format!($($fmt)+)));
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_instruction_names_position_and_operand() {
+        let e = Error::invalid(Some(2), "dtype mismatch").at_instruction(7);
+        assert_eq!(e.to_string(), "invalid instruction 7, operand 2: dtype mismatch");
+    }
+
+    #[test]
+    fn config_error_names_file_and_line() {
+        let e = Error::config("vm.toml", Some(3), "unknown key `thraeds`");
+        assert_eq!(e.to_string(), "config vm.toml:3: unknown key `thraeds`");
+    }
+}

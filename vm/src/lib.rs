@@ -1,0 +1,32 @@
+//! # vm-core: the vector VM's language and contracts
+//!
+//! Everything every engine and frontend agrees on, and nothing engine-specific:
+//!
+//! - [`dtype`], [`scalar`]: element types and constants, with the cast rules;
+//! - [`view`]: bases, views, and exact overlap analysis;
+//! - [`opcode`]: THE opcode table (ids are ABI);
+//! - [`instr`]: instructions and batches, and their validation;
+//! - [`random`]: the counter-based random stream all engines share;
+//! - [`memory`]: host buffers, allocated lazily;
+//! - [`component`]: the trait every manager and engine implements.
+//!
+//! This crate depends on no engine; engines depend on it.
+
+pub mod component;
+pub mod dtype;
+pub mod error;
+pub mod instr;
+pub mod memory;
+pub mod opcode;
+pub mod random;
+pub mod scalar;
+pub mod view;
+
+pub use component::{Component, ComponentInfo, Implementation, SettingSpec, Settings};
+pub use dtype::{DType, Element};
+pub use error::{Error, Result};
+pub use instr::{Batch, Instruction, Operand};
+pub use memory::{Buffer, HostMemory};
+pub use opcode::{Kind, Opcode, TypeRule};
+pub use scalar::{Cast, Scalar};
+pub use view::{Base, BaseId, Overlap, View};

@@ -1,0 +1,479 @@
+//! THE opcode table: every opcode's stable id, mnemonic, shape of operands and dtype rule,
+//! written once. The C header's `VM_OP_*` constants, the text form's mnemonics and the docs'
+//! opcode table are generated from (or checked against) [`Opcode::ALL`].
+//!
+//! Semantics shared by all instructions: operand 0 is the output (for `scatter`, the array
+//! scattered into; for the system opcodes, the view acted on). Every input is read as if in full
+//! before the output is written, so an output that partially overlaps an input (`a[1:] = a[:-1]
+//! + 1`) has NumPy's (>= 1.13) meaning. Element-wise inputs have exactly the output's shape:
+//! frontends broadcast with stride-0 views. An output view may not visit an element twice.
+
+use crate::dtype::{DType, DTypeClass};
+use std::fmt;
+
+/// Opcode ids at or above this number are extension methods registered at run time.
+pub const EXTENSION_BASE: u32 = 1024;
+
+/// A set of dtypes, as a bit mask over dtype ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DTypeSet(pub u16);
+
+impl DTypeSet {
+    /// Every dtype.
+    pub const ALL: DTypeSet = DTypeSet(0x7ff);
+    /// Every dtype but `bool`.
+    pub const NUMERIC: DTypeSet = DTypeSet(0x7fe);
+    /// Signed and unsigned integers.
+    pub const INTEGER: DTypeSet = DTypeSet(0x1fe);
+    /// Integers and `bool`.
+    pub const INTEGER_BOOL: DTypeSet = DTypeSet(0x1ff);
+    /// `f32` and `f64`.
+    pub const FLOAT: DTypeSet = DTypeSet(0x600);
+
+    /// True when `d` is in the set.
+    pub fn contains(self, d: DType) -> bool {
+        self.0 & (1 << d.id()) != 0
+    }
+
+    /// The dtypes of the set, in id order.
+    pub fn dtypes(self) -> impl Iterator<Item = DType> {
+        DType::ALL.into_iter().filter(move |&d| self.contains(d))
+    }
+
+    /// A short description for error messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DTypeSet::ALL => "any dtype",
+            DTypeSet::NUMERIC => "a numeric dtype (not bool)",
+            DTypeSet::INTEGER => "an integer dtype",
+            DTypeSet::INTEGER_BOOL => "an integer or bool dtype",
+            DTypeSet::FLOAT => "a float dtype",
+            _ => "one of the allowed dtypes",
+        }
+    }
+}
+
+/// What an opcode does with its operands: fixes the number of operands, which of them may be
+/// constants, and the shape rules. See the module doc for the rules shared by all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `op out, in`: element-wise.
+    Unary,
+    /// `op out, in1, in2`: element-wise.
+    Binary,
+    /// `select out, cond, a, b`: element-wise, `out = cond ? a : b`; `cond` is bool.
+    Select,
+    /// `op out, in, axis`: reduces view `in` along `axis` (an `i64` constant, `0 <= axis <
+    /// in.ndim`); `out` has `in`'s shape without that axis (0-d for a 1-d input).
+    Reduce,
+    /// `op out, in, axis`: running reduction along `axis`; `out` has `in`'s shape.
+    Accumulate,
+    /// `range out`: `out[i] = i`, where `i` is the row-major position in `out`, cast to out's dtype.
+    Range,
+    /// `random out, seed, offset` (two `u64` constants): element at row-major position `i`
+    /// is drawn from counter `offset + i` of the Philox-4x32-10 stream keyed by `seed` (see
+    /// `random`): floats are uniform in [0, 1), integers the stream's bits, bool its lowest bit.
+    Random,
+    /// `gather out, src, index`: `out[i] = src.flat[index[i]]`, `flat` being row-major positions
+    /// in the view `src`; `index` is an integer view of `out`'s shape. An index out of range is an
+    /// execution error.
+    Gather,
+    /// `scatter dst, src, index`: `dst.flat[index[i]] = src[i]`; `src` and `index` have one shape.
+    /// When an index repeats, the element with the largest `i` wins.
+    Scatter,
+    /// `op view`: a system instruction on the base of `view` (sync, discard, free).
+    System,
+    /// `none`: does nothing.
+    Nothing,
+    /// An extension method: operands as the method defines them.
+    Extension,
+}
+
+/// How the dtypes of an opcode's operands relate. "Inputs" are the non-parameter operands after
+/// operand 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeRule {
+    /// Output and all inputs share one dtype from the set.
+    Same(DTypeSet),
+    /// Inputs share one dtype from the set; the output is `bool`.
+    ToBool(DTypeSet),
+    /// Output and input may be any dtypes; the input is converted by the cast rules.
+    Cast,
+    /// The output's dtype is in the set; there are no data inputs.
+    Generate(DTypeSet),
+    /// `cond` is bool, `a`, `b` and the output share a dtype.
+    Select,
+    /// `out`/`dst` and `src` share any dtype; `index` is an integer dtype.
+    Indexed,
+    /// Any dtypes (system instructions, extensions checked by their implementation).
+    Any,
+}
+
+macro_rules! opcode_table {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $id:literal, $name:literal, $kind:ident, $rule:expr; )*) => {
+        /// A built-in opcode or an extension method. Built-in ids are ABI and never change.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Opcode {
+            $( $(#[doc = $doc])* $variant, )*
+            /// An extension method registered at run time; its number is `EXTENSION_BASE + n`.
+            Extension(u32),
+        }
+
+        impl Opcode {
+            /// Every built-in opcode, in table order.
+            pub const ALL: &'static [Opcode] = &[ $( Opcode::$variant, )* ];
+
+            /// The opcode's ABI number.
+            pub fn id(self) -> u32 {
+                match self {
+                    $( Opcode::$variant => $id, )*
+                    Opcode::Extension(n) => EXTENSION_BASE + n,
+                }
+            }
+
+            /// The opcode with ABI number `id`; numbers from `EXTENSION_BASE` on are extensions
+            /// (whether one is registered is the runtime's to check).
+            pub fn from_id(id: u32) -> crate::Result<Opcode> {
+                match id {
+                    $( $id => Ok(Opcode::$variant), )*
+                    n if n >= EXTENSION_BASE => Ok(Opcode::Extension(n - EXTENSION_BASE)),
+                    n => Err(crate::Error::UnknownOpcode(n)),
+                }
+            }
+
+            /// The mnemonic used by the text form (`add`, `add_reduce`, ...); `extension` for
+            /// extension methods, whose text form uses the registered name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( Opcode::$variant => $name, )*
+                    Opcode::Extension(_) => "extension",
+                }
+            }
+
+            /// The built-in opcode with mnemonic `name`.
+            pub fn from_name(name: &str) -> Option<Opcode> {
+                match name {
+                    $( $name => Some(Opcode::$variant), )*
+                    _ => None,
+                }
+            }
+
+            /// The opcode's operand kind.
+            pub fn kind(self) -> Kind {
+                match self {
+                    $( Opcode::$variant => Kind::$kind, )*
+                    Opcode::Extension(_) => Kind::Extension,
+                }
+            }
+
+            /// The opcode's dtype rule.
+            pub fn type_rule(self) -> TypeRule {
+                match self {
+                    $( Opcode::$variant => $rule, )*
+                    Opcode::Extension(_) => TypeRule::Any,
+                }
+            }
+
+            /// One line saying what the opcode computes (its doc comment).
+            pub fn summary(self) -> &'static str {
+                match self {
+                    $( Opcode::$variant => concat!($($doc),*).trim_ascii(), )*
+                    Opcode::Extension(_) => "An extension method registered at run time.",
+                }
+            }
+        }
+    };
+}
+
+use DTypeSet as S;
+use TypeRule::*;
+
+opcode_table! {
+    // ---- element-wise arithmetic ----
+    /// out = a + b (integers wrap).
+    Add = 1, "add", Binary, Same(S::NUMERIC);
+    /// out = a - b (integers wrap).
+    Subtract = 2, "subtract", Binary, Same(S::NUMERIC);
+    /// out = a * b (integers wrap).
+    Multiply = 3, "multiply", Binary, Same(S::NUMERIC);
+    /// out = a / b, true division (floats only; frontends cast integers first).
+    Divide = 4, "divide", Binary, Same(S::FLOAT);
+    /// out = floor(a / b); integer division by zero gives 0, as in NumPy.
+    FloorDivide = 5, "floor_divide", Binary, Same(S::NUMERIC);
+    /// out = a mod b with the sign of b (NumPy `remainder`); integer `x % 0` gives 0.
+    Remainder = 6, "remainder", Binary, Same(S::NUMERIC);
+    /// out = a mod b with the sign of a (C `fmod`); integer `x % 0` gives 0.
+    Fmod = 7, "fmod", Binary, Same(S::NUMERIC);
+    /// out = a ** b; integers by repeated squaring with wrapping, negative integer exponents give 0 (1 for base 1, +-1 for base -1).
+    Power = 8, "power", Binary, Same(S::NUMERIC);
+    /// out = max(a, b); NaN if either is NaN.
+    Maximum = 9, "maximum", Binary, Same(S::NUMERIC);
+    /// out = min(a, b); NaN if either is NaN.
+    Minimum = 10, "minimum", Binary, Same(S::NUMERIC);
+    /// out = max(a, b) ignoring NaN (NaN only if both are).
+    Fmax = 11, "fmax", Binary, Same(S::FLOAT);
+    /// out = min(a, b) ignoring NaN (NaN only if both are).
+    Fmin = 12, "fmin", Binary, Same(S::FLOAT);
+    /// out = atan2(a, b).
+    Arctan2 = 13, "arctan2", Binary, Same(S::FLOAT);
+    /// out = sqrt(a*a + b*b) without undue overflow.
+    Hypot = 14, "hypot", Binary, Same(S::FLOAT);
+    /// out = |a| with the sign of b.
+    Copysign = 15, "copysign", Binary, Same(S::FLOAT);
+    /// out = -a (unsigned integers wrap).
+    Negative = 16, "negative", Unary, Same(S::NUMERIC);
+    /// out = |a| (the minimum signed integer stays itself, as in NumPy).
+    Absolute = 17, "absolute", Unary, Same(S::NUMERIC);
+    /// out = -1, 0 or 1 by the sign of a (NaN for NaN).
+    Sign = 18, "sign", Unary, Same(S::NUMERIC);
+    /// out = a * a.
+    Square = 19, "square", Unary, Same(S::NUMERIC);
+    /// out = 1 / a.
+    Reciprocal = 20, "reciprocal", Unary, Same(S::FLOAT);
+    // ---- math functions (floats) ----
+    /// out = sqrt(a).
+    Sqrt = 30, "sqrt", Unary, Same(S::FLOAT);
+    /// out = cube root of a.
+    Cbrt = 31, "cbrt", Unary, Same(S::FLOAT);
+    /// out = e ** a.
+    Exp = 32, "exp", Unary, Same(S::FLOAT);
+    /// out = 2 ** a.
+    Exp2 = 33, "exp2", Unary, Same(S::FLOAT);
+    /// out = e ** a - 1, accurate near 0.
+    Expm1 = 34, "expm1", Unary, Same(S::FLOAT);
+    /// out = natural logarithm of a.
+    Log = 35, "log", Unary, Same(S::FLOAT);
+    /// out = base-2 logarithm of a.
+    Log2 = 36, "log2", Unary, Same(S::FLOAT);
+    /// out = base-10 logarithm of a.
+    Log10 = 37, "log10", Unary, Same(S::FLOAT);
+    /// out = ln(1 + a), accurate near 0.
+    Log1p = 38, "log1p", Unary, Same(S::FLOAT);
+    /// out = sin(a).
+    Sin = 39, "sin", Unary, Same(S::FLOAT);
+    /// out = cos(a).
+    Cos = 40, "cos", Unary, Same(S::FLOAT);
+    /// out = tan(a).
+    Tan = 41, "tan", Unary, Same(S::FLOAT);
+    /// out = arcsin(a).
+    Arcsin = 42, "arcsin", Unary, Same(S::FLOAT);
+    /// out = arccos(a).
+    Arccos = 43, "arccos", Unary, Same(S::FLOAT);
+    /// out = arctan(a).
+    Arctan = 44, "arctan", Unary, Same(S::FLOAT);
+    /// out = sinh(a).
+    Sinh = 45, "sinh", Unary, Same(S::FLOAT);
+    /// out = cosh(a).
+    Cosh = 46, "cosh", Unary, Same(S::FLOAT);
+    /// out = tanh(a).
+    Tanh = 47, "tanh", Unary, Same(S::FLOAT);
+    /// out = arcsinh(a).
+    Arcsinh = 48, "arcsinh", Unary, Same(S::FLOAT);
+    /// out = arccosh(a).
+    Arccosh = 49, "arccosh", Unary, Same(S::FLOAT);
+    /// out = arctanh(a).
+    Arctanh = 50, "arctanh", Unary, Same(S::FLOAT);
+    /// out = a in radians, given degrees.
+    Deg2rad = 51, "deg2rad", Unary, Same(S::FLOAT);
+    /// out = a in degrees, given radians.
+    Rad2deg = 52, "rad2deg", Unary, Same(S::FLOAT);
+    /// out = largest integer <= a.
+    Floor = 53, "floor", Unary, Same(S::FLOAT);
+    /// out = smallest integer >= a.
+    Ceil = 54, "ceil", Unary, Same(S::FLOAT);
+    /// out = a rounded toward zero.
+    Trunc = 55, "trunc", Unary, Same(S::FLOAT);
+    /// out = a rounded to the nearest integer, ties to even.
+    Rint = 56, "rint", Unary, Same(S::FLOAT);
+    /// out = true where a is NaN.
+    Isnan = 57, "isnan", Unary, ToBool(S::FLOAT);
+    /// out = true where a is +-infinity.
+    Isinf = 58, "isinf", Unary, ToBool(S::FLOAT);
+    /// out = true where a is neither NaN nor infinite.
+    Isfinite = 59, "isfinite", Unary, ToBool(S::FLOAT);
+    /// out = true where the sign bit of a is set (-0.0 included).
+    Signbit = 60, "signbit", Unary, ToBool(S::FLOAT);
+    // ---- comparison ----
+    /// out = a == b.
+    Equal = 70, "equal", Binary, ToBool(S::ALL);
+    /// out = a != b.
+    NotEqual = 71, "not_equal", Binary, ToBool(S::ALL);
+    /// out = a < b.
+    Less = 72, "less", Binary, ToBool(S::ALL);
+    /// out = a <= b.
+    LessEqual = 73, "less_equal", Binary, ToBool(S::ALL);
+    /// out = a > b.
+    Greater = 74, "greater", Binary, ToBool(S::ALL);
+    /// out = a >= b.
+    GreaterEqual = 75, "greater_equal", Binary, ToBool(S::ALL);
+    // ---- logical (inputs are truth values: nonzero is true) ----
+    /// out = a && b.
+    LogicalAnd = 80, "logical_and", Binary, ToBool(S::ALL);
+    /// out = a || b.
+    LogicalOr = 81, "logical_or", Binary, ToBool(S::ALL);
+    /// out = a != b as truth values.
+    LogicalXor = 82, "logical_xor", Binary, ToBool(S::ALL);
+    /// out = !a.
+    LogicalNot = 83, "logical_not", Unary, ToBool(S::ALL);
+    // ---- bitwise ----
+    /// out = a & b.
+    BitwiseAnd = 90, "bitwise_and", Binary, Same(S::INTEGER_BOOL);
+    /// out = a | b.
+    BitwiseOr = 91, "bitwise_or", Binary, Same(S::INTEGER_BOOL);
+    /// out = a ^ b.
+    BitwiseXor = 92, "bitwise_xor", Binary, Same(S::INTEGER_BOOL);
+    /// out = !a (bitwise not; logical not for bool).
+    Invert = 93, "invert", Unary, Same(S::INTEGER_BOOL);
+    /// out = a << b; shifts of the width or more, or negative, give 0.
+    LeftShift = 94, "left_shift", Binary, Same(S::INTEGER);
+    /// out = a >> b (arithmetic for signed); shifts of the width or more, or negative, give 0 (-1 for negative a).
+    RightShift = 95, "right_shift", Binary, Same(S::INTEGER);
+    // ---- copy, cast, select ----
+    /// out = a converted to out's dtype (a copy when the dtypes agree); see `scalar::Cast`.
+    Identity = 100, "identity", Unary, Cast;
+    /// out = cond ? a : b.
+    Select = 101, "select", Select, Select;
+    // ---- reductions along one axis ----
+    /// Sum along an axis (integers wrap); the sum of nothing is 0.
+    AddReduce = 110, "add_reduce", Reduce, Same(S::NUMERIC);
+    /// Product along an axis; the product of nothing is 1.
+    MultiplyReduce = 111, "multiply_reduce", Reduce, Same(S::NUMERIC);
+    /// Minimum along an axis (NaN if any is NaN); of nothing: the dtype's largest value (+inf).
+    MinimumReduce = 112, "minimum_reduce", Reduce, Same(S::NUMERIC);
+    /// Maximum along an axis (NaN if any is NaN); of nothing: the dtype's smallest value (-inf).
+    MaximumReduce = 113, "maximum_reduce", Reduce, Same(S::NUMERIC);
+    /// All along an axis (true for nothing).
+    LogicalAndReduce = 114, "logical_and_reduce", Reduce, ToBool(S::ALL);
+    /// Any along an axis (false for nothing).
+    LogicalOrReduce = 115, "logical_or_reduce", Reduce, ToBool(S::ALL);
+    /// Parity of the number of true values along an axis.
+    LogicalXorReduce = 116, "logical_xor_reduce", Reduce, ToBool(S::ALL);
+    /// Bitwise and along an axis (all ones for nothing).
+    BitwiseAndReduce = 117, "bitwise_and_reduce", Reduce, Same(S::INTEGER_BOOL);
+    /// Bitwise or along an axis (0 for nothing).
+    BitwiseOrReduce = 118, "bitwise_or_reduce", Reduce, Same(S::INTEGER_BOOL);
+    /// Bitwise xor along an axis (0 for nothing).
+    BitwiseXorReduce = 119, "bitwise_xor_reduce", Reduce, Same(S::INTEGER_BOOL);
+    // ---- scans ----
+    /// Running sum along an axis.
+    AddAccumulate = 130, "add_accumulate", Accumulate, Same(S::NUMERIC);
+    /// Running product along an axis.
+    MultiplyAccumulate = 131, "multiply_accumulate", Accumulate, Same(S::NUMERIC);
+    // ---- generators and indexing ----
+    /// out[i] = i (row-major position), cast to out's dtype.
+    Range = 140, "range", Range, Generate(S::ALL);
+    /// Counter-based random numbers (Philox-4x32-10).
+    Random = 141, "random", Random, Generate(S::ALL);
+    /// out[i] = src.flat[index[i]].
+    Gather = 142, "gather", Gather, Indexed;
+    /// dst.flat[index[i]] = src[i].
+    Scatter = 143, "scatter", Scatter, Indexed;
+    // ---- system ----
+    /// Make the host copy of the view's base current.
+    Sync = 200, "sync", System, Any;
+    /// Drop engine-side copies of the view's base (the host copy is authoritative).
+    Discard = 201, "discard", System, Any;
+    /// End the view's base: its memory is released everywhere.
+    Free = 202, "free", System, Any;
+    /// Do nothing.
+    None = 203, "none", Nothing, Any;
+}
+
+impl Kind {
+    /// Number of data operands (views or constants) including the output, and of trailing
+    /// parameter constants; `None` for extensions (variable).
+    pub fn arity(self) -> Option<(usize, &'static [DType])> {
+        Some(match self {
+            Kind::Unary => (2, &[]),
+            Kind::Binary => (3, &[]),
+            Kind::Select => (4, &[]),
+            Kind::Reduce | Kind::Accumulate => (2, &[DType::I64]),
+            Kind::Range => (1, &[]),
+            Kind::Random => (1, &[DType::U64, DType::U64]),
+            Kind::Gather | Kind::Scatter => (3, &[]),
+            Kind::System => (1, &[]),
+            Kind::Nothing => (0, &[]),
+            Kind::Extension => return None,
+        })
+    }
+
+    /// True for opcodes that write operand 0.
+    pub fn writes_output(self) -> bool {
+        !matches!(self, Kind::System | Kind::Nothing)
+    }
+
+    /// True for the element-wise kinds (same iteration space for all operands).
+    pub fn is_elementwise(self) -> bool {
+        matches!(self, Kind::Unary | Kind::Binary | Kind::Select)
+    }
+}
+
+impl Opcode {
+    /// True for system opcodes and `none`.
+    pub fn is_system(self) -> bool {
+        matches!(self.kind(), Kind::System | Kind::Nothing)
+    }
+
+    /// The element-wise opcode a reduction or scan combines with (`add` for `add_reduce`, ...).
+    pub fn combiner(self) -> Option<Opcode> {
+        Some(match self {
+            Opcode::AddReduce | Opcode::AddAccumulate => Opcode::Add,
+            Opcode::MultiplyReduce | Opcode::MultiplyAccumulate => Opcode::Multiply,
+            Opcode::MinimumReduce => Opcode::Minimum,
+            Opcode::MaximumReduce => Opcode::Maximum,
+            Opcode::LogicalAndReduce => Opcode::LogicalAnd,
+            Opcode::LogicalOrReduce => Opcode::LogicalOr,
+            Opcode::LogicalXorReduce => Opcode::LogicalXor,
+            Opcode::BitwiseAndReduce => Opcode::BitwiseAnd,
+            Opcode::BitwiseOrReduce => Opcode::BitwiseOr,
+            Opcode::BitwiseXorReduce => Opcode::BitwiseXor,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for Opcode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Opcode::Extension(n) => write!(f, "extension#{n}"),
+            op => f.write_str(op.name()),
+        }
+    }
+}
+
+impl DTypeSet {
+    /// The set of one class.
+    pub fn of_class(c: DTypeClass) -> DTypeSet {
+        DTypeSet(DType::ALL.iter().filter(|d| d.class() == c).fold(0, |m, d| m | 1 << d.id()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn ids_and_names_are_unique_and_round_trip() {
+        let mut ids = HashSet::new();
+        let mut names = HashSet::new();
+        for &op in Opcode::ALL {
+            assert!(ids.insert(op.id()), "duplicate id {}", op.id());
+            assert!(names.insert(op.name()), "duplicate name {}", op.name());
+            assert!(op.id() < EXTENSION_BASE);
+            assert_eq!(Opcode::from_id(op.id()).unwrap(), op);
+            assert_eq!(Opcode::from_name(op.name()), Some(op));
+            assert!(!op.summary().is_empty());
+        }
+        assert_eq!(Opcode::from_id(EXTENSION_BASE + 3).unwrap(), Opcode::Extension(3));
+        assert!(Opcode::from_id(999).is_err());
+    }
+
+    #[test]
+    fn dtype_sets_match_classes() {
+        use DTypeClass::*;
+        assert_eq!(DTypeSet::FLOAT, DTypeSet::of_class(Float));
+        assert_eq!(DTypeSet::INTEGER.0, DTypeSet::of_class(Signed).0 | DTypeSet::of_class(Unsigned).0);
+        assert_eq!(DTypeSet::NUMERIC.0, DTypeSet::ALL.0 & !DTypeSet::of_class(Bool).0);
+    }
+}

@@ -1,0 +1,380 @@
+//! Bases (flat arrays) and views (strided windows onto them), and exact overlap analysis.
+
+use crate::dtype::DType;
+use crate::{Error, Result, ensure_valid};
+use smallvec::SmallVec;
+use std::fmt;
+
+/// The most dimensions a view may have.
+pub const MAX_NDIM: usize = 16;
+
+/// Shape of a view: extents per dimension, outermost first.
+pub type Shape = SmallVec<[usize; 4]>;
+/// Strides of a view, in elements (not bytes); 0 broadcasts, negative walks backwards.
+pub type Strides = SmallVec<[i64; 4]>;
+
+/// Identifies a base for its whole life. Ids are never reused within one runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BaseId(pub u64);
+
+impl fmt::Display for BaseId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// A flat, typed array: the unit of allocation and ownership. Views point into bases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Base {
+    /// The base's identity.
+    pub id: BaseId,
+    /// Element type.
+    pub dtype: DType,
+    /// Number of elements.
+    pub nelem: u64,
+}
+
+impl Base {
+    /// Size of the base's data in bytes.
+    pub fn nbytes(&self) -> usize {
+        self.nelem as usize * self.dtype.size()
+    }
+}
+
+/// How two views share elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlap {
+    /// No element is in both.
+    Disjoint,
+    /// Both visit the same elements in the same order (same start, shape and strides once
+    /// dimensions of extent 1 are dropped).
+    Identical,
+    /// Some element is in both, or the analysis could not rule it out within its work bound.
+    Partial,
+}
+
+/// A multidimensional strided window onto a base. Element `idx` of the view is element
+/// `start + sum(idx[d] * stride[d])` of the base. A view with `ndim() == 0` has one element.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct View {
+    /// The base viewed.
+    pub base: Base,
+    /// Offset of element (0, ..., 0) in the base, in elements.
+    pub start: i64,
+    /// Extent of each dimension.
+    pub shape: Shape,
+    /// Stride of each dimension, in elements.
+    pub stride: Strides,
+}
+
+impl View {
+    /// The whole base as a contiguous 1-D view.
+    pub fn of_base(base: Base) -> View {
+        View { base, start: 0, shape: Shape::from_slice(&[base.nelem as usize]), stride: Strides::from_slice(&[1]) }
+    }
+
+    /// A view with the given layout, checked with [`View::validate`].
+    pub fn new(base: Base, start: i64, shape: &[usize], stride: &[i64]) -> Result<View> {
+        let v = View { base, start, shape: Shape::from_slice(shape), stride: Strides::from_slice(stride) };
+        v.validate()?;
+        Ok(v)
+    }
+
+    /// A contiguous row-major view of `shape` starting at element `start`.
+    pub fn contiguous(base: Base, start: i64, shape: &[usize]) -> Result<View> {
+        View::new(base, start, shape, &row_major_strides(shape))
+    }
+
+    /// Element type (the base's).
+    pub fn dtype(&self) -> DType {
+        self.base.dtype
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// Number of elements visited (1 for a 0-dimensional view).
+    pub fn nelem(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Offset in the base of the element at multi-index `idx`.
+    pub fn offset_of(&self, idx: &[usize]) -> i64 {
+        self.start + idx.iter().zip(&self.stride).map(|(&i, &s)| i as i64 * s).sum::<i64>()
+    }
+
+    /// Smallest and largest base offsets the view touches, or `None` when it is empty or the
+    /// arithmetic overflows `i64` (which [`View::validate`] rejects).
+    pub fn extent(&self) -> Option<(i64, i64)> {
+        if self.nelem() == 0 {
+            return None;
+        }
+        let (mut lo, mut hi) = (self.start, self.start);
+        for (&n, &s) in self.shape.iter().zip(&self.stride) {
+            let reach = (n as i64 - 1).checked_mul(s)?;
+            if reach < 0 {
+                lo = lo.checked_add(reach)?;
+            } else {
+                hi = hi.checked_add(reach)?;
+            }
+        }
+        Some((lo, hi))
+    }
+
+    /// Checks the layout: at most [`MAX_NDIM`] dims, as many strides as dims, and every element
+    /// inside the base. Errors name the first problem.
+    pub fn validate(&self) -> Result<()> {
+        ensure_valid!(self.ndim() <= MAX_NDIM, None, "view has {} dimensions; at most {MAX_NDIM} allowed", self.ndim());
+        ensure_valid!(
+            self.stride.len() == self.shape.len(),
+            None,
+            "view has {} dimensions but {} strides",
+            self.shape.len(),
+            self.stride.len()
+        );
+        let mut n: usize = 1;
+        for &e in &self.shape {
+            n = n.checked_mul(e).ok_or_else(|| Error::invalid(None, "view shape overflows"))?;
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let Some((lo, hi)) = self.extent() else {
+            return Err(Error::invalid(None, format!("view {self} overflows 64-bit offsets")));
+        };
+        ensure_valid!(
+            lo >= 0 && (hi as u64) < self.base.nelem,
+            None,
+            "view {self} reaches elements {lo}..={hi}, outside its base of {} elements",
+            self.base.nelem
+        );
+        Ok(())
+    }
+
+    /// True when the view visits a contiguous run of the base in row-major order.
+    pub fn is_contiguous(&self) -> bool {
+        let mut expect = 1i64;
+        for (&n, &s) in self.shape.iter().zip(&self.stride).rev() {
+            if n != 1 && s != expect {
+                return false;
+            }
+            expect *= n as i64;
+        }
+        true
+    }
+
+    /// The layout with dimensions of extent 1 dropped (they do not affect which elements are
+    /// visited, or in which order).
+    fn squeezed(&self) -> (Shape, Strides) {
+        let mut shape = Shape::new();
+        let mut stride = Strides::new();
+        for (&n, &s) in self.shape.iter().zip(&self.stride) {
+            if n != 1 {
+                shape.push(n);
+                stride.push(s);
+            }
+        }
+        (shape, stride)
+    }
+
+    /// How this view shares elements with `other` (exact, up to a bound on search work beyond
+    /// which it answers [`Overlap::Partial`], the safe answer).
+    pub fn overlap(&self, other: &View) -> Overlap {
+        if self.base.id != other.base.id {
+            return Overlap::Disjoint;
+        }
+        let (Some((alo, ahi)), Some((blo, bhi))) = (self.extent(), other.extent()) else {
+            return Overlap::Disjoint;
+        };
+        if self.start == other.start && self.squeezed() == other.squeezed() {
+            return Overlap::Identical;
+        }
+        if ahi < blo || bhi < alo {
+            return Overlap::Disjoint;
+        }
+        // Does sum(a_i * x_i) - sum(b_j * y_j) = other.start - self.start have a solution with
+        // every index in its range? Solved as one bounded linear Diophantine equation.
+        let mut terms: Vec<(i64, i64)> = Vec::new(); // (coefficient, max index); index >= 0
+        for (&n, &s) in self.shape.iter().zip(&self.stride) {
+            if n > 1 && s != 0 {
+                terms.push((s, n as i64 - 1));
+            }
+        }
+        for (&n, &s) in other.shape.iter().zip(&other.stride) {
+            if n > 1 && s != 0 {
+                terms.push((-s, n as i64 - 1));
+            }
+        }
+        match bounded_solution_exists(&mut terms, other.start - self.start) {
+            Some(false) => Overlap::Disjoint,
+            _ => Overlap::Partial,
+        }
+    }
+}
+
+/// Strides of a contiguous row-major array of `shape`.
+pub fn row_major_strides(shape: &[usize]) -> Strides {
+    let mut stride = Strides::from_elem(0, shape.len());
+    let mut acc = 1i64;
+    for d in (0..shape.len()).rev() {
+        stride[d] = acc;
+        acc *= shape[d].max(1) as i64;
+    }
+    stride
+}
+
+/// Whether `sum(c_k * x_k) == target` has a solution with `0 <= x_k <= m_k` for `(c_k, m_k)` in
+/// `terms`. `None` when the search exceeded its work bound. Depth-first over the terms in order of
+/// decreasing |c|, pruning by the interval the remaining terms can reach and by their gcd.
+fn bounded_solution_exists(terms: &mut [(i64, i64)], target: i64) -> Option<bool> {
+    terms.sort_by_key(|&(c, _)| std::cmp::Reverse(c.unsigned_abs()));
+    let n = terms.len();
+    // Suffix data: the reachable interval and gcd of terms[k..].
+    let mut lo = vec![0i128; n + 1];
+    let mut hi = vec![0i128; n + 1];
+    let mut g = vec![0u64; n + 1];
+    for k in (0..n).rev() {
+        let (c, m) = (terms[k].0 as i128, terms[k].1 as i128);
+        let (a, b) = if c < 0 { (c * m, 0) } else { (0, c * m) };
+        lo[k] = lo[k + 1] + a;
+        hi[k] = hi[k + 1] + b;
+        g[k] = gcd(g[k + 1], terms[k].0.unsigned_abs());
+    }
+    let mut work = 0u32;
+    fn search(
+        k: usize,
+        target: i128,
+        terms: &[(i64, i64)],
+        lo: &[i128],
+        hi: &[i128],
+        g: &[u64],
+        work: &mut u32,
+    ) -> Option<bool> {
+        *work += 1;
+        if *work > 100_000 {
+            return None;
+        }
+        if target < lo[k] || target > hi[k] {
+            return Some(false);
+        }
+        if k == terms.len() {
+            return Some(target == 0);
+        }
+        if g[k] != 0 && target % g[k] as i128 != 0 {
+            return Some(false);
+        }
+        let (c, m) = (terms[k].0 as i128, terms[k].1 as i128);
+        // x must leave a remainder the later terms can reach: lo[k+1] <= target - c*x <= hi[k+1].
+        let (a, b) = (target - hi[k + 1], target - lo[k + 1]);
+        let (xmin, xmax) = if c > 0 { (div_ceil(a, c), div_floor(b, c)) } else { (div_ceil(b, c), div_floor(a, c)) };
+        for x in xmin.max(0)..=xmax.min(m) {
+            if search(k + 1, target - c * x, terms, lo, hi, g, work)? {
+                return Some(true);
+            }
+        }
+        Some(false)
+    }
+    search(0, target as i128, terms, &lo, &hi, &g, &mut work)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+fn div_floor(a: i128, b: i128) -> i128 {
+    let q = a / b;
+    if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
+}
+
+fn div_ceil(a: i128, b: i128) -> i128 {
+    -div_floor(-a, b)
+}
+
+impl fmt::Display for View {
+    /// `#id{start=S shape=[..] stride=[..]}`; the text form in `asm` prints views by base name.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{{start={} shape={:?} stride={:?}}}", self.base.id, self.start, &self.shape[..], &self.stride[..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    fn base(n: u64) -> Base {
+        Base { id: BaseId(1), dtype: DType::F64, nelem: n }
+    }
+
+    #[test]
+    fn bounds_are_checked() {
+        let b = base(100);
+        assert!(View::new(b, 0, &[10, 10], &[10, 1]).is_ok());
+        assert!(View::new(b, 1, &[10, 10], &[10, 1]).is_err());
+        assert!(View::new(b, 99, &[10], &[-10]).is_ok());
+        assert!(View::new(b, 5, &[10], &[-1]).is_err());
+        assert!(View::new(b, 0, &[1000], &[0]).is_ok(), "broadcast stays in bounds");
+        assert!(View::new(b, 0, &[0, 5], &[7777, 1]).is_ok(), "an empty view touches nothing");
+        assert!(View::new(b, 0, &[2, i64::MAX as usize], &[i64::MAX, 1]).is_err());
+        assert!(View::new(b, 0, &[1; 17], &[0; 17]).is_err());
+    }
+
+    #[test]
+    fn stencil_neighbours_overlap_partially() {
+        let b = base(12 * 12);
+        let center = View::new(b, 13, &[10, 10], &[12, 1]).unwrap();
+        let north = View::new(b, 1, &[10, 10], &[12, 1]).unwrap();
+        assert_eq!(center.overlap(&north), Overlap::Partial);
+        assert_eq!(center.overlap(&center.clone()), Overlap::Identical);
+        let even = View::new(b, 0, &[72], &[2]).unwrap();
+        let odd = View::new(b, 1, &[72], &[2]).unwrap();
+        assert_eq!(even.overlap(&odd), Overlap::Disjoint);
+    }
+
+    fn offsets(v: &View) -> HashSet<i64> {
+        let mut out = HashSet::new();
+        let n = v.nelem();
+        for flat in 0..n {
+            let mut rem = flat;
+            let mut idx = vec![0; v.ndim()];
+            for d in (0..v.ndim()).rev() {
+                idx[d] = rem % v.shape[d];
+                rem /= v.shape[d];
+            }
+            out.insert(v.offset_of(&idx));
+        }
+        out
+    }
+
+    fn arb_view(nelem: u64) -> impl Strategy<Value = View> {
+        (1usize..=3)
+            .prop_flat_map(|nd| (proptest::collection::vec(0usize..5, nd), proptest::collection::vec(-7i64..8, nd), 0i64..64))
+            .prop_filter_map("in bounds", move |(shape, stride, start)| View::new(base(nelem), start, &shape, &stride).ok())
+    }
+
+    proptest! {
+        #[test]
+        fn overlap_is_exact(a in arb_view(64), b in arb_view(64)) {
+            let (sa, sb) = (offsets(&a), offsets(&b));
+            let shared = !sa.is_disjoint(&sb);
+            match a.overlap(&b) {
+                Overlap::Disjoint => prop_assert!(!shared),
+                Overlap::Partial => prop_assert!(shared),
+                Overlap::Identical => prop_assert_eq!(sa, sb),
+            }
+            prop_assert_eq!(a.overlap(&b), b.overlap(&a));
+        }
+
+        #[test]
+        fn extent_bounds_every_offset(a in arb_view(64)) {
+            if let Some((lo, hi)) = a.extent() {
+                for o in offsets(&a) {
+                    prop_assert!(lo <= o && o <= hi);
+                }
+            }
+        }
+    }
+}
