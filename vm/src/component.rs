@@ -160,6 +160,6 @@ mod tests {
         s.values.get_mut("threads").unwrap().source = "vm.toml".into();
         let e = s.int("threads", 0).unwrap_err();
         assert_eq!(e.to_string(), "config vm.toml:7: [cpu] threads must be an integer, got \"many\"");
-        assert_eq!(s.bool("verbose", true).unwrap(), true);
+        assert!(s.bool("verbose", true).unwrap());
     }
 }

@@ -62,10 +62,7 @@ impl DType {
 
     /// The dtype with ABI id `id`.
     pub fn from_id(id: u32) -> Result<DType> {
-        DType::ALL
-            .get(id as usize)
-            .copied()
-            .ok_or_else(|| Error::UnknownDType(format!("id {id}")))
+        DType::ALL.get(id as usize).copied().ok_or_else(|| Error::UnknownDType(format!("id {id}")))
     }
 
     /// The ABI id.
@@ -75,11 +72,7 @@ impl DType {
 
     /// The dtype named `name` (`bool`, `i8`, ..., `f64`, as [`DType::name`] prints).
     pub fn from_name(name: &str) -> Result<DType> {
-        DType::ALL
-            .iter()
-            .copied()
-            .find(|d| d.name() == name)
-            .ok_or_else(|| Error::UnknownDType(format!("`{name}`")))
+        DType::ALL.iter().copied().find(|d| d.name() == name).ok_or_else(|| Error::UnknownDType(format!("`{name}`")))
     }
 
     /// The short name used in the text form and the C header.
@@ -164,17 +157,50 @@ element!(bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u
 macro_rules! with_dtype {
     ($dtype:expr, $T:ident => $body:expr) => {
         match $dtype {
-            $crate::DType::Bool => { type $T = bool; $body }
-            $crate::DType::I8 => { type $T = i8; $body }
-            $crate::DType::I16 => { type $T = i16; $body }
-            $crate::DType::I32 => { type $T = i32; $body }
-            $crate::DType::I64 => { type $T = i64; $body }
-            $crate::DType::U8 => { type $T = u8; $body }
-            $crate::DType::U16 => { type $T = u16; $body }
-            $crate::DType::U32 => { type $T = u32; $body }
-            $crate::DType::U64 => { type $T = u64; $body }
-            $crate::DType::F32 => { type $T = f32; $body }
-            $crate::DType::F64 => { type $T = f64; $body }
+            $crate::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            $crate::DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::DType::I16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DType::U16 => {
+                type $T = u16;
+                $body
+            }
+            $crate::DType::U32 => {
+                type $T = u32;
+                $body
+            }
+            $crate::DType::U64 => {
+                type $T = u64;
+                $body
+            }
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
         }
     };
 }

@@ -116,7 +116,12 @@ impl Instruction {
     pub fn validate(&self) -> Result<()> {
         let op = self.opcode;
         let kind = op.kind();
-        ensure_valid!(self.operands.len() <= MAX_OPERANDS, None, "{op} has {} operands; at most {MAX_OPERANDS}", self.operands.len());
+        ensure_valid!(
+            self.operands.len() <= MAX_OPERANDS,
+            None,
+            "{op} has {} operands; at most {MAX_OPERANDS}",
+            self.operands.len()
+        );
         for (i, v) in self.operands.iter().enumerate() {
             if let Operand::View(v) = v {
                 v.validate().map_err(|e| retag(e, i))?;
@@ -144,7 +149,11 @@ impl Instruction {
             let Operand::View(out) = &self.operands[0] else {
                 return Err(Error::invalid(Some(0), format!("the output of {op} must be a view, not a constant")));
             };
-            ensure_valid!(visits_each_element_once(out), Some(0), "output view {out} visits some element more than once");
+            ensure_valid!(
+                visits_each_element_once(out),
+                Some(0),
+                "output view {out} visits some element more than once"
+            );
         }
         if kind == Kind::System {
             ensure_valid!(self.operands[0].as_view().is_some(), Some(0), "{op} takes a view");
@@ -175,12 +184,23 @@ impl Instruction {
             TypeRule::Same(set) => {
                 ensure_valid!(set.contains(out), Some(0), "{op} needs {}, got {out}", set.describe());
                 for (k, x) in inputs.iter().enumerate() {
-                    ensure_valid!(x.dtype() == out, Some(k + 1), "{op}: dtype mismatch, output is {out} but this is {}", x.dtype());
+                    ensure_valid!(
+                        x.dtype() == out,
+                        Some(k + 1),
+                        "{op}: dtype mismatch, output is {out} but this is {}",
+                        x.dtype()
+                    );
                 }
             }
             TypeRule::ToBool(set) => {
                 ensure_valid!(out == DType::Bool, Some(0), "{op} writes bool, got {out}");
-                ensure_valid!(set.contains(inputs[0].dtype()), Some(1), "{op} needs {}, got {}", set.describe(), inputs[0].dtype());
+                ensure_valid!(
+                    set.contains(inputs[0].dtype()),
+                    Some(1),
+                    "{op} needs {}, got {}",
+                    set.describe(),
+                    inputs[0].dtype()
+                );
                 same_inputs(0)?;
             }
             TypeRule::Cast | TypeRule::Any => {}
@@ -188,15 +208,35 @@ impl Instruction {
                 ensure_valid!(set.contains(out), Some(0), "{op} needs {}, got {out}", set.describe());
             }
             TypeRule::Select => {
-                ensure_valid!(inputs[0].dtype() == DType::Bool, Some(1), "select's condition must be bool, got {}", inputs[0].dtype());
-                for k in 1..3 {
-                    ensure_valid!(inputs[k].dtype() == out, Some(k + 1), "select: dtype mismatch, output is {out} but this is {}", inputs[k].dtype());
+                ensure_valid!(
+                    inputs[0].dtype() == DType::Bool,
+                    Some(1),
+                    "select's condition must be bool, got {}",
+                    inputs[0].dtype()
+                );
+                for (k, x) in inputs.iter().enumerate().skip(1) {
+                    ensure_valid!(
+                        x.dtype() == out,
+                        Some(k + 1),
+                        "select: dtype mismatch, output is {out} but this is {}",
+                        x.dtype()
+                    );
                 }
             }
             TypeRule::Indexed => {
                 let (data, index) = (&self.operands[1], &self.operands[2]);
-                ensure_valid!(data.dtype() == out, Some(1), "{op}: dtype mismatch, operand 0 is {out} but this is {}", data.dtype());
-                ensure_valid!(index.dtype().is_integer(), Some(2), "{op}'s index must be an integer dtype, got {}", index.dtype());
+                ensure_valid!(
+                    data.dtype() == out,
+                    Some(1),
+                    "{op}: dtype mismatch, operand 0 is {out} but this is {}",
+                    data.dtype()
+                );
+                ensure_valid!(
+                    index.dtype().is_integer(),
+                    Some(2),
+                    "{op}'s index must be an integer dtype, got {}",
+                    index.dtype()
+                );
             }
         }
         Ok(())
@@ -234,7 +274,13 @@ impl Instruction {
                 if op.kind() == Kind::Reduce {
                     want.remove(axis as usize);
                 }
-                ensure_valid!(out.shape == want, Some(0), "{op}: output shape {:?}, expected {:?}", &out.shape[..], &want[..]);
+                ensure_valid!(
+                    out.shape == want,
+                    Some(0),
+                    "{op}: output shape {:?}, expected {:?}",
+                    &out.shape[..],
+                    &want[..]
+                );
             }
             Kind::Gather | Kind::Scatter => {
                 let (data, index) = (&self.operands[1], &self.operands[2]);
@@ -243,9 +289,21 @@ impl Instruction {
                 };
                 if op.kind() == Kind::Gather {
                     ensure_valid!(data.as_view().is_some(), Some(1), "gather's source must be a view");
-                    ensure_valid!(index.shape == out.shape, Some(2), "gather: index shape {:?} differs from the output's {:?}", &index.shape[..], &out.shape[..]);
+                    ensure_valid!(
+                        index.shape == out.shape,
+                        Some(2),
+                        "gather: index shape {:?} differs from the output's {:?}",
+                        &index.shape[..],
+                        &out.shape[..]
+                    );
                 } else if let Operand::View(src) = data {
-                    ensure_valid!(src.shape == index.shape, Some(1), "scatter: source shape {:?} differs from the index's {:?}", &src.shape[..], &index.shape[..]);
+                    ensure_valid!(
+                        src.shape == index.shape,
+                        Some(1),
+                        "scatter: source shape {:?} differs from the index's {:?}",
+                        &src.shape[..],
+                        &index.shape[..]
+                    );
                 }
             }
             _ => {}
@@ -263,7 +321,9 @@ impl Instruction {
 
 fn retag(e: Error, operand: usize) -> Error {
     match e {
-        Error::InvalidInstruction { index, message, .. } => Error::InvalidInstruction { index, operand: Some(operand), message },
+        Error::InvalidInstruction { index, message, .. } => {
+            Error::InvalidInstruction { index, operand: Some(operand), message }
+        }
         e => e,
     }
 }
@@ -272,13 +332,8 @@ fn retag(e: Error, operand: usize) -> Error {
 /// each stride exceeds the reach of all smaller dims. Views that fail it are rejected as
 /// outputs even in the rare cases where they would in fact be injective.
 pub fn visits_each_element_once(v: &View) -> bool {
-    let mut dims: SmallVec<[(u64, u64); 8]> = v
-        .shape
-        .iter()
-        .zip(&v.stride)
-        .filter(|&(&n, _)| n > 1)
-        .map(|(&n, &s)| (s.unsigned_abs(), n as u64))
-        .collect();
+    let mut dims: SmallVec<[(u64, u64); 8]> =
+        v.shape.iter().zip(&v.stride).filter(|&(&n, _)| n > 1).map(|(&n, &s)| (s.unsigned_abs(), n as u64)).collect();
     if v.nelem() == 0 {
         return true;
     }
@@ -315,20 +370,27 @@ mod tests {
 
     #[test]
     fn good_instructions_validate() {
-        let add = Instruction::new(Opcode::Add, [view(1, DType::F64, 8), view(2, DType::F64, 8), Scalar::F64(1.0).into()]);
+        let add =
+            Instruction::new(Opcode::Add, [view(1, DType::F64, 8), view(2, DType::F64, 8), Scalar::F64(1.0).into()]);
         add.validate().unwrap();
-        let sum = Instruction::new(Opcode::AddReduce, [
-            Operand::View(View::new(Base { id: BaseId(3), dtype: DType::I32, nelem: 4 }, 0, &[], &[]).unwrap()),
-            view(4, DType::I32, 4),
-            Scalar::I64(0).into(),
-        ]);
+        let sum = Instruction::new(
+            Opcode::AddReduce,
+            [
+                Operand::View(View::new(Base { id: BaseId(3), dtype: DType::I32, nelem: 4 }, 0, &[], &[]).unwrap()),
+                view(4, DType::I32, 4),
+                Scalar::I64(0).into(),
+            ],
+        );
         sum.validate().unwrap();
-        Instruction::new(Opcode::Random, [view(1, DType::F32, 8), Scalar::U64(7).into(), Scalar::U64(0).into()]).validate().unwrap();
+        Instruction::new(Opcode::Random, [view(1, DType::F32, 8), Scalar::U64(7).into(), Scalar::U64(0).into()])
+            .validate()
+            .unwrap();
     }
 
     #[test]
     fn errors_name_the_operand() {
-        let bad = Instruction::new(Opcode::Add, [view(1, DType::F64, 8), view(2, DType::F32, 8), view(3, DType::F64, 8)]);
+        let bad =
+            Instruction::new(Opcode::Add, [view(1, DType::F64, 8), view(2, DType::F32, 8), view(3, DType::F64, 8)]);
         let e = bad.validate().unwrap_err().at_instruction(4);
         assert!(matches!(e, Error::InvalidInstruction { index: Some(4), operand: Some(1), .. }), "{e}");
         assert!(e.to_string().contains("dtype mismatch"), "{e}");
@@ -336,13 +398,18 @@ mod tests {
         let arity = Instruction::new(Opcode::Sqrt, [view(1, DType::F64, 8)]);
         assert!(arity.validate().unwrap_err().to_string().contains("takes 2 operands"));
 
-        let shape = Instruction::new(Opcode::Add, [view(1, DType::F64, 8), view(2, DType::F64, 7), view(3, DType::F64, 8)]);
+        let shape =
+            Instruction::new(Opcode::Add, [view(1, DType::F64, 8), view(2, DType::F64, 7), view(3, DType::F64, 8)]);
         assert!(shape.validate().unwrap_err().to_string().contains("shape"));
 
-        let int_divide = Instruction::new(Opcode::Divide, [view(1, DType::I64, 8), view(2, DType::I64, 8), view(3, DType::I64, 8)]);
+        let int_divide =
+            Instruction::new(Opcode::Divide, [view(1, DType::I64, 8), view(2, DType::I64, 8), view(3, DType::I64, 8)]);
         assert!(int_divide.validate().unwrap_err().to_string().contains("float"));
 
-        let axis = Instruction::new(Opcode::AddReduce, [view(1, DType::F64, 1), view(2, DType::F64, 8), Scalar::I64(1).into()]);
+        let axis = Instruction::new(
+            Opcode::AddReduce,
+            [view(1, DType::F64, 1), view(2, DType::F64, 8), Scalar::I64(1).into()],
+        );
         assert!(axis.validate().unwrap_err().to_string().contains("axis 1 out of range"));
 
         let const_out = Instruction::new(Opcode::Sqrt, [Scalar::F64(1.0).into(), view(2, DType::F64, 8)]);

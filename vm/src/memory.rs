@@ -37,7 +37,8 @@ impl Buffer {
             .map_err(|_| Error::OutOfMemory(format!("base {} of {nbytes} bytes", base.id)))?;
         // SAFETY: the layout has a nonzero size.
         let ptr = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(ptr).ok_or_else(|| Error::OutOfMemory(format!("allocating {nbytes} bytes for base {}", base.id)))?;
+        let ptr = NonNull::new(ptr)
+            .ok_or_else(|| Error::OutOfMemory(format!("allocating {nbytes} bytes for base {}", base.id)))?;
         Ok(Buffer { ptr, nbytes, dtype: base.dtype })
     }
 
@@ -92,7 +93,11 @@ impl Buffer {
     /// of a bool buffer are normalised to 0 or 1.
     pub fn write_bytes(&mut self, src: &[u8]) -> Result<()> {
         if src.len() != self.nbytes {
-            return Err(Error::InvalidArgument(format!("wrote {} bytes into a base of {} bytes", src.len(), self.nbytes)));
+            return Err(Error::InvalidArgument(format!(
+                "wrote {} bytes into a base of {} bytes",
+                src.len(),
+                self.nbytes
+            )));
         }
         // SAFETY: both ranges are valid for nbytes bytes and cannot overlap (src is a shared
         // borrow, self is exclusively borrowed).

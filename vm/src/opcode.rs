@@ -4,8 +4,8 @@
 //!
 //! Semantics shared by all instructions: operand 0 is the output (for `scatter`, the array
 //! scattered into; for the system opcodes, the view acted on). Every input is read as if in full
-//! before the output is written, so an output that partially overlaps an input (`a[1:] = a[:-1]
-//! + 1`) has NumPy's (>= 1.13) meaning. Element-wise inputs have exactly the output's shape:
+//! before the output is written, so an output that partially overlaps an input (`a[1:] =
+//! a[:-1] + 1`) has NumPy's (>= 1.13) meaning. Element-wise inputs have exactly the output's shape:
 //! frontends broadcast with stride-0 views. An output view may not visit an element twice.
 
 use crate::dtype::{DType, DTypeClass};

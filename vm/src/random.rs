@@ -18,12 +18,7 @@ pub fn philox4x32_10(mut ctr: [u32; 4], mut key: [u32; 2]) -> [u32; 4] {
         }
         let p0 = u64::from(M0) * u64::from(ctr[0]);
         let p1 = u64::from(M1) * u64::from(ctr[2]);
-        ctr = [
-            ((p1 >> 32) as u32) ^ ctr[1] ^ key[0],
-            p1 as u32,
-            ((p0 >> 32) as u32) ^ ctr[3] ^ key[1],
-            p0 as u32,
-        ];
+        ctr = [((p1 >> 32) as u32) ^ ctr[1] ^ key[0], p1 as u32, ((p0 >> 32) as u32) ^ ctr[3] ^ key[1], p0 as u32];
     }
     ctr
 }

@@ -57,8 +57,19 @@ pub enum Scalar {
 }
 
 /// Element types that can be wrapped in and taken out of a [`Scalar`].
-pub trait ScalarElement: Element + Cast<bool> + Cast<i8> + Cast<i16> + Cast<i32> + Cast<i64>
-    + Cast<u8> + Cast<u16> + Cast<u32> + Cast<u64> + Cast<f32> + Cast<f64>
+pub trait ScalarElement:
+    Element
+    + Cast<bool>
+    + Cast<i8>
+    + Cast<i16>
+    + Cast<i32>
+    + Cast<i64>
+    + Cast<u8>
+    + Cast<u16>
+    + Cast<u32>
+    + Cast<u64>
+    + Cast<f32>
+    + Cast<f64>
 {
     /// Wraps a value.
     fn into_scalar(self) -> Scalar;

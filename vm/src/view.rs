@@ -351,8 +351,12 @@ mod tests {
 
     fn arb_view(nelem: u64) -> impl Strategy<Value = View> {
         (1usize..=3)
-            .prop_flat_map(|nd| (proptest::collection::vec(0usize..5, nd), proptest::collection::vec(-7i64..8, nd), 0i64..64))
-            .prop_filter_map("in bounds", move |(shape, stride, start)| View::new(base(nelem), start, &shape, &stride).ok())
+            .prop_flat_map(|nd| {
+                (proptest::collection::vec(0usize..5, nd), proptest::collection::vec(-7i64..8, nd), 0i64..64)
+            })
+            .prop_filter_map("in bounds", move |(shape, stride, start)| {
+                View::new(base(nelem), start, &shape, &stride).ok()
+            })
     }
 
     proptest! {
