@@ -8,7 +8,8 @@
 //! - [`instr`]: instructions and batches, and their validation;
 //! - [`random`]: the counter-based random stream all engines share;
 //! - [`memory`]: host buffers, allocated lazily;
-//! - [`component`]: the trait every manager and engine implements.
+//! - [`component`]: the trait every manager and engine implements;
+//! - [`runtime`]: live bases, batching, the sync/discard/free protocol, extensions.
 //!
 //! This crate depends on no engine; engines depend on it.
 
@@ -19,6 +20,7 @@ pub mod instr;
 pub mod memory;
 pub mod opcode;
 pub mod random;
+pub mod runtime;
 pub mod scalar;
 pub mod view;
 
@@ -27,6 +29,7 @@ pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use instr::{Batch, Instruction, Operand};
 pub use memory::{Buffer, HostMemory};
+pub use runtime::{Runtime, RuntimeOptions};
 pub use opcode::{Kind, Opcode, TypeRule};
 pub use scalar::{Cast, Scalar};
 pub use view::{Base, BaseId, Overlap, View};

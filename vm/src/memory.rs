@@ -89,19 +89,19 @@ impl Buffer {
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().cast::<T>(), self.nelem()) }
     }
 
-    /// Overwrites the data from host bytes (`src.len()` must equal the buffer's size). Bytes
-    /// of a bool buffer are normalised to 0 or 1.
-    pub fn write_bytes(&mut self, src: &[u8]) -> Result<()> {
-        if src.len() != self.nbytes {
+    /// Overwrites bytes `[offset, offset + src.len())` of the data from host bytes. Bytes of a
+    /// bool buffer are normalised to 0 or 1.
+    pub fn write_bytes(&mut self, offset: usize, src: &[u8]) -> Result<()> {
+        if offset.checked_add(src.len()).is_none_or(|end| end > self.nbytes) {
             return Err(Error::InvalidArgument(format!(
-                "wrote {} bytes into a base of {} bytes",
-                src.len(),
+                "writing bytes {offset}..{} of a base of {} bytes",
+                offset.saturating_add(src.len()),
                 self.nbytes
             )));
         }
-        // SAFETY: both ranges are valid for nbytes bytes and cannot overlap (src is a shared
-        // borrow, self is exclusively borrowed).
-        let dst = unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.nbytes) };
+        // SAFETY: the range was checked to lie inside the allocation; src is a shared borrow and
+        // self is borrowed exclusively, so they cannot overlap.
+        let dst = unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(offset), src.len()) };
         if self.dtype == DType::Bool {
             for (d, s) in dst.iter_mut().zip(src) {
                 *d = u8::from(*s != 0);
@@ -198,8 +198,10 @@ mod tests {
     fn bool_writes_are_normalised() {
         let base = Base { id: BaseId(1), dtype: DType::Bool, nelem: 3 };
         let mut buf = Buffer::new(&base).unwrap();
-        buf.write_bytes(&[0, 7, 1]).unwrap();
+        buf.write_bytes(0, &[0, 7, 1]).unwrap();
         assert_eq!(buf.as_slice::<bool>(), &[false, true, true]);
-        assert!(buf.write_bytes(&[0; 2]).is_err());
+        assert!(buf.write_bytes(2, &[0; 2]).is_err());
+        buf.write_bytes(2, &[0]).unwrap();
+        assert_eq!(buf.as_slice::<bool>(), &[false, true, false]);
     }
 }

@@ -1,0 +1,428 @@
+//! The runtime: the table of live bases, the pending batch and its flush policy, the ownership
+//! protocol between host and engines, and the extension-method registry. One runtime drives one
+//! stack; frontends (the C ABI, the Rust [`crate::frontend`]) talk to it.
+//!
+//! Ownership protocol (cphVB's): the host may read a base's data only after a SYNC of it has
+//! executed and before anything writes it again ([`Runtime::host_data`] enforces this). A host
+//! write first flushes pending work, writes the host copy, and queues a DISCARD so that engines
+//! drop copies of their own. FREE ends a base: any later use of its handle is an error.
+
+use crate::component::{Component, ComponentInfo};
+use crate::dtype::{DType, Element};
+use crate::instr::{Instruction, Operand};
+use crate::memory::HostMemory;
+use crate::opcode::Opcode;
+use crate::view::{Base, BaseId, View};
+use crate::{Error, Result};
+use std::collections::HashMap;
+
+/// How a runtime batches and reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuntimeOptions {
+    /// Flush when this many instructions are pending.
+    pub batch_limit: usize,
+    /// Print every batch to stderr before executing it (`VM_TRACE=1`).
+    pub trace: bool,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        RuntimeOptions { batch_limit: 4096, trace: false }
+    }
+}
+
+impl RuntimeOptions {
+    /// Defaults, with `trace` from `VM_TRACE` (set and not `0`).
+    pub fn from_env() -> RuntimeOptions {
+        let trace = std::env::var("VM_TRACE").is_ok_and(|v| !v.is_empty() && v != "0");
+        RuntimeOptions { trace, ..RuntimeOptions::default() }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct BaseState {
+    base: Base,
+    /// The host copy is current: a SYNC executed and nothing has written the base since.
+    host_current: bool,
+    /// A SYNC is pending in the batch after the last pending write.
+    sync_pending: bool,
+}
+
+/// Counters a runtime keeps about itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RuntimeStats {
+    /// Instructions accepted.
+    pub instructions: u64,
+    /// Batches handed to the stack.
+    pub flushes: u64,
+}
+
+/// Drives one stack: see the module documentation.
+pub struct Runtime {
+    stack: Box<dyn Component>,
+    memory: HostMemory,
+    bases: HashMap<BaseId, BaseState>,
+    next_base: u64,
+    pending: Vec<Instruction>,
+    extensions: Vec<String>,
+    options: RuntimeOptions,
+    stats: RuntimeStats,
+}
+
+impl Runtime {
+    /// A runtime over a built stack.
+    pub fn new(stack: Box<dyn Component>, options: RuntimeOptions) -> Runtime {
+        Runtime {
+            stack,
+            memory: HostMemory::new(),
+            bases: HashMap::new(),
+            next_base: 1,
+            pending: Vec::new(),
+            extensions: Vec::new(),
+            options,
+            stats: RuntimeStats::default(),
+        }
+    }
+
+    /// Creates a base of `nelem` elements of `dtype`. Its memory is allocated lazily, by
+    /// whichever component first writes it.
+    pub fn new_base(&mut self, dtype: DType, nelem: u64) -> Result<Base> {
+        if nelem.checked_mul(dtype.size() as u64).is_none_or(|n| n > isize::MAX as u64) {
+            return Err(Error::InvalidArgument(format!("a base of {nelem} {dtype} elements is too large")));
+        }
+        let base = Base { id: BaseId(self.next_base), dtype, nelem };
+        self.next_base += 1;
+        self.bases.insert(base.id, BaseState { base, host_current: false, sync_pending: false });
+        Ok(base)
+    }
+
+    /// The live base with handle `id`.
+    pub fn base(&self, id: BaseId) -> Result<Base> {
+        self.bases.get(&id).map(|s| s.base).ok_or(Error::UnknownBase(id.0))
+    }
+
+    /// Number of live bases.
+    pub fn live_bases(&self) -> usize {
+        self.bases.len()
+    }
+
+    /// Validates `instructions` as a whole and appends them to the pending batch; flushes when
+    /// one of them is a SYNC or the batch is full. On error nothing is appended and the error
+    /// names the instruction's position in `instructions`.
+    pub fn submit(&mut self, instructions: Vec<Instruction>) -> Result<()> {
+        let mut freed: Vec<BaseId> = Vec::new();
+        for (i, instr) in instructions.iter().enumerate() {
+            self.check(instr, &freed).map_err(|e| e.at_instruction(i))?;
+            if instr.opcode == Opcode::Free {
+                freed.extend(instr.views().map(|v| v.base.id));
+            }
+        }
+        let mut flush = false;
+        for instr in &instructions {
+            if let Some(out) = instr.output() {
+                let state = self.bases.get_mut(&out.base.id).expect("checked above");
+                state.host_current = false;
+                state.sync_pending = false;
+            }
+            match instr.opcode {
+                Opcode::Sync => {
+                    for v in instr.views() {
+                        self.bases.get_mut(&v.base.id).expect("checked above").sync_pending = true;
+                    }
+                    flush = true;
+                }
+                Opcode::Free => {
+                    for v in instr.views() {
+                        self.bases.remove(&v.base.id);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.stats.instructions += instructions.len() as u64;
+        self.pending.extend(instructions);
+        if flush || self.pending.len() >= self.options.batch_limit { self.flush() } else { Ok(()) }
+    }
+
+    fn check(&self, instr: &Instruction, freed: &[BaseId]) -> Result<()> {
+        for (k, operand) in instr.operands.iter().enumerate() {
+            let Operand::View(v) = operand else { continue };
+            let known = self.bases.get(&v.base.id).filter(|_| !freed.contains(&v.base.id));
+            let Some(state) = known else {
+                return Err(Error::invalid(
+                    Some(k),
+                    format!("base {} does not exist (never created, or freed)", v.base.id.0),
+                ));
+            };
+            if state.base != v.base {
+                return Err(Error::invalid(
+                    Some(k),
+                    format!(
+                        "base {} is {} x {}, but the view says {} x {}",
+                        v.base.id.0, state.base.nelem, state.base.dtype, v.base.nelem, v.base.dtype
+                    ),
+                ));
+            }
+        }
+        if let Opcode::Extension(n) = instr.opcode
+            && n as usize >= self.extensions.len()
+        {
+            return Err(Error::UnknownOpcode(instr.opcode.id()));
+        }
+        instr.validate()
+    }
+
+    /// Executes the pending batch. On error the batch is dropped (bases it wrote are in an
+    /// unspecified state) and the runtime stays usable.
+    pub fn flush(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::take(&mut self.pending);
+        if self.options.trace {
+            eprintln!("--- VM_TRACE batch of {} ---\n{:#?}", batch.len(), batch); // TRACE_FORMAT
+        }
+        self.stats.flushes += 1;
+        let result = self.stack.execute(&batch, &mut self.memory);
+        // A SYNC is only as good as the batch that carried it.
+        for state in self.bases.values_mut() {
+            if state.sync_pending {
+                state.sync_pending = false;
+                state.host_current = result.is_ok();
+            }
+        }
+        result
+    }
+
+    /// Makes the host copy of base `id` current (queues a SYNC of the whole base and flushes).
+    pub fn sync(&mut self, id: BaseId) -> Result<()> {
+        let base = self.base(id)?;
+        self.submit(vec![Instruction::new(Opcode::Sync, [Operand::View(View::of_base(base))])])
+    }
+
+    /// Ends base `id` (queues a FREE). The handle is invalid from now on.
+    pub fn free(&mut self, id: BaseId) -> Result<()> {
+        let base = self.base(id)?;
+        self.submit(vec![Instruction::new(Opcode::Free, [Operand::View(View::of_base(base))])])
+    }
+
+    /// The host bytes of base `id`, which must be synced and not written since.
+    pub fn host_data(&mut self, id: BaseId) -> Result<&[u8]> {
+        let state = *self.bases.get(&id).ok_or(Error::UnknownBase(id.0))?;
+        if !state.host_current {
+            return Err(Error::Protocol(format!(
+                "base {} is not synced: its host data may be stale (sync it first; writes since the last sync invalidate it)",
+                id.0
+            )));
+        }
+        Ok(self.memory.ensure(&state.base)?.bytes())
+    }
+
+    /// The host data of base `id` as elements of `T` (see [`Runtime::host_data`]).
+    pub fn host_slice<T: Element>(&mut self, id: BaseId) -> Result<&[T]> {
+        let base = self.base(id)?;
+        if base.dtype != T::DTYPE {
+            return Err(Error::InvalidArgument(format!("base {} holds {}, not {}", id.0, base.dtype, T::DTYPE)));
+        }
+        self.host_data(id)?;
+        Ok(self.memory.get(id).expect("allocated by host_data").as_slice())
+    }
+
+    /// Overwrites elements `[offset, offset + len)` of base `id` from host bytes (`len` given by
+    /// `bytes.len()`). Pending work runs first; engines are told to drop their copies.
+    pub fn write(&mut self, id: BaseId, offset: u64, bytes: &[u8]) -> Result<()> {
+        let state = *self.bases.get(&id).ok_or(Error::UnknownBase(id.0))?;
+        let size = state.base.dtype.size();
+        if bytes.len() % size != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "{} bytes is not a whole number of {} elements",
+                bytes.len(),
+                state.base.dtype
+            )));
+        }
+        let len = (bytes.len() / size) as u64;
+        if offset.checked_add(len).is_none_or(|end| end > state.base.nelem) {
+            return Err(Error::InvalidArgument(format!(
+                "writing elements {offset}..{} of base {} which has {}",
+                offset.saturating_add(len),
+                id.0,
+                state.base.nelem
+            )));
+        }
+        let whole = offset == 0 && len == state.base.nelem;
+        if whole {
+            self.flush()?;
+        } else if !state.host_current {
+            self.sync(id)?;
+        }
+        let buffer = self.memory.ensure(&state.base)?;
+        buffer.write_bytes(offset as usize * size, bytes)?;
+        self.pending.push(Instruction::new(Opcode::Discard, [Operand::View(View::of_base(state.base))]));
+        let state = self.bases.get_mut(&id).expect("looked up above");
+        state.host_current = true;
+        Ok(())
+    }
+
+    /// Registers the extension method `name` with the stack and returns its opcode. Registering
+    /// a name twice returns the same opcode. Fails when no component implements it.
+    pub fn register_extension(&mut self, name: &str) -> Result<Opcode> {
+        if let Some(n) = self.extensions.iter().position(|e| e == name) {
+            return Ok(Opcode::Extension(n as u32));
+        }
+        let opcode = Opcode::Extension(self.extensions.len() as u32);
+        if !self.stack.register_extension(name, opcode)? {
+            return Err(Error::Unsupported(format!(
+                "no component of this stack implements the extension method `{name}`"
+            )));
+        }
+        self.extensions.push(name.to_string());
+        Ok(opcode)
+    }
+
+    /// The name of a registered extension opcode.
+    pub fn extension_name(&self, opcode: Opcode) -> Option<&str> {
+        match opcode {
+            Opcode::Extension(n) => self.extensions.get(n as usize).map(String::as_str),
+            _ => None,
+        }
+    }
+
+    /// The stack's components, top first.
+    pub fn describe(&self) -> Vec<ComponentInfo> {
+        self.stack.describe()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> RuntimeStats {
+        self.stats
+    }
+
+    /// Flushes pending work and shuts the stack down.
+    pub fn shutdown(mut self) -> Result<()> {
+        let flushed = self.flush();
+        let shut = self.stack.shutdown();
+        flushed.and(shut)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scalar::Scalar;
+
+    /// A stack that records what it is given and fills every output with 7.
+    struct Fill7 {
+        batches: std::sync::Arc<std::sync::Mutex<Vec<usize>>>,
+    }
+
+    impl Component for Fill7 {
+        fn name(&self) -> &str {
+            "fill7"
+        }
+        fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
+            self.batches.lock().unwrap().push(batch.len());
+            for i in batch {
+                if let Some(out) = i.output() {
+                    let buf = mem.ensure(&out.base)?;
+                    buf.as_mut_slice::<f64>().fill(7.0);
+                }
+                if i.opcode == Opcode::Free {
+                    mem.free(i.operands[0].as_view().unwrap().base.id);
+                }
+            }
+            Ok(())
+        }
+        fn register_extension(&mut self, name: &str, _: Opcode) -> Result<bool> {
+            Ok(name == "known")
+        }
+        fn describe(&self) -> Vec<ComponentInfo> {
+            vec![]
+        }
+    }
+
+    fn runtime() -> (Runtime, std::sync::Arc<std::sync::Mutex<Vec<usize>>>) {
+        let batches = std::sync::Arc::default();
+        let rt = Runtime::new(
+            Box::new(Fill7 { batches: std::sync::Arc::clone(&batches) }),
+            RuntimeOptions { batch_limit: 3, trace: false },
+        );
+        (rt, batches)
+    }
+
+    fn add_one(b: Base) -> Instruction {
+        let v = View::of_base(b);
+        Instruction::new(Opcode::Add, [v.clone().into(), v.into(), Scalar::F64(1.0).into()])
+    }
+
+    #[test]
+    fn host_reads_need_a_sync_and_writes_invalidate_it() {
+        let (mut rt, batches) = runtime();
+        let b = rt.new_base(DType::F64, 4).unwrap();
+        rt.submit(vec![add_one(b)]).unwrap();
+        assert!(matches!(rt.host_data(b.id), Err(Error::Protocol(_))));
+        rt.sync(b.id).unwrap();
+        assert_eq!(rt.host_slice::<f64>(b.id).unwrap(), &[7.0; 4]);
+        assert_eq!(*batches.lock().unwrap(), vec![2], "add and sync in one batch");
+        rt.submit(vec![add_one(b)]).unwrap();
+        assert!(rt.host_data(b.id).is_err(), "a pending write makes the host copy stale");
+    }
+
+    #[test]
+    fn batches_flush_at_the_limit() {
+        let (mut rt, batches) = runtime();
+        let b = rt.new_base(DType::F64, 4).unwrap();
+        rt.submit(vec![add_one(b), add_one(b)]).unwrap();
+        assert!(batches.lock().unwrap().is_empty());
+        rt.submit(vec![add_one(b)]).unwrap();
+        assert_eq!(*batches.lock().unwrap(), vec![3]);
+    }
+
+    #[test]
+    fn bad_submissions_are_rejected_whole() {
+        let (mut rt, _) = runtime();
+        let b = rt.new_base(DType::F64, 4).unwrap();
+        let f = rt.new_base(DType::F32, 4).unwrap();
+        let bad =
+            Instruction::new(Opcode::Add, [View::of_base(b).into(), View::of_base(f).into(), Scalar::F64(1.0).into()]);
+        let e = rt.submit(vec![add_one(b), bad]).unwrap_err();
+        assert!(matches!(e, Error::InvalidInstruction { index: Some(1), operand: Some(1), .. }), "{e}");
+        assert_eq!(rt.stats().instructions, 0);
+    }
+
+    #[test]
+    fn use_after_free_is_an_error() {
+        let (mut rt, _) = runtime();
+        let b = rt.new_base(DType::F64, 4).unwrap();
+        rt.free(b.id).unwrap();
+        let e = rt.submit(vec![add_one(b)]).unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        assert!(matches!(rt.sync(b.id), Err(Error::UnknownBase(_))));
+        let c = rt.new_base(DType::F64, 4).unwrap();
+        let free_then_use = vec![Instruction::new(Opcode::Free, [View::of_base(c).into()]), add_one(c)];
+        assert!(rt.submit(free_then_use).is_err());
+    }
+
+    #[test]
+    fn host_writes_make_the_base_current_and_partial_writes_keep_the_rest() {
+        let (mut rt, _) = runtime();
+        let b = rt.new_base(DType::F64, 4).unwrap();
+        let bytes: Vec<u8> = [1.0f64, 2.0, 3.0, 4.0].iter().flat_map(|x| x.to_ne_bytes()).collect();
+        rt.write(b.id, 0, &bytes).unwrap();
+        assert_eq!(rt.host_slice::<f64>(b.id).unwrap(), &[1.0, 2.0, 3.0, 4.0]);
+        rt.write(b.id, 1, &9.0f64.to_ne_bytes()).unwrap();
+        assert_eq!(rt.host_slice::<f64>(b.id).unwrap(), &[1.0, 9.0, 3.0, 4.0]);
+        assert!(rt.write(b.id, 4, &9.0f64.to_ne_bytes()).is_err());
+        assert!(rt.write(b.id, 0, &[0u8; 3]).is_err());
+    }
+
+    #[test]
+    fn extensions_must_be_implemented() {
+        let (mut rt, _) = runtime();
+        assert_eq!(rt.register_extension("known").unwrap(), Opcode::Extension(0));
+        assert_eq!(rt.register_extension("known").unwrap(), Opcode::Extension(0));
+        assert!(matches!(rt.register_extension("unknown"), Err(Error::Unsupported(_))));
+        let b = rt.new_base(DType::F64, 4).unwrap();
+        let e = rt.submit(vec![Instruction::new(Opcode::Extension(5), [View::of_base(b).into()])]).unwrap_err();
+        assert!(matches!(e, Error::UnknownOpcode(_)));
+    }
+}
