@@ -6,6 +6,7 @@
 //! - [`view`]: bases, views, and exact overlap analysis;
 //! - [`opcode`]: THE opcode table (ids are ABI);
 //! - [`instr`]: instructions and batches, and their validation;
+//! - [`asm`]: the text form of bytecode (parse, print, exact round trip);
 //! - [`random`]: the counter-based random stream all engines share;
 //! - [`memory`]: host buffers, allocated lazily;
 //! - [`component`]: the trait every manager and engine implements;
@@ -13,18 +14,23 @@
 //!
 //! This crate depends on no engine; engines depend on it.
 
+pub mod asm;
 pub mod component;
+pub mod config;
 pub mod dtype;
 pub mod error;
 pub mod instr;
+pub mod kernel;
 pub mod memory;
 pub mod opcode;
 pub mod random;
 pub mod runtime;
 pub mod scalar;
+pub mod stack;
 pub mod view;
 
 pub use component::{Component, ComponentInfo, Implementation, SettingSpec, Settings};
+pub use config::{Config, Env};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use instr::{Batch, Instruction, Operand};
@@ -32,4 +38,5 @@ pub use memory::{Buffer, HostMemory};
 pub use runtime::{Runtime, RuntimeOptions};
 pub use opcode::{Kind, Opcode, TypeRule};
 pub use scalar::{Cast, Scalar};
+pub use stack::{PlannedComponent, Registry, StackPlan};
 pub use view::{Base, BaseId, Overlap, View};

@@ -180,7 +180,7 @@ impl Runtime {
         }
         let batch = std::mem::take(&mut self.pending);
         if self.options.trace {
-            eprintln!("--- VM_TRACE batch of {} ---\n{:#?}", batch.len(), batch); // TRACE_FORMAT
+            eprintln!("--- VM_TRACE batch of {} ---\n{}", batch.len(), crate::asm::print_batch(&batch));
         }
         self.stats.flushes += 1;
         let result = self.stack.execute(&batch, &mut self.memory);

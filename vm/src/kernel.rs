@@ -1,0 +1,439 @@
+//! Kernel formation and array contraction, shared by the engines that fuse instructions (the
+//! Cranelift CPU engine and the OpenCL engine).
+//!
+//! A *kernel* is a run of consecutive instructions of a batch that can all be applied to one block
+//! of their common iteration space at a time, block after block, without changing the result
+//! (cphVB, thesis section 8.4.3). An instruction `N` joins the kernel `A` when
+//!
+//! 1. every input view of `N` shares no element with an output of `A`, or is exactly the same view
+//!    (then, at each position of the iteration space, `N` reads what `A` wrote there);
+//! 2. the output view of `N` shares no element with an input or output of `A`, or is exactly the
+//!    same view;
+//! 3. `N` has the kernel's iteration space (the same shape).
+//!
+//! Element-wise instructions, `range` and `random` iterate over their output's shape. A reduction
+//! iterates over its *input's* shape and becomes a kernel output whose value is only complete after
+//! every block ran (engines combine per-block partials and write the output last): so nothing else
+//! in the kernel may touch a reduction's output, and a reduction's output may touch nothing the
+//! kernel reads or writes. Scans, gathers, scatters and extension methods are not blockable: each
+//! runs alone ([`Step::Single`]). System instructions never split a kernel: SYNC, DISCARD, FREE and
+//! NONE seen while a kernel is open are carried out after it ([`Kernel::after`]).
+//!
+//! An element-wise instruction whose output partially overlaps one of its own inputs (`a[1:] =
+//! a[:-1] + 1`) forms a kernel by itself; the engine must read such inputs in full before
+//! writing (e.g. copy them first).
+//!
+//! *Array contraction*: a base whose every access in the batch lies inside one kernel, whose first
+//! access is an element-wise write, whose every access is exactly that written view, which is
+//! freed in the batch and never synced, is a temporary of that kernel ([`Kernel::temps`]): its
+//! values live in registers and it is never allocated.
+
+use crate::instr::Instruction;
+use crate::opcode::{Kind, Opcode};
+use crate::view::{BaseId, Overlap, Shape, View};
+use std::collections::HashMap;
+
+/// Limits of kernel formation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// The most instructions one kernel may hold (longer runs are cut; 0 means no limit).
+    pub max_instructions: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { max_instructions: 256 }
+    }
+}
+
+/// A fused run of blockable instructions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kernel {
+    /// Positions in the batch of the kernel's instructions, in order.
+    pub instrs: Vec<usize>,
+    /// The common iteration shape (an element-wise output's shape, a reduction's input's shape).
+    pub shape: Shape,
+    /// Bases contracted to registers: never allocated, never written to memory.
+    pub temps: Vec<BaseId>,
+    /// Positions of system instructions met while the kernel was open, to carry out after it.
+    pub after: Vec<usize>,
+}
+
+/// One thing for an engine to do, in batch order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Run a fused kernel, then its `after` system instructions.
+    Kernel(Kernel),
+    /// Run one non-blockable instruction (scan, gather, scatter, extension, empty reduction).
+    Single(usize),
+    /// Carry out one system instruction (sync, discard, free, none) met outside any kernel.
+    System(usize),
+}
+
+/// The iteration shape of a blockable instruction, or `None` when the instruction is not
+/// blockable (scans, gathers, scatters, extensions, system instructions, reductions of nothing).
+pub fn iteration_shape(instr: &Instruction) -> Option<Shape> {
+    match instr.opcode.kind() {
+        Kind::Unary | Kind::Binary | Kind::Select | Kind::Range | Kind::Random => Some(instr.output()?.shape.clone()),
+        Kind::Reduce => {
+            let input = instr.operands.get(1)?.as_view()?;
+            // A reduction of nothing fills its output with the identity: nothing to iterate over.
+            (input.nelem() > 0).then(|| input.shape.clone())
+        }
+        _ => None,
+    }
+}
+
+/// True when the instruction must run in a kernel of its own: an element-wise instruction whose
+/// output partially overlaps one of its own inputs.
+pub fn needs_isolation(instr: &Instruction) -> bool {
+    instr.opcode.kind().is_elementwise() && instr.output_partially_overlaps_input()
+}
+
+/// What the open kernel reads and writes, by base.
+#[derive(Default)]
+struct Footprint {
+    /// Per base: (view, access) for every distinct access.
+    views: HashMap<BaseId, Vec<(View, Access)>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Access {
+    Read,
+    Write,
+    ReduceOut,
+}
+
+impl Footprint {
+    fn add(&mut self, v: &View, a: Access) {
+        let list = self.views.entry(v.base.id).or_default();
+        if !list.iter().any(|(w, b)| *b == a && w == v) {
+            list.push((v.clone(), a));
+        }
+    }
+
+    /// True when `instr` may join a kernel with this footprint (rules 1 and 2).
+    fn admits(&self, instr: &Instruction) -> bool {
+        let reduce = instr.opcode.kind() == Kind::Reduce;
+        for input in instr.inputs().iter().filter_map(|o| o.as_view()) {
+            for (w, a) in self.views.get(&input.base.id).into_iter().flatten() {
+                let ok = match (a, input.overlap(w)) {
+                    (_, Overlap::Disjoint) | (Access::Read, _) => true,
+                    (Access::Write, Overlap::Identical) => true,
+                    _ => false,
+                };
+                if !ok {
+                    return false;
+                }
+            }
+        }
+        if let Some(out) = instr.output() {
+            for (w, a) in self.views.get(&out.base.id).into_iter().flatten() {
+                let ok = match out.overlap(w) {
+                    Overlap::Disjoint => true,
+                    Overlap::Identical => !reduce && *a != Access::ReduceOut,
+                    Overlap::Partial => false,
+                };
+                if !ok {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    fn record(&mut self, instr: &Instruction) {
+        for input in instr.inputs().iter().filter_map(|o| o.as_view()) {
+            self.add(input, Access::Read);
+        }
+        if let Some(out) = instr.output() {
+            let a = if instr.opcode.kind() == Kind::Reduce { Access::ReduceOut } else { Access::Write };
+            self.add(out, a);
+        }
+    }
+}
+
+/// Cuts `batch` into kernels and single instructions, in order, and finds each kernel's
+/// contracted temporaries. The batch must be valid ([`crate::instr::validate_batch`]).
+pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut open: Option<(Kernel, Footprint, bool)> = None; // (kernel, footprint, isolated)
+    let close = |open: &mut Option<(Kernel, Footprint, bool)>, steps: &mut Vec<Step>| {
+        if let Some((k, _, _)) = open.take() {
+            steps.push(Step::Kernel(k));
+        }
+    };
+    for (i, instr) in batch.iter().enumerate() {
+        if instr.opcode.is_system() {
+            match &mut open {
+                Some((k, _, _)) => k.after.push(i),
+                None => steps.push(Step::System(i)),
+            }
+            continue;
+        }
+        let Some(shape) = iteration_shape(instr) else {
+            close(&mut open, &mut steps);
+            steps.push(Step::Single(i));
+            continue;
+        };
+        let isolated = needs_isolation(instr);
+        let joins = match &open {
+            Some((k, fp, iso)) => {
+                !iso && !isolated
+                    && k.shape == shape
+                    && (options.max_instructions == 0 || k.instrs.len() < options.max_instructions)
+                    && fp.admits(instr)
+            }
+            None => false,
+        };
+        if !joins {
+            close(&mut open, &mut steps);
+            let k = Kernel { instrs: Vec::new(), shape, temps: Vec::new(), after: Vec::new() };
+            open = Some((k, Footprint::default(), isolated));
+        }
+        let (k, fp, _) = open.as_mut().expect("a kernel is open");
+        k.instrs.push(i);
+        fp.record(instr);
+    }
+    close(&mut open, &mut steps);
+    contract(batch, &mut steps);
+    steps
+}
+
+/// Per base: every access in the batch, and whether it is synced or freed.
+#[derive(Default)]
+struct BaseUse {
+    /// (instruction position, view, written element-wise, written as a reduction).
+    accesses: Vec<(usize, View, bool, bool)>,
+    synced: bool,
+    freed: bool,
+}
+
+/// Fills in [`Kernel::temps`]: see the module doc for the rule.
+fn contract(batch: &[Instruction], steps: &mut [Step]) {
+    let mut uses: HashMap<BaseId, BaseUse> = HashMap::new();
+    for (i, instr) in batch.iter().enumerate() {
+        match instr.opcode {
+            Opcode::Sync | Opcode::Free => {
+                if let Some(v) = instr.operands.first().and_then(|o| o.as_view()) {
+                    let u = uses.entry(v.base.id).or_default();
+                    if instr.opcode == Opcode::Sync {
+                        u.synced = true;
+                    } else {
+                        u.freed = true;
+                    }
+                }
+                continue;
+            }
+            op if op.is_system() => continue,
+            _ => {}
+        }
+        // Inputs first: an instruction reads before it writes.
+        let out = instr.output();
+        let first_data = usize::from(out.is_some());
+        for v in instr.operands.iter().skip(first_data).filter_map(|o| o.as_view()) {
+            uses.entry(v.base.id).or_default().accesses.push((i, v.clone(), false, false));
+        }
+        let reduce = instr.opcode.kind() == Kind::Reduce;
+        if let Some(o) = out {
+            uses.entry(o.base.id).or_default().accesses.push((i, o.clone(), !reduce, reduce));
+        }
+    }
+    for step in steps {
+        let Step::Kernel(k) = step else { continue };
+        let (Some(&first), Some(&last)) = (k.instrs.first(), k.instrs.last()) else { continue };
+        let mut temps: Vec<BaseId> = Vec::new();
+        for &i in &k.instrs {
+            let Some(out) = batch[i].output() else { continue };
+            let id = out.base.id;
+            if temps.contains(&id) {
+                continue;
+            }
+            let u = &uses[&id];
+            let (_, ref written, elementwise, _) = u.accesses[0];
+            let ok = u.freed
+                && !u.synced
+                && elementwise
+                && u.accesses.iter().all(|(j, v, _, red)| {
+                    (first..=last).contains(j)
+                        && k.instrs.binary_search(j).is_ok()
+                        && !red
+                        && v.shape == k.shape
+                        && v.overlap(written) == Overlap::Identical
+                });
+            if ok {
+                temps.push(id);
+            }
+        }
+        k.temps = temps;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DType;
+    use crate::instr::Operand;
+    use crate::scalar::Scalar;
+    use crate::view::Base;
+
+    fn base(id: u64, n: u64) -> Base {
+        Base { id: BaseId(id), dtype: DType::F64, nelem: n }
+    }
+
+    fn v(b: Base, start: i64, shape: &[usize], stride: &[i64]) -> Operand {
+        Operand::View(View::new(b, start, shape, stride).unwrap())
+    }
+
+    fn whole(b: Base) -> Operand {
+        Operand::View(View::of_base(b))
+    }
+
+    fn ins(op: Opcode, ops: Vec<Operand>) -> Instruction {
+        let i = Instruction::new(op, ops);
+        i.validate().unwrap();
+        i
+    }
+
+    fn kernels(steps: &[Step]) -> Vec<Vec<usize>> {
+        steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Kernel(k) => Some(k.instrs.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn independent_elementwise_instructions_fuse() {
+        let (a, b, c, d) = (base(1, 100), base(2, 100), base(3, 100), base(4, 100));
+        let batch = vec![
+            ins(Opcode::Add, vec![whole(c), whole(a), whole(b)]),
+            ins(Opcode::Multiply, vec![whole(d), whole(c), whole(a)]),
+            ins(Opcode::Sqrt, vec![whole(a), whole(d)]),
+        ];
+        let steps = partition(&batch, &Options::default());
+        assert_eq!(kernels(&steps), vec![vec![0, 1, 2]]);
+    }
+
+    #[test]
+    fn stencil_shifted_read_of_an_output_splits() {
+        // work = center + north; center[:] = work; then read north (shifted by one row) again.
+        let grid = base(1, 12 * 12);
+        let work = base(2, 100);
+        let center = v(grid, 13, &[10, 10], &[12, 1]);
+        let north = v(grid, 1, &[10, 10], &[12, 1]);
+        let w = v(work, 0, &[10, 10], &[10, 1]);
+        let batch = vec![
+            ins(Opcode::Add, vec![w.clone(), center.clone(), north.clone()]),
+            ins(Opcode::Identity, vec![center.clone(), w.clone()]),
+            ins(Opcode::Add, vec![w.clone(), north.clone(), center.clone()]),
+        ];
+        let steps = partition(&batch, &Options::default());
+        // center is written identically to what instr 0 reads, but partially overlaps north,
+        // which instr 0 read: so the copy may not join; then instr 2 reads north, which partially
+        // overlaps the copy's output.
+        assert_eq!(kernels(&steps), vec![vec![0], vec![1], vec![2]]);
+    }
+
+    #[test]
+    fn identical_views_fuse_and_shapes_must_agree() {
+        let (a, b) = (base(1, 100), base(2, 100));
+        let batch = vec![
+            ins(Opcode::Add, vec![whole(a), whole(a), Scalar::F64(1.0).into()]),
+            ins(Opcode::Multiply, vec![whole(b), whole(a), whole(a)]),
+            ins(Opcode::Sqrt, vec![v(b, 0, &[10, 10], &[10, 1]), v(a, 0, &[10, 10], &[10, 1])]),
+        ];
+        let steps = partition(&batch, &Options::default());
+        assert_eq!(kernels(&steps), vec![vec![0, 1], vec![2]]);
+    }
+
+    #[test]
+    fn reductions_fuse_as_outputs_and_are_not_read_in_their_kernel() {
+        let (a, t, s, u) = (base(1, 100), base(2, 100), base(3, 1), base(4, 1));
+        let scalar_s = v(s, 0, &[], &[]);
+        let batch = vec![
+            ins(Opcode::Multiply, vec![whole(t), whole(a), whole(a)]),
+            ins(Opcode::AddReduce, vec![scalar_s.clone(), whole(t), Scalar::I64(0).into()]),
+            ins(Opcode::Free, vec![whole(t)]),
+            ins(Opcode::MaximumReduce, vec![v(u, 0, &[], &[]), whole(a), Scalar::I64(0).into()]),
+            // Reads the reduction's output (broadcast): not before the kernel has finished.
+            ins(Opcode::Add, vec![whole(base(6, 100)), whole(a), v(s, 0, &[100], &[0])]),
+        ];
+        let steps = partition(&batch, &Options::default());
+        assert_eq!(kernels(&steps), vec![vec![0, 1, 3], vec![4]]);
+        let Step::Kernel(k) = &steps[0] else { panic!() };
+        assert_eq!(k.temps, vec![BaseId(2)], "t is created, consumed and freed in the kernel");
+        assert_eq!(k.after, vec![2]);
+    }
+
+    #[test]
+    fn contraction_needs_a_free_and_no_sync_and_no_outside_use() {
+        let (a, t1, t2, t3, out) = (base(1, 8), base(2, 8), base(3, 8), base(4, 8), base(5, 8));
+        let batch = vec![
+            ins(Opcode::Exp, vec![whole(t1), whole(a)]),
+            ins(Opcode::Exp, vec![whole(t2), whole(a)]),
+            ins(Opcode::Exp, vec![whole(t3), whole(a)]),
+            ins(Opcode::Add, vec![whole(out), whole(t1), whole(t2)]),
+            ins(Opcode::Add, vec![whole(out), whole(out), whole(t3)]),
+            ins(Opcode::Sync, vec![whole(t2)]),
+            ins(Opcode::Free, vec![whole(t1)]),
+            ins(Opcode::Free, vec![whole(t2)]),
+            ins(Opcode::AddAccumulate, vec![whole(a), whole(t3), Scalar::I64(0).into()]),
+            ins(Opcode::Free, vec![whole(t3)]),
+        ];
+        let steps = partition(&batch, &Options::default());
+        assert_eq!(kernels(&steps), vec![vec![0, 1, 2, 3, 4]]);
+        let Step::Kernel(k) = &steps[0] else { panic!() };
+        assert_eq!(k.temps, vec![BaseId(2)], "t2 is synced, t3 read by the scan");
+        assert_eq!(k.after, vec![5, 6, 7]);
+        assert_eq!(&steps[1..], &[Step::Single(8), Step::System(9)]);
+
+        // A temporary whose first access reads it is not contracted.
+        let batch = vec![
+            ins(Opcode::Add, vec![whole(t1), whole(t1), whole(a)]),
+            ins(Opcode::Add, vec![whole(out), whole(t1), whole(a)]),
+            ins(Opcode::Free, vec![whole(t1)]),
+        ];
+        let steps = partition(&batch, &Options::default());
+        let Step::Kernel(k) = &steps[0] else { panic!() };
+        assert_eq!((k.instrs.len(), k.temps.len()), (2, 0));
+    }
+
+    #[test]
+    fn self_overlapping_instructions_are_isolated() {
+        let a = base(1, 10);
+        let batch = vec![
+            ins(Opcode::Sqrt, vec![whole(a), whole(a)]),
+            ins(Opcode::Add, vec![v(a, 1, &[9], &[1]), v(a, 0, &[9], &[1]), Scalar::F64(1.0).into()]),
+            ins(Opcode::Add, vec![v(a, 1, &[9], &[1]), v(a, 1, &[9], &[1]), Scalar::F64(1.0).into()]),
+        ];
+        let steps = partition(&batch, &Options::default());
+        assert_eq!(kernels(&steps), vec![vec![0], vec![1], vec![2]]);
+    }
+
+    #[test]
+    fn non_blockable_instructions_run_alone_and_limits_cut_kernels() {
+        let (a, b) = (base(1, 10), base(2, 10));
+        let ia = Base { id: BaseId(3), dtype: DType::I64, nelem: 10 };
+        let batch = vec![
+            ins(Opcode::Add, vec![whole(b), whole(a), whole(a)]),
+            ins(Opcode::Gather, vec![whole(b), whole(a), whole(ia)]),
+            ins(Opcode::Add, vec![whole(a), whole(b), whole(b)]),
+            ins(Opcode::Add, vec![whole(a), whole(a), whole(b)]),
+            ins(Opcode::Add, vec![whole(a), whole(a), whole(b)]),
+        ];
+        let steps = partition(&batch, &Options { max_instructions: 2 });
+        assert_eq!(steps.len(), 4);
+        assert_eq!(steps[1], Step::Single(1));
+        assert_eq!(kernels(&steps), vec![vec![0], vec![2, 3], vec![4]]);
+    }
+
+    #[test]
+    fn an_empty_reduction_is_single() {
+        let (a, s) = (base(1, 10), base(2, 1));
+        let batch = vec![ins(Opcode::AddReduce, vec![v(s, 0, &[], &[]), v(a, 0, &[0], &[1]), Scalar::I64(0).into()])];
+        assert_eq!(partition(&batch, &Options::default()), vec![Step::Single(0)]);
+    }
+}
