@@ -233,7 +233,7 @@ impl Runtime {
     pub fn write(&mut self, id: BaseId, offset: u64, bytes: &[u8]) -> Result<()> {
         let state = *self.bases.get(&id).ok_or(Error::UnknownBase(id.0))?;
         let size = state.base.dtype.size();
-        if bytes.len() % size != 0 {
+        if !bytes.len().is_multiple_of(size) {
             return Err(Error::InvalidArgument(format!(
                 "{} bytes is not a whole number of {} elements",
                 bytes.len(),

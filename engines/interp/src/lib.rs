@@ -1,1 +1,200 @@
-//! The `interp` component (under construction).
+//! # vm-interp: the reference engine
+//!
+//! `interp` executes a batch one instruction at a time, straight from the semantics in
+//! [`vm_core::opcode`]: every input operand is read in full into a row-major `Vec` (constants
+//! broadcast), the result is computed element by element with the per-dtype tables of the
+//! `elem` module, and then written into the output view. It is the test oracle for every other
+//! engine, so it is written to be obviously correct rather than fast (it is still linear in the
+//! number of elements touched).
+//!
+//! Host memory is the only memory: bases are allocated lazily (zero-filled) by the first
+//! instruction that touches them, `sync` and `discard` have nothing to do, `free` releases the
+//! buffer. Of the extension methods it implements `matmul` (see [`MATMUL`]); any other extension
+//! goes to the optional child given at construction, the fallback.
+
+mod elem;
+mod elementwise;
+mod index;
+mod iterate;
+mod matmul;
+mod ops;
+mod reduce;
+
+use std::collections::HashMap;
+use vm_core::component::Settings;
+use vm_core::{Component, ComponentInfo, Error, HostMemory, Implementation, Instruction, Kind, Opcode, Result};
+
+/// The name of the `matmul` extension method: `matmul out, a, b` with 2-d views `a` (M x K),
+/// `b` (K x N) and `out` (M x N) of one numeric dtype; `out[m, n] = sum_k a[m, k] * b[k, n]`.
+pub const MATMUL: &str = matmul::NAME;
+
+/// How this engine runs an extension opcode it has been told about.
+#[derive(Debug, Clone)]
+enum Extension {
+    /// The built-in `matmul`.
+    Matmul,
+    /// Some other method, by name: the child's business.
+    Other(String),
+}
+
+/// The reference engine (see the crate documentation).
+pub struct Interp {
+    /// The name of the component's config table (`interp` unless the stack names it otherwise).
+    table: String,
+    /// Fallback for extension methods this engine does not implement.
+    child: Option<Box<dyn Component>>,
+    /// Extension opcodes announced with `register_extension`.
+    extensions: HashMap<Opcode, Extension>,
+}
+
+impl Interp {
+    /// An engine with an optional fallback child for extension methods it does not implement.
+    pub fn new(child: Option<Box<dyn Component>>) -> Interp {
+        Interp { table: "interp".to_string(), child, extensions: HashMap::new() }
+    }
+
+    /// Executes one built-in (non-extension) instruction.
+    fn builtin(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+        let op = instr.opcode;
+        match op.kind() {
+            Kind::Unary => elementwise::unary(instr, mem),
+            Kind::Binary => elementwise::binary(instr, mem),
+            Kind::Select => elementwise::select(instr, mem),
+            Kind::Reduce => reduce::reduce(instr, mem),
+            Kind::Accumulate => reduce::accumulate(instr, mem),
+            Kind::Range => index::range(instr, mem),
+            Kind::Random => index::random(instr, mem),
+            Kind::Gather => index::gather(instr, mem),
+            Kind::Scatter => index::scatter(instr, mem),
+            Kind::System => {
+                let view = instr
+                    .operands
+                    .first()
+                    .and_then(|o| o.as_view())
+                    .ok_or_else(|| Error::invalid(Some(0), format!("{op} takes a view")))?;
+                match op {
+                    // Host memory is always current; a base never written reads as zeros, so
+                    // make sure it exists for whoever reads it after the sync.
+                    Opcode::Sync => iterate::buffer(mem, &view.base).map(|_| ()),
+                    Opcode::Discard => Ok(()),
+                    Opcode::Free => {
+                        mem.free(view.base.id);
+                        Ok(())
+                    }
+                    _ => Err(Error::Internal(format!("system opcode {op} not handled"))),
+                }
+            }
+            Kind::Nothing => Ok(()),
+            Kind::Extension => Err(Error::Internal("extension routed as a built-in".to_string())),
+        }
+    }
+
+    /// Executes one extension instruction: `matmul` here, anything else in the child.
+    fn extension(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+        match self.extensions.get(&instr.opcode) {
+            Some(Extension::Matmul) => matmul::matmul(instr, mem),
+            other => match &mut self.child {
+                Some(child) => child.execute(std::slice::from_ref(instr), mem),
+                None => {
+                    let name = match other {
+                        Some(Extension::Other(name)) => format!("`{name}`"),
+                        _ => "(never registered)".to_string(),
+                    };
+                    Err(Error::Unsupported(format!(
+                        "interp does not implement extension method {name} ({}, opcode {}) and has no fallback",
+                        instr.opcode,
+                        instr.opcode.id()
+                    )))
+                }
+            },
+        }
+    }
+}
+
+impl Default for Interp {
+    fn default() -> Interp {
+        Interp::new(None)
+    }
+}
+
+impl Component for Interp {
+    fn name(&self) -> &str {
+        "interp"
+    }
+
+    fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
+        vm_core::instr::validate_batch(batch)?;
+        for (i, instr) in batch.iter().enumerate() {
+            let op = instr.opcode;
+            if op.kind() == Kind::Extension {
+                self.extension(instr, mem).map_err(|e| e.at_instruction(i))?;
+            } else {
+                self.builtin(instr, mem).map_err(|e| match e {
+                    Error::Execution(m) => Error::Execution(format!("instruction {i} ({op}): {m}")),
+                    e => e.at_instruction(i),
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
+        if name == MATMUL {
+            self.extensions.insert(opcode, Extension::Matmul);
+            return Ok(true);
+        }
+        self.extensions.insert(opcode, Extension::Other(name.to_string()));
+        match &mut self.child {
+            Some(child) => child.register_extension(name, opcode),
+            None => Ok(false),
+        }
+    }
+
+    fn describe(&self) -> Vec<ComponentInfo> {
+        let mut notes = vec!["reference engine: one instruction at a time, host memory".to_string()];
+        let mut methods: Vec<String> = self
+            .extensions
+            .iter()
+            .filter(|(_, e)| matches!(e, Extension::Matmul))
+            .map(|(op, _)| format!("{MATMUL} as opcode {}", op.id()))
+            .collect();
+        methods.sort();
+        notes.extend(methods.into_iter().map(|m| format!("extension {m}")));
+        let mut all = vec![ComponentInfo {
+            name: self.table.clone(),
+            implementation: "interp".to_string(),
+            settings: Vec::new(),
+            notes,
+        }];
+        if let Some(child) = &self.child {
+            all.extend(child.describe());
+        }
+        all
+    }
+
+    fn shutdown(&mut self) -> Result<()> {
+        match &mut self.child {
+            Some(child) => child.shutdown(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Builds an `interp` from its (empty) settings and an optional fallback child.
+fn construct(settings: &Settings, child: Option<Box<dyn Component>>) -> Result<Box<dyn Component>> {
+    let mut interp = Interp::new(child);
+    if !settings.component.is_empty() {
+        interp.table = settings.component.clone();
+    }
+    Ok(Box::new(interp))
+}
+
+/// The `interp` implementation, for the stack builder: no settings, no child needed; a child,
+/// when given, is the fallback for extension methods other than `matmul`.
+pub const IMPLEMENTATION: Implementation = Implementation {
+    name: "interp",
+    summary: "reference engine: executes one instruction at a time, obviously correct and slow; the test oracle",
+    needs_child: false,
+    settings: &[],
+    construct,
+};

@@ -1,0 +1,98 @@
+//! Element-wise instructions: unary, binary, `identity` (copy and cast) and `select`. Each one
+//! reads its inputs in full (constants broadcast), maps them element by element, then writes.
+
+use crate::elem::{Elem, to_bool_binary, to_bool_unary};
+use crate::iterate::{read_operand, write_view};
+use vm_core::scalar::Cast;
+use vm_core::{DType, Error, HostMemory, Instruction, Opcode, Result, TypeRule, View, with_dtype};
+
+/// The output view (operand 0) of an instruction that writes one.
+pub fn output(instr: &Instruction) -> Result<&View> {
+    instr
+        .operands
+        .first()
+        .and_then(|o| o.as_view())
+        .ok_or_else(|| Error::invalid(Some(0), format!("the output of {} must be a view", instr.opcode)))
+}
+
+/// The error for an opcode the tables do not define for a dtype.
+pub fn not_defined(op: Opcode, dtype: DType) -> Error {
+    Error::Unsupported(format!("interp has no {op} for {dtype}"))
+}
+
+/// Checks the operand count, so that indexing operands cannot panic.
+pub fn expect_operands(instr: &Instruction, n: usize) -> Result<()> {
+    if instr.operands.len() != n {
+        return Err(Error::invalid(None, format!("{} takes {n} operands, got {}", instr.opcode, instr.operands.len())));
+    }
+    Ok(())
+}
+
+/// `out = f(in)` element-wise.
+fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: fn(A) -> R) -> Result<()> {
+    let out = output(instr)?;
+    let a = read_operand::<A>(mem, &instr.operands[1], &out.shape)?;
+    let r: Vec<R> = a.into_iter().map(f).collect();
+    write_view(mem, out, &r)
+}
+
+/// `out = f(in1, in2)` element-wise.
+fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: fn(A, A) -> R) -> Result<()> {
+    let out = output(instr)?;
+    let a = read_operand::<A>(mem, &instr.operands[1], &out.shape)?;
+    let b = read_operand::<A>(mem, &instr.operands[2], &out.shape)?;
+    let r: Vec<R> = a.into_iter().zip(b).map(|(x, y)| f(x, y)).collect();
+    write_view(mem, out, &r)
+}
+
+/// Executes a [`vm_core::Kind::Unary`] instruction (`identity` included).
+pub fn unary(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+    expect_operands(instr, 2)?;
+    let op = instr.opcode;
+    let (out_dt, in_dt) = (instr.operands[0].dtype(), instr.operands[1].dtype());
+    match op.type_rule() {
+        TypeRule::Same(_) => with_dtype!(in_dt, T => {
+            let f = T::unary(op).ok_or_else(|| not_defined(op, in_dt))?;
+            map1::<T, T>(mem, instr, f)
+        }),
+        TypeRule::ToBool(_) => with_dtype!(in_dt, T => {
+            let f = to_bool_unary::<T>(op).ok_or_else(|| not_defined(op, in_dt))?;
+            map1::<T, bool>(mem, instr, f)
+        }),
+        TypeRule::Cast => with_dtype!(in_dt, A => with_dtype!(out_dt, B => {
+            map1::<A, B>(mem, instr, <A as Cast<B>>::cast)
+        })),
+        rule => Err(Error::Internal(format!("unary {op} with type rule {rule:?}"))),
+    }
+}
+
+/// Executes a [`vm_core::Kind::Binary`] instruction.
+pub fn binary(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+    expect_operands(instr, 3)?;
+    let op = instr.opcode;
+    let in_dt = instr.operands[1].dtype();
+    match op.type_rule() {
+        TypeRule::Same(_) => with_dtype!(in_dt, T => {
+            let f = T::binary(op).ok_or_else(|| not_defined(op, in_dt))?;
+            map2::<T, T>(mem, instr, f)
+        }),
+        TypeRule::ToBool(_) => with_dtype!(in_dt, T => {
+            let f = to_bool_binary::<T>(op).ok_or_else(|| not_defined(op, in_dt))?;
+            map2::<T, bool>(mem, instr, f)
+        }),
+        rule => Err(Error::Internal(format!("binary {op} with type rule {rule:?}"))),
+    }
+}
+
+/// Executes `select out, cond, a, b`: `out = cond ? a : b`.
+pub fn select(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+    expect_operands(instr, 4)?;
+    let out = output(instr)?;
+    with_dtype!(out.dtype(), T => {
+        let cond = read_operand::<bool>(mem, &instr.operands[1], &out.shape)?;
+        let a = read_operand::<T>(mem, &instr.operands[2], &out.shape)?;
+        let b = read_operand::<T>(mem, &instr.operands[3], &out.shape)?;
+        let r: Vec<T> = cond.into_iter().zip(a.into_iter().zip(b)).map(|(c, (x, y))| if c { x } else { y }).collect();
+        write_view(mem, out, &r)
+    })
+}

@@ -1,0 +1,247 @@
+//! Element arithmetic whose semantics need more than one std call: NumPy's integer division
+//! family, integer powers, shifts, and NumPy's float `divmod`. Everything here works on one or
+//! two elements and is written to be checked by eye against the opcode table's doc comments.
+
+/// The integer primitives the generic integer semantics below are written in.
+pub trait Int: Copy + Eq + Ord {
+    /// 0.
+    const ZERO: Self;
+    /// 1.
+    const ONE: Self;
+    /// Width in bits.
+    const BITS: u32;
+    /// `self + b`, wrapping.
+    fn wrapping_add(self, b: Self) -> Self;
+    /// `self - b`, wrapping.
+    fn wrapping_sub(self, b: Self) -> Self;
+    /// `self * b`, wrapping.
+    fn wrapping_mul(self, b: Self) -> Self;
+    /// `self / b` truncated toward zero, wrapping (`MIN / -1 == MIN`); `b != 0`.
+    fn wrapping_div(self, b: Self) -> Self;
+    /// `self % b` with the sign of `self` (`MIN % -1 == 0`); `b != 0`.
+    fn wrapping_rem(self, b: Self) -> Self;
+    /// `self << n` for `n < BITS` (bits shifted out are lost).
+    fn shl(self, n: u32) -> Self;
+    /// `self >> n` for `n < BITS`, arithmetic for signed types.
+    fn shr(self, n: u32) -> Self;
+    /// The value, exactly, as an `i128`.
+    fn to_i128(self) -> i128;
+
+    /// True when the value is below zero.
+    fn is_negative(self) -> bool {
+        self.to_i128() < 0
+    }
+}
+
+macro_rules! int_impl {
+    ($($t:ty),*) => { $(
+        impl Int for $t {
+            const ZERO: $t = 0;
+            const ONE: $t = 1;
+            const BITS: u32 = <$t>::BITS;
+            fn wrapping_add(self, b: $t) -> $t { <$t>::wrapping_add(self, b) }
+            fn wrapping_sub(self, b: $t) -> $t { <$t>::wrapping_sub(self, b) }
+            fn wrapping_mul(self, b: $t) -> $t { <$t>::wrapping_mul(self, b) }
+            fn wrapping_div(self, b: $t) -> $t { <$t>::wrapping_div(self, b) }
+            fn wrapping_rem(self, b: $t) -> $t { <$t>::wrapping_rem(self, b) }
+            fn shl(self, n: u32) -> $t { self << n }
+            fn shr(self, n: u32) -> $t { self >> n }
+            fn to_i128(self) -> i128 { self as i128 }
+        }
+    )* };
+}
+int_impl!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+/// -1 of a signed type (wraps to the maximum for unsigned types, where it is never used).
+fn minus_one<T: Int>() -> T {
+    T::ZERO.wrapping_sub(T::ONE)
+}
+
+/// `floor(a / b)`; 0 when `b == 0` (NumPy); `MIN // -1 == MIN` (wraps).
+pub fn floor_divide<T: Int>(a: T, b: T) -> T {
+    if b == T::ZERO {
+        return T::ZERO;
+    }
+    let q = a.wrapping_div(b);
+    let inexact = a.wrapping_rem(b) != T::ZERO;
+    if inexact && a.is_negative() != b.is_negative() { q.wrapping_sub(T::ONE) } else { q }
+}
+
+/// `a mod b` with the sign of `b` (NumPy `remainder`); 0 when `b == 0`.
+pub fn remainder<T: Int>(a: T, b: T) -> T {
+    if b == T::ZERO {
+        return T::ZERO;
+    }
+    let r = a.wrapping_rem(b);
+    if r != T::ZERO && r.is_negative() != b.is_negative() { r.wrapping_add(b) } else { r }
+}
+
+/// `a mod b` with the sign of `a` (C `fmod`); 0 when `b == 0`.
+pub fn fmod<T: Int>(a: T, b: T) -> T {
+    if b == T::ZERO { T::ZERO } else { a.wrapping_rem(b) }
+}
+
+/// `base ** exp` by repeated squaring, wrapping. A negative exponent gives 0, except for base 1
+/// (1) and base -1 (-1 for odd exponents, 1 for even ones).
+pub fn power<T: Int>(base: T, exp: T) -> T {
+    if exp.is_negative() {
+        return if base == T::ONE {
+            T::ONE
+        } else if base.to_i128() == -1 {
+            if exp.to_i128() % 2 != 0 { minus_one() } else { T::ONE }
+        } else {
+            T::ZERO
+        };
+    }
+    let mut e = exp.to_i128() as u128;
+    let mut square = base;
+    let mut result = T::ONE;
+    while e != 0 {
+        if e & 1 == 1 {
+            result = result.wrapping_mul(square);
+        }
+        square = square.wrapping_mul(square);
+        e >>= 1;
+    }
+    result
+}
+
+/// `a << b`; a shift by the width or more, or by a negative amount, gives 0.
+pub fn left_shift<T: Int>(a: T, b: T) -> T {
+    let n = b.to_i128();
+    if n < 0 || n >= i128::from(T::BITS) { T::ZERO } else { a.shl(n as u32) }
+}
+
+/// `a >> b` (arithmetic for signed types); a shift by the width or more, or by a negative
+/// amount, gives 0, or -1 for negative `a`.
+pub fn right_shift<T: Int>(a: T, b: T) -> T {
+    let n = b.to_i128();
+    if n < 0 || n >= i128::from(T::BITS) {
+        if a.is_negative() { minus_one() } else { T::ZERO }
+    } else {
+        a.shr(n as u32)
+    }
+}
+
+/// `|a|`; the minimum signed value stays itself (NumPy).
+pub fn absolute<T: Int>(a: T) -> T {
+    if a.is_negative() { T::ZERO.wrapping_sub(a) } else { a }
+}
+
+/// -1, 0 or 1 by the sign of `a`.
+pub fn sign<T: Int>(a: T) -> T {
+    if a.is_negative() {
+        minus_one()
+    } else if a == T::ZERO {
+        T::ZERO
+    } else {
+        T::ONE
+    }
+}
+
+/// The float primitives NumPy's `divmod` is written in.
+pub trait Float:
+    Copy
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Rem<Output = Self>
+{
+    /// +0.0.
+    const ZERO: Self;
+    /// 1.0.
+    const ONE: Self;
+    /// 0.5.
+    const HALF: Self;
+    /// Largest integer `<= self`.
+    fn floor(self) -> Self;
+    /// `|self|` with the sign of `sign`.
+    fn copysign(self, sign: Self) -> Self;
+    /// True for NaN.
+    fn is_nan(self) -> bool;
+}
+
+macro_rules! float_impl {
+    ($($t:ty),*) => { $(
+        impl Float for $t {
+            const ZERO: $t = 0.0;
+            const ONE: $t = 1.0;
+            const HALF: $t = 0.5;
+            fn floor(self) -> $t { <$t>::floor(self) }
+            fn copysign(self, sign: $t) -> $t { <$t>::copysign(self, sign) }
+            fn is_nan(self) -> bool { <$t>::is_nan(self) }
+        }
+    )* };
+}
+float_impl!(f32, f64);
+
+/// NumPy's `npy_divmod` for a nonzero `b`: `(floor_divide(a, b), remainder(a, b))`, computed as
+/// NumPy (and CPython) do so that `a == q * b + r` as nearly as rounding allows, the remainder
+/// has the sign of `b` (a zero remainder is `copysign(0, b)`), and a zero quotient carries the
+/// sign of `a / b`.
+fn divmod_nonzero<T: Float>(a: T, b: T) -> (T, T) {
+    let mut m = a % b; // C fmod
+    let mut div = (a - m) / b;
+    if m != T::ZERO {
+        if (b < T::ZERO) != (m < T::ZERO) {
+            m = m + b;
+            div = div - T::ONE;
+        }
+    } else {
+        m = T::ZERO.copysign(b);
+    }
+    let q = if div != T::ZERO {
+        let mut q = div.floor();
+        if div - q > T::HALF {
+            q = q + T::ONE;
+        }
+        q
+    } else {
+        T::ZERO.copysign(a / b)
+    };
+    (q, m)
+}
+
+/// NumPy `floor_divide` for floats: `a / b` when `b == 0` (an infinity or NaN).
+pub fn float_floor_divide<T: Float>(a: T, b: T) -> T {
+    if b == T::ZERO { a / b } else { divmod_nonzero(a, b).0 }
+}
+
+/// NumPy `remainder` for floats: `fmod(a, 0)` (NaN) when `b == 0`.
+pub fn float_remainder<T: Float>(a: T, b: T) -> T {
+    if b == T::ZERO { a % b } else { divmod_nonzero(a, b).1 }
+}
+
+/// NumPy `maximum`: NaN when either is NaN.
+pub fn float_maximum<T: Float>(a: T, b: T) -> T {
+    if a >= b || a.is_nan() { a } else { b }
+}
+
+/// NumPy `minimum`: NaN when either is NaN.
+pub fn float_minimum<T: Float>(a: T, b: T) -> T {
+    if a <= b || a.is_nan() { a } else { b }
+}
+
+/// NumPy `fmax`: the other operand when one is NaN (NaN only when both are).
+pub fn float_fmax<T: Float>(a: T, b: T) -> T {
+    if a >= b || b.is_nan() { a } else { b }
+}
+
+/// NumPy `fmin`: the other operand when one is NaN (NaN only when both are).
+pub fn float_fmin<T: Float>(a: T, b: T) -> T {
+    if a <= b || b.is_nan() { a } else { b }
+}
+
+/// NumPy `sign` for floats: -1, 0 or 1, NaN for NaN (`sign(-0.0) == 0.0`).
+pub fn float_sign<T: Float>(a: T) -> T {
+    if a > T::ZERO {
+        T::ONE
+    } else if a < T::ZERO {
+        T::ZERO - T::ONE
+    } else if a == T::ZERO {
+        T::ZERO
+    } else {
+        a // NaN
+    }
+}

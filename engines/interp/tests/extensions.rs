@@ -1,0 +1,201 @@
+//! The component contract: the `matmul` extension, the fallback child for other extensions,
+//! the implementation record and `describe`.
+
+mod common;
+
+use common::*;
+use std::sync::{Arc, Mutex};
+use vm_core::component::Settings;
+use vm_core::opcode::EXTENSION_BASE;
+use vm_core::{Component, ComponentInfo, DType, Error, HostMemory, Instruction, Opcode, Result, View};
+use vm_interp::{IMPLEMENTATION, Interp, MATMUL};
+
+const MM: Opcode = Opcode::Extension(3);
+
+fn matmul_env() -> Env {
+    let mut env = Env::new();
+    assert!(env.interp.register_extension(MATMUL, MM).unwrap());
+    env
+}
+
+#[test]
+fn matmul_by_hand() {
+    let mut env = matmul_env();
+    // [[1, 2, 3], [4, 5, 6]] @ [[7, 8], [9, 10], [11, 12]] = [[58, 64], [139, 154]]
+    let a = env.array_nd(&[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let b = env.array_nd(&[7.0f64, 8.0, 9.0, 10.0, 11.0, 12.0], &[3, 2]);
+    let out = env.empty(DType::F64, &[2, 2]);
+    env.run1(MM, vec![v(&out), v(&a), v(&b)]).unwrap();
+    assert_eq!(env.read::<f64>(&out), vec![58.0, 64.0, 139.0, 154.0]);
+    // Integers wrap.
+    let a = env.array_nd(&[100i8, 100], &[1, 2]);
+    let b = env.array_nd(&[1i8, 2], &[2, 1]);
+    let out = env.empty(DType::I8, &[1, 1]);
+    env.run1(MM, vec![v(&out), v(&a), v(&b)]).unwrap();
+    assert_eq!(env.read::<i8>(&out), vec![44]); // 300 mod 256
+}
+
+#[test]
+fn matmul_of_strided_views() {
+    let mut env = matmul_env();
+    // a^T where a = [[1, 2], [3, 4], [5, 6]] (3x2), so a^T = [[1, 3, 5], [2, 4, 6]];
+    // b = reversed [6, 5, 4, 3, 2, 1] as 3x2 = [[1, 2], [3, 4], [5, 6]].
+    let a = env.array(&[1i64, 2, 3, 4, 5, 6]);
+    let at = View::new(a.base, 0, &[2, 3], &[1, 2]).unwrap();
+    let bb = env.array(&[6i64, 5, 4, 3, 2, 1]);
+    let b = View::new(bb.base, 5, &[3, 2], &[-2, -1]).unwrap();
+    // Output written transposed into a 2x2 base.
+    let o = env.empty(DType::I64, &[4]);
+    let out = View::new(o.base, 0, &[2, 2], &[1, 2]).unwrap();
+    env.run1(MM, vec![v(&out), v(&at), v(&b)]).unwrap();
+    // a^T @ b = [[1+9+25, 2+12+30], [2+12+30, 4+16+36]] = [[35, 44], [44, 56]]
+    assert_eq!(env.read::<i64>(&out), vec![35, 44, 44, 56]);
+    assert_eq!(env.base_data::<i64>(&o.base), vec![35, 44, 44, 56]);
+    // Empty inner dimension: sums of nothing are 0.
+    let a = env.empty(DType::F32, &[2, 0]);
+    let b = env.empty(DType::F32, &[0, 3]);
+    let out = env.array_nd(&[9.0f32; 6], &[2, 3]);
+    env.run1(MM, vec![v(&out), v(&a), v(&b)]).unwrap();
+    assert_eq!(env.read::<f32>(&out), vec![0.0; 6]);
+}
+
+#[test]
+fn matmul_rejects_bad_operands() {
+    let mut env = matmul_env();
+    let a = env.empty(DType::F64, &[2, 3]);
+    let b = env.empty(DType::F64, &[3, 4]);
+    let out = env.empty(DType::F64, &[2, 4]);
+    let bad: Vec<(Vec<vm_core::Operand>, &str)> = vec![
+        (vec![v(&out), v(&a)], "3 operands"),
+        (vec![v(&out), v(&b), v(&a)], "inner extents"),
+        (vec![v(&env.empty(DType::F64, &[2, 3])), v(&a), v(&b)], "expected 2x4"),
+        (vec![v(&out), v(&env.empty(DType::F32, &[2, 3])), v(&b)], "dtype mismatch"),
+        (vec![v(&env.empty(DType::Bool, &[2, 4])), v(&a), v(&b)], "numeric"),
+        (vec![v(&out), c(1.0f64), v(&b)], "views"),
+        (vec![v(&env.empty(DType::F64, &[8])), v(&a), v(&b)], "2-d"),
+        (vec![v(&View::new(out.base, 0, &[2, 4], &[0, 1]).unwrap()), v(&a), v(&b)], "more than once"),
+    ];
+    for (operands, msg) in bad {
+        let e = env.run(vec![Instruction::new(Opcode::None, []), Instruction::new(MM, operands)]).unwrap_err();
+        assert!(matches!(e, Error::InvalidInstruction { index: Some(1), .. }), "{e}");
+        assert!(e.to_string().contains(msg), "expected {msg:?} in {e}");
+    }
+    assert!(!env.mem.is_allocated(out.base.id));
+}
+
+#[test]
+fn unknown_extensions_without_a_child_are_unsupported() {
+    let mut interp = Interp::new(None);
+    assert!(!interp.register_extension("fft", Opcode::Extension(7)).unwrap());
+    let mut mem = HostMemory::new();
+    let mut env = Env::new();
+    let a = env.empty(DType::F64, &[4]);
+    let cases = [
+        (Opcode::Extension(7), "fft", EXTENSION_BASE + 7),
+        (Opcode::Extension(8), "never registered", EXTENSION_BASE + 8),
+    ];
+    for (op, name, id) in cases {
+        let e = interp.execute(&[Instruction::new(op, [v(&a)])], &mut mem).unwrap_err();
+        assert!(matches!(e, Error::Unsupported(_)), "{e}");
+        assert!(e.to_string().contains(name), "{e}");
+        assert!(e.to_string().contains(&format!("opcode {id}")), "{e}");
+    }
+}
+
+/// A child that implements `double` (out = 2 * in, f64) and records what it is asked.
+struct Doubler {
+    log: Arc<Mutex<Vec<String>>>,
+    double: Option<Opcode>,
+}
+
+impl Component for Doubler {
+    fn name(&self) -> &str {
+        "doubler"
+    }
+
+    fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
+        for instr in batch {
+            self.log.lock().unwrap().push(format!("execute {}", instr.opcode));
+            if Some(instr.opcode) != self.double {
+                return Err(Error::Unsupported(format!("doubler cannot run {}", instr.opcode)));
+            }
+            let (out, input) = (instr.operands[0].as_view().unwrap(), instr.operands[1].as_view().unwrap());
+            let x: Vec<f64> =
+                positions(input).iter().map(|&o| mem.get(input.base.id).unwrap().as_slice::<f64>()[o]).collect();
+            let buf = mem.ensure(&out.base)?.as_mut_slice::<f64>();
+            for (o, x) in positions(out).into_iter().zip(x) {
+                buf[o] = 2.0 * x;
+            }
+        }
+        Ok(())
+    }
+
+    fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
+        self.log.lock().unwrap().push(format!("register {name}"));
+        if name == "double" {
+            self.double = Some(opcode);
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    fn describe(&self) -> Vec<ComponentInfo> {
+        vec![ComponentInfo {
+            name: "doubler".into(),
+            implementation: "doubler".into(),
+            settings: vec![],
+            notes: vec![],
+        }]
+    }
+}
+
+#[test]
+fn other_extensions_go_to_the_fallback_child() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let child = Doubler { log: log.clone(), double: None };
+    let mut interp = (IMPLEMENTATION.construct)(&Settings::from_pairs("ref", &[]), Some(Box::new(child))).unwrap();
+    assert_eq!(interp.name(), "interp");
+    let (dbl, mm, fft) = (Opcode::Extension(0), Opcode::Extension(1), Opcode::Extension(2));
+    assert!(interp.register_extension("double", dbl).unwrap());
+    assert!(interp.register_extension(MATMUL, mm).unwrap());
+    assert!(!interp.register_extension("fft", fft).unwrap());
+    assert_eq!(*log.lock().unwrap(), vec!["register double", "register fft"], "matmul is interp's own");
+
+    let mut env = Env::new();
+    let a = env.array(&[1.0f64, 2.0, 3.0]);
+    let b = env.empty(DType::F64, &[3]);
+    let m = env.array_nd(&[2.0f64], &[1, 1]);
+    let mut mem = std::mem::take(&mut env.mem);
+    interp
+        .execute(
+            &[
+                Instruction::new(Opcode::Add, [v(&a), v(&a), c(1.0f64)]),
+                Instruction::new(dbl, [v(&b), v(&a)]),
+                Instruction::new(mm, [v(&m), v(&m), v(&m)]),
+            ],
+            &mut mem,
+        )
+        .unwrap();
+    assert_eq!(mem.get(b.base.id).unwrap().as_slice::<f64>(), &[4.0, 6.0, 8.0]);
+    assert_eq!(mem.get(m.base.id).unwrap().as_slice::<f64>(), &[4.0]);
+    assert_eq!(log.lock().unwrap().last().unwrap(), "execute extension#0");
+    // An extension nobody implements: the child's error, placed in the batch.
+    let e = interp.execute(&[Instruction::new(fft, [v(&a)])], &mut mem).unwrap_err();
+    assert!(matches!(e, Error::Unsupported(_)), "{e}");
+
+    let info = interp.describe();
+    assert_eq!(info.len(), 2);
+    assert_eq!((info[0].name.as_str(), info[0].implementation.as_str()), ("ref", "interp"));
+    assert_eq!(info[1].implementation, "doubler");
+    interp.shutdown().unwrap();
+}
+
+#[test]
+fn implementation_record() {
+    assert_eq!(IMPLEMENTATION.name, "interp");
+    const { assert!(!IMPLEMENTATION.needs_child) };
+    const { assert!(IMPLEMENTATION.settings.is_empty()) };
+    let c = (IMPLEMENTATION.construct)(&Settings::default(), None).unwrap();
+    assert_eq!(c.describe()[0].name, "interp");
+    assert_eq!(Interp::default().name(), "interp");
+}

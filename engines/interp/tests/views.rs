@@ -1,0 +1,293 @@
+//! Layouts: strided, negative-stride and broadcast inputs and outputs, 0-d views, constants,
+//! reductions and scans along every axis of 3-d strided views, and overlap semantics.
+
+mod common;
+
+use common::*;
+use vm_core::{DType, Instruction, Opcode, Scalar, View};
+
+fn iota_f64(n: usize) -> Vec<f64> {
+    (0..n).map(|i| i as f64).collect()
+}
+
+#[test]
+fn strided_input_and_output() {
+    let mut env = Env::new();
+    let a = env.array(&iota_f64(20));
+    let every_third = View::new(a.base, 1, &[5], &[3]).unwrap();
+    let out = env.array(&[-1.0; 10]);
+    let odd_slots = View::new(out.base, 1, &[5], &[2]).unwrap();
+    env.run1(Opcode::Add, vec![v(&odd_slots), v(&every_third), c(100.0f64)]).unwrap();
+    assert_eq!(env.base_data::<f64>(&out.base), vec![-1.0, 101.0, -1.0, 104.0, -1.0, 107.0, -1.0, 110.0, -1.0, 113.0]);
+}
+
+#[test]
+fn negative_strides_reverse() {
+    let mut env = Env::new();
+    let a = env.array(&iota_f64(20));
+    let reversed = View::new(a.base, 19, &[4, 5], &[-5, -1]).unwrap();
+    let out = env.empty(DType::F64, &[4, 5]);
+    env.run1(Opcode::Identity, vec![v(&out), v(&reversed)]).unwrap();
+    let want: Vec<f64> = (0..20).rev().map(|i| i as f64).collect();
+    assert_eq!(env.read::<f64>(&out), want);
+    // A negative-stride output.
+    let out2 = env.empty(DType::F64, &[20]);
+    let backwards = View::new(out2.base, 19, &[20], &[-1]).unwrap();
+    env.run1(Opcode::Identity, vec![v(&backwards), v(&a)]).unwrap();
+    assert_eq!(env.base_data::<f64>(&out2.base), want);
+}
+
+#[test]
+fn broadcast_rows_and_columns() {
+    let mut env = Env::new();
+    let m = env.array_nd(&iota_f64(12), &[4, 3]);
+    let row = env.array(&[10.0, 20.0, 30.0]);
+    let col = env.array(&[100.0, 200.0, 300.0, 400.0]);
+    let row_b = View::new(row.base, 0, &[4, 3], &[0, 1]).unwrap();
+    let col_b = View::new(col.base, 0, &[4, 3], &[1, 0]).unwrap();
+    let t = env.empty(DType::F64, &[4, 3]);
+    let out = env.empty(DType::F64, &[4, 3]);
+    env.run(vec![
+        Instruction::new(Opcode::Add, [v(&t), v(&m), v(&row_b)]),
+        Instruction::new(Opcode::Add, [v(&out), v(&t), v(&col_b)]),
+    ])
+    .unwrap();
+    let want: Vec<f64> = (0..12).map(|i| i as f64 + [10.0, 20.0, 30.0][i % 3] + 100.0 * (i / 3 + 1) as f64).collect();
+    assert_eq!(env.read::<f64>(&out), want);
+    // One element broadcast to everything.
+    let one = View::new(row.base, 2, &[2, 2], &[0, 0]).unwrap();
+    let out = env.empty(DType::F64, &[2, 2]);
+    env.run1(Opcode::Sqrt, vec![v(&out), v(&one)]).unwrap();
+    assert_eq!(env.read::<f64>(&out), vec![30f64.sqrt(); 4]);
+}
+
+#[test]
+fn zero_d_views_and_constants() {
+    let mut env = Env::new();
+    let a = env.array(&[3i32, 4, 5]);
+    let a1 = View::new(a.base, 1, &[], &[]).unwrap();
+    let out = env.empty(DType::I32, &[]);
+    env.run1(Opcode::Multiply, vec![v(&out), v(&a1), c(10i32)]).unwrap();
+    assert_eq!(env.read::<i32>(&out), vec![40]);
+    // Constants on both sides, broadcast over the output's shape.
+    let out = env.empty(DType::F32, &[2, 3]);
+    env.run1(Opcode::Power, vec![v(&out), c(2.0f32), c(3.0f32)]).unwrap();
+    assert_eq!(env.read::<f32>(&out), vec![8.0; 6]);
+    // Select with constant branches; identity (cast) from a constant.
+    let cond = env.array(&[true, false, true]);
+    let out = env.empty(DType::I16, &[3]);
+    env.run1(Opcode::Select, vec![v(&out), v(&cond), c(7i16), c(-7i16)]).unwrap();
+    assert_eq!(env.read::<i16>(&out), vec![7, -7, 7]);
+    let out = env.empty(DType::U8, &[4]);
+    env.run1(Opcode::Identity, vec![v(&out), c(-1.5f64)]).unwrap();
+    assert_eq!(env.read::<u8>(&out), vec![0; 4]);
+    let out = env.empty(DType::Bool, &[2]);
+    env.run1(Opcode::Less, vec![v(&out), c(1u64), c(2u64)]).unwrap();
+    assert_eq!(env.read::<bool>(&out), vec![true, true]);
+}
+
+#[test]
+fn unallocated_inputs_read_as_zeros_and_outputs_are_allocated_lazily() {
+    let mut env = Env::new();
+    let fresh = env.empty(DType::I64, &[5]);
+    let out = env.empty(DType::I64, &[5]);
+    assert!(!env.mem.is_allocated(out.base.id));
+    env.run1(Opcode::Add, vec![v(&out), v(&fresh), c(1i64)]).unwrap();
+    assert_eq!(env.read::<i64>(&out), vec![1; 5]);
+    assert!(env.mem.is_allocated(fresh.base.id));
+    assert_eq!(env.read::<i64>(&fresh), vec![0; 5]);
+}
+
+#[test]
+fn empty_views_are_fine() {
+    let mut env = Env::new();
+    let a = env.empty(DType::F64, &[0]);
+    let out = env.empty(DType::F64, &[0]);
+    env.run1(Opcode::Exp, vec![v(&out), v(&a)]).unwrap();
+    let out = env.empty(DType::F64, &[3, 0, 2]);
+    env.run1(Opcode::Add, vec![v(&out), c(1.0f64), c(2.0f64)]).unwrap();
+    let out = env.empty(DType::F64, &[0, 4]);
+    env.run1(Opcode::AddAccumulate, vec![v(&out), v(&out), axis(1)]).unwrap();
+}
+
+/// A 3-d strided view with negative strides over a base of small pseudo-random integers.
+fn strided_3d(env: &mut Env) -> (View, Vec<i64>) {
+    let data: Vec<i64> = (0..960).map(|i| (i * 7 % 101) - 50).collect();
+    let a = env.array(&data);
+    let view = View::new(a.base, 900, &[3, 4, 5], &[-240, -20, 2]).unwrap();
+    (view, data)
+}
+
+fn at(view: &View, data: &[i64], i: usize, j: usize, k: usize) -> i64 {
+    data[view.offset_of(&[i, j, k]) as usize]
+}
+
+#[test]
+fn reductions_along_each_axis_of_a_3d_strided_view() {
+    let mut env = Env::new();
+    let (view, data) = strided_3d(&mut env);
+    let ops = [Opcode::AddReduce, Opcode::MultiplyReduce, Opcode::MaximumReduce, Opcode::MinimumReduce];
+    for op in ops {
+        for ax in 0..3usize {
+            let mut shape = vec![3, 4, 5];
+            shape.remove(ax);
+            // Write through a transposed (strided) output view.
+            let out_base = env.base(DType::I64, shape[0] * shape[1]);
+            let out = View::new(out_base, 0, &shape, &[1, shape[0] as i64]).unwrap();
+            env.run1(op, vec![v(&out), v(&view), axis(ax as i64)]).unwrap();
+            let got = env.read::<i64>(&out);
+            let mut want = Vec::new();
+            for p in 0..shape[0] {
+                for q in 0..shape[1] {
+                    let elem = |r: usize| match ax {
+                        0 => at(&view, &data, r, p, q),
+                        1 => at(&view, &data, p, r, q),
+                        _ => at(&view, &data, p, q, r),
+                    };
+                    let n = [3, 4, 5][ax];
+                    let mut acc = elem(0);
+                    for r in 1..n {
+                        acc = match op {
+                            Opcode::AddReduce => acc.wrapping_add(elem(r)),
+                            Opcode::MultiplyReduce => acc.wrapping_mul(elem(r)),
+                            Opcode::MaximumReduce => acc.max(elem(r)),
+                            _ => acc.min(elem(r)),
+                        };
+                    }
+                    want.push(acc);
+                }
+            }
+            assert_eq!(got, want, "{op} along axis {ax}");
+        }
+    }
+}
+
+#[test]
+fn accumulates_along_each_axis_of_a_3d_strided_view() {
+    let mut env = Env::new();
+    let (view, data) = strided_3d(&mut env);
+    for op in [Opcode::AddAccumulate, Opcode::MultiplyAccumulate] {
+        for ax in 0..3usize {
+            let out = env.empty(DType::I64, &[3, 4, 5]);
+            env.run1(op, vec![v(&out), v(&view), axis(ax as i64)]).unwrap();
+            let got = env.read::<i64>(&out);
+            for i in 0..3 {
+                for j in 0..4 {
+                    for k in 0..5 {
+                        let idx = [i, j, k];
+                        let mut acc = if op == Opcode::AddAccumulate { 0i64 } else { 1 };
+                        for r in 0..=idx[ax] {
+                            let mut m = idx;
+                            m[ax] = r;
+                            let x = at(&view, &data, m[0], m[1], m[2]);
+                            acc = if op == Opcode::AddAccumulate { acc.wrapping_add(x) } else { acc.wrapping_mul(x) };
+                        }
+                        assert_eq!(got[(i * 4 + j) * 5 + k], acc, "{op} axis {ax} at {idx:?}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn reduction_over_a_broadcast_axis() {
+    let mut env = Env::new();
+    let a = env.array(&[1.5f64, 2.5]);
+    let b = View::new(a.base, 0, &[2, 1000], &[1, 0]).unwrap();
+    let out = env.empty(DType::F64, &[2]);
+    env.run1(Opcode::AddReduce, vec![v(&out), v(&b), axis(1)]).unwrap();
+    assert_eq!(env.read::<f64>(&out), vec![1500.0, 2500.0]);
+}
+
+#[test]
+fn overlapping_output_reads_inputs_first() {
+    let mut env = Env::new();
+    // a[1:] = a[:-1] * 2 with a = 1s: NumPy gives [1, 2, 2, 2, ...], not powers of two.
+    let a = env.array(&[1i32; 6]);
+    let head = View::new(a.base, 0, &[5], &[1]).unwrap();
+    let tail = View::new(a.base, 1, &[5], &[1]).unwrap();
+    env.run1(Opcode::Multiply, vec![v(&tail), v(&head), c(2i32)]).unwrap();
+    assert_eq!(env.base_data::<i32>(&a.base), vec![1, 2, 2, 2, 2, 2]);
+    // a[:-1] = a[1:] + 1 with a = [0, 10, 20, 30, 40, 50].
+    let a = env.array(&[0i32, 10, 20, 30, 40, 50]);
+    let head = View::new(a.base, 0, &[5], &[1]).unwrap();
+    let tail = View::new(a.base, 1, &[5], &[1]).unwrap();
+    env.run1(Opcode::Add, vec![v(&head), v(&tail), c(1i32)]).unwrap();
+    assert_eq!(env.base_data::<i32>(&a.base), vec![11, 21, 31, 41, 51, 50]);
+    // a = a[::-1]: a reversal, not a palindrome.
+    let a = env.array(&[1u8, 2, 3, 4, 5]);
+    let rev = View::new(a.base, 4, &[5], &[-1]).unwrap();
+    env.run1(Opcode::Identity, vec![v(&a), v(&rev)]).unwrap();
+    assert_eq!(env.base_data::<u8>(&a.base), vec![5, 4, 3, 2, 1]);
+    // In place, identical views.
+    let a = env.array(&[1.0f64, 4.0, 9.0]);
+    env.run1(Opcode::Sqrt, vec![v(&a), v(&a)]).unwrap();
+    assert_eq!(env.base_data::<f64>(&a.base), vec![1.0, 2.0, 3.0]);
+    // A scan in place.
+    let a = env.array(&[1i64, 2, 3, 4]);
+    env.run1(Opcode::AddAccumulate, vec![v(&a), v(&a), axis(0)]).unwrap();
+    assert_eq!(env.base_data::<i64>(&a.base), vec![1, 3, 6, 10]);
+    // A reduction into part of its own input: a[0] = sum(a).
+    let a = env.array(&[1i64, 2, 3, 4]);
+    let first = View::new(a.base, 0, &[], &[]).unwrap();
+    env.run1(Opcode::AddReduce, vec![v(&first), v(&a), axis(0)]).unwrap();
+    assert_eq!(env.base_data::<i64>(&a.base), vec![10, 2, 3, 4]);
+    // Transpose in place of a square matrix.
+    let a = env.array_nd(&[1i32, 2, 3, 4], &[2, 2]);
+    let t = View::new(a.base, 0, &[2, 2], &[1, 2]).unwrap();
+    env.run1(Opcode::Identity, vec![v(&a), v(&t)]).unwrap();
+    assert_eq!(env.base_data::<i32>(&a.base), vec![1, 3, 2, 4]);
+}
+
+#[test]
+fn instructions_run_in_order_within_a_batch() {
+    let mut env = Env::new();
+    let a = env.empty(DType::F64, &[4]);
+    let b = env.empty(DType::F64, &[4]);
+    env.run(vec![
+        Instruction::new(Opcode::Range, [v(&a)]),
+        Instruction::new(Opcode::Multiply, [v(&b), v(&a), v(&a)]),
+        Instruction::new(Opcode::Add, [v(&a), v(&b), c(1.0f64)]),
+        Instruction::new(Opcode::Free, [v(&b)]),
+    ])
+    .unwrap();
+    assert_eq!(env.read::<f64>(&a), vec![1.0, 2.0, 5.0, 10.0]);
+    assert!(!env.mem.is_allocated(b.base.id));
+}
+
+#[test]
+fn invalid_instructions_are_rejected_with_their_position() {
+    let mut env = Env::new();
+    let a = env.empty(DType::F64, &[4]);
+    let b = env.empty(DType::F32, &[4]);
+    let e = env
+        .run(vec![Instruction::new(Opcode::Range, [v(&a)]), Instruction::new(Opcode::Add, [v(&a), v(&a), v(&b)])])
+        .unwrap_err();
+    assert!(matches!(e, vm_core::Error::InvalidInstruction { index: Some(1), operand: Some(2), .. }), "{e}");
+    // Nothing ran: the batch is validated before execution.
+    assert!(!env.mem.is_allocated(a.base.id));
+    // A constant of the wrong dtype.
+    let e = env.run1(Opcode::Add, vec![v(&a), v(&a), c(Scalar::I32(1))]).unwrap_err();
+    assert!(e.to_string().contains("dtype mismatch"), "{e}");
+}
+
+#[test]
+fn a_million_elements_is_quick() {
+    let mut env = Env::new();
+    let n = 1 << 20;
+    let a = env.empty(DType::F64, &[n]);
+    let b = env.empty(DType::F64, &[n]);
+    let s = env.empty(DType::F64, &[]);
+    let start = std::time::Instant::now();
+    env.run(vec![
+        Instruction::new(Opcode::Range, [v(&a)]),
+        Instruction::new(Opcode::Multiply, [v(&b), v(&a), c(2.0f64)]),
+        Instruction::new(Opcode::AddReduce, [v(&s), v(&b), axis(0)]),
+    ])
+    .unwrap();
+    let n = n as f64;
+    assert_eq!(env.read::<f64>(&s), vec![n * (n - 1.0)]);
+    // Not a benchmark: a generous bound that only catches accidental quadratic behaviour.
+    assert!(start.elapsed().as_secs_f64() < 5.0, "{:?}", start.elapsed());
+}
