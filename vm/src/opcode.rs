@@ -198,9 +198,9 @@ opcode_table! {
     Multiply = 3, "multiply", Binary, Same(S::NUMERIC);
     /// out = a / b, true division (floats only; frontends cast integers first).
     Divide = 4, "divide", Binary, Same(S::FLOAT);
-    /// out = floor(a / b); integer division by zero gives 0, as in NumPy.
+    /// out = floor(a / b), NumPy's `divmod` quotient (float `x // 0` is `x / 0`); integer division by zero gives 0.
     FloorDivide = 5, "floor_divide", Binary, Same(S::NUMERIC);
-    /// out = a mod b with the sign of b (NumPy `remainder`); integer `x % 0` gives 0.
+    /// out = a mod b with the sign of b (NumPy `remainder`; float `x % 0` is NaN); integer `x % 0` gives 0.
     Remainder = 6, "remainder", Binary, Same(S::NUMERIC);
     /// out = a mod b with the sign of a (C `fmod`); integer `x % 0` gives 0.
     Fmod = 7, "fmod", Binary, Same(S::NUMERIC);
