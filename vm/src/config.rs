@@ -445,8 +445,11 @@ impl Parser<'_> {
                 };
                 t.implementation = Some(Located { value: s.to_string(), line: self.line(value.span()) });
             } else {
-                let setting =
-                    SettingValue { value: self.value(value)?, source: self.source.to_string(), line: self.line(key.span()) };
+                let setting = SettingValue {
+                    value: self.value(value)?,
+                    source: self.source.to_string(),
+                    line: self.line(key.span()),
+                };
                 t.values.insert(k.to_string(), setting);
             }
         }

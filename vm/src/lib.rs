@@ -19,6 +19,7 @@ pub mod component;
 pub mod config;
 pub mod dtype;
 pub mod error;
+pub mod frontend;
 pub mod instr;
 pub mod kernel;
 pub mod memory;

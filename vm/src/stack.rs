@@ -323,7 +323,8 @@ fn apply_env(
         if RESERVED_VARS.contains(&var) {
             continue;
         }
-        let Some(i) = (0..components.len()).filter(|&i| var.starts_with(&prefixes[i])).max_by_key(|&i| prefixes[i].len())
+        let Some(i) =
+            (0..components.len()).filter(|&i| var.starts_with(&prefixes[i])).max_by_key(|&i| prefixes[i].len())
         else {
             continue;
         };
@@ -487,7 +488,10 @@ device = 1
         assert!(r.register(reserved).is_err());
         let twice = Implementation {
             name: "twice",
-            settings: &[SettingSpec { key: "a", default: "1", doc: "" }, SettingSpec { key: "a", default: "2", doc: "" }],
+            settings: &[
+                SettingSpec { key: "a", default: "1", doc: "" },
+                SettingSpec { key: "a", default: "2", doc: "" },
+            ],
             ..imp(1)
         };
         assert!(r.register(twice).is_err());
@@ -548,7 +552,12 @@ device = 1
         assert_config_err(&e, "vm.toml", Some(10), &["[gpu0]", "opencl", "known: cluster, cpu, interp, node"]);
         let e = StackPlan::new(&Config::parse(&text, "vm.toml").unwrap(), &r, &Env::new().with_var("VM_STACK", "nocl"))
             .unwrap_err();
-        assert_config_err(&e, "vm.toml", Some(6), &["stack `nocl`", "`opencl` is not an implementation", "known: cluster, cpu"]);
+        assert_config_err(
+            &e,
+            "vm.toml",
+            Some(6),
+            &["stack `nocl`", "`opencl` is not an implementation", "known: cluster, cpu"],
+        );
     }
 
     #[test]
