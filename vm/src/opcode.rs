@@ -360,13 +360,13 @@ opcode_table! {
     /// Running product along an axis.
     MultiplyAccumulate = 131, "multiply_accumulate", Accumulate, Same(S::NUMERIC);
     // ---- generators and indexing ----
-    /// out[i] = i (row-major position), cast to out's dtype.
+    /// `out[i] = i` (row-major position), cast to out's dtype.
     Range = 140, "range", Range, Generate(S::ALL);
     /// Counter-based random numbers (Philox-4x32-10).
     Random = 141, "random", Random, Generate(S::ALL);
-    /// out[i] = src.flat[index[i]].
+    /// `out[i] = src.flat[index[i]]`.
     Gather = 142, "gather", Gather, Indexed;
-    /// dst.flat[index[i]] = src[i].
+    /// `dst.flat[index[i]] = src[i]`.
     Scatter = 143, "scatter", Scatter, Indexed;
     // ---- system ----
     /// Make the host copy of the view's base current.
