@@ -1,0 +1,293 @@
+//! The `#[repr(C)]` types of the C ABI, mirrored exactly by `vm.h` (see [`crate::header`]), and
+//! their conversion into vm-core's [`Instruction`]s.
+//!
+//! Every struct here is plain old data: C code fills them (usually through the header's static
+//! inline helpers) and passes pointers to arrays of them. Conversion reads only the fields the
+//! tags select (`kind`, `dtype`, `ndim`, `noperands`), so bytes a C program left uninitialised
+//! elsewhere are never read.
+
+use vm_core::instr::MAX_OPERANDS;
+use vm_core::view::MAX_NDIM;
+use vm_core::{DType, Error, Instruction, Opcode, Operand, Result, Runtime, Scalar, View};
+
+/// The version of the C ABI: of the structs' layout, the functions' signatures, and the meaning
+/// of the constants. Bumped on any incompatible change; `vm_abi_version()` returns it so that a
+/// program can check the library it loaded against the header it was compiled with.
+pub const ABI_VERSION: u32 = 1;
+
+/// `VM_OPERAND_VIEW`: the operand is a view (`u.view`). Zero is deliberately not a kind, so that
+/// a zero-filled operand is rejected rather than read as something.
+pub const OPERAND_VIEW: u32 = 1;
+/// `VM_OPERAND_CONSTANT`: the operand is a constant (`u.constant`).
+pub const OPERAND_CONSTANT: u32 = 2;
+
+/// `vm_base`: a base handle, as returned by `vm_base_new`. Zero is never a handle.
+pub type VmBase = u64;
+
+/// `vm_view`: a strided view of a base. Element `idx` of the view is element
+/// `start + sum(idx[d] * stride[d])` of the base; strides are in elements. Only the first `ndim`
+/// entries of `shape` and `stride` are read.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct VmView {
+    /// The base viewed.
+    pub base: VmBase,
+    /// Offset of element (0, ..., 0) in the base, in elements.
+    pub start: i64,
+    /// Number of dimensions, `0 ..= VM_MAX_NDIM` (0: one element).
+    pub ndim: u32,
+    /// Extent of each dimension, outermost first.
+    pub shape: [u64; MAX_NDIM],
+    /// Stride of each dimension, in elements (0 broadcasts, negative walks backwards).
+    pub stride: [i64; MAX_NDIM],
+}
+
+/// The value of a `vm_constant`: signed integers in `i`, unsigned integers and bool in `u`,
+/// `f32` and `f64` in `f` (as a double). The bits are those of `Scalar::to_payload`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union VmValue {
+    /// Signed integers (`i8` ..= `i64`), sign-extended.
+    pub i: i64,
+    /// Unsigned integers (`u8` ..= `u64`), zero-extended, and `bool` (0 or nonzero).
+    pub u: u64,
+    /// `f32` and `f64`, as a double.
+    pub f: f64,
+}
+
+/// `vm_constant`: a constant operand, its dtype and its value.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct VmConstant {
+    /// One of the `VM_DTYPE_*` ids.
+    pub dtype: u32,
+    /// The value, in the union member the dtype selects.
+    pub value: VmValue,
+}
+
+/// The payload of a `vm_operand`: `view` or `constant`, as `kind` says.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union VmOperandPayload {
+    /// For `VM_OPERAND_VIEW`.
+    pub view: VmView,
+    /// For `VM_OPERAND_CONSTANT`.
+    pub constant: VmConstant,
+}
+
+/// `vm_operand`: a view or a constant.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct VmOperand {
+    /// `VM_OPERAND_VIEW` or `VM_OPERAND_CONSTANT`.
+    pub kind: u32,
+    /// The operand itself (`u` in C).
+    pub u: VmOperandPayload,
+}
+
+/// `vm_instruction`: an opcode and its operands (operand 0 is the output). Only the first
+/// `noperands` operands are read.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct VmInstruction {
+    /// A `VM_OP_*` id, or an extension opcode returned by `vm_extension`.
+    pub opcode: u32,
+    /// Number of operands used, `0 ..= VM_MAX_OPERANDS`.
+    pub noperands: u32,
+    /// The operands.
+    pub operands: [VmOperand; MAX_OPERANDS],
+}
+
+/// An [`Error::InvalidInstruction`] at instruction `index`, operand `operand`.
+fn invalid(index: usize, operand: Option<usize>, message: impl std::fmt::Display) -> Error {
+    Error::invalid(operand, message).at_instruction(index)
+}
+
+/// Ties an error about operand `k` of instruction `i` to both (errors already naming an operand
+/// keep theirs; other variants pass unchanged).
+fn at(e: Error, i: usize, k: usize) -> Error {
+    match e {
+        Error::InvalidInstruction { operand, message, .. } => {
+            Error::InvalidInstruction { index: Some(i), operand: Some(operand.unwrap_or(k)), message }
+        }
+        e => e,
+    }
+}
+
+impl VmConstant {
+    /// The constant as a [`Scalar`]; `VM_ERR_UNKNOWN_DTYPE` for a bad dtype id.
+    pub fn to_scalar(&self) -> Result<Scalar> {
+        let dtype = DType::from_id(self.dtype)?;
+        // SAFETY: every member of the union is 8 bytes of plain integer or float data for which
+        // every bit pattern is valid, and `to_payload` defines the value by those bits, so
+        // reading `u` is reading the payload whichever member the caller wrote.
+        let payload = unsafe { self.value.u };
+        Ok(Scalar::from_payload(dtype, payload))
+    }
+
+    /// The C form of a scalar.
+    pub fn from_scalar(s: Scalar) -> VmConstant {
+        VmConstant { dtype: s.dtype().id(), value: VmValue { u: s.to_payload() } }
+    }
+}
+
+impl VmView {
+    /// The view's layout checked against the runtime's table of bases: the base must be live and
+    /// the view inside it. `i` and `k` (instruction and operand) are for error messages.
+    pub fn to_view(&self, rt: &Runtime, i: usize, k: usize) -> Result<View> {
+        let ndim = self.ndim as usize;
+        if ndim > MAX_NDIM {
+            return Err(invalid(i, Some(k), format!("view has {ndim} dimensions; at most {MAX_NDIM} (VM_MAX_NDIM)")));
+        }
+        let base = rt.base(vm_core::BaseId(self.base)).map_err(|_| {
+            invalid(i, Some(k), format!("base {} does not exist (never created, or already freed)", self.base))
+        })?;
+        let mut shape = [0usize; MAX_NDIM];
+        for (d, (s, &n)) in shape.iter_mut().zip(&self.shape[..ndim]).enumerate() {
+            *s = usize::try_from(n)
+                .map_err(|_| invalid(i, Some(k), format!("extent {n} of dimension {d} does not fit in memory")))?;
+        }
+        View::new(base, self.start, &shape[..ndim], &self.stride[..ndim]).map_err(|e| at(e, i, k))
+    }
+
+    /// The C form of a view.
+    pub fn from_view(v: &View) -> VmView {
+        let mut out = VmView {
+            base: v.base.id.0,
+            start: v.start,
+            ndim: v.ndim() as u32,
+            shape: [0; MAX_NDIM],
+            stride: [0; MAX_NDIM],
+        };
+        for (d, (&n, &s)) in v.shape.iter().zip(&v.stride).enumerate() {
+            out.shape[d] = n as u64;
+            out.stride[d] = s;
+        }
+        out
+    }
+}
+
+impl VmOperand {
+    /// The C form of an operand.
+    pub fn from_operand(o: &Operand) -> VmOperand {
+        match o {
+            Operand::View(v) => VmOperand { kind: OPERAND_VIEW, u: VmOperandPayload { view: VmView::from_view(v) } },
+            Operand::Const(s) => {
+                VmOperand { kind: OPERAND_CONSTANT, u: VmOperandPayload { constant: VmConstant::from_scalar(*s) } }
+            }
+        }
+    }
+}
+
+impl VmInstruction {
+    /// Converts instruction `i` of a submission, looking its bases up in `rt`. Checks what the
+    /// C form can get wrong that vm-core's [`Instruction`] cannot express (operand count and
+    /// kinds, dtype ids, dimension count, live bases); [`Runtime::submit`] checks the rest.
+    pub fn to_instruction(&self, rt: &Runtime, i: usize) -> Result<Instruction> {
+        let opcode = Opcode::from_id(self.opcode)?;
+        let n = self.noperands as usize;
+        if n > MAX_OPERANDS {
+            return Err(invalid(
+                i,
+                None,
+                format!("{opcode} with {n} operands; at most {MAX_OPERANDS} (VM_MAX_OPERANDS)"),
+            ));
+        }
+        let mut operands = Vec::with_capacity(n);
+        for (k, op) in self.operands[..n].iter().enumerate() {
+            operands.push(match op.kind {
+                OPERAND_VIEW => {
+                    // SAFETY: the caller tagged this operand as a view, so `view` is the member
+                    // it wrote; its fields are integers (every bit pattern valid), and `to_view`
+                    // reads only the first `ndim` (checked <= 16) entries of the arrays.
+                    let view = unsafe { &op.u.view };
+                    Operand::View(view.to_view(rt, i, k)?)
+                }
+                OPERAND_CONSTANT => {
+                    // SAFETY: tagged as a constant: `constant` is the member the caller wrote, a
+                    // u32 and an 8-byte integer/float union, valid for every bit pattern.
+                    let constant = unsafe { &op.u.constant };
+                    Operand::Const(constant.to_scalar().map_err(|e| match e {
+                        Error::UnknownDType(d) => {
+                            Error::UnknownDType(format!("{d} (constant operand {k} of instruction {i})"))
+                        }
+                        e => e,
+                    })?)
+                }
+                other => {
+                    return Err(invalid(
+                        i,
+                        Some(k),
+                        format!(
+                            "operand kind {other} is neither VM_OPERAND_VIEW ({OPERAND_VIEW}) nor VM_OPERAND_CONSTANT ({OPERAND_CONSTANT})"
+                        ),
+                    ));
+                }
+            });
+        }
+        Ok(Instruction::new(opcode, operands))
+    }
+
+    /// The C form of an instruction (at most [`MAX_OPERANDS`] operands are kept).
+    pub fn from_instruction(instr: &Instruction) -> VmInstruction {
+        let empty = VmView { base: 0, start: 0, ndim: 0, shape: [0; MAX_NDIM], stride: [0; MAX_NDIM] };
+        let zero = VmOperand { kind: 0, u: VmOperandPayload { view: empty } };
+        let mut out = VmInstruction { opcode: instr.opcode.id(), noperands: 0, operands: [zero; MAX_OPERANDS] };
+        for (k, o) in instr.operands.iter().take(MAX_OPERANDS).enumerate() {
+            out.operands[k] = VmOperand::from_operand(o);
+            out.noperands += 1;
+        }
+        out
+    }
+}
+
+/// Sizes and field offsets of the C types, in the order the layout test prints them from C.
+pub fn layout() -> Vec<(&'static str, usize)> {
+    use std::mem::{offset_of, size_of};
+    vec![
+        ("sizeof(vm_base)", size_of::<VmBase>()),
+        ("sizeof(vm_view)", size_of::<VmView>()),
+        ("offsetof(vm_view, base)", offset_of!(VmView, base)),
+        ("offsetof(vm_view, start)", offset_of!(VmView, start)),
+        ("offsetof(vm_view, ndim)", offset_of!(VmView, ndim)),
+        ("offsetof(vm_view, shape)", offset_of!(VmView, shape)),
+        ("offsetof(vm_view, stride)", offset_of!(VmView, stride)),
+        ("sizeof(vm_constant)", size_of::<VmConstant>()),
+        ("offsetof(vm_constant, dtype)", offset_of!(VmConstant, dtype)),
+        ("offsetof(vm_constant, value)", offset_of!(VmConstant, value)),
+        ("sizeof(vm_operand)", size_of::<VmOperand>()),
+        ("offsetof(vm_operand, kind)", offset_of!(VmOperand, kind)),
+        ("offsetof(vm_operand, u)", offset_of!(VmOperand, u)),
+        ("sizeof(vm_instruction)", size_of::<VmInstruction>()),
+        ("offsetof(vm_instruction, opcode)", offset_of!(VmInstruction, opcode)),
+        ("offsetof(vm_instruction, noperands)", offset_of!(VmInstruction, noperands)),
+        ("offsetof(vm_instruction, operands)", offset_of!(VmInstruction, operands)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constants_round_trip_through_the_c_form() {
+        for d in DType::ALL {
+            for x in [-3.0f64, 0.0, 1.0, 2.5, 200.0] {
+                let s = Scalar::F64(x).cast(d);
+                assert_eq!(VmConstant::from_scalar(s).to_scalar().unwrap(), s, "{d} {x}");
+            }
+        }
+        let c = VmConstant { dtype: 99, value: VmValue { u: 0 } };
+        assert!(matches!(c.to_scalar(), Err(Error::UnknownDType(_))));
+    }
+
+    #[test]
+    fn signed_values_live_in_i_and_floats_in_f() {
+        let c = VmConstant { dtype: DType::I32.id(), value: VmValue { i: -7 } };
+        assert_eq!(c.to_scalar().unwrap(), Scalar::I32(-7));
+        let c = VmConstant { dtype: DType::F32.id(), value: VmValue { f: 0.5 } };
+        assert_eq!(c.to_scalar().unwrap(), Scalar::F32(0.5));
+        let c = VmConstant { dtype: DType::Bool.id(), value: VmValue { u: 1 } };
+        assert_eq!(c.to_scalar().unwrap(), Scalar::Bool(true));
+    }
+}

@@ -1,0 +1,130 @@
+//! `vm`: the vector VM's command-line tool.
+//!
+//! - `vm info [--config FILE] [--stack NAME]`: the configuration in effect, the stack it picks,
+//!   each component with its implementation and effective settings, and the engines compiled in;
+//! - `vm run FILE [--config FILE] [--stack NAME]`: runs a text bytecode file and prints every
+//!   array it syncs;
+//! - `vm header`: prints the C header `vm.h`.
+
+use clap::{Parser, Subcommand};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use vm::engines;
+use vm_core::{Error, Result};
+
+/// The vector VM's command-line tool.
+#[derive(Debug, Parser)]
+#[command(
+    name = "vm",
+    version,
+    about = "The vector VM's tool: show the configuration and stack, run text bytecode, print the C header"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Where the stack comes from.
+#[derive(Debug, clap::Args)]
+struct StackArgs {
+    /// The configuration file (default: $VM_CONFIG, ./vm.toml, $XDG_CONFIG_HOME/vm/config.toml,
+    /// ~/.config/vm/config.toml, then the built-in default).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The stack to build (default: $VM_STACK, else the configuration's `stack`).
+    #[arg(long, value_name = "NAME")]
+    stack: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Print the configuration in effect, the stack with each component's settings, and the
+    /// engines compiled in.
+    Info {
+        #[command(flatten)]
+        stack: StackArgs,
+    },
+    /// Run a text bytecode file and print every array it syncs.
+    Run {
+        /// The bytecode file (see docs/bytecode.md).
+        file: PathBuf,
+        #[command(flatten)]
+        stack: StackArgs,
+    },
+    /// Print the C header vm.h (generated from the Rust tables).
+    Header,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Info { stack } => info(&stack),
+        Command::Run { file, stack } => run(&file, &stack),
+        Command::Header => {
+            emit(&vm::header::render());
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("vm: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Writes `text` to stdout. A closed pipe (`vm info | head`) is not an error worth a panic.
+fn emit(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+fn info(args: &StackArgs) -> Result<()> {
+    let env = vm_core::config::Env::process();
+    let plan = engines::plan(args.config.as_deref(), args.stack.as_deref(), &env)?;
+    let mut s = plan.describe();
+    if args.stack.is_some() {
+        s = s.replace("(chosen by VM_STACK)", "(chosen by --stack)");
+    }
+    let built = plan.build(&engines::registry()?).and_then(|mut top| {
+        let info = top.describe();
+        top.shutdown()?;
+        Ok(info)
+    });
+    match &built {
+        Ok(components) => {
+            for c in components.iter().filter(|c| !c.notes.is_empty()) {
+                let _ = writeln!(s, "notes on {} ({}):", c.name, c.implementation);
+                for n in &c.notes {
+                    let _ = writeln!(s, "  {n}");
+                }
+            }
+            s += "status: the stack builds\n";
+        }
+        Err(e) => {
+            let _ = writeln!(s, "status: the stack does not build: {e}");
+        }
+    }
+    s += "engines compiled in:\n";
+    let width = engines::engines_compiled_in().iter().map(|n| n.len()).max().unwrap_or(0);
+    for imp in engines::implementations() {
+        let kind = if imp.needs_child { "manager" } else { "engine" };
+        let missing = if imp.name == "cluster" && !cfg!(feature = "mpi") { " [built without MPI]" } else { "" };
+        let _ = writeln!(s, "  {:width$}  {kind:7}  {}{missing}", imp.name, imp.summary);
+    }
+    emit(&s);
+    built.map(|_| ())
+}
+
+fn run(file: &Path, args: &StackArgs) -> Result<()> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| Error::InvalidArgument(format!("cannot read {}: {e}", file.display())))?;
+    let (mut rt, _) = engines::build_runtime(args.config.as_deref(), args.stack.as_deref())?;
+    let result = vm::run::run_text(&text, &mut rt);
+    let shut = rt.shutdown();
+    emit(&result?);
+    shut
+}

@@ -1,0 +1,21 @@
+//! # vm-bridge: the C ABI of the vector VM
+//!
+//! This crate builds `libvm.so` (library name `vm`): the `extern "C"` functions of [`exports`],
+//! over the `#[repr(C)]` types of [`abi`], declared by the header `include/vm.h`, which
+//! [`header`] renders from the Rust tables. It also registers the engines compiled into the
+//! library ([`engines`]) and provides the `vm` command-line tool (`src/bin/vm.rs`).
+//!
+//! Rules at the boundary: every exported function returns a status code (`VM_OK` or
+//! `VM_ERR_*`, see [`errors`]) and records a per-thread last-error message; no panic crosses it
+//! ([`errors::guard`]); every pointer from C is checked for null before use; contexts are tokens
+//! looked up in a table of live ones ([`context`]), so a stale context is an error, not a crash.
+//!
+//! The reference for C programmers is `docs/c-abi.md`.
+
+pub mod abi;
+pub mod context;
+pub mod engines;
+pub mod errors;
+pub mod exports;
+pub mod header;
+pub mod run;

@@ -1,0 +1,131 @@
+//! The `vm` tool: `vm info`, `vm run`, `vm header`, run as a user would.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Runs `vm args...` in the workspace root with no VM_* variables and an empty HOME, so the
+/// configuration is the built-in default.
+fn vm(args: &[&str], stack: Option<&str>) -> Output {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let home = std::env::temp_dir().join(format!("vm-cli-test-home-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vm"));
+    cmd.args(args).current_dir(root()).env("HOME", &home).env("XDG_CONFIG_HOME", home.join(".config"));
+    for (k, _) in std::env::vars_os() {
+        if k.to_str().is_some_and(|k| k.starts_with("VM_")) {
+            cmd.env_remove(k);
+        }
+    }
+    if let Some(s) = stack {
+        cmd.env("VM_STACK", s);
+    }
+    let out = cmd.output().unwrap();
+    let _ = std::fs::remove_dir_all(&home);
+    out
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn run_prints_the_synced_arrays_identically_on_every_stack() {
+    let default = vm(&["run", "examples/heat.vm"], None);
+    assert!(default.status.success(), "{}", text(&default.stderr));
+    let out = text(&default.stdout);
+    assert!(out.starts_with("grid: f64[6, 6] = [[100,        100,       100,"), "{out}");
+    assert!(out.contains("\n                   [  0, 25.5859375,  28.90625,  28.90625, 25.5859375,   0],\n"), "{out}");
+    assert!(out.ends_with("total: f64[1] = [724.609375]\n"), "{out}");
+    let interp = vm(&["run", "examples/heat.vm", "--stack", "interp"], None);
+    assert!(interp.status.success(), "{}", text(&interp.stderr));
+    assert_eq!(text(&interp.stdout), out);
+    let by_env = vm(&["run", "examples/heat.vm"], Some("interp"));
+    assert_eq!(text(&by_env.stdout), out);
+    if vm::engines::engines_compiled_in().contains(&"cpu") {
+        let cpu = vm(&["run", "examples/heat.vm", "--stack", "cpu"], None);
+        assert!(cpu.status.success(), "{}", text(&cpu.stderr));
+        assert_eq!(text(&cpu.stdout), out, "the cpu stack prints differently");
+    }
+}
+
+#[test]
+fn every_example_runs_identically_on_every_stack() {
+    let mut stacks = vec!["interp"];
+    if vm::engines::engines_compiled_in().contains(&"cpu") {
+        stacks.push("cpu");
+    }
+    for entry in std::fs::read_dir(root().join("examples")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "vm") {
+            let file = path.to_str().unwrap();
+            let out = vm(&["run", file], None);
+            assert!(out.status.success(), "{}: {}", path.display(), text(&out.stderr));
+            assert!(!out.stdout.is_empty(), "{} syncs nothing", path.display());
+            for stack in &stacks {
+                let other = vm(&["run", file, "--stack", stack], None);
+                assert!(other.status.success(), "{} on {stack}: {}", path.display(), text(&other.stderr));
+                assert_eq!(text(&other.stdout), text(&out.stdout), "{} on {stack}", path.display());
+            }
+        }
+    }
+}
+
+#[test]
+fn run_reports_errors_with_a_nonzero_status() {
+    let dir = std::env::temp_dir().join(format!("vm-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.vm");
+    std::fs::write(&bad, ".base a f64 4\nadd a, a\n").unwrap();
+    let out = vm(&["run", bad.to_str().unwrap()], None);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.starts_with("vm: error: ") && err.contains("line 2"), "{err}");
+
+    let missing = vm(&["run", "no/such/file.vm"], None);
+    assert!(!missing.status.success());
+    assert!(text(&missing.stderr).contains("cannot read no/such/file.vm"), "{}", text(&missing.stderr));
+
+    let stack = vm(&["run", "examples/heat.vm", "--stack", "nope"], None);
+    assert!(!stack.status.success());
+    assert!(text(&stack.stderr).contains("the requested stack `nope`"), "{}", text(&stack.stderr));
+
+    std::fs::write(dir.join("bad.toml"), "stack = 3\n").unwrap();
+    let config = vm(&["run", "examples/heat.vm", "--config", dir.join("bad.toml").to_str().unwrap()], None);
+    assert!(!config.status.success());
+    assert!(text(&config.stderr).contains("bad.toml:1"), "{}", text(&config.stderr));
+
+    let ext = dir.join("ext.vm");
+    std::fs::write(&ext, ".base a f64 4\next no_such_method a, a\nsync a\n").unwrap();
+    let out = vm(&["run", ext.to_str().unwrap()], None);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("no_such_method"), "{}", text(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn info_names_config_stack_components_and_engines() {
+    let out = vm(&["info"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    for want in ["config: <embedded default>", "stack:", "node", "interp", "engines compiled in:", "the stack builds"] {
+        assert!(s.contains(want), "`{want}` missing from:\n{s}");
+    }
+    let chosen = vm(&["info", "--stack", "interp"], None);
+    assert!(text(&chosen.stdout).contains("stack:  interp"), "{}", text(&chosen.stdout));
+    let file = vm(&["info", "--config", "config/examples/interp.toml"], None);
+    assert!(file.status.success(), "{}", text(&file.stderr));
+    assert!(text(&file.stdout).contains("config: config/examples/interp.toml"), "{}", text(&file.stdout));
+}
+
+#[test]
+fn header_prints_the_committed_vm_h() {
+    let out = vm(&["header"], None);
+    assert!(out.status.success());
+    let committed = std::fs::read_to_string(root().join("bridge-c/include/vm.h")).unwrap();
+    assert_eq!(text(&out.stdout), committed);
+}

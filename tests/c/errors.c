@@ -1,0 +1,210 @@
+/* errors.c: bad input through the C ABI. Every case must return its status code and leave a
+ * vm_last_error() naming the problem; nothing may crash, and the context must stay usable.
+ * Prints one "ok <case>: <status>" line per case (messages go to stderr). Run in a scratch
+ * directory: it writes config files there. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+static void write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    REQUIRE(f != NULL);
+    REQUIRE(fputs(text, f) >= 0);
+    REQUIRE(fclose(f) == 0);
+}
+
+/* The harness runs this program with VM_STACK set to each stack it tests; the files written here
+   name only an `interp` stack, so the cases that get past parsing ask for it by name (which
+   overrides VM_STACK). */
+static void bad_configs(void) {
+    vm_context *ctx = (vm_context *)&ctx; /* not NULL: vm_init must reset it on failure */
+    EXPECT_ERROR("init without out", VM_ERR_INVALID_ARGUMENT, "NULL", vm_init(NULL, NULL));
+    EXPECT_ERROR("missing config file", VM_ERR_CONFIG, "not found", vm_init("no-such-dir/vm.toml", &ctx));
+    REQUIRE(ctx == NULL);
+    write_file("syntax.toml", "stack = \"interp\"\n[stacks]\ninterp = [\"node\", \"interp\"\n");
+    EXPECT_ERROR("config syntax error", VM_ERR_CONFIG, "syntax.toml:", vm_init("syntax.toml", &ctx));
+    write_file("key.toml", "stack = \"interp\"\n[stacks]\ninterp = [\"node\", \"interp\"]\n[interp]\nspeed = 11\n");
+    EXPECT_ERROR("config unknown key", VM_ERR_CONFIG, "key.toml:5", vm_init_stack("key.toml", "interp", &ctx));
+    EXPECT_ERROR("config unknown key named", VM_ERR_CONFIG, "speed", vm_init_stack("key.toml", "interp", &ctx));
+    write_file("engine.toml", "stack = \"interp\"\n[stacks]\ninterp = [\"node\", \"warp-drive\"]\n");
+    EXPECT_ERROR("config unknown engine", VM_ERR_CONFIG, "warp-drive", vm_init_stack("engine.toml", "interp", &ctx));
+    write_file("good.toml", "stack = \"interp\"\n[stacks]\ninterp = [\"node\", \"interp\"]\n");
+    EXPECT_ERROR("unknown stack", VM_ERR_CONFIG, "no-such-stack", vm_init_stack("good.toml", "no-such-stack", &ctx));
+    REQUIRE(ctx == NULL);
+    CHECK(vm_init_stack("good.toml", "interp", &ctx));
+    REQUIRE(strcmp(vm_last_error(), "") == 0);
+    CHECK(vm_shutdown(ctx));
+}
+
+static void null_and_dead_contexts(void) {
+    vm_context *ctx = NULL;
+    vm_base b = 0;
+    EXPECT_ERROR("null context", VM_ERR_INVALID_ARGUMENT, "NULL", vm_base_new(NULL, VM_DTYPE_F64, 4, &b));
+    EXPECT_ERROR("null context flush", VM_ERR_INVALID_ARGUMENT, "NULL", vm_flush(NULL));
+    EXPECT_ERROR("null context shutdown", VM_ERR_INVALID_ARGUMENT, "NULL", vm_shutdown(NULL));
+    EXPECT_ERROR("bogus context", VM_ERR_INVALID_ARGUMENT, "not a live context",
+                 vm_flush((vm_context *)&b));
+    CHECK(vm_init(NULL, &ctx));
+    CHECK(vm_shutdown(ctx));
+    EXPECT_ERROR("use after shutdown", VM_ERR_INVALID_ARGUMENT, "not a live context", vm_sync(ctx, 1));
+    EXPECT_ERROR("double shutdown", VM_ERR_INVALID_ARGUMENT, "not a live context", vm_shutdown(ctx));
+}
+
+static vm_instruction add_f64(vm_base out, vm_base a, uint64_t n) {
+    return vm_instr3(VM_OP_ADD, vm_operand_range(out, 0, n), vm_operand_range(a, 0, n), vm_operand_f64(1.0));
+}
+
+static void bad_instructions(vm_context *ctx) {
+    vm_base a, f;
+    vm_instruction in[2];
+    uint64_t shape[17];
+    int64_t stride[17];
+    int d;
+    CHECK(vm_base_new(ctx, VM_DTYPE_F64, 8, &a));
+    CHECK(vm_base_new(ctx, VM_DTYPE_F32, 8, &f));
+
+    EXPECT_ERROR("null instructions", VM_ERR_INVALID_ARGUMENT, "instrs is NULL", vm_submit(ctx, NULL, 1));
+    CHECK(vm_submit(ctx, NULL, 0));
+
+    in[0] = add_f64(a, a, 8);
+    in[1] = add_f64(a, a, 8);
+    in[1].opcode = 999;
+    EXPECT_ERROR("unknown opcode", VM_ERR_UNKNOWN_OPCODE, "999", vm_submit(ctx, in, 2));
+    in[1].opcode = VM_OP_EXTENSION_BASE + 5;
+    EXPECT_ERROR("unregistered extension", VM_ERR_UNKNOWN_OPCODE, "1029", vm_submit(ctx, in, 2));
+
+    in[1] = add_f64(a, a, 8);
+    in[1].operands[1].u.view.start = 3; /* elements 3..10 of an 8-element base */
+    EXPECT_ERROR("view out of bounds", VM_ERR_INVALID_INSTRUCTION, "instruction 1, operand 1", vm_submit(ctx, in, 2));
+    EXPECT_ERROR("view out of bounds says so", VM_ERR_INVALID_INSTRUCTION, "outside", vm_submit(ctx, in, 2));
+    in[1] = vm_instr3(VM_OP_ADD, vm_operand_range(a, -1, 2), vm_operand_range(a, 0, 2), vm_operand_range(a, 0, 2));
+    EXPECT_ERROR("negative start", VM_ERR_INVALID_INSTRUCTION, "operand 0", vm_submit(ctx, in, 2));
+
+    in[1] = vm_instr3(VM_OP_ADD, vm_operand_range(a, 0, 8), vm_operand_range(f, 0, 8), vm_operand_range(a, 0, 8));
+    EXPECT_ERROR("dtype mismatch", VM_ERR_INVALID_INSTRUCTION, "dtype mismatch", vm_submit(ctx, in, 2));
+    in[1] = vm_instr3(VM_OP_ADD, vm_operand_range(a, 0, 8), vm_operand_range(a, 0, 8), vm_operand_f32(1.0f));
+    EXPECT_ERROR("constant dtype mismatch", VM_ERR_INVALID_INSTRUCTION, "operand 2", vm_submit(ctx, in, 2));
+
+    in[1] = vm_instr3(VM_OP_ADD, vm_operand_range(a, 0, 8), vm_operand_range(a, 0, 8), vm_operand_f64(1.0));
+    in[1].operands[2].u.constant.dtype = 77;
+    EXPECT_ERROR("constant of unknown dtype", VM_ERR_UNKNOWN_DTYPE, "77", vm_submit(ctx, in, 2));
+
+    for (d = 0; d < 17; d++) {
+        shape[d] = 1;
+        stride[d] = 0;
+    }
+    in[1] = vm_instr2(VM_OP_IDENTITY, vm_operand_view(vm_view_nd(a, 0, 17, shape, stride)), vm_operand_f64(0.0));
+    EXPECT_ERROR("too many dimensions", VM_ERR_INVALID_INSTRUCTION, "17 dimensions", vm_submit(ctx, in, 2));
+
+    in[1] = add_f64(a, a, 8);
+    in[1].noperands = 7;
+    EXPECT_ERROR("too many operands", VM_ERR_INVALID_INSTRUCTION, "at most 6", vm_submit(ctx, in, 2));
+    in[1].noperands = 2;
+    EXPECT_ERROR("wrong arity", VM_ERR_INVALID_INSTRUCTION, "takes 3 operands", vm_submit(ctx, in, 2));
+
+    in[1] = add_f64(a, a, 8);
+    in[1].operands[1].kind = 0;
+    EXPECT_ERROR("bad operand kind", VM_ERR_INVALID_INSTRUCTION, "operand kind 0", vm_submit(ctx, in, 2));
+
+    in[1] = add_f64(a, a, 8);
+    in[1].operands[0].u.view.base = 12345;
+    EXPECT_ERROR("unknown base", VM_ERR_INVALID_INSTRUCTION, "base 12345 does not exist", vm_submit(ctx, in, 2));
+
+    in[1] = vm_instr3(VM_OP_ADD, vm_operand_view(vm_view_1d(a, 0, 8, 0)), vm_operand_range(a, 0, 8),
+                      vm_operand_range(a, 0, 8));
+    EXPECT_ERROR("broadcast output", VM_ERR_INVALID_INSTRUCTION, "more than once", vm_submit(ctx, in, 2));
+
+    /* None of the rejected batches ran: a is still all zeros. */
+    {
+        size_t nbytes;
+        const double *x = (const double *)synced_data(ctx, a, &nbytes);
+        for (d = 0; d < 8; d++) {
+            REQUIRE(x[d] == 0.0);
+        }
+        printf("ok rejected batches queued nothing\n");
+    }
+    CHECK(vm_base_free(ctx, a));
+    CHECK(vm_base_free(ctx, f));
+}
+
+static void bad_bases_and_data(vm_context *ctx) {
+    vm_base a = 0, gone;
+    const void *data = NULL;
+    size_t nbytes = 0;
+    double x[4] = {1, 2, 3, 4};
+    uint32_t op = 0;
+    vm_instruction in;
+    EXPECT_ERROR("unknown dtype", VM_ERR_UNKNOWN_DTYPE, "99", vm_base_new(ctx, 99, 4, &a));
+    EXPECT_ERROR("base without out", VM_ERR_INVALID_ARGUMENT, "NULL", vm_base_new(ctx, VM_DTYPE_F64, 4, NULL));
+    EXPECT_ERROR("huge base", VM_ERR_INVALID_ARGUMENT, "too large", vm_base_new(ctx, VM_DTYPE_F64, UINT64_MAX / 2, &a));
+    CHECK(vm_base_new(ctx, VM_DTYPE_F64, 4, &a));
+
+    in = vm_instr2(VM_OP_IDENTITY, vm_operand_range(a, 0, 4), vm_operand_f64(2.0));
+    CHECK(vm_submit(ctx, &in, 1));
+    EXPECT_ERROR("data before sync", VM_ERR_PROTOCOL, "not synced", vm_data(ctx, a, &data, &nbytes));
+    CHECK(vm_sync(ctx, a));
+    EXPECT_ERROR("data without pointer", VM_ERR_INVALID_ARGUMENT, "NULL", vm_data(ctx, a, NULL, &nbytes));
+    EXPECT_ERROR("data without size", VM_ERR_INVALID_ARGUMENT, "NULL", vm_data(ctx, a, &data, NULL));
+    CHECK(vm_data(ctx, a, &data, &nbytes));
+    REQUIRE(nbytes == 4 * sizeof(double) && ((const double *)data)[3] == 2.0);
+    CHECK(vm_submit(ctx, &in, 1));
+    EXPECT_ERROR("data after a write", VM_ERR_PROTOCOL, "not synced", vm_data(ctx, a, &data, &nbytes));
+
+    EXPECT_ERROR("write from NULL", VM_ERR_INVALID_ARGUMENT, "src is NULL", vm_write(ctx, a, 0, NULL, 8));
+    EXPECT_ERROR("write of a partial element", VM_ERR_INVALID_ARGUMENT, "whole number", vm_write(ctx, a, 0, x, 7));
+    EXPECT_ERROR("write past the end", VM_ERR_INVALID_ARGUMENT, "elements 2..6", vm_write(ctx, a, 2, x, sizeof x));
+    CHECK(vm_write(ctx, a, 0, NULL, 0));
+
+    EXPECT_ERROR("unknown extension", VM_ERR_UNSUPPORTED, "warp_drive", vm_extension(ctx, "warp_drive", &op));
+    EXPECT_ERROR("extension without name", VM_ERR_INVALID_ARGUMENT, "name is NULL", vm_extension(ctx, NULL, &op));
+    EXPECT_ERROR("extension without out", VM_ERR_INVALID_ARGUMENT, "NULL", vm_extension(ctx, "matmul", NULL));
+
+    gone = a;
+    CHECK(vm_base_free(ctx, a));
+    in = vm_instr2(VM_OP_IDENTITY, vm_operand_range(gone, 0, 4), vm_operand_f64(2.0));
+    EXPECT_ERROR("use after free", VM_ERR_INVALID_INSTRUCTION, "does not exist", vm_submit(ctx, &in, 1));
+    EXPECT_ERROR("sync after free", VM_ERR_UNKNOWN_BASE, "unknown base", vm_sync(ctx, gone));
+    EXPECT_ERROR("data after free", VM_ERR_UNKNOWN_BASE, "unknown base", vm_data(ctx, gone, &data, &nbytes));
+    EXPECT_ERROR("write after free", VM_ERR_UNKNOWN_BASE, "unknown base", vm_write(ctx, gone, 0, x, 8));
+    EXPECT_ERROR("double free", VM_ERR_UNKNOWN_BASE, "unknown base", vm_base_free(ctx, gone));
+    EXPECT_ERROR("base zero", VM_ERR_UNKNOWN_BASE, "unknown base", vm_sync(ctx, 0));
+}
+
+static void statuses(void) {
+    REQUIRE(strcmp(vm_status_name(VM_OK), "VM_OK") == 0);
+    REQUIRE(strcmp(vm_status_name(VM_ERR_CONFIG), "VM_ERR_CONFIG") == 0);
+    REQUIRE(strcmp(vm_status_name(VM_ERR_INTERNAL), "VM_ERR_INTERNAL") == 0);
+    REQUIRE(strcmp(vm_status_name(-3), "VM_ERR_UNKNOWN_STATUS") == 0);
+    REQUIRE(vm_last_error() != NULL);
+    printf("ok status names\n");
+}
+
+int main(void) {
+    vm_context *ctx = NULL;
+    bad_configs();
+    null_and_dead_contexts();
+    CHECK(vm_init(NULL, &ctx));
+    bad_instructions(ctx);
+    bad_bases_and_data(ctx);
+    /* After all that, the context still works. */
+    {
+        vm_base b;
+        size_t nbytes;
+        const double *x;
+        vm_instruction in;
+        CHECK(vm_base_new(ctx, VM_DTYPE_F64, 3, &b));
+        in = vm_instr1(VM_OP_RANGE, vm_operand_range(b, 0, 3));
+        CHECK(vm_submit(ctx, &in, 1));
+        x = (const double *)synced_data(ctx, b, &nbytes);
+        REQUIRE(x[0] == 0.0 && x[2] == 2.0);
+        REQUIRE(strcmp(vm_last_error(), "") == 0);
+        printf("ok context usable after errors\n");
+    }
+    CHECK(vm_shutdown(ctx));
+    statuses();
+    printf("errors ok\n");
+    return 0;
+}

@@ -1,0 +1,87 @@
+//! The C and C++ programs of `tests/c/`, compiled against `libvm.so` and run on every stack
+//! (see [`vm_tests::check_program`]): each must exit 0 and print the same on every stack.
+
+use vm_tests::{c_dir, check_program, workspace_root};
+
+/// The programs with a test below; every program in `tests/c` must be one of them.
+const PROGRAMS: &[&str] = &["heat.c", "basics.c", "errors.c", "doc_example.c", "cxx_smoke.cpp"];
+
+#[test]
+fn heat_stencil_matches_the_c_loop() {
+    let out = check_program("heat.c");
+    assert!(out.contains("max |vm - c loop| = 0\n"), "{out}");
+}
+
+#[test]
+fn basics() {
+    let out = check_program("basics.c");
+    assert!(out.contains("odd: 1 3 5 7 9 11 13 15 17 19\n"), "{out}");
+    assert!(out.ends_with("basics ok\n"), "{out}");
+}
+
+#[test]
+fn bad_input_gives_clear_errors() {
+    let out = check_program("errors.c");
+    for case in [
+        "ok null context: VM_ERR_INVALID_ARGUMENT",
+        "ok unknown opcode: VM_ERR_UNKNOWN_OPCODE",
+        "ok view out of bounds: VM_ERR_INVALID_INSTRUCTION",
+        "ok dtype mismatch: VM_ERR_INVALID_INSTRUCTION",
+        "ok use after free: VM_ERR_INVALID_INSTRUCTION",
+        "ok sync after free: VM_ERR_UNKNOWN_BASE",
+        "ok config syntax error: VM_ERR_CONFIG",
+        "ok unknown dtype: VM_ERR_UNKNOWN_DTYPE",
+        "ok use after shutdown: VM_ERR_INVALID_ARGUMENT",
+    ] {
+        assert!(out.contains(case), "`{case}` missing from:\n{out}");
+    }
+    assert!(out.ends_with("errors ok\n"), "{out}");
+}
+
+#[test]
+fn the_documented_example_runs() {
+    let out = check_program("doc_example.c");
+    assert!(out.contains("y[7] = 13.25\n") && out.ends_with("sum = 43\n"), "{out}");
+}
+
+#[test]
+fn the_header_works_from_cpp() {
+    let out = check_program("cxx_smoke.cpp");
+    assert_eq!(out, "sum of squares below 100: 328350\n");
+}
+
+#[test]
+fn every_program_in_tests_c_is_tested() {
+    for entry in std::fs::read_dir(c_dir()).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name.ends_with(".c") || name.ends_with(".cpp") {
+            assert!(PROGRAMS.contains(&name.as_str()), "tests/c/{name} has no test in c_programs.rs");
+        }
+    }
+}
+
+#[test]
+fn the_docs_contain_the_example_verbatim() {
+    let example = std::fs::read_to_string(c_dir().join("doc_example.c")).unwrap();
+    let docs = std::fs::read_to_string(workspace_root().join("docs").join("c-abi.md")).unwrap();
+    assert!(
+        docs.contains(&format!("```c\n{example}```")),
+        "docs/c-abi.md must contain tests/c/doc_example.c verbatim, in a ```c block"
+    );
+}
+
+#[test]
+fn the_docs_list_every_status_and_the_struct_sizes() {
+    let docs = std::fs::read_to_string(workspace_root().join("docs").join("c-abi.md")).unwrap();
+    for s in vm::errors::statuses() {
+        let row = format!("| `{}` | {} | {} |", s.name.to_str().unwrap(), s.code, s.doc);
+        assert!(docs.contains(&row), "docs/c-abi.md lacks the status row {row}");
+    }
+    let sizes: std::collections::HashMap<_, _> = vm::abi::layout().into_iter().collect();
+    for (ty, word) in [("vm_view", "is"), ("vm_operand", ""), ("vm_instruction", "")] {
+        let size = sizes[format!("sizeof({ty})").as_str()];
+        let text =
+            if word.is_empty() { format!("`sizeof({ty})` {size}") } else { format!("`sizeof({ty})` {word} {size}") };
+        assert!(docs.contains(&text), "docs/c-abi.md should say {text}");
+    }
+}
