@@ -117,11 +117,12 @@ impl Footprint {
         let reduce = instr.opcode.kind() == Kind::Reduce;
         for input in instr.inputs().iter().filter_map(|o| o.as_view()) {
             for (w, a) in self.views.get(&input.base.id).into_iter().flatten() {
-                let ok = match (a, input.overlap(w)) {
-                    (_, Overlap::Disjoint) | (Access::Read, _) => true,
-                    (Access::Write, Overlap::Identical) => true,
-                    _ => false,
-                };
+                // Reads never conflict with reads; a write may be read back only through
+                // exactly its own view; a reduction's output not at all.
+                let ok = matches!(
+                    (a, input.overlap(w)),
+                    (_, Overlap::Disjoint) | (Access::Read, _) | (Access::Write, Overlap::Identical)
+                );
                 if !ok {
                     return false;
                 }

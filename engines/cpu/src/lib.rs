@@ -1,1 +1,75 @@
-//! The `cpu` component (under construction).
+//! # vm-cpu: the Cranelift JIT engine
+//!
+//! The `cpu` component executes a batch by
+//!
+//! 1. cutting it into kernels of blockable instructions and contracting temporaries
+//!    ([`vm_core::kernel`], shared with the OpenCL engine);
+//! 2. turning each kernel into a [`program::Program`] (its structure, the cache key) and a
+//!    [`program::Binding`] (addresses, sizes, strides, constants);
+//! 3. compiling the program once with Cranelift ([`cache`], [`codegen`], [`emit`]); operations
+//!    Cranelift has no instruction for are block routines in Rust ([`calls`], [`math`]);
+//! 4. running it over cache-sized blocks of the iteration space on a persistent pool of threads
+//!    with work stealing ([`exec`], [`pool`]); reductions combine per-block partials in block
+//!    order ([`reduce`]), so results do not depend on the number of threads.
+//!
+//! Scans, gathers and scatters run as plain Rust ([`native`]). Extension methods go to the
+//! fallback child, when there is one; without one they are [`vm_core::Error::Unsupported`].
+//!
+//! Settings (`[cpu]` table): see [`SETTINGS`]. `VM_PROFILE=1` or `profile = true` prints kernel,
+//! compile and cache statistics to stderr at shutdown.
+
+pub mod cache;
+pub mod calls;
+pub mod codegen;
+pub mod emit;
+mod engine;
+pub mod exec;
+pub mod math;
+pub mod native;
+pub mod pool;
+pub mod profile;
+pub mod program;
+pub mod reduce;
+pub mod schedule;
+pub mod simd;
+pub mod views;
+
+pub use engine::{Config, CpuEngine};
+
+use vm_core::component::Settings;
+use vm_core::{Component, Implementation, Result, SettingSpec};
+
+/// The settings of the `cpu` component.
+pub const SETTINGS: &[SettingSpec] = &[
+    SettingSpec { key: "threads", default: "0", doc: "worker threads, the caller included; 0 = one per core" },
+    SettingSpec { key: "profile", default: "false", doc: "print kernel, compile and cache statistics at shutdown" },
+    SettingSpec {
+        key: "block_size",
+        default: "32768",
+        doc: "positions of a kernel's iteration space per block (the unit of parallel work)",
+    },
+    SettingSpec {
+        key: "min_parallel",
+        default: "131072",
+        doc: "kernels with at most this many positions run as one block on the calling thread",
+    },
+    SettingSpec { key: "max_kernel", default: "256", doc: "the most instructions fused into one kernel" },
+];
+
+fn construct(settings: &Settings, child: Option<Box<dyn Component>>) -> Result<Box<dyn Component>> {
+    let mut config = Config::from_settings(settings)?;
+    if !settings.component.is_empty() {
+        config.table = settings.component.clone();
+    }
+    Ok(Box::new(CpuEngine::new(config, child)?))
+}
+
+/// The `cpu` implementation, for the stack builder: no child needed; a child, when given, is
+/// the fallback for extension methods.
+pub const IMPLEMENTATION: Implementation = Implementation {
+    name: "cpu",
+    summary: "Cranelift JIT engine: fuses instructions into kernels, compiles each once, runs blocks on all cores",
+    needs_child: false,
+    settings: SETTINGS,
+    construct,
+};

@@ -1,0 +1,134 @@
+//! The C users' path: `benches/c/heat_equation.c`, compiled with `cc` against `libvm.so` and
+//! the header `bridge-c/include/vm.h` when the harness runs, then run on each measured stack.
+
+use super::{bench_dir, parse_results, run_command};
+use crate::size::Size;
+use crate::stacks::StackSpec;
+use crate::{Measured, Precision};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The C compiler: `CC`, else `cc`.
+pub fn compiler() -> String {
+    std::env::var("CC").ok().filter(|c| !c.is_empty()).unwrap_or_else(|| "cc".into())
+}
+
+/// Where `libvm.so` is looked for, in order: `VM_BENCH_LIBVM` (the file or its directory), the
+/// directory of this executable and its `deps/`, then the workspace's `target/release` and
+/// `target/debug`.
+pub fn libvm_candidates() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(p) = std::env::var_os("VM_BENCH_LIBVM").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return vec![p];
+        }
+        dirs.push(p);
+    }
+    if let Some(exe_dir) = std::env::current_exe().ok().and_then(|e| e.parent().map(Path::to_path_buf)) {
+        dirs.push(exe_dir.join("deps"));
+        dirs.push(exe_dir.clone());
+        if let Some(up) = exe_dir.parent() {
+            dirs.push(up.to_path_buf());
+        }
+    }
+    let root = bench_dir().join("..");
+    dirs.push(root.join("target").join("release"));
+    dirs.push(root.join("target").join("debug"));
+    dirs.into_iter().map(|d| d.join("libvm.so")).collect()
+}
+
+/// The first `libvm.so` of [`libvm_candidates`] that exists.
+pub fn find_libvm() -> Option<PathBuf> {
+    libvm_candidates().into_iter().find(|p| p.is_file())
+}
+
+/// The compiled C benchmark. Its directory is removed when it is dropped.
+#[derive(Debug)]
+pub struct CProgram {
+    /// The executable.
+    pub exe: PathBuf,
+    /// The `libvm.so` it is linked against.
+    pub libvm: PathBuf,
+    dir: PathBuf,
+}
+
+impl Drop for CProgram {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Compiles `benches/c/heat_equation.c`; an error says why it cannot be (no compiler, no
+/// `libvm.so`, a compile error).
+pub fn build() -> Result<CProgram, String> {
+    let cc = compiler();
+    if Command::new(&cc).arg("--version").output().is_err() {
+        return Err(format!("no C baseline: the C compiler `{cc}` is not installed"));
+    }
+    let libvm = find_libvm().ok_or_else(|| {
+        "no C baseline: libvm.so not found (build it with `cargo build --release -p vm-bridge`, or set VM_BENCH_LIBVM)"
+            .to_string()
+    })?;
+    let lib_dir = libvm.parent().map(Path::to_path_buf).unwrap_or_default();
+    let include = bench_dir().join("..").join("bridge-c").join("include");
+    if !include.join("vm.h").is_file() {
+        return Err(format!("no C baseline: {} not found", include.join("vm.h").display()));
+    }
+    let dir = std::env::temp_dir().join(format!("vm-bench-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let exe = dir.join("heat_equation");
+    let source = bench_dir().join("c").join("heat_equation.c");
+    let mut cmd = Command::new(&cc);
+    cmd.args(["-O2", "-std=c11", "-Wall", "-Werror"])
+        .arg(&source)
+        .arg("-I")
+        .arg(&include)
+        .arg("-L")
+        .arg(&lib_dir)
+        .arg("-lvm")
+        .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
+        .arg("-o")
+        .arg(&exe);
+    let program = CProgram { exe, libvm, dir };
+    run_command(&mut cmd, &format!("{cc} heat_equation.c"))?;
+    Ok(program)
+}
+
+/// `name` as in `VM_<COMPONENT>_<KEY>` variables: upper case, `-` and `.` as `_`.
+fn env_form(name: &str) -> String {
+    name.chars().map(|c| if c == '-' || c == '.' { '_' } else { c.to_ascii_uppercase() }).collect()
+}
+
+/// Runs the C benchmark at `size` on the stack `spec` (its config file and stack name), with
+/// `threads` (when given) as the `threads` setting of each component that has one.
+pub fn run(
+    program: &CProgram,
+    size: &Size,
+    precision: Precision,
+    warmup: usize,
+    reps: usize,
+    spec: &StackSpec,
+    threads: Option<usize>,
+) -> Result<Vec<Measured>, String> {
+    let config = spec.config.as_ref().map_or_else(|| "-".to_string(), |p| p.display().to_string());
+    let stack = spec.stack.clone().unwrap_or_else(|| "-".into());
+    let mut cmd = Command::new(&program.exe);
+    cmd.arg(size.to_string())
+        .arg(precision.as_str())
+        .arg(warmup.to_string())
+        .arg(reps.to_string())
+        .arg(config)
+        .arg(stack);
+    if let (Some(n), Ok(plan)) = (threads, spec.plan(None)) {
+        for comp in plan.components.iter().filter(|c| c.settings.values.contains_key("threads")) {
+            cmd.env(format!("VM_{}_THREADS", env_form(&comp.name)), n.to_string());
+        }
+    }
+    let stdout = run_command(&mut cmd, "c/heat_equation")?;
+    let results = parse_results(&stdout).map_err(|e| format!("c/heat_equation: {e}"))?;
+    if results.len() != reps {
+        return Err(format!("c/heat_equation: {} results for {reps} repetitions", results.len()));
+    }
+    Ok(results)
+}

@@ -1,0 +1,51 @@
+//! The NumPy baseline: `benches/numpy/<benchmark>.py`, run with `python3` when
+//! `python3 -c 'import numpy'` works.
+
+use super::{bench_dir, parse_results, run_command};
+use crate::size::Size;
+use crate::{Measured, Precision};
+use std::process::Command;
+
+/// The Python interpreter: `VM_BENCH_PYTHON`, else `python3`.
+pub fn python() -> String {
+    std::env::var("VM_BENCH_PYTHON").ok().filter(|p| !p.is_empty()).unwrap_or_else(|| "python3".into())
+}
+
+/// NumPy's version, or why NumPy cannot be used (no python3, or no numpy module).
+pub fn available() -> Result<String, String> {
+    let py = python();
+    let out = Command::new(&py)
+        .args(["-c", "import numpy; print(numpy.__version__)"])
+        .output()
+        .map_err(|e| format!("no NumPy baseline: `{py}` cannot be run ({e})"))?;
+    if !out.status.success() {
+        return Err(format!("no NumPy baseline: `{py} -c 'import numpy'` fails (install python3-numpy)"));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Runs `script` at `size`: `warmup` untimed and `reps` timed repetitions in one process.
+pub fn run(
+    script: &str,
+    size: &Size,
+    precision: Precision,
+    warmup: usize,
+    reps: usize,
+) -> Result<Vec<Measured>, String> {
+    let dir = bench_dir().join("numpy");
+    let path = dir.join(script);
+    if !path.is_file() {
+        return Err(format!("no NumPy script {}", path.display()));
+    }
+    let mut cmd = Command::new(python());
+    cmd.arg(&path)
+        .args(["--size", &size.to_string(), "--dtype", precision.as_str()])
+        .args(["--warmup", &warmup.to_string(), "--reps", &reps.to_string()])
+        .current_dir(&dir);
+    let stdout = run_command(&mut cmd, &format!("numpy/{script}"))?;
+    let results = parse_results(&stdout).map_err(|e| format!("numpy/{script}: {e}"))?;
+    if results.len() != reps {
+        return Err(format!("numpy/{script}: {} results for {reps} repetitions", results.len()));
+    }
+    Ok(results)
+}

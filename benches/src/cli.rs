@@ -1,0 +1,296 @@
+//! The command line: which benchmarks, sizes, stacks and baselines, how many repetitions; what
+//! to write. `vm-bench --help` says it all; `vm-bench --list` shows benchmarks, sizes and stacks.
+
+use crate::check::Tolerance;
+use crate::report::table;
+use crate::runner::{self, Plan};
+use crate::size::{SizeChoice, SizeName};
+use crate::stacks::{self, StackSpec};
+use crate::{Precision, plot, suite};
+use clap::Parser;
+use std::path::PathBuf;
+
+/// Runs the benchmark suite of BENCHMARKS.md on VM stacks and compares them with NumPy, with
+/// hand-written fused Rust loops ("hand") and with the eager interpreter ("eager" = the interp
+/// stack), all measured in the same run. Exits 1 when a checksum disagrees with interp's or an
+/// implementation fails.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "vm-bench", version)]
+pub struct Args {
+    /// Benchmarks to run (comma-separated or repeated); default: all. See --list.
+    #[arg(short, long = "bench", value_delimiter = ',', value_name = "NAME")]
+    pub benches: Vec<String>,
+
+    /// Stacks to measure, by name in the config in effect (or in each --config file); default:
+    /// the config's own choice (VM_STACK, its `stack` key).
+    #[arg(short, long = "stack", value_delimiter = ',', value_name = "NAME")]
+    pub stacks: Vec<String>,
+
+    /// A config file whose stacks to measure; give it several times to compare config files.
+    #[arg(short, long = "config", value_name = "FILE")]
+    pub configs: Vec<PathBuf>,
+
+    /// Size: default, paper (the seed's), quick, tiny, or explicit like 2000*2000*100 (several
+    /// separated by commas; the form is per benchmark, see --list).
+    #[arg(long, default_value = "default", value_name = "SIZE")]
+    pub size: SizeChoice,
+
+    /// Timed repetitions per implementation.
+    #[arg(short, long, default_value_t = 3)]
+    pub reps: usize,
+
+    /// Untimed warm-up repetitions per implementation (the JIT compiles during these).
+    #[arg(short, long, default_value_t = 1)]
+    pub warmup: usize,
+
+    /// Threads for the stacks (their `threads` setting) and for hand; default: the config's,
+    /// and one hand thread per core.
+    #[arg(short, long)]
+    pub threads: Option<usize>,
+
+    /// Element type.
+    #[arg(long, value_enum, default_value = "f64")]
+    pub dtype: Precision,
+
+    /// Quick mode: --size quick, 1 warm-up, 3 repetitions (what the README's main job runs).
+    #[arg(long)]
+    pub quick: bool,
+
+    /// Skip the eager baseline (interp). The first stack becomes the checksum reference.
+    #[arg(long)]
+    pub no_eager: bool,
+
+    /// Skip the hand-written Rust baseline.
+    #[arg(long)]
+    pub no_hand: bool,
+
+    /// Skip the NumPy baseline.
+    #[arg(long)]
+    pub no_numpy: bool,
+
+    /// Skip the C program (heat_equation against libvm.so).
+    #[arg(long)]
+    pub no_c: bool,
+
+    /// Relative checksum tolerance for float results (default 1e-9 for f64, 1e-4 for f32).
+    #[arg(long, value_name = "X")]
+    pub rtol: Option<f64>,
+
+    /// Write the report as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Draw the speedups as an SVG bar chart to FILE.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+
+    /// List the benchmarks with their sizes, and the stacks that can be built; run nothing.
+    #[arg(long)]
+    pub list: bool,
+
+    /// No progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl Args {
+    /// The plan these arguments describe, or a usage error.
+    pub fn plan(&self) -> Result<Plan, String> {
+        let size = if self.quick { SizeChoice::Named(SizeName::Quick) } else { self.size.clone() };
+        let (warmup, reps) = if self.quick { (1, 3) } else { (self.warmup, self.reps) };
+        if reps == 0 {
+            return Err("--reps must be at least 1".into());
+        }
+        let defs = if self.benches.is_empty() {
+            suite::all()
+        } else {
+            self.benches
+                .iter()
+                .map(|n| {
+                    suite::find(n).ok_or_else(|| {
+                        let known: Vec<&str> = suite::all().iter().map(|b| b.name).collect();
+                        format!("no benchmark `{n}`; known: {}", known.join(", "))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        let mut benches = Vec::new();
+        for def in defs {
+            let sizes = match &size {
+                SizeChoice::Named(n) => def.sizes(*n),
+                SizeChoice::Explicit(list) => list.clone(),
+            };
+            for s in &sizes {
+                def.check_size(s)?;
+            }
+            benches.push((def, sizes));
+        }
+        Ok(Plan {
+            benches,
+            stacks: self.stack_specs(),
+            precision: self.dtype,
+            warmup,
+            reps,
+            threads: self.threads,
+            eager: !self.no_eager,
+            hand: !self.no_hand,
+            numpy: !self.no_numpy,
+            c: !self.no_c,
+            tolerance: self.rtol.map_or(Tolerance::for_precision(self.dtype), |r| Tolerance { relative: r }),
+        })
+    }
+
+    /// The stacks to measure. `interp` of the config in effect is the eager baseline already,
+    /// so it is not measured twice (unless eager is off).
+    pub fn stack_specs(&self) -> Vec<StackSpec> {
+        let names: Vec<Option<&str>> =
+            if self.stacks.is_empty() { vec![None] } else { self.stacks.iter().map(|s| Some(s.as_str())).collect() };
+        let mut specs = Vec::new();
+        if self.configs.is_empty() {
+            for n in &names {
+                if *n == Some("interp") && !self.no_eager {
+                    continue;
+                }
+                specs.push(StackSpec::new(None, *n));
+            }
+        } else {
+            for c in &self.configs {
+                for n in &names {
+                    specs.push(StackSpec::new(Some(c), *n));
+                }
+            }
+        }
+        specs
+    }
+}
+
+/// What `--list` prints.
+pub fn list(args: &Args) -> String {
+    let mut out = String::from("benchmarks (size form: default | paper | quick | tiny):\n");
+    for b in suite::all() {
+        let fmt = |n: SizeName| b.sizes(n).iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",");
+        out.push_str(&format!(
+            "  {:14} {}\n  {:14} {}: {} | {} | {} | {}\n",
+            b.name,
+            b.summary,
+            "",
+            b.size_form(),
+            fmt(SizeName::Default),
+            fmt(SizeName::Paper),
+            fmt(SizeName::Quick),
+            fmt(SizeName::Tiny)
+        ));
+    }
+    let configs: Vec<Option<PathBuf>> =
+        if args.configs.is_empty() { vec![None] } else { args.configs.iter().cloned().map(Some).collect() };
+    for c in configs {
+        let which = c.as_ref().map_or("the config in effect".to_string(), |p| p.display().to_string());
+        match stacks::stack_names(c.as_deref()) {
+            Ok(names) => {
+                out.push_str(&format!("stacks of {which}:\n"));
+                for n in names {
+                    match stacks::unavailable(c.as_deref(), &n) {
+                        None => out.push_str(&format!("  {n:14} available\n")),
+                        Some(why) => out.push_str(&format!("  {n:14} unavailable: {why}\n")),
+                    }
+                }
+            }
+            Err(e) => out.push_str(&format!("stacks of {which}: {e}\n")),
+        }
+    }
+    out
+}
+
+/// Runs the command line; returns the process exit status.
+pub fn main(args: Args) -> i32 {
+    if args.list {
+        print!("{}", list(&args));
+        return 0;
+    }
+    let mut plan = match args.plan() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("vm-bench: {e}");
+            return 2;
+        }
+    };
+    plan.resolve_default_stacks();
+    let report = runner::run(&plan, args.quiet);
+    print!("{}", table::render(&report));
+    let mut status = if report.failures().is_empty() { 0 } else { 1 };
+    if let Some(path) = &args.json
+        && let Err(e) = std::fs::write(path, report.to_json())
+    {
+        eprintln!("vm-bench: cannot write {}: {e}", path.display());
+        status = status.max(1);
+    }
+    if let Some(path) = &args.plot
+        && let Err(e) = std::fs::write(path, plot::render(&report))
+    {
+        eprintln!("vm-bench: cannot write {}: {e}", path.display());
+        status = status.max(1);
+    }
+    status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Args {
+        Args::parse_from(std::iter::once("vm-bench").chain(list.iter().copied()))
+    }
+
+    #[test]
+    fn defaults_run_everything_on_the_default_stack() {
+        let p = args(&[]).plan().unwrap();
+        assert_eq!(p.benches.len(), suite::all().len());
+        assert_eq!(p.stacks, vec![StackSpec::new(None, None)]);
+        assert_eq!((p.warmup, p.reps), (1, 3));
+        assert!(p.eager && p.hand && p.numpy && p.c);
+        assert_eq!(p.tolerance, Tolerance::for_precision(Precision::F64));
+    }
+
+    #[test]
+    fn quick_mode_and_explicit_choices() {
+        let p = args(&["--quick", "-b", "heat_equation,knn", "-s", "cpu", "-s", "interp", "--dtype", "f32"])
+            .plan()
+            .unwrap();
+        assert_eq!((p.warmup, p.reps), (1, 3));
+        assert_eq!(p.benches.iter().map(|(d, _)| d.name).collect::<Vec<_>>(), ["heat_equation", "knn"]);
+        assert_eq!(p.benches[0].1, suite::find("heat_equation").unwrap().sizes(SizeName::Quick));
+        assert_eq!(p.stacks.len(), 1, "interp is the eager baseline already");
+        assert_eq!(p.stacks[0].label, "cpu");
+        assert_eq!(p.precision, Precision::F32);
+        assert_eq!(p.tolerance.relative, 1e-4);
+    }
+
+    #[test]
+    fn configs_multiply_with_stacks() {
+        let p = args(&["-c", "a.toml", "-c", "b.toml", "-s", "cpu,interp", "--no-eager"]).plan().unwrap();
+        let labels: Vec<&str> = p.stacks.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["a:cpu", "a:interp", "b:cpu", "b:interp"]);
+        assert!(!p.eager);
+    }
+
+    #[test]
+    fn usage_errors() {
+        assert!(args(&["-b", "nope"]).plan().unwrap_err().contains("known: heat_equation"));
+        assert!(args(&["-b", "knn", "--size", "10*10"]).plan().unwrap_err().contains("n*q*d*k"));
+        assert!(args(&["--reps", "0"]).plan().is_err());
+        assert!(Args::try_parse_from(["vm-bench", "--size", "big"]).is_err());
+        assert!(Args::try_parse_from(["vm-bench", "--dtype", "f16"]).is_err());
+        let p = args(&["-b", "leibnitz_pi", "--size", "100*2,200*3", "--rtol", "1e-6"]).plan().unwrap();
+        assert_eq!(p.benches[0].1.len(), 2);
+        assert_eq!(p.tolerance.relative, 1e-6);
+    }
+
+    #[test]
+    fn list_names_every_benchmark() {
+        let text = list(&args(&[]));
+        for b in suite::all() {
+            assert!(text.contains(b.name));
+        }
+        assert!(text.contains("stacks of the config in effect"));
+    }
+}

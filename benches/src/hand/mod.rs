@@ -1,0 +1,226 @@
+//! The `hand` baseline: every benchmark written directly as fused Rust loops, one pass over the
+//! data per iteration where the algorithm allows, threads over rows (`std::thread::scope`), and
+//! inner loops shaped so that the compiler auto-vectorises them. It is the honest "limit" a JIT
+//! is measured against (the report gives each stack's time as a ratio to it).
+//!
+//! Inputs that are random come from the VM's own counter-based stream
+//! ([`vm_core::random::random_bits`]) with the same seeds and counters as the VM programs of
+//! [`crate::suite`], so the hand baseline computes the same numbers as every stack and its
+//! checksum is compared with theirs.
+
+pub mod black_scholes;
+pub mod heat_equation;
+pub mod knn;
+pub mod leibnitz_pi;
+pub mod montecarlo_pi;
+pub mod nbody;
+pub mod overhead;
+pub mod shallow_water;
+
+use std::ops::{Add, AddAssign, Div, Mul, Neg, Range, Sub};
+use vm_core::random::{FromRandomBits, random_bits};
+
+/// The float types the suite runs in (`f64`, `f32`), with what the hand baselines need.
+pub trait Real:
+    Copy
+    + Send
+    + Sync
+    + PartialOrd
+    + std::fmt::Debug
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+    + FromRandomBits
+    + 'static
+{
+    /// 0.
+    const ZERO: Self;
+    /// 1.
+    const ONE: Self;
+    /// +infinity.
+    const INFINITY: Self;
+    /// `x` rounded to this type (how the VM turns a host `f64` constant into an operand).
+    fn of(x: f64) -> Self;
+    /// The value as `f64` (exact).
+    fn to_f64(self) -> f64;
+    /// |x|.
+    fn abs(self) -> Self;
+    /// Square root (correctly rounded).
+    fn sqrt(self) -> Self;
+    /// e^x.
+    fn exp(self) -> Self;
+    /// Natural logarithm.
+    fn ln(self) -> Self;
+    /// The smaller of two values (the first when they compare equal).
+    fn min(self, other: Self) -> Self {
+        if other < self { other } else { self }
+    }
+    /// The uniform `[0, 1)` number at `counter` of the VM's random stream of `seed`: what
+    /// element `counter - offset` of a VM `random out, seed, offset` holds.
+    fn random(seed: u64, counter: u64) -> Self {
+        Self::from_random_bits(random_bits(seed, counter))
+    }
+}
+
+macro_rules! real {
+    ($t:ty) => {
+        impl Real for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const INFINITY: Self = <$t>::INFINITY;
+            fn of(x: f64) -> Self {
+                x as $t
+            }
+            fn to_f64(self) -> f64 {
+                f64::from(self)
+            }
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+        }
+    };
+}
+real!(f64);
+real!(f32);
+
+/// The number of worker threads for `requested` (0: one per core).
+pub fn thread_count(requested: usize) -> usize {
+    if requested > 0 { requested } else { std::thread::available_parallelism().map_or(1, |n| n.get()) }
+}
+
+/// How many threads to use for `items` units of work when each thread should get at least
+/// `min_per_thread` of them: tiny problems run on the calling thread.
+fn threads_for(items: usize, threads: usize, min_per_thread: usize) -> usize {
+    (items / min_per_thread.max(1)).clamp(1, threads.max(1))
+}
+
+/// Runs `f` over `0..items` split into contiguous ranges, one per thread, and returns the
+/// results in range order. Each thread gets at least `min_per_thread` items (so small problems
+/// run on the calling thread only).
+pub fn par_ranges<R: Send>(
+    items: usize,
+    threads: usize,
+    min_per_thread: usize,
+    f: impl Fn(Range<usize>) -> R + Sync,
+) -> Vec<R> {
+    let t = threads_for(items, threads, min_per_thread);
+    if t <= 1 {
+        return vec![f(0..items)];
+    }
+    let per = items.div_ceil(t);
+    let ranges: Vec<Range<usize>> = (0..t).map(|k| (k * per).min(items)..((k + 1) * per).min(items)).collect();
+    std::thread::scope(|s| {
+        let f = &f;
+        let (first, rest) = ranges.split_first().expect("t > 1 ranges");
+        let handles: Vec<_> = rest.iter().map(|r| s.spawn(move || f(r.clone()))).collect();
+        let mut out = vec![f(first.clone())];
+        out.extend(handles.into_iter().map(|h| h.join().expect("a hand-baseline worker panicked")));
+        out
+    })
+}
+
+/// Splits `out` into blocks of whole rows of `row_len` elements, one block per thread, and runs
+/// `f(first_row, block)` on each; returns the results in row order. Threads get at least
+/// `min_rows` rows each.
+pub fn par_rows_mut<T: Send, R: Send>(
+    out: &mut [T],
+    row_len: usize,
+    threads: usize,
+    min_rows: usize,
+    f: impl Fn(usize, &mut [T]) -> R + Sync,
+) -> Vec<R> {
+    let rows = out.len().checked_div(row_len).unwrap_or(0);
+    let t = threads_for(rows, threads, min_rows);
+    if t <= 1 {
+        return vec![f(0, out)];
+    }
+    let per = rows.div_ceil(t);
+    std::thread::scope(|s| {
+        let f = &f;
+        let mut chunks = out.chunks_mut(per * row_len).enumerate();
+        let (_, first) = chunks.next().expect("at least one block");
+        let handles: Vec<_> = chunks.map(|(k, c)| s.spawn(move || f(k * per, c))).collect();
+        let mut results = vec![f(0, first)];
+        results.extend(handles.into_iter().map(|h| h.join().expect("a hand-baseline worker panicked")));
+        results
+    })
+}
+
+/// Number of independent accumulators in reductions, so that float sums vectorise (a single
+/// accumulator is a dependency chain the compiler may not reorder).
+pub const LANES: usize = 8;
+
+/// The sum of `f(i)` for `i` in `range`, in [`LANES`] interleaved partial sums.
+#[inline]
+pub fn lane_sum<T: Real>(range: Range<usize>, mut f: impl FnMut(usize) -> T) -> T {
+    let mut acc = [T::ZERO; LANES];
+    let n = range.len();
+    let full = n / LANES * LANES;
+    let mut i = range.start;
+    while i < range.start + full {
+        for (l, a) in acc.iter_mut().enumerate() {
+            *a += f(i + l);
+        }
+        i += LANES;
+    }
+    let mut tail = T::ZERO;
+    for k in range.start + full..range.end {
+        tail += f(k);
+    }
+    acc.iter().fold(tail, |s, &a| s + a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_cover_everything_once_in_order() {
+        for (items, threads, min) in [(10, 4, 1), (10, 4, 100), (1, 8, 1), (0, 3, 1), (1000, 3, 7)] {
+            let parts = par_ranges(items, threads, min, |r| r.collect::<Vec<_>>());
+            let all: Vec<usize> = parts.concat();
+            assert_eq!(all, (0..items).collect::<Vec<_>>(), "{items} {threads} {min}");
+        }
+    }
+
+    #[test]
+    fn row_blocks_start_where_they_say() {
+        let mut data = vec![0usize; 7 * 5];
+        let firsts = par_rows_mut(&mut data, 5, 3, 1, |first, block| {
+            for (r, row) in block.chunks_mut(5).enumerate() {
+                row.fill(first + r);
+            }
+            first
+        });
+        assert_eq!(firsts[0], 0);
+        for (r, row) in data.chunks(5).enumerate() {
+            assert!(row.iter().all(|&x| x == r));
+        }
+    }
+
+    #[test]
+    fn lane_sums_add_every_term() {
+        assert_eq!(lane_sum(0..100, |i| i as f64), 4950.0);
+        assert_eq!(lane_sum(3..5, |i| i as f64), 7.0);
+        assert_eq!(lane_sum(0..0, |i| i as f64), 0.0);
+    }
+
+    #[test]
+    fn random_numbers_are_the_vms() {
+        let x = f64::random(7, 3);
+        assert!((0.0..1.0).contains(&x));
+        assert_eq!(x, f64::from_random_bits(random_bits(7, 3)));
+    }
+}

@@ -1,0 +1,307 @@
+//! Runs a plan: every benchmark at every size on every implementation (eager first, then the
+//! stacks, hand, NumPy and the C program), each with its warm-up and timed repetitions, with a
+//! live progress line on stderr; then analyses the groups into a [`Report`].
+
+use crate::baseline::{c, numpy};
+use crate::check::Tolerance;
+use crate::report::{Group, Kind, Meta, Report, Row, table::format_seconds};
+use crate::size::Size;
+use crate::stacks::{StackSpec, engine_stats};
+use crate::suite::BenchDef;
+use crate::{Measured, Precision, hand};
+use std::io::{IsTerminal, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The benchmarks, each with its sizes.
+    pub benches: Vec<(BenchDef, Vec<Size>)>,
+    /// The stacks under test (not including eager).
+    pub stacks: Vec<StackSpec>,
+    /// The element type.
+    pub precision: Precision,
+    /// Untimed repetitions first.
+    pub warmup: usize,
+    /// Timed repetitions.
+    pub reps: usize,
+    /// `--threads`: for the stacks (their `threads` setting) and hand; `None`: the stacks'
+    /// config, and one hand thread per core.
+    pub threads: Option<usize>,
+    /// Run the eager baseline (`interp`).
+    pub eager: bool,
+    /// Run the hand baseline.
+    pub hand: bool,
+    /// Run the NumPy baseline (when NumPy is installed).
+    pub numpy: bool,
+    /// Run the C program (heat_equation only, when cc and libvm.so are found).
+    pub c: bool,
+    /// The float tolerance of checksums.
+    pub tolerance: Tolerance,
+}
+
+impl Plan {
+    /// Names the stacks chosen by the config (no stack name given) after the stack the config
+    /// picks, e.g. `cpu` or `fast:cpu`; then drops `interp` of the config in effect when the
+    /// eager baseline runs, since that is the same stack.
+    pub fn resolve_default_stacks(&mut self) {
+        for spec in self.stacks.iter_mut().filter(|s| s.stack.is_none() && !s.eager) {
+            if let Ok(p) = spec.plan(None) {
+                spec.label = match &spec.config {
+                    None => p.stack.clone(),
+                    Some(_) => format!("{}:{}", spec.label, p.stack),
+                };
+            }
+        }
+        if self.eager {
+            self.stacks.retain(|s| !(s.config.is_none() && s.label == "interp"));
+        }
+    }
+
+    /// The stacks the C program runs on: every stack measured, or `interp` when only the
+    /// eager baseline is.
+    pub fn c_stacks(&self) -> Vec<StackSpec> {
+        if self.stacks.is_empty() && self.eager {
+            vec![StackSpec::new(None, Some("interp"))]
+        } else {
+            self.stacks.clone()
+        }
+    }
+}
+
+/// The live progress line (on a terminal) or one line per finished measurement (otherwise).
+pub struct Progress {
+    total: usize,
+    done: usize,
+    start: Instant,
+    tty: bool,
+    quiet: bool,
+}
+
+impl Progress {
+    /// Progress over `total` measurements; `quiet` prints nothing.
+    pub fn new(total: usize, quiet: bool) -> Progress {
+        Progress { total, done: 0, start: Instant::now(), tty: std::io::stderr().is_terminal(), quiet }
+    }
+
+    fn prefix(&self) -> String {
+        let s = self.start.elapsed().as_secs();
+        format!("[{}/{} {}:{:02}]", self.done + 1, self.total, s / 60, s % 60)
+    }
+
+    /// Says what runs now (terminal only: rewritten in place).
+    pub fn at(&self, what: &str) {
+        if self.tty && !self.quiet {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K{} {what}", self.prefix());
+            let _ = err.flush();
+        }
+    }
+
+    /// One measurement finished.
+    pub fn finished(&mut self, what: &str, row: &Row) {
+        if !self.quiet {
+            let result = match (&row.error, row.median) {
+                (Some(e), _) => format!("ERROR: {}", e.lines().next().unwrap_or("")),
+                (None, Some(m)) => format!("median {}", format_seconds(m)),
+                (None, None) => "no result".into(),
+            };
+            let mut err = std::io::stderr().lock();
+            if self.tty {
+                let _ = write!(err, "\r\x1b[2K");
+            }
+            let _ = writeln!(err, "{} {what}: {result}", self.prefix());
+        }
+        self.done += 1;
+    }
+}
+
+/// Runs `f`, turning a panic into an error message.
+fn guarded<T>(f: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(format!("panicked: {msg}"))
+        }
+    }
+}
+
+/// Warm-up then timed repetitions of `one`, reporting each on the progress line.
+fn repeat(
+    plan: &Plan,
+    progress: &Progress,
+    what: &str,
+    mut one: impl FnMut() -> Result<Measured, String>,
+) -> Result<Vec<Measured>, String> {
+    let mut timed = Vec::with_capacity(plan.reps);
+    for i in 0..plan.warmup + plan.reps {
+        let phase = if i < plan.warmup {
+            format!("warm-up {}/{}", i + 1, plan.warmup)
+        } else {
+            format!("rep {}/{}", i + 1 - plan.warmup, plan.reps)
+        };
+        progress.at(&format!("{what} {phase}"));
+        let m = one()?;
+        if i >= plan.warmup {
+            timed.push(m);
+        }
+    }
+    Ok(timed)
+}
+
+/// One VM stack on one benchmark at one size: a fresh VM, its repetitions, its statistics.
+fn run_stack(plan: &Plan, progress: &Progress, def: &BenchDef, size: &Size, spec: &StackSpec, what: &str) -> Row {
+    let kind = if spec.eager { Kind::Eager } else { Kind::Stack };
+    let result = guarded(|| {
+        let (vm, _plan) = spec.build(plan.threads).map_err(|e| format!("cannot build the stack: {e}"))?;
+        let runs =
+            repeat(plan, progress, what, || (def.vm)(&vm, size.dims(), plan.precision).map_err(|e| e.to_string()))?;
+        let stats = engine_stats(&vm.runtime().describe());
+        let instructions = vm.stats().instructions;
+        vm.shutdown().map_err(|e| format!("shutdown: {e}"))?;
+        Ok((runs, stats, instructions))
+    });
+    match result {
+        Ok((runs, stats, instructions)) => {
+            let mut row = Row::measured(&spec.label, kind, &runs);
+            row.engine = stats;
+            row.instructions = Some(instructions);
+            row
+        }
+        Err(e) => Row::failed(&spec.label, kind, e),
+    }
+}
+
+/// Counts the measurements `plan` will make (for the progress line).
+pub fn count(plan: &Plan, c_ready: bool) -> usize {
+    plan.benches
+        .iter()
+        .map(|(def, sizes)| {
+            let c_rows = if plan.c && c_ready && def.name == "heat_equation" { plan.c_stacks().len() } else { 0 };
+            sizes.len()
+                * (plan.stacks.len()
+                    + usize::from(plan.eager)
+                    + usize::from(plan.hand)
+                    + usize::from(plan.numpy)
+                    + c_rows)
+        })
+        .sum()
+}
+
+/// Runs the whole plan.
+pub fn run(plan: &Plan, quiet: bool) -> Report {
+    let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let mut notes = Vec::new();
+    let numpy_version = if plan.numpy {
+        match numpy::available() {
+            Ok(v) => Some(v),
+            Err(e) => {
+                notes.push(e);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let wants_c = plan.c && plan.benches.iter().any(|(d, _)| d.name == "heat_equation") && !plan.c_stacks().is_empty();
+    let c_program = if wants_c {
+        match c::build() {
+            Ok(p) => Some(p),
+            Err(e) => {
+                notes.push(e);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut progress = Progress::new(count(plan, c_program.is_some()), quiet);
+    let hand_threads = hand::thread_count(plan.threads.unwrap_or(0));
+    let mut groups = Vec::new();
+    for (def, sizes) in &plan.benches {
+        for size in sizes {
+            let mut rows = Vec::new();
+            let label = |imp: &str| format!("{} {size} {imp}", def.name);
+            let eager = plan.eager.then(StackSpec::eager);
+            for spec in eager.iter().chain(&plan.stacks) {
+                let what = label(&spec.label);
+                let row = run_stack(plan, &progress, def, size, spec, &what);
+                progress.finished(&what, &row);
+                rows.push(row);
+            }
+            if plan.hand {
+                let what = label("hand");
+                let runs = guarded(|| {
+                    repeat(plan, &progress, &what, || Ok((def.hand)(size.dims(), plan.precision, hand_threads)))
+                });
+                let row = match runs {
+                    Ok(r) => Row::measured("hand", Kind::Hand, &r),
+                    Err(e) => Row::failed("hand", Kind::Hand, e),
+                };
+                progress.finished(&what, &row);
+                rows.push(row);
+            }
+            if plan.numpy && numpy_version.is_some() {
+                let what = label("numpy");
+                progress.at(&format!("{what} ({} + {} repetitions in python3)", plan.warmup, plan.reps));
+                let row = match numpy::run(def.numpy_script, size, plan.precision, plan.warmup, plan.reps) {
+                    Ok(r) => Row::measured("numpy", Kind::Numpy, &r),
+                    Err(e) => Row::failed("numpy", Kind::Numpy, e),
+                };
+                progress.finished(&what, &row);
+                rows.push(row);
+            }
+            if let Some(prog) = c_program.as_ref().filter(|_| def.name == "heat_equation") {
+                for spec in &plan.c_stacks() {
+                    let name = format!("c:{}", spec.label);
+                    let what = label(&name);
+                    progress.at(&format!("{what} ({} + {} repetitions)", plan.warmup, plan.reps));
+                    let row = match c::run(prog, size, plan.precision, plan.warmup, plan.reps, spec, plan.threads) {
+                        Ok(r) => Row::measured(&name, Kind::C, &r),
+                        Err(e) => Row::failed(&name, Kind::C, e),
+                    };
+                    progress.finished(&what, &row);
+                    rows.push(row);
+                }
+            }
+            let mut group = Group {
+                benchmark: def.name.to_string(),
+                size: size.to_string(),
+                deterministic: def.deterministic,
+                exact: def.exact,
+                rows,
+            };
+            group.analyze(plan.tolerance, true);
+            groups.push(group);
+        }
+    }
+    if let Some(v) = &numpy_version {
+        notes.push(format!(
+            "NumPy {v}: checksums compared for deterministic benchmarks only (NumPy draws its own random numbers)"
+        ));
+    }
+    if plan.hand {
+        notes.push(format!(
+            "hand: fused Rust loops on {hand_threads} thread(s), compiled for this binary's target features (SSE2 unless built with -C target-cpu=native)"
+        ));
+    }
+    let meta = Meta {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        started_unix,
+        precision: plan.precision,
+        warmup: plan.warmup,
+        reps: plan.reps,
+        threads: plan.threads,
+        cores: hand::thread_count(0),
+        tolerance: plan.tolerance,
+        numpy: numpy_version,
+        libvm: c_program.as_ref().map(|p| p.libvm.display().to_string()),
+    };
+    Report { meta, groups, notes }
+}

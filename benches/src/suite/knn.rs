@@ -1,0 +1,65 @@
+//! knn: brute-force k nearest neighbours of `q` queries among `n` reference points in `d`
+//! dimensions, uniform in `[0, 1)` from the VM's RANDOM. The distance matrix is
+//! `sum((Q[:, None, :] - E[None, :, :])**2, axis=2)`; then k times the row minimum is recorded
+//! and every entry equal to it is replaced by +inf. Checksum: the sum of the k*q minima.
+
+use super::{BenchDef, Elem, read, timed};
+use crate::hand::Real;
+use crate::{Measured, Precision, dispatch};
+use vm_core::Result;
+use vm_core::frontend::{Array, Vm};
+
+/// The benchmark.
+pub const DEF: BenchDef = BenchDef {
+    name: "knn",
+    summary: "k nearest neighbours: (q, n) squared distances by broadcasting, k x (min, mask)",
+    dims: &["n", "q", "d", "k"],
+    default: &[&[4000, 1000, 32, 5]],
+    paper: Some(&[&[1000, 1000, 32, 5]]),
+    quick: &[&[1000, 250, 32, 5]],
+    tiny: &[&[50, 12, 4, 3]],
+    min_dims: &[1, 1, 1, 1],
+    deterministic: false,
+    exact: false,
+    numpy_script: "knn.py",
+    vm: run_vm,
+    hand: run_hand,
+};
+
+/// The seed of the VM's random stream (`E` at counters `0..n*d`, then `Q`).
+pub const SEED: u64 = 0x4E4E;
+
+/// The reference points `E` (`n x d`) and the queries `Q` (`q x d`), row-major, as the VM
+/// program draws them.
+pub fn points<T: Real>(n: usize, q: usize, d: usize) -> (Vec<T>, Vec<T>) {
+    let e = (0..n * d).map(|i| T::random(SEED, i as u64)).collect();
+    let qs = (0..q * d).map(|i| T::random(SEED, (n * d + i) as u64)).collect();
+    (e, qs)
+}
+
+fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
+    let (n, q, d, k) = (dims[0], dims[1], dims[2], dims[3]);
+    let e = vm.random_at::<T>(&[n, d], SEED, 0)?;
+    let qs = vm.random_at::<T>(&[q, d], SEED, (n * d) as u64)?;
+    timed(vm, || {
+        let diff = &qs.new_axis(1)? - &e.new_axis(0)?;
+        let mut dist = (&diff * &diff).sum(2)?;
+        drop(diff);
+        let mut total = 0.0;
+        for _ in 0..k {
+            let m = dist.min(1)?;
+            total += read(&m.sum_all())?;
+            dist = Array::select(&dist.eq(&m.new_axis(1)?)?, T::INFINITY, &dist)?;
+        }
+        Ok(total)
+    })
+}
+
+fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
+    dispatch!(p, program(vm, dims))
+}
+
+fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
+    use crate::hand::knn::run;
+    dispatch!(p, run(dims, threads))
+}

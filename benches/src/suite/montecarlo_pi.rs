@@ -1,0 +1,59 @@
+//! montecarlo_pi: `4 * count(sqrt(x*x + y*y) <= 1) / n` with `x`, `y` uniform in `[0, 1)`
+//! from the VM's RANDOM, new numbers every iteration. Checksum: the mean estimate (counts are
+//! exact, so the checksums of all stacks must be equal).
+
+use super::{BenchDef, Elem, timed};
+use crate::{Measured, Precision, dispatch};
+use vm_core::Result;
+use vm_core::frontend::Vm;
+
+/// The benchmark.
+pub const DEF: BenchDef = BenchDef {
+    name: "montecarlo_pi",
+    summary: "pi by Monte Carlo: 4*count(sqrt(x*x+y*y) <= 1)/n, x, y from the VM's RANDOM",
+    dims: &["n", "iterations"],
+    default: &[&[10_000_000, 10]],
+    paper: Some(&[&[100_000_000, 10]]),
+    quick: &[&[1_000_000, 5]],
+    tiny: &[&[1000, 3]],
+    min_dims: &[1, 1],
+    deterministic: false,
+    exact: true,
+    numpy_script: "montecarlo_pi.py",
+    vm: run_vm,
+    hand: run_hand,
+};
+
+/// The seed of the VM's random stream.
+pub const SEED: u64 = 0x314;
+
+/// The first counters of `x` and `y` in iteration `i` of `n` samples.
+pub fn counters(i: usize, n: usize) -> (u64, u64) {
+    let n = n as u64;
+    (2 * i as u64 * n, (2 * i as u64 + 1) * n)
+}
+
+fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
+    let (n, iterations) = (dims[0], dims[1]);
+    timed(vm, || {
+        let mut total = 0.0;
+        for i in 0..iterations {
+            let (cx, cy) = counters(i, n);
+            let x = vm.random_at::<T>(&[n], SEED, cx)?;
+            let y = vm.random_at::<T>(&[n], SEED, cy)?;
+            let inside = (&x * &x + &y * &y).sqrt().le(T::ONE)?;
+            let count = inside.cast::<i64>().sum_all().to_scalar()?;
+            total += 4.0 * count as f64 / n as f64;
+        }
+        Ok(total / iterations as f64)
+    })
+}
+
+fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
+    dispatch!(p, program(vm, dims))
+}
+
+fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
+    use crate::hand::montecarlo_pi::run;
+    dispatch!(p, run(dims, threads))
+}

@@ -1,0 +1,109 @@
+//! Every benchmark at its tiny sizes on every stack this build can run, in f64 and f32: the
+//! checksums must agree with the interp stack's (correctness, not timing). The hand baseline
+//! draws the VM's random numbers, so it must agree too. Then the binary end to end.
+
+use std::process::Command;
+use vm_bench::check::{Tolerance, compare};
+use vm_bench::hand::thread_count;
+use vm_bench::size::SizeName;
+use vm_bench::stacks::{self, StackSpec};
+use vm_bench::{Precision, suite};
+
+/// The stacks to check besides the eager reference: every stack of the config in effect that
+/// plans with the engines compiled in (cpu once registered; opencl and cluster later).
+fn stacks_under_test() -> Vec<StackSpec> {
+    let names = stacks::available(None).expect("the config in effect parses");
+    names.iter().filter(|n| *n != "interp").map(|n| StackSpec::new(None, Some(n))).collect()
+}
+
+#[test]
+fn every_benchmark_agrees_with_interp_on_every_stack() {
+    let stacks = stacks_under_test();
+    eprintln!("stacks under test besides interp: {:?}", stacks.iter().map(|s| &s.label).collect::<Vec<_>>());
+    let mut failures = Vec::new();
+    for precision in [Precision::F64, Precision::F32] {
+        for def in suite::all() {
+            let tol = if def.exact { Tolerance::EXACT } else { Tolerance::for_precision(precision) };
+            for size in def.sizes(SizeName::Tiny) {
+                let at = format!("{} {size} {}", def.name, precision.as_str());
+                let (vm, _) = StackSpec::eager().build(None).expect("the eager stack builds");
+                let reference = (def.vm)(&vm, size.dims(), precision).unwrap_or_else(|e| panic!("{at} on interp: {e}"));
+                let again = (def.vm)(&vm, size.dims(), precision).unwrap();
+                assert_eq!(
+                    reference.checksum.to_bits(),
+                    again.checksum.to_bits(),
+                    "{at}: interp repeats itself exactly"
+                );
+                vm.shutdown().unwrap();
+                let hand = (def.hand)(size.dims(), precision, thread_count(2));
+                let c = compare(reference.checksum, hand.checksum, tol);
+                if c.failed() {
+                    failures.push(format!("{at} hand: {:?}", c.note));
+                }
+                for spec in &stacks {
+                    let (vm, _) = match spec.build(None) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            failures.push(format!("{at} {}: cannot build: {e}", spec.label));
+                            continue;
+                        }
+                    };
+                    match (def.vm)(&vm, size.dims(), precision) {
+                        Ok(m) => {
+                            let c = compare(reference.checksum, m.checksum, tol);
+                            if c.failed() {
+                                failures.push(format!("{at} {}: {:?}", spec.label, c.note));
+                            }
+                        }
+                        Err(e) => failures.push(format!("{at} {}: {e}", spec.label)),
+                    }
+                    if let Err(e) = vm.shutdown() {
+                        failures.push(format!("{at} {}: shutdown: {e}", spec.label));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn the_binary_runs_a_tiny_suite_and_writes_json_and_svg() {
+    let dir = std::env::temp_dir().join(format!("vm-bench-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (json, svg) = (dir.join("r.json"), dir.join("r.svg"));
+    let out = Command::new(env!("CARGO_BIN_EXE_vm-bench"))
+        .args(["--size", "tiny", "-b", "heat_equation,montecarlo_pi", "-q", "--reps", "2", "--warmup", "0"])
+        .arg("--json")
+        .arg(&json)
+        .arg("--plot")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("heat_equation 20*30*5") && stdout.contains("all checksums agree"), "{stdout}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2);
+    for g in groups {
+        let rows = g["rows"].as_array().unwrap();
+        assert_eq!(rows[0]["implementation"], "eager");
+        assert_eq!(rows[0]["check"]["verdict"], "reference");
+        assert!(rows.iter().any(|r| r["implementation"] == "hand" && r["check"]["verdict"] == "agrees"));
+        for r in rows {
+            assert!(r["error"].is_null() || r["kind"] == "c" || r["kind"] == "numpy", "{r}");
+            assert_eq!(r["times"].as_array().map_or(0, Vec::len), if r["error"].is_null() { 2 } else { 0 });
+        }
+    }
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("heat_equation"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn usage_errors_exit_with_status_2() {
+    let out = Command::new(env!("CARGO_BIN_EXE_vm-bench")).args(["-b", "no_such_benchmark"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no benchmark `no_such_benchmark`"));
+}

@@ -1,0 +1,280 @@
+//! Cranelift IR for the operations computed inline, one element at a time: arithmetic,
+//! comparisons, logic, bit operations, casts, selects, rounding, and the reduction combiners.
+//! Semantics are the opcode table's; every branch-free (selects only), so an operation is one
+//! straight run of instructions inside the loop body.
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types};
+use cranelift_frontend::FunctionBuilder;
+use vm_core::{DType, Error, Opcode, Result};
+
+/// The IR type holding one element of `d` (`bool` is a byte holding 0 or 1).
+pub fn ir_type(d: DType) -> Type {
+    match d {
+        DType::Bool | DType::I8 | DType::U8 => types::I8,
+        DType::I16 | DType::U16 => types::I16,
+        DType::I32 | DType::U32 => types::I32,
+        DType::I64 | DType::U64 => types::I64,
+        DType::F32 => types::F32,
+        DType::F64 => types::F64,
+    }
+}
+
+fn fconst(b: &mut FunctionBuilder, d: DType, x: f64) -> Value {
+    if d == DType::F32 { b.ins().f32const(x as f32) } else { b.ins().f64const(x) }
+}
+
+fn iconst(b: &mut FunctionBuilder, d: DType, x: i64) -> Value {
+    b.ins().iconst(ir_type(d), x)
+}
+
+/// The truth value (`x != 0`, NaN is true) of an element of `d`, as a 0/1 byte.
+pub fn truth(b: &mut FunctionBuilder, d: DType, x: Value) -> Value {
+    if d.is_float() {
+        let z = fconst(b, d, 0.0);
+        b.ins().fcmp(FloatCC::NotEqual, x, z)
+    } else {
+        b.ins().icmp_imm_s(IntCC::NotEqual, x, 0)
+    }
+}
+
+/// Converts `x` from `from` to `to` with the cast rules of `vm_core::scalar::Cast` (Rust `as`).
+pub fn cast(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Value {
+    if from == to {
+        return x;
+    }
+    if to == DType::Bool {
+        return truth(b, from, x);
+    }
+    let (fi, ti) = (from.is_float(), to.is_float());
+    let (fw, tw) = (from.size() * 8, to.size() * 8);
+    match (fi, ti) {
+        (true, true) => {
+            if to == DType::F64 {
+                b.ins().fpromote(types::F64, x)
+            } else {
+                b.ins().fdemote(types::F32, x)
+            }
+        }
+        (false, true) => {
+            // Widen to 64 bits first, then convert: correctly rounded either way.
+            if from.is_signed() {
+                let w = if fw < 64 { b.ins().sextend(types::I64, x) } else { x };
+                b.ins().fcvt_from_sint(ir_type(to), w)
+            } else {
+                let w = if fw < 64 { b.ins().uextend(types::I64, x) } else { x };
+                b.ins().fcvt_from_uint(ir_type(to), w)
+            }
+        }
+        (true, false) => {
+            // Saturating, NaN to 0, then clamp to the target's range.
+            if to.is_signed() {
+                let w = b.ins().fcvt_to_sint_sat(types::I64, x);
+                if tw == 64 {
+                    return w;
+                }
+                let (lo, hi) = (-(1i64 << (tw - 1)), (1i64 << (tw - 1)) - 1);
+                let lo = b.ins().iconst(types::I64, lo);
+                let hi = b.ins().iconst(types::I64, hi);
+                let w = b.ins().smax(w, lo);
+                let w = b.ins().smin(w, hi);
+                b.ins().ireduce(ir_type(to), w)
+            } else {
+                let w = b.ins().fcvt_to_uint_sat(types::I64, x);
+                if tw == 64 {
+                    return w;
+                }
+                let hi = b.ins().iconst(types::I64, ((1u64 << tw) - 1) as i64);
+                let w = b.ins().umin(w, hi);
+                b.ins().ireduce(ir_type(to), w)
+            }
+        }
+        (false, false) => {
+            if tw < fw {
+                b.ins().ireduce(ir_type(to), x)
+            } else if tw > fw {
+                if from.is_signed() { b.ins().sextend(ir_type(to), x) } else { b.ins().uextend(ir_type(to), x) }
+            } else {
+                x
+            }
+        }
+    }
+}
+
+fn icmp_cc(op: Opcode, signed: bool) -> IntCC {
+    use IntCC::*;
+    match (op, signed) {
+        (Opcode::Equal, _) => Equal,
+        (Opcode::NotEqual, _) => NotEqual,
+        (Opcode::Less, true) => SignedLessThan,
+        (Opcode::Less, false) => UnsignedLessThan,
+        (Opcode::LessEqual, true) => SignedLessThanOrEqual,
+        (Opcode::LessEqual, false) => UnsignedLessThanOrEqual,
+        (Opcode::Greater, true) => SignedGreaterThan,
+        (Opcode::Greater, false) => UnsignedGreaterThan,
+        (Opcode::GreaterEqual, true) => SignedGreaterThanOrEqual,
+        _ => UnsignedGreaterThanOrEqual,
+    }
+}
+
+fn fcmp_cc(op: Opcode) -> FloatCC {
+    match op {
+        Opcode::Equal => FloatCC::Equal,
+        Opcode::NotEqual => FloatCC::NotEqual,
+        Opcode::Less => FloatCC::LessThan,
+        Opcode::LessEqual => FloatCC::LessThanOrEqual,
+        Opcode::Greater => FloatCC::GreaterThan,
+        _ => FloatCC::GreaterThanOrEqual,
+    }
+}
+
+fn unsupported(op: Opcode, d: DType) -> Error {
+    Error::Internal(format!("no inline code for {op} on {d}"))
+}
+
+/// Emits `op` on `args`; `d` is the result dtype, `ind` the inputs' dtype (see `program::Op`).
+pub fn emit(b: &mut FunctionBuilder, op: Opcode, d: DType, ind: DType, args: &[Value]) -> Result<Value> {
+    use Opcode as O;
+    let float = ind.is_float();
+    let signed = ind.is_signed();
+    let a = args.first().copied().ok_or_else(|| unsupported(op, d))?;
+    let bv = || args[1];
+    let v = match op {
+        O::Add if float => b.ins().fadd(a, bv()),
+        O::Add => b.ins().iadd(a, bv()),
+        O::Subtract if float => b.ins().fsub(a, bv()),
+        O::Subtract => b.ins().isub(a, bv()),
+        O::Multiply if float => b.ins().fmul(a, bv()),
+        O::Multiply => b.ins().imul(a, bv()),
+        O::Divide => b.ins().fdiv(a, bv()),
+        O::Maximum if float => b.ins().fmax(a, bv()),
+        O::Minimum if float => b.ins().fmin(a, bv()),
+        O::Maximum if signed => b.ins().smax(a, bv()),
+        O::Maximum => b.ins().umax(a, bv()),
+        O::Minimum if signed => b.ins().smin(a, bv()),
+        O::Minimum => b.ins().umin(a, bv()),
+        O::Fmax | O::Fmin => {
+            let y = bv();
+            let m = if op == O::Fmax { b.ins().fmax(a, y) } else { b.ins().fmin(a, y) };
+            let a_nan = b.ins().fcmp(FloatCC::Unordered, a, a);
+            let y_nan = b.ins().fcmp(FloatCC::Unordered, y, y);
+            let m = b.ins().select(y_nan, a, m);
+            b.ins().select(a_nan, y, m)
+        }
+        O::Copysign => b.ins().fcopysign(a, bv()),
+        O::Negative if float => b.ins().fneg(a),
+        O::Negative => b.ins().ineg(a),
+        O::Absolute if float => b.ins().fabs(a),
+        O::Absolute if signed => b.ins().iabs(a),
+        O::Absolute => a,
+        O::Sign if float => {
+            let (one, m1, z) = (fconst(b, d, 1.0), fconst(b, d, -1.0), fconst(b, d, 0.0));
+            let gt = b.ins().fcmp(FloatCC::GreaterThan, a, z);
+            let lt = b.ins().fcmp(FloatCC::LessThan, a, z);
+            let eq = b.ins().fcmp(FloatCC::Equal, a, z);
+            let r = b.ins().select(eq, z, a); // NaN stays NaN, +-0 becomes +0
+            let r = b.ins().select(lt, m1, r);
+            b.ins().select(gt, one, r)
+        }
+        O::Sign => {
+            let (one, z) = (iconst(b, d, 1), iconst(b, d, 0));
+            let m1 = iconst(b, d, -1);
+            let nz = b.ins().icmp_imm_s(IntCC::NotEqual, a, 0);
+            let r = b.ins().select(nz, one, z);
+            if signed {
+                let lt = b.ins().icmp_imm_s(IntCC::SignedLessThan, a, 0);
+                b.ins().select(lt, m1, r)
+            } else {
+                r
+            }
+        }
+        O::Square if float => b.ins().fmul(a, a),
+        O::Square => b.ins().imul(a, a),
+        O::Reciprocal => {
+            let one = fconst(b, d, 1.0);
+            b.ins().fdiv(one, a)
+        }
+        O::Sqrt => b.ins().sqrt(a),
+        O::Deg2rad | O::Rad2deg => {
+            // As Rust's to_radians/to_degrees: one multiplication by the rounded factor.
+            let k = match (op, d) {
+                (O::Deg2rad, DType::F32) => f64::from(std::f32::consts::PI / 180.0f32),
+                (O::Deg2rad, _) => std::f64::consts::PI / 180.0,
+                (_, DType::F32) => f64::from(180.0f32 / std::f32::consts::PI),
+                _ => 180.0 / std::f64::consts::PI,
+            };
+            let k = fconst(b, d, k);
+            b.ins().fmul(a, k)
+        }
+        O::Floor => b.ins().floor(a),
+        O::Ceil => b.ins().ceil(a),
+        O::Trunc => b.ins().trunc(a),
+        O::Rint => b.ins().nearest(a),
+        O::Isnan => b.ins().fcmp(FloatCC::Unordered, a, a),
+        O::Isinf | O::Isfinite => {
+            let abs = b.ins().fabs(a);
+            let inf = fconst(b, ind, f64::INFINITY);
+            let cc = if op == O::Isinf { FloatCC::Equal } else { FloatCC::LessThan };
+            b.ins().fcmp(cc, abs, inf)
+        }
+        O::Signbit => {
+            let ity = if ind == DType::F32 { types::I32 } else { types::I64 };
+            let bits = b.ins().bitcast(ity, MemFlagsData::new(), a);
+            b.ins().icmp_imm_s(IntCC::SignedLessThan, bits, 0)
+        }
+        O::Equal | O::NotEqual | O::Less | O::LessEqual | O::Greater | O::GreaterEqual => {
+            if float {
+                b.ins().fcmp(fcmp_cc(op), a, bv())
+            } else {
+                b.ins().icmp(icmp_cc(op, signed), a, bv())
+            }
+        }
+        O::LogicalAnd | O::LogicalOr | O::LogicalXor => {
+            let (x, y) = (truth(b, ind, a), truth(b, ind, bv()));
+            match op {
+                O::LogicalAnd => b.ins().band(x, y),
+                O::LogicalOr => b.ins().bor(x, y),
+                _ => b.ins().bxor(x, y),
+            }
+        }
+        O::LogicalNot => {
+            let t = truth(b, ind, a);
+            b.ins().bxor_imm_s(t, 1)
+        }
+        O::BitwiseAnd => b.ins().band(a, bv()),
+        O::BitwiseOr => b.ins().bor(a, bv()),
+        O::BitwiseXor => b.ins().bxor(a, bv()),
+        O::Invert if d == DType::Bool => b.ins().bxor_imm_s(a, 1),
+        O::Invert => b.ins().bnot(a),
+        O::LeftShift | O::RightShift => {
+            let n = bv();
+            let width = (d.size() * 8) as i64;
+            // In range: 0 <= n < width (a negative n is a huge unsigned number).
+            let ok = b.ins().icmp_imm_s(IntCC::UnsignedLessThan, n, width);
+            let (shifted, out_of_range) = match op {
+                O::LeftShift => (b.ins().ishl(a, n), iconst(b, d, 0)),
+                _ if signed => {
+                    let fill = b.ins().sshr_imm_s(a, width - 1);
+                    (b.ins().sshr(a, n), fill)
+                }
+                _ => (b.ins().ushr(a, n), iconst(b, d, 0)),
+            };
+            b.ins().select(ok, shifted, out_of_range)
+        }
+        O::Identity => cast(b, ind, d, a),
+        O::Select => {
+            // args: cond (bool), a, b; `ind` is the dtype of the last input (= d).
+            b.ins().select(a, args[1], args[2])
+        }
+        _ => return Err(unsupported(op, d)),
+    };
+    Ok(v)
+}
+
+/// Emits the combination of a reduction's running value `acc` with the element `x` (of the
+/// reduction's input dtype `ind`); `d` is the output dtype.
+pub fn combine(b: &mut FunctionBuilder, reduce: Opcode, d: DType, ind: DType, acc: Value, x: Value) -> Result<Value> {
+    let comb = reduce.combiner().ok_or_else(|| unsupported(reduce, d))?;
+    let x = if d == DType::Bool && ind != DType::Bool { truth(b, ind, x) } else { x };
+    emit(b, comb, d, d, &[acc, x])
+}

@@ -1,0 +1,284 @@
+//! The `cpu` component: batch in, kernels and native instructions out, in batch order.
+
+use crate::cache::Cache;
+use crate::exec::{self, ExecConfig};
+use crate::pool::Pool;
+use crate::profile::Profile;
+use crate::{native, program, views};
+use std::collections::HashSet;
+use std::time::Instant;
+use vm_core::component::Settings;
+use vm_core::kernel::{self, Kernel, Step};
+use vm_core::{
+    Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, Operand, Overlap, Result,
+    View, with_dtype,
+};
+
+/// The engine's configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The component's config table name.
+    pub table: String,
+    /// Threads, the caller included (0 = one per core).
+    pub threads: usize,
+    /// Print statistics at shutdown.
+    pub profile: bool,
+    /// Positions per block.
+    pub block_size: usize,
+    /// Kernels up to this size run as one block on the calling thread.
+    pub min_parallel: usize,
+    /// The most instructions per kernel.
+    pub max_kernel: usize,
+    /// Run Cranelift's IR verifier on every kernel (on in debug builds).
+    pub verify: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            table: "cpu".into(),
+            threads: 0,
+            profile: false,
+            block_size: 32768,
+            min_parallel: 131072,
+            max_kernel: 256,
+            verify: cfg!(debug_assertions),
+        }
+    }
+}
+
+impl Config {
+    /// The configuration from the component's settings (missing keys take their defaults);
+    /// `VM_PROFILE=1` turns profiling on.
+    pub fn from_settings(s: &Settings) -> Result<Config> {
+        let d = Config::default();
+        let env_profile = std::env::var("VM_PROFILE").is_ok_and(|v| !v.is_empty() && v != "0");
+        Ok(Config {
+            table: d.table,
+            threads: s.usize("threads", d.threads)?,
+            profile: s.bool("profile", d.profile)? || env_profile,
+            block_size: s.usize("block_size", d.block_size)?.max(1),
+            min_parallel: s.usize("min_parallel", d.min_parallel)?,
+            max_kernel: s.usize("max_kernel", d.max_kernel)?,
+            verify: d.verify,
+        })
+    }
+
+    fn settings_pairs(&self) -> Vec<(String, String)> {
+        vec![
+            ("threads".into(), self.threads.to_string()),
+            ("profile".into(), self.profile.to_string()),
+            ("block_size".into(), self.block_size.to_string()),
+            ("min_parallel".into(), self.min_parallel.to_string()),
+            ("max_kernel".into(), self.max_kernel.to_string()),
+        ]
+    }
+}
+
+/// The Cranelift JIT engine (see the crate documentation).
+pub struct CpuEngine {
+    config: Config,
+    child: Option<Box<dyn Component>>,
+    cache: Cache,
+    pool: Pool,
+    profile: Profile,
+    /// Extension opcodes announced to this engine.
+    extensions: HashSet<Opcode>,
+    shut_down: bool,
+}
+
+/// Synthetic bases for snapshots of overlapping inputs count down from here.
+const SNAPSHOT_BASE: u64 = u64::MAX - (1 << 20);
+
+impl CpuEngine {
+    /// An engine with `config` and an optional fallback child.
+    pub fn new(config: Config, child: Option<Box<dyn Component>>) -> Result<CpuEngine> {
+        let threads = match config.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        Ok(CpuEngine {
+            cache: Cache::new(config.verify)?,
+            pool: Pool::new(threads),
+            config,
+            child,
+            profile: Profile::default(),
+            extensions: HashSet::new(),
+            shut_down: false,
+        })
+    }
+
+    /// An engine with the default configuration but `threads` threads, and no child.
+    pub fn with_threads(threads: usize) -> Result<CpuEngine> {
+        CpuEngine::new(Config { threads, ..Config::default() }, None)
+    }
+
+    /// The statistics so far.
+    pub fn profile(&self) -> Profile {
+        Profile { cache: self.cache.stats, ..self.profile }
+    }
+
+    fn exec_config(&self) -> ExecConfig {
+        ExecConfig { block: self.config.block_size, min_parallel: self.config.min_parallel }
+    }
+
+    fn run_kernel(&mut self, k: &Kernel, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
+        let (prog, bind) = program::build(k, batch)?;
+        self.profile.kernels += 1;
+        self.profile.fused_instructions += k.instrs.len() as u64;
+        self.profile.contracted += k.temps.len() as u64;
+        if bind.nelem() == 0 {
+            return Ok(());
+        }
+        let f = self.cache.get(&prog)?;
+        let t0 = Instant::now();
+        let moved = exec::run(f, &prog, &bind, mem, &self.pool, &self.exec_config())?;
+        self.profile.exec_time += t0.elapsed();
+        self.profile.bytes_moved += moved;
+        Ok(())
+    }
+
+    /// Runs an element-wise instruction whose output partially overlaps an input: such inputs
+    /// are copied first, so every input is read in full before the output is written.
+    fn run_isolated(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+        let out =
+            instr.output().cloned().ok_or_else(|| Error::Internal("isolated instruction without output".into()))?;
+        let mut copy = instr.clone();
+        let mut snapshots = Vec::new();
+        for (i, o) in instr.operands.iter().enumerate().skip(1) {
+            let Operand::View(v) = o else { continue };
+            if v.overlap(&out) != Overlap::Partial {
+                continue;
+            }
+            let id = BaseId(SNAPSHOT_BASE - snapshots.len() as u64);
+            let base = Base { id, dtype: v.dtype(), nelem: v.nelem() as u64 };
+            let snap = View::contiguous(base, 0, &v.shape)?;
+            with_dtype!(v.dtype(), T => {
+                let data = views::read::<T>(mem, v)?;
+                views::write::<T>(mem, &snap, &data)?;
+            });
+            copy.operands[i] = Operand::View(snap);
+            snapshots.push(id);
+        }
+        let k = Kernel { instrs: vec![0], shape: out.shape.clone(), temps: Vec::new(), after: Vec::new() };
+        let r = self.run_kernel(&k, std::slice::from_ref(&copy), mem);
+        for id in snapshots {
+            mem.free(id);
+        }
+        r
+    }
+
+    fn system(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+        let Some(v) = instr.operands.first().and_then(Operand::as_view) else { return Ok(()) };
+        match instr.opcode {
+            // Host memory is current once the kernels before have run; a base never written
+            // reads as zeros, so make sure it exists for whoever reads it after the sync.
+            Opcode::Sync => mem.ensure(&v.base).map(|_| ()),
+            Opcode::Free => {
+                mem.free(v.base.id);
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn single(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+        if instr.opcode.kind() == Kind::Extension {
+            self.profile.fallback += 1;
+            return match &mut self.child {
+                Some(child) => child.execute(std::slice::from_ref(instr), mem),
+                None => Err(Error::Unsupported(format!(
+                    "the cpu engine does not implement extension method {} (opcode {}) and has no fallback",
+                    instr.opcode,
+                    instr.opcode.id()
+                ))),
+            };
+        }
+        self.profile.native += 1;
+        native::execute(instr, mem)
+    }
+
+    fn step(&mut self, step: &Step, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
+        match step {
+            Step::Kernel(k) => {
+                let first = k.instrs[0];
+                let r = if k.instrs.len() == 1 && kernel::needs_isolation(&batch[first]) {
+                    self.run_isolated(&batch[first], mem)
+                } else {
+                    self.run_kernel(k, batch, mem)
+                };
+                r.map_err(|e| tag(e, first))?;
+                for &i in &k.after {
+                    self.system(&batch[i], mem).map_err(|e| tag(e, i))?;
+                }
+                Ok(())
+            }
+            Step::Single(i) => self.single(&batch[*i], mem).map_err(|e| tag(e, *i)),
+            Step::System(i) => self.system(&batch[*i], mem).map_err(|e| tag(e, *i)),
+        }
+    }
+}
+
+fn tag(e: Error, i: usize) -> Error {
+    match e {
+        Error::Execution(m) => Error::Execution(format!("instruction {i}: {m}")),
+        e => e.at_instruction(i),
+    }
+}
+
+impl Component for CpuEngine {
+    fn name(&self) -> &str {
+        "cpu"
+    }
+
+    fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
+        vm_core::instr::validate_batch(batch)?;
+        self.profile.batches += 1;
+        let opts = kernel::Options { max_instructions: self.config.max_kernel };
+        for step in kernel::partition(batch, &opts) {
+            self.step(&step, batch, mem)?;
+        }
+        Ok(())
+    }
+
+    fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
+        self.extensions.insert(opcode);
+        match &mut self.child {
+            Some(child) => child.register_extension(name, opcode),
+            None => Ok(false),
+        }
+    }
+
+    fn describe(&self) -> Vec<ComponentInfo> {
+        let p = self.profile();
+        let mut all = vec![ComponentInfo {
+            name: self.config.table.clone(),
+            implementation: "cpu".into(),
+            settings: self.config.settings_pairs(),
+            notes: vec![
+                format!("Cranelift JIT, {} threads", self.pool.threads()),
+                format!(
+                    "{} kernels compiled, cache hits {} / misses {}",
+                    self.cache.len(),
+                    p.cache.hits,
+                    p.cache.misses
+                ),
+            ],
+        }];
+        if let Some(child) = &self.child {
+            all.extend(child.describe());
+        }
+        all
+    }
+
+    fn shutdown(&mut self) -> Result<()> {
+        if !self.shut_down && self.config.profile {
+            eprintln!("{}", self.profile());
+        }
+        self.shut_down = true;
+        match &mut self.child {
+            Some(child) => child.shutdown(),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! Running a compiled kernel: binding its arguments to host memory, cutting the iteration space
+//! into blocks, running them on the pool, and combining reduction partials in block order.
+//!
+//! The blocks depend only on the kernel's size and the configured block size, never on the number
+//! of threads, so a reduction gives bit-identical results with any number of threads.
+
+use crate::cache::KernelFn;
+use crate::codegen::ArgLayout;
+use crate::pool::Pool;
+use crate::program::{Binding, Program};
+use crate::{reduce, views};
+use vm_core::{HostMemory, Result, with_dtype};
+
+/// How kernels are cut into blocks.
+#[derive(Debug, Clone, Copy)]
+pub struct ExecConfig {
+    /// Positions of the iteration space per block.
+    pub block: usize,
+    /// Kernels with at most this many positions run as one block on the calling thread.
+    pub min_parallel: usize,
+}
+
+/// The row-major multi-index of position `f` in `shape`.
+fn unravel(shape: &[usize], mut f: usize) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        idx[d] = f % shape[d];
+        f /= shape[d];
+    }
+    idx
+}
+
+/// Bounds (inclusive) of the partial-buffer positions that positions `lo..hi` touch, given the
+/// partial's strides (non-negative, in elements) over `shape`.
+fn partial_span(shape: &[usize], strides: &[i64], lo: usize, hi: usize) -> (usize, usize) {
+    let (a, b) = (unravel(shape, lo), unravel(shape, hi - 1));
+    let dot = |idx: &[usize]| idx.iter().zip(strides).map(|(&i, &s)| i as i64 * s).sum::<i64>() as usize;
+    match (0..shape.len()).find(|&d| a[d] != b[d]) {
+        None => {
+            let x = dot(&a);
+            (x, x)
+        }
+        Some(ds) => {
+            let fixed: i64 = (0..ds).map(|d| a[d] as i64 * strides[d]).sum();
+            let min = fixed + a[ds] as i64 * strides[ds];
+            let rest: i64 = (ds + 1..shape.len()).map(|d| (shape[d] as i64 - 1) * strides[d]).sum();
+            let max = fixed + b[ds] as i64 * strides[ds] + rest;
+            (min as usize, max as usize)
+        }
+    }
+}
+
+/// 8-byte aligned zeroed storage for `nbytes` bytes.
+fn storage(nbytes: usize) -> Vec<u64> {
+    vec![0u64; nbytes.div_ceil(8)]
+}
+
+fn bytes_mut(v: &mut [u64]) -> &mut [u8] {
+    // SAFETY: any u64 storage is valid as bytes; the length is the same memory.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), v.len() * 8) }
+}
+
+/// Runs `f` (compiled from `p`) over the iteration space of `bind`. Returns the bytes moved
+/// between memory and the kernel.
+pub fn run(
+    f: KernelFn,
+    p: &Program,
+    bind: &Binding,
+    mem: &mut HostMemory,
+    pool: &Pool,
+    cfg: &ExecConfig,
+) -> Result<u64> {
+    let n = bind.nelem();
+    if n == 0 {
+        return Ok(0);
+    }
+    let lay = ArgLayout::of(p);
+    let nd = p.ndim;
+    let mut args = vec![0i64; lay.words(p.consts.len())];
+    let mut moved = 0u64;
+    for (k, s) in bind.slots.iter().enumerate() {
+        let size = s.view.dtype().size();
+        let buf = views::buffer(mem, &s.view)?; // allocates and checks the extent, once
+        let ptr = buf.as_mut_ptr() as i64 + s.view.start * size as i64;
+        args[lay.slot_ptr(k)] = ptr;
+        for d in 0..nd {
+            args[lay.slot_stride(k, d)] = s.strides[d] * size as i64;
+        }
+        moved += (n * size) as u64;
+    }
+    for (q, r) in bind.partials.iter().enumerate() {
+        for d in 0..nd {
+            args[lay.partial_stride(q, d)] = r.strides[d] * r.out.dtype().size() as i64;
+        }
+    }
+    for d in 0..nd {
+        args[lay.shape(d)] = bind.shape[d] as i64;
+    }
+    for (c, s) in bind.consts.iter().enumerate() {
+        args[lay.konst(c)] = match s {
+            vm_core::Scalar::F32(x) => i64::from(x.to_bits()),
+            vm_core::Scalar::F64(x) => x.to_bits() as i64,
+            s => s.to_payload() as i64,
+        };
+    }
+
+    let nblocks = if n <= cfg.min_parallel { 1 } else { n.div_ceil(cfg.block.max(1)) };
+    let block = n.div_ceil(nblocks);
+    let nblocks = n.div_ceil(block); // no empty block at the end
+    let range = |b: usize| (b * block, ((b + 1) * block).min(n));
+
+    // Partial buffers: per reduction, one region per block covering the positions it touches.
+    let np = bind.partials.len();
+    let mut spans: Vec<Vec<(usize, usize, usize)>> = Vec::with_capacity(np); // (min, max, offset)
+    let mut parts: Vec<Vec<u64>> = Vec::with_capacity(np);
+    let mut words = vec![0i64; nblocks * np.max(1)];
+    for (q, r) in bind.partials.iter().enumerate() {
+        let size = r.out.dtype().size();
+        let mut total = 0;
+        let s: Vec<(usize, usize, usize)> = (0..nblocks)
+            .map(|b| {
+                let (lo, hi) = range(b);
+                let (mn, mx) = partial_span(&bind.shape, &r.strides, lo, hi);
+                let off = total;
+                total += mx - mn + 1;
+                (mn, mx, off)
+            })
+            .collect();
+        let mut buf = storage(total * size);
+        reduce::fill_identity(r.opcode, r.out.dtype(), &mut bytes_mut(&mut buf)[..total * size]);
+        let base = buf.as_mut_ptr() as i64;
+        for (b, &(mn, _, off)) in s.iter().enumerate() {
+            words[b * np + q] = base.wrapping_add((off as i64 - mn as i64) * size as i64);
+        }
+        spans.push(s);
+        parts.push(buf);
+    }
+
+    let args = &args;
+    let words = &words;
+    let call = |b: usize| {
+        let (lo, hi) = range(b);
+        // SAFETY: `args` describes views checked to lie inside their allocated buffers and
+        // partial buffers covering every position of the block; blocks write disjoint
+        // positions (an output view visits each element once, partials are per block), and
+        // every buffer outlives the call (the pool returns only when all blocks have run).
+        unsafe { f(args.as_ptr(), words.as_ptr().add(b * np), lo as i64, hi as i64) };
+    };
+    pool.run(nblocks, &call);
+
+    for (q, r) in bind.partials.iter().enumerate() {
+        let dt = r.out.dtype();
+        let size = dt.size();
+        let m = r.out.nelem();
+        let mut acc = storage(m * size);
+        let acc_bytes = &mut bytes_mut(&mut acc)[..m * size];
+        reduce::fill_identity(r.opcode, dt, acc_bytes);
+        let part = bytes_mut(&mut parts[q]);
+        for &(mn, mx, off) in &spans[q] {
+            let len = mx - mn + 1;
+            reduce::fold(
+                r.opcode,
+                dt,
+                &mut acc_bytes[mn * size..(mx + 1) * size],
+                &part[off * size..(off + len) * size],
+            );
+        }
+        with_dtype!(dt, T => {
+            // SAFETY: acc is 8-byte aligned storage holding m initialised elements of T (bools
+            // are 0 or 1: identities and combinations of bools).
+            let values = unsafe { std::slice::from_raw_parts(acc.as_ptr().cast::<T>(), m) };
+            views::write::<T>(mem, &r.out, values)?;
+        });
+        moved += (m * size) as u64;
+    }
+    Ok(moved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_spans_cover_the_touched_positions() {
+        let shape = [4, 5, 6];
+        for strides in [[0i64, 6, 1], [5, 1, 0], [6, 0, 1], [0, 0, 0], [30, 6, 1]] {
+            for lo in 0..120 {
+                for hi in lo + 1..=120 {
+                    let (mn, mx) = partial_span(&shape, &strides, lo, hi);
+                    for f in lo..hi {
+                        let i = unravel(&shape, f);
+                        let x = (0..3).map(|d| i[d] as i64 * strides[d]).sum::<i64>() as usize;
+                        assert!(mn <= x && x <= mx, "{strides:?} {lo}..{hi}: {x} not in {mn}..={mx}");
+                    }
+                }
+            }
+        }
+    }
+}

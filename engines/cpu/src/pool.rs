@@ -1,0 +1,186 @@
+//! A persistent pool of worker threads that run the blocks of a kernel with crossbeam-deque work
+//! stealing. The calling thread works too; [`Pool::run`] returns when every block has run.
+
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+/// One parallel loop: blocks `0..n` of `f`.
+struct Job<'a> {
+    injector: Injector<usize>,
+    remaining: AtomicUsize,
+    f: &'a (dyn Fn(usize) + Sync),
+}
+
+/// A pointer to the current job, published to the workers.
+#[derive(Clone, Copy)]
+struct JobPtr(*const Job<'static>);
+
+// SAFETY: the job lives on the stack of `Pool::run`, which does not return before every worker
+// has stopped using it (see `in_job`), and everything in a Job is Sync.
+unsafe impl Send for JobPtr {}
+
+struct State {
+    generation: u64,
+    job: Option<JobPtr>,
+    in_job: usize,
+    shutdown: bool,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+    idle: Condvar,
+    stealers: Vec<Stealer<usize>>,
+}
+
+/// The worker pool.
+pub struct Pool {
+    shared: Arc<Shared>,
+    local: Worker<usize>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+fn find_task(local: &Worker<usize>, global: &Injector<usize>, stealers: &[Stealer<usize>]) -> Option<usize> {
+    local.pop().or_else(|| {
+        std::iter::repeat_with(|| {
+            global.steal_batch_and_pop(local).or_else(|| stealers.iter().map(|s| s.steal()).collect::<Steal<usize>>())
+        })
+        .find(|s| !s.is_retry())
+        .and_then(|s| s.success())
+    })
+}
+
+fn work(job: &Job, local: &Worker<usize>, stealers: &[Stealer<usize>]) {
+    while let Some(i) = find_task(local, &job.injector, stealers) {
+        (job.f)(i);
+        job.remaining.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Pool {
+    /// A pool of `threads` threads in all, the caller included (so `threads - 1` are spawned).
+    pub fn new(threads: usize) -> Pool {
+        let threads = threads.max(1);
+        let locals: Vec<Worker<usize>> = (0..threads).map(|_| Worker::new_fifo()).collect();
+        let stealers = locals.iter().map(Worker::stealer).collect();
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State { generation: 0, job: None, in_job: 0, shutdown: false }),
+            wake: Condvar::new(),
+            idle: Condvar::new(),
+            stealers,
+        });
+        let mut locals = locals.into_iter();
+        let local = locals.next().expect("at least one deque");
+        let handles = locals
+            .enumerate()
+            .map(|(i, local)| {
+                let shared = Arc::clone(&shared);
+                std::thread::Builder::new()
+                    .name(format!("vm-cpu-{}", i + 1))
+                    .stack_size(8 << 20)
+                    .spawn(move || worker_main(&shared, &local))
+                    .expect("spawning a worker thread")
+            })
+            .collect();
+        Pool { shared, local, handles }
+    }
+
+    /// Number of threads, the caller included.
+    pub fn threads(&self) -> usize {
+        self.handles.len() + 1
+    }
+
+    /// Runs `f(i)` for every `i` in `0..n`, in parallel, and returns when all have run.
+    pub fn run(&self, n: usize, f: &(dyn Fn(usize) + Sync)) {
+        if n == 0 {
+            return;
+        }
+        if self.handles.is_empty() || n == 1 {
+            (0..n).for_each(f);
+            return;
+        }
+        let job = Job { injector: Injector::new(), remaining: AtomicUsize::new(n), f };
+        for i in 0..n {
+            job.injector.push(i);
+        }
+        // SAFETY (of the lifetime erasure): `job` outlives every use by the workers, because this
+        // function waits below until no worker is inside the job before returning.
+        let ptr = JobPtr((&job as *const Job<'_>).cast::<Job<'static>>());
+        {
+            let mut st = self.shared.state.lock().expect("pool state");
+            st.generation += 1;
+            st.job = Some(ptr);
+        }
+        self.shared.wake.notify_all();
+        work(&job, &self.local, &self.shared.stealers);
+        while job.remaining.load(Ordering::Acquire) != 0 {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        }
+        let mut st = self.shared.state.lock().expect("pool state");
+        st.job = None;
+        while st.in_job != 0 {
+            st = self.shared.idle.wait(st).expect("pool state");
+        }
+    }
+}
+
+fn worker_main(shared: &Shared, local: &Worker<usize>) {
+    let mut seen = 0;
+    loop {
+        let job = {
+            let mut st = shared.state.lock().expect("pool state");
+            while st.generation == seen && !st.shutdown {
+                st = shared.wake.wait(st).expect("pool state");
+            }
+            if st.shutdown {
+                return;
+            }
+            seen = st.generation;
+            match st.job {
+                Some(j) => {
+                    st.in_job += 1;
+                    j
+                }
+                None => continue,
+            }
+        };
+        // SAFETY: `in_job` was raised under the lock while the job was published, so the job
+        // stays alive until this worker lowers it again below.
+        work(unsafe { &*job.0 }, local, &shared.stealers);
+        let mut st = shared.state.lock().expect("pool state");
+        st.in_job -= 1;
+        if st.in_job == 0 {
+            shared.idle.notify_all();
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        self.shared.state.lock().expect("pool state").shutdown = true;
+        self.shared.wake.notify_all();
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_block_runs_once() {
+        let pool = Pool::new(3);
+        for n in [0, 1, 2, 7, 1000] {
+            let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+            pool.run(n, &|i| {
+                hits[i].fetch_add(1, Ordering::Relaxed);
+            });
+            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! A kernel as the code generator sees it: its structure ([`Program`], the cache key: opcodes,
+//! dtypes, where each operand comes from, the layout class of each memory operand) separated from
+//! its run-time values ([`Binding`]: addresses, sizes, strides, constants).
+//!
+//! Building a program forwards values inside the kernel: an input that is exactly a view written
+//! earlier in the kernel (or a contracted temporary) reads the value computed there, not memory.
+//! The iteration space is squeezed (extent-1 dimensions dropped) and collapsed (adjacent dimensions
+//! merged where every operand walks them as one), so most kernels become 1-d or 2-d.
+
+use smallvec::SmallVec;
+use std::collections::HashMap;
+use vm_core::kernel::Kernel;
+use vm_core::view::row_major_strides;
+use vm_core::{Base, DType, Error, Instruction, Kind, Opcode, Operand, Overlap, Result, Scalar, View};
+
+/// Where an operation's input comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Src {
+    /// Memory slot `k` (a view read at the current position).
+    Mem(u16),
+    /// Constant `k` (an argument of the kernel call).
+    Const(u16),
+    /// The value computed by operation `k` of the program.
+    Val(u32),
+    /// The row-major position in the iteration space (`range`).
+    Index,
+}
+
+/// Where an operation's result goes (besides being available to later operations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dst {
+    /// Nowhere: a contracted temporary.
+    Value,
+    /// Memory slot `k`.
+    Store(u16),
+    /// Combined into the partial results of reduction `k`.
+    Reduce(u16),
+}
+
+/// The layout class of a memory operand in the innermost (collapsed) dimension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Inner {
+    /// Stride 0: the same element along the row.
+    Broadcast,
+    /// Stride 1: contiguous.
+    Unit,
+    /// Any other stride (negative included).
+    Strided,
+}
+
+/// A memory operand's structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SlotInfo {
+    /// Element type.
+    pub dtype: DType,
+    /// Innermost stride class.
+    pub inner: Inner,
+}
+
+/// One operation of a kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Op {
+    /// The instruction's opcode.
+    pub opcode: Opcode,
+    /// Result dtype.
+    pub dtype: DType,
+    /// Dtype of the (last) data inputs: differs from `dtype` for casts, comparisons, logical ops.
+    pub in_dtype: DType,
+    /// The inputs, in operand order (for `random`: seed and offset constants).
+    pub srcs: SmallVec<[Src; 3]>,
+    /// Where the result goes.
+    pub dst: Dst,
+}
+
+/// The structure of a kernel: everything the generated code depends on, nothing it does not.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Program {
+    /// Number of (collapsed) dimensions, at least 1.
+    pub ndim: usize,
+    /// Memory operands.
+    pub slots: Vec<SlotInfo>,
+    /// Reduction outputs (partial buffers).
+    pub partials: Vec<SlotInfo>,
+    /// Constant dtypes.
+    pub consts: Vec<DType>,
+    /// The operations, in order; operation `k` defines value `k`.
+    pub ops: Vec<Op>,
+}
+
+/// A memory operand's run-time layout.
+#[derive(Debug, Clone)]
+pub struct SlotBinding {
+    /// The view as given (for its base and start).
+    pub view: View,
+    /// Strides over the collapsed iteration space, in elements.
+    pub strides: Vec<i64>,
+    /// True when the kernel writes it.
+    pub written: bool,
+}
+
+/// A reduction's run-time data.
+#[derive(Debug, Clone)]
+pub struct PartialBinding {
+    /// The reduction opcode.
+    pub opcode: Opcode,
+    /// The reduction's output view.
+    pub out: View,
+    /// Strides of the row-major partial buffer over the collapsed iteration space, in elements.
+    pub strides: Vec<i64>,
+}
+
+/// The run-time values of one execution of a program.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    /// Collapsed iteration shape.
+    pub shape: Vec<usize>,
+    /// Memory operands, as `Program::slots`.
+    pub slots: Vec<SlotBinding>,
+    /// Reductions, as `Program::partials`.
+    pub partials: Vec<PartialBinding>,
+    /// Constant values, as `Program::consts`.
+    pub consts: Vec<Scalar>,
+}
+
+impl Binding {
+    /// Number of positions in the iteration space.
+    pub fn nelem(&self) -> usize {
+        self.shape.iter().product()
+    }
+}
+
+struct Builder<'a> {
+    kernel: &'a Kernel,
+    slots: Vec<(View, bool)>,
+    partials: Vec<(Opcode, View, usize)>, // (opcode, out, axis)
+    consts: Vec<Scalar>,
+    ops: Vec<Op>,
+    /// Latest value written to each slot.
+    latest: HashMap<u16, u32>,
+    /// Contracted temporaries: (view, latest value).
+    temps: Vec<(View, u32)>,
+}
+
+impl Builder<'_> {
+    fn slot(&mut self, v: &View) -> u16 {
+        let found = self.slots.iter().position(|(w, _)| w.base.id == v.base.id && w.overlap(v) == Overlap::Identical);
+        match found {
+            Some(k) => k as u16,
+            None => {
+                self.slots.push((v.clone(), false));
+                (self.slots.len() - 1) as u16
+            }
+        }
+    }
+
+    fn src(&mut self, o: &Operand) -> Result<Src> {
+        match o {
+            Operand::Const(s) => {
+                self.consts.push(*s);
+                Ok(Src::Const((self.consts.len() - 1) as u16))
+            }
+            Operand::View(v) if self.kernel.temps.contains(&v.base.id) => self
+                .temps
+                .iter()
+                .rev()
+                .find(|(w, _)| w.overlap(v) == Overlap::Identical)
+                .map(|&(_, val)| Src::Val(val))
+                .ok_or_else(|| Error::Internal(format!("contracted temporary {} read before written", v.base.id))),
+            Operand::View(v) => {
+                let k = self.slot(v);
+                Ok(match self.latest.get(&k) {
+                    Some(&val) => Src::Val(val),
+                    None => Src::Mem(k),
+                })
+            }
+        }
+    }
+
+    fn add(&mut self, instr: &Instruction) -> Result<()> {
+        let out = instr.output().ok_or_else(|| Error::Internal(format!("{} in a kernel", instr.opcode)))?;
+        let kind = instr.opcode.kind();
+        let srcs: SmallVec<[Src; 3]> = match kind {
+            Kind::Range => SmallVec::from_slice(&[Src::Index]),
+            Kind::Random => {
+                let mut s = SmallVec::new();
+                for o in &instr.operands[1..3] {
+                    s.push(self.src(o)?);
+                }
+                s
+            }
+            _ => instr.inputs().iter().map(|o| self.src(o)).collect::<Result<_>>()?,
+        };
+        let in_dtype = instr.inputs().last().map(Operand::dtype).unwrap_or(out.dtype());
+        let val = self.ops.len() as u32;
+        let dst = if kind == Kind::Reduce {
+            let axis = instr.axis().ok_or_else(|| Error::Internal("reduction without axis".into()))?;
+            self.partials.push((instr.opcode, out.clone(), axis));
+            Dst::Reduce((self.partials.len() - 1) as u16)
+        } else if self.kernel.temps.contains(&out.base.id) {
+            self.temps.push((out.clone(), val));
+            Dst::Value
+        } else {
+            let k = self.slot(out);
+            self.slots[k as usize].1 = true;
+            self.latest.insert(k, val);
+            Dst::Store(k)
+        };
+        self.ops.push(Op { opcode: instr.opcode, dtype: out.dtype(), in_dtype, srcs, dst });
+        Ok(())
+    }
+}
+
+/// Squeezes and collapses `shape` for operands with the given strides (in elements, one vector
+/// per operand). Returns the collapsed shape and strides (at least one dimension).
+pub fn collapse(shape: &[usize], strides: &[Vec<i64>]) -> (Vec<usize>, Vec<Vec<i64>>) {
+    let keep: Vec<usize> = (0..shape.len()).filter(|&d| shape[d] != 1).collect();
+    let mut cshape: Vec<usize> = Vec::new();
+    let mut cstrides: Vec<Vec<i64>> = vec![Vec::new(); strides.len()];
+    for &d in &keep {
+        let mergeable = !cshape.is_empty()
+            && strides.iter().zip(&cstrides).all(|(s, c)| *c.last().unwrap() == s[d] * shape[d] as i64);
+        if mergeable {
+            *cshape.last_mut().unwrap() *= shape[d];
+            for (s, c) in strides.iter().zip(cstrides.iter_mut()) {
+                *c.last_mut().unwrap() = s[d];
+            }
+        } else {
+            cshape.push(shape[d]);
+            for (s, c) in strides.iter().zip(cstrides.iter_mut()) {
+                c.push(s[d]);
+            }
+        }
+    }
+    if cshape.is_empty() {
+        cshape.push(1);
+        for c in &mut cstrides {
+            c.push(0);
+        }
+    }
+    (cshape, cstrides)
+}
+
+fn inner_class(stride: i64) -> Inner {
+    match stride {
+        0 => Inner::Broadcast,
+        1 => Inner::Unit,
+        _ => Inner::Strided,
+    }
+}
+
+/// Builds the program and binding of `kernel` (positions into `batch`).
+pub fn build(kernel: &Kernel, batch: &[Instruction]) -> Result<(Program, Binding)> {
+    let mut b = Builder {
+        kernel,
+        slots: Vec::new(),
+        partials: Vec::new(),
+        consts: Vec::new(),
+        ops: Vec::new(),
+        latest: HashMap::new(),
+        temps: Vec::new(),
+    };
+    for &i in &kernel.instrs {
+        b.add(&batch[i]).map_err(|e| e.at_instruction(i))?;
+    }
+    let shape: Vec<usize> = kernel.shape.to_vec();
+    let mut strides: Vec<Vec<i64>> = b.slots.iter().map(|(v, _)| v.stride.to_vec()).collect();
+    for (_, out, axis) in &b.partials {
+        let mut s = row_major_strides(&out.shape).to_vec();
+        s.insert(*axis, 0);
+        strides.push(s);
+    }
+    let (cshape, cstrides) = collapse(&shape, &strides);
+    let ndim = cshape.len();
+    let nslots = b.slots.len();
+    let info = |dtype: DType, s: &[i64]| SlotInfo { dtype, inner: inner_class(s[ndim - 1]) };
+    let program = Program {
+        ndim,
+        slots: b.slots.iter().zip(&cstrides).map(|((v, _), s)| info(v.dtype(), s)).collect(),
+        partials: b.partials.iter().zip(&cstrides[nslots..]).map(|((_, o, _), s)| info(o.dtype(), s)).collect(),
+        consts: b.consts.iter().map(|s| s.dtype()).collect(),
+        ops: b.ops,
+    };
+    let binding = Binding {
+        shape: cshape,
+        slots: b
+            .slots
+            .into_iter()
+            .zip(cstrides.iter())
+            .map(|((view, written), s)| SlotBinding { view, strides: s.clone(), written })
+            .collect(),
+        partials: b
+            .partials
+            .into_iter()
+            .zip(cstrides[nslots..].iter())
+            .map(|((opcode, out, _), s)| PartialBinding { opcode, out, strides: s.clone() })
+            .collect(),
+        consts: b.consts,
+    };
+    Ok((program, binding))
+}
+
+/// The bases a binding touches in memory (for allocation), without duplicates.
+pub fn bases(binding: &Binding) -> Vec<Base> {
+    let mut out: Vec<Base> = Vec::new();
+    let views = binding.slots.iter().map(|s| &s.view).chain(binding.partials.iter().map(|p| &p.out));
+    for v in views {
+        if !out.iter().any(|b| b.id == v.base.id) {
+            out.push(v.base);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collapse_merges_contiguous_and_drops_unit_dims() {
+        let (s, st) = collapse(&[4, 1, 5], &[vec![5, 99, 1], vec![0, 0, 0]]);
+        assert_eq!(s, vec![20]);
+        assert_eq!(st, vec![vec![1], vec![0]]);
+        let (s, st) = collapse(&[4, 5], &[vec![6, 1], vec![5, 1]]);
+        assert_eq!(s, vec![4, 5]);
+        assert_eq!(st, vec![vec![6, 1], vec![5, 1]]);
+        let (s, st) = collapse(&[], &[vec![]]);
+        assert_eq!((s, st), (vec![1], vec![vec![0]]));
+        let (s, _) = collapse(&[3, 4], &[vec![-4, -1]]);
+        assert_eq!(s, vec![12]);
+    }
+}

@@ -1,0 +1,237 @@
+//! 128-bit SIMD for segments whose operands are all contiguous or broadcast along the row and
+//! whose operations are float arithmetic of one dtype: the segment first runs a vector loop
+//! (f64x2 or f32x4, unrolled [`UNROLL`] times) while whole vectors remain, then the scalar
+//! loop finishes the row.
+
+use crate::codegen::{Gen, MEM, Ptr};
+use crate::emit::ir_type;
+use crate::program::{Dst, Inner, Op, Src};
+use crate::schedule::Item;
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{InstBuilder, Type, Value, types};
+use cranelift_frontend::{FunctionBuilder, Variable};
+use std::collections::HashMap;
+use vm_core::{DType, Kind, Opcode, Result};
+
+/// Vectors per iteration of the vector loop.
+pub const UNROLL: i64 = 2;
+
+/// True when `op` has a vector form (for float `d`).
+fn vector_op(op: Opcode) -> bool {
+    use Opcode as O;
+    matches!(
+        op,
+        O::Add
+            | O::Subtract
+            | O::Multiply
+            | O::Divide
+            | O::Maximum
+            | O::Minimum
+            | O::Negative
+            | O::Absolute
+            | O::Sqrt
+            | O::Square
+            | O::Floor
+            | O::Ceil
+            | O::Trunc
+            | O::Rint
+            | O::Identity
+            | O::Reciprocal
+    )
+}
+
+fn emit_vec(b: &mut FunctionBuilder, op: Opcode, vty: Type, args: &[Value]) -> Value {
+    use Opcode as O;
+    let a = args[0];
+    match op {
+        O::Add => b.ins().fadd(a, args[1]),
+        O::Subtract => b.ins().fsub(a, args[1]),
+        O::Multiply => b.ins().fmul(a, args[1]),
+        O::Divide => b.ins().fdiv(a, args[1]),
+        O::Maximum => b.ins().fmax(a, args[1]),
+        O::Minimum => b.ins().fmin(a, args[1]),
+        O::Negative => b.ins().fneg(a),
+        O::Absolute => b.ins().fabs(a),
+        O::Sqrt => b.ins().sqrt(a),
+        O::Square => b.ins().fmul(a, a),
+        O::Floor => b.ins().floor(a),
+        O::Ceil => b.ins().ceil(a),
+        O::Trunc => b.ins().trunc(a),
+        O::Rint => b.ins().nearest(a),
+        O::Reciprocal => {
+            let one = if vty.lane_type() == types::F32 { b.ins().f32const(1.0) } else { b.ins().f64const(1.0) };
+            let one = b.ins().splat(vty, one);
+            b.ins().fdiv(one, a)
+        }
+        _ => a, // Identity of one dtype
+    }
+}
+
+impl Gen<'_> {
+    /// The vector type for `items`, when every operation and operand allows one.
+    pub(crate) fn simd_type(&self, items: &[Item], ptrs: &[Ptr]) -> Option<Type> {
+        let mut dtype: Option<DType> = None;
+        let mut same = |d: DType| {
+            let ok = d.is_float() && dtype.is_none_or(|x| x == d);
+            dtype = Some(d);
+            ok
+        };
+        let src_ok = |s: &Src| !matches!(s, Src::Index);
+        for it in items {
+            let ok = match *it {
+                Item::Op(k) => {
+                    let op: &Op = &self.p.ops[k];
+                    vector_op(op.opcode)
+                        && op.opcode.kind() != Kind::Reduce
+                        && !matches!(op.dst, Dst::Reduce(_))
+                        && op.dtype == op.in_dtype
+                        && same(op.dtype)
+                        && op.srcs.iter().all(src_ok)
+                }
+                Item::Flush(k) => same(self.p.ops[k].dtype),
+                Item::Stage(s, sc) => src_ok(&s) && same(self.plan.scratch[sc]),
+            };
+            if !ok {
+                return None;
+            }
+        }
+        let inner_ok = ptrs.iter().all(|&p| match p {
+            Ptr::Slot(k) => self.p.slots[k].inner != Inner::Strided,
+            Ptr::Partial(_) => false,
+            Ptr::Scratch(_) => true,
+        });
+        if !inner_ok {
+            return None;
+        }
+        match dtype? {
+            DType::F64 => Some(types::F64X2),
+            _ => Some(types::F32X4),
+        }
+    }
+
+    fn is_broadcast(&self, p: Ptr) -> bool {
+        matches!(p, Ptr::Slot(k) if self.p.slots[k].inner == Inner::Broadcast)
+    }
+
+    /// Emits the vector loop of a segment: runs while `j + lanes * UNROLL <= n`, advancing `j`
+    /// and the pointer variables; the scalar loop that follows finishes the row.
+    pub(crate) fn vector_loop(
+        &self,
+        b: &mut FunctionBuilder,
+        items: &[Item],
+        vars: &HashMap<Ptr, Variable>,
+        vty: Type,
+        n: Value,
+        j: Variable,
+    ) -> Result<()> {
+        let lanes = i64::from(vty.lane_count());
+        let esize = i64::from(vty.lane_type().bytes());
+        let step = lanes * UNROLL;
+        // Constants splatted once, before the loop.
+        let mut splats: HashMap<u16, Value> = HashMap::new();
+        for it in items {
+            let srcs: Vec<Src> = match *it {
+                Item::Op(k) => self.p.ops[k].srcs.to_vec(),
+                Item::Stage(s, _) => vec![s],
+                Item::Flush(_) => vec![],
+            };
+            for s in srcs {
+                if let Src::Const(c) = s {
+                    splats.entry(c).or_insert_with(|| b.ins().splat(vty, self.consts[c as usize]));
+                }
+            }
+        }
+        let (head, body, exit) = (b.create_block(), b.create_block(), b.create_block());
+        b.ins().jump(head, &[]);
+        b.switch_to_block(head);
+        let jv = b.use_var(j);
+        let end = b.ins().iadd_imm_s(jv, step);
+        let more = b.ins().icmp(IntCC::SignedLessThanOrEqual, end, n);
+        b.ins().brif(more, body, &[], exit, &[]);
+        b.switch_to_block(body);
+        b.seal_block(body);
+        let addrs: HashMap<Ptr, Value> = vars.iter().map(|(&p, &v)| (p, b.use_var(v))).collect();
+        for u in 0..UNROLL {
+            let off = (u * lanes * esize) as i32;
+            let mut regs: HashMap<usize, Value> = HashMap::new();
+            for it in items {
+                match *it {
+                    Item::Op(k) => {
+                        let op = &self.p.ops[k];
+                        let args: Vec<Value> =
+                            op.srcs.iter().map(|&s| self.vread(b, s, vty, &addrs, &splats, &mut regs, off)).collect();
+                        let r = emit_vec(b, op.opcode, vty, &args);
+                        regs.insert(k, r);
+                        if let Dst::Store(m) = op.dst {
+                            b.ins().store(MEM, r, addrs[&Ptr::Slot(m as usize)], off);
+                        }
+                        if let Some(&s) = self.plan.scratch_of.get(&k) {
+                            b.ins().store(MEM, r, addrs[&Ptr::Scratch(s)], off);
+                        }
+                    }
+                    Item::Flush(k) => {
+                        let s = self.plan.scratch_of[&k];
+                        let v = b.ins().load(vty, MEM, addrs[&Ptr::Scratch(s)], off);
+                        if let Dst::Store(m) = self.p.ops[k].dst {
+                            b.ins().store(MEM, v, addrs[&Ptr::Slot(m as usize)], off);
+                        }
+                    }
+                    Item::Stage(src, s) => {
+                        let v = self.vread(b, src, vty, &addrs, &splats, &mut regs, off);
+                        b.ins().store(MEM, v, addrs[&Ptr::Scratch(s)], off);
+                    }
+                }
+            }
+        }
+        for (&p, &v) in vars {
+            if !self.is_broadcast(p) {
+                let a = b.ins().iadd_imm_s(addrs[&p], step * esize);
+                b.def_var(v, a);
+            }
+        }
+        let jn = b.ins().iadd_imm_s(jv, step);
+        b.def_var(j, jn);
+        b.ins().jump(head, &[]);
+        b.seal_block(head);
+        b.switch_to_block(exit);
+        b.seal_block(exit);
+        Ok(())
+    }
+
+    /// The vector of input `s` at vector offset `off` (bytes).
+    #[allow(clippy::too_many_arguments)]
+    fn vread(
+        &self,
+        b: &mut FunctionBuilder,
+        s: Src,
+        vty: Type,
+        addrs: &HashMap<Ptr, Value>,
+        splats: &HashMap<u16, Value>,
+        regs: &mut HashMap<usize, Value>,
+        off: i32,
+    ) -> Value {
+        match s {
+            Src::Mem(m) => {
+                let p = Ptr::Slot(m as usize);
+                if self.is_broadcast(p) {
+                    let x = b.ins().load(ir_type(self.p.slots[m as usize].dtype), MEM, addrs[&p], 0);
+                    b.ins().splat(vty, x)
+                } else {
+                    b.ins().load(vty, MEM, addrs[&p], off)
+                }
+            }
+            Src::Const(c) => splats[&c],
+            Src::Val(v) => {
+                let v = v as usize;
+                if let Some(&r) = regs.get(&v) {
+                    return r;
+                }
+                let sc = self.plan.scratch_of[&v];
+                let r = b.ins().load(vty, MEM, addrs[&Ptr::Scratch(sc)], off);
+                regs.insert(v, r);
+                r
+            }
+            Src::Index => unreachable!("segments reading the index are not vectorised"),
+        }
+    }
+}

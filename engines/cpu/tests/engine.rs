@@ -1,0 +1,130 @@
+//! Engine-level behaviour: the seed's blocking rules on a stencil, the kernel cache, the
+//! fallback child for extension methods, settings.
+
+mod common;
+
+use common::*;
+use vm_core::component::Settings;
+use vm_core::{Base, Component, DType, Error, HostMemory, Instruction, Opcode, Operand, Scalar};
+use vm_cpu::CpuEngine;
+use vm_interp::Interp;
+
+/// One Jacobi step of the heat equation on an `n x n` grid with a border:
+/// `work = (c + n + s + e + w) * 0.2; c[:] = work`, then the next step reads neighbours of the
+/// just-written center, which must not be fused with the copy.
+fn heat_step(grid: Base, work: Base, n: usize, k: f64) -> Vec<Instruction> {
+    let w = n + 2;
+    let at = |r: i64, c: i64| view(grid, r * w as i64 + c, &[n, n], &[w as i64, 1]);
+    let wv = view(work, 0, &[n, n], &[n as i64, 1]);
+    vec![
+        Instruction::new(Opcode::Add, [wv.clone(), at(1, 1), at(0, 1)]),
+        Instruction::new(Opcode::Add, [wv.clone(), wv.clone(), at(2, 1)]),
+        Instruction::new(Opcode::Add, [wv.clone(), wv.clone(), at(1, 0)]),
+        Instruction::new(Opcode::Add, [wv.clone(), wv.clone(), at(1, 2)]),
+        Instruction::new(Opcode::Multiply, [wv.clone(), wv.clone(), Scalar::F64(k).into()]),
+        Instruction::new(Opcode::Identity, [at(1, 1), wv.clone()]),
+    ]
+}
+
+#[test]
+fn stencil_iterations_match_interp_and_compile_once() {
+    for threads in [1, 2, 4] {
+        let n = 30;
+        let (grid, work) = (base(1, DType::F64, (n + 2) * (n + 2)), base(2, DType::F64, n * n));
+        let mut batch = Vec::new();
+        for _ in 0..5 {
+            batch.extend(heat_step(grid, work, n, 0.2));
+        }
+        let p = differential(&batch, &[grid, work], &[grid, work], threads, true, "heat");
+        // Each step is two kernels (the sums, then the copy); both compile once.
+        assert_eq!(p.kernels, 10);
+        assert_eq!((p.cache.misses, p.cache.hits), (2, 8));
+    }
+}
+
+#[test]
+fn shifted_read_of_a_just_written_output_is_not_fused() {
+    // a[1:] = b; c = a[:-1] * 2 reads a shifted by one: fusing would read stale values.
+    let (a, b, c) = (base(1, DType::I64, 9), base(2, DType::I64, 8), base(3, DType::I64, 8));
+    let batch = vec![
+        Instruction::new(Opcode::Identity, [view(a, 1, &[8], &[1]), whole(b)]),
+        Instruction::new(Opcode::Multiply, [whole(c), view(a, 0, &[8], &[1]), Scalar::I64(2).into()]),
+    ];
+    let mut mem = HostMemory::new();
+    mem.ensure(&b).unwrap().as_mut_slice::<i64>().copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
+    let mut cpu = engine(2);
+    cpu.execute(&batch, &mut mem).unwrap();
+    assert_eq!(mem.get(c.id).unwrap().as_slice::<i64>(), &[0, 2, 4, 6, 8, 10, 12, 14]);
+    assert_eq!(cpu.profile().kernels, 2);
+}
+
+#[test]
+fn same_structure_with_other_sizes_and_constants_hits_the_cache() {
+    let mut cpu = engine(2);
+    let mut mem = HostMemory::new();
+    for (i, n) in [100usize, 1000, 37, 5000].into_iter().enumerate() {
+        let (a, b) = (base(10 * i as u64 + 1, DType::F32, n), base(10 * i as u64 + 2, DType::F32, n));
+        let batch = vec![
+            Instruction::new(Opcode::Range, [whole(a)]),
+            Instruction::new(Opcode::Multiply, [whole(b), whole(a), Scalar::F32(i as f32 + 0.5).into()]),
+            Instruction::new(Opcode::Exp, [whole(b), whole(b)]),
+            Instruction::new(Opcode::Free, [whole(a)]),
+        ];
+        cpu.execute(&batch, &mut mem).unwrap();
+        let got = mem.get(b.id).unwrap().as_slice::<f32>();
+        assert_eq!(got[3], (3.0 * (i as f32 + 0.5)).exp());
+        assert!(!mem.is_allocated(a.id), "the contracted temporary is never allocated");
+    }
+    let p = cpu.profile();
+    assert_eq!((p.cache.misses, p.cache.hits), (1, 3));
+    assert_eq!(p.contracted, 4);
+}
+
+#[test]
+fn extensions_go_to_the_fallback_child() {
+    let (a, b, c) = (base(1, DType::F64, 6), base(2, DType::F64, 6), base(3, DType::F64, 4));
+    let matmul = Opcode::Extension(0);
+    let batch = vec![
+        Instruction::new(Opcode::Range, [whole(a)]),
+        Instruction::new(Opcode::Add, [whole(b), whole(a), Scalar::F64(1.0).into()]),
+        Instruction::new(
+            matmul,
+            [view(c, 0, &[2, 2], &[2, 1]), view(a, 0, &[2, 3], &[3, 1]), view(b, 0, &[3, 2], &[2, 1])]
+                .into_iter()
+                .collect::<Vec<Operand>>(),
+        ),
+    ];
+    let mut cpu = CpuEngine::new(vm_cpu::Config::default(), Some(Box::new(Interp::new(None)))).unwrap();
+    assert!(cpu.register_extension(vm_interp::MATMUL, matmul).unwrap());
+    let mut mem = HostMemory::new();
+    cpu.execute(&batch, &mut mem).unwrap();
+    // a = [[0,1,2],[3,4,5]], b = [[1,2],[3,4],[5,6]]
+    assert_eq!(mem.get(c.id).unwrap().as_slice::<f64>(), &[13.0, 16.0, 40.0, 52.0]);
+    assert_eq!(cpu.profile().fallback, 1);
+
+    let mut alone = CpuEngine::with_threads(1).unwrap();
+    assert!(!alone.register_extension(vm_interp::MATMUL, matmul).unwrap());
+    let e = alone.execute(&batch, &mut HostMemory::new()).unwrap_err();
+    assert!(matches!(e, Error::Unsupported(_)), "{e}");
+}
+
+#[test]
+fn settings_are_read_and_bad_ones_rejected() {
+    let s = Settings::from_pairs(
+        "cpu",
+        &[
+            ("threads", toml::Value::Integer(3)),
+            ("profile", toml::Value::Boolean(true)),
+            ("block_size", toml::Value::Integer(1024)),
+        ],
+    );
+    let mut c = (vm_cpu::IMPLEMENTATION.construct)(&s, None).unwrap();
+    assert_eq!(c.name(), "cpu");
+    let info = c.describe();
+    assert!(info[0].notes[0].contains("3 threads"), "{:?}", info[0].notes);
+    c.shutdown().unwrap();
+    let bad = Settings::from_pairs("cpu", &[("threads", toml::Value::String("many".into()))]);
+    assert!((vm_cpu::IMPLEMENTATION.construct)(&bad, None).is_err());
+    let keys: Vec<&str> = vm_cpu::IMPLEMENTATION.settings.iter().map(|s| s.key).collect();
+    assert!(keys.contains(&"threads") && keys.contains(&"profile"));
+}
