@@ -22,7 +22,7 @@ pub enum Error {
         message: String,
     },
     /// An opcode number that is not in the opcode table, or an extension id never registered.
-    #[error("unknown opcode {0}")]
+    #[error("{}", fmt_unknown_opcode(*.0))]
     UnknownOpcode(u32),
     /// A dtype number or name that does not name a dtype.
     #[error("unknown dtype {0}")]
@@ -81,6 +81,18 @@ fn fmt_invalid(index: Option<usize>, operand: Option<usize>, message: &str) -> S
         s += &format!(", operand {o}");
     }
     s + ": " + message
+}
+
+fn fmt_unknown_opcode(id: u32) -> String {
+    if id >= crate::opcode::EXTENSION_BASE {
+        format!(
+            "unknown opcode {id}: extension number {} was never registered (register the method by name first: \
+             vm_extension / Runtime::register_extension)",
+            id - crate::opcode::EXTENSION_BASE
+        )
+    } else {
+        format!("unknown opcode {id}")
+    }
 }
 
 fn fmt_config(file: &str, line: Option<usize>, message: &str) -> String {

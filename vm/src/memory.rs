@@ -14,6 +14,9 @@ use std::ptr::NonNull;
 pub const BUFFER_ALIGN: usize = 64;
 
 /// The host data of one base: `nelem` elements of `dtype`, 64-byte aligned, zero-initialised.
+///
+/// A buffer never moves or resizes while its base lives: frontends (the C ABI's `vm_data`) may
+/// hold a pointer into it between a sync and the next write or free of the base.
 #[derive(Debug)]
 pub struct Buffer {
     ptr: NonNull<u8>,

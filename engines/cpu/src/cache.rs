@@ -108,7 +108,14 @@ impl Cache {
         }
         let err = |e: &dyn std::fmt::Display| Error::Internal(format!("compiling a kernel: {e}"));
         let id = self.module.declare_anonymous_function(&self.ctx.func.signature).map_err(|e| err(&e))?;
+        let dump = std::env::var_os("VM_CPU_DUMP").is_some();
+        self.ctx.set_disasm(dump);
         self.module.define_function(id, &mut self.ctx).map_err(|e| err(&format!("{e:?}\n{}", self.ctx.func)))?;
+        if dump {
+            // Debugging aid: the kernel's IR and machine code.
+            let code = self.ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default();
+            eprintln!("---- kernel {p:?}\n{}\n{code}", self.ctx.func);
+        }
         self.module.clear_context(&mut self.ctx);
         self.module.finalize_definitions().map_err(|e| err(&e))?;
         let code = self.module.get_finalized_function(id);

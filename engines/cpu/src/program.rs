@@ -262,6 +262,18 @@ pub fn build(kernel: &Kernel, batch: &[Instruction]) -> Result<(Program, Binding
     for &i in &kernel.instrs {
         b.add(&batch[i]).map_err(|e| e.at_instruction(i))?;
     }
+    // Dead stores: a slot written again later in the kernel needs only its last store (every
+    // read after the first write is forwarded from a value, never from memory).
+    let mut stored_later: Vec<u16> = Vec::new();
+    for op in b.ops.iter_mut().rev() {
+        if let Dst::Store(k) = op.dst {
+            if stored_later.contains(&k) {
+                op.dst = Dst::Value;
+            } else {
+                stored_later.push(k);
+            }
+        }
+    }
     let shape: Vec<usize> = kernel.shape.to_vec();
     let mut strides: Vec<Vec<i64>> = b.slots.iter().map(|(v, _)| v.stride.to_vec()).collect();
     for (_, out, axis) in &b.partials {
