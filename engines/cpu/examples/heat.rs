@@ -6,7 +6,8 @@ use vm_cpu::{Config, CpuEngine};
 
 fn main() {
     let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("a number")).collect();
-    let (n, iters, threads) = (args.first().copied().unwrap_or(2000), args.get(1).copied().unwrap_or(20), args.get(2).copied().unwrap_or(1));
+    let (n, iters, threads) =
+        (args.first().copied().unwrap_or(2000), args.get(1).copied().unwrap_or(20), args.get(2).copied().unwrap_or(1));
     let w = n + 2;
     let grid = Base { id: BaseId(1), dtype: DType::F64, nelem: (w * w) as u64 };
     let work = Base { id: BaseId(2), dtype: DType::F64, nelem: (n * n) as u64 };

@@ -182,6 +182,9 @@ mod int_ops {
 /// The block routine computing `op` with result dtype `dtype`, or `None` when the code generator
 /// computes it inline.
 pub fn block_fn(op: Opcode, dtype: DType) -> Option<BlockFn> {
+    if let Some(f) = crate::fastmath::block_fn(op, dtype) {
+        return Some(f);
+    }
     if op == Opcode::Random {
         return Some(vm_core::with_dtype!(dtype, T => random_block::<T> as BlockFn));
     }

@@ -200,8 +200,22 @@ impl Gen<'_> {
         let j = b.declare_var(types::I64);
         let zero = b.ins().iconst(types::I64, 0);
         b.def_var(j, zero);
+        // Reductions along the row (partial stride 0) accumulate in a register.
+        let mut accs: HashMap<usize, Variable> = HashMap::new();
+        for it in items {
+            if let Item::Op(k) = *it
+                && let Dst::Reduce(q) = self.p.ops[k].dst
+                && self.p.partials[q as usize].inner == Inner::Broadcast
+            {
+                let a = b.use_var(vars[&Ptr::Partial(q as usize)]);
+                let v = b.declare_var(ir_type(self.p.ops[k].dtype));
+                let x = b.ins().load(ir_type(self.p.ops[k].dtype), MEM, a, 0);
+                b.def_var(v, x);
+                accs.insert(k, v);
+            }
+        }
         if let Some(vty) = self.simd_type(items, &ptrs) {
-            self.vector_loop(b, items, &vars, vty, n, j)?;
+            self.vector_loop(b, items, &vars, &accs, vty, n, j)?;
         }
         let (head, body, exit) = (b.create_block(), b.create_block(), b.create_block());
         b.ins().jump(head, &[]);
@@ -224,11 +238,17 @@ impl Gen<'_> {
                     }
                     match op.dst {
                         Dst::Reduce(q) => {
-                            let a = addr(b, Ptr::Partial(q as usize));
-                            let ty = ir_type(op.dtype);
-                            let acc = b.ins().load(ty, MEM, a, 0);
-                            let r = emit::combine(b, op.opcode, op.dtype, op.in_dtype, acc, args[0])?;
-                            b.ins().store(MEM, r, a, 0);
+                            if let Some(&v) = accs.get(&k) {
+                                let acc = b.use_var(v);
+                                let r = emit::combine(b, op.opcode, op.dtype, op.in_dtype, acc, args[0])?;
+                                b.def_var(v, r);
+                            } else {
+                                let a = addr(b, Ptr::Partial(q as usize));
+                                let ty = ir_type(op.dtype);
+                                let acc = b.ins().load(ty, MEM, a, 0);
+                                let r = emit::combine(b, op.opcode, op.dtype, op.in_dtype, acc, args[0])?;
+                                b.ins().store(MEM, r, a, 0);
+                            }
                         }
                         dst => {
                             let r = match op.opcode.kind() {
@@ -286,6 +306,13 @@ impl Gen<'_> {
         b.seal_block(head);
         b.switch_to_block(exit);
         b.seal_block(exit);
+        for (&k, &v) in &accs {
+            if let Dst::Reduce(q) = self.p.ops[k].dst {
+                let a = b.use_var(vars[&Ptr::Partial(q as usize)]);
+                let x = b.use_var(v);
+                b.ins().store(MEM, x, a, 0);
+            }
+        }
         Ok(())
     }
 

@@ -24,6 +24,7 @@ pub mod codegen;
 pub mod emit;
 mod engine;
 pub mod exec;
+pub mod fastmath;
 pub mod math;
 pub mod native;
 pub mod pool;

@@ -4,7 +4,7 @@
 //! loop finishes the row.
 
 use crate::codegen::{Gen, MEM, Ptr};
-use crate::emit::ir_type;
+use crate::emit::{self, ir_type};
 use crate::program::{Dst, Inner, Op, Src};
 use crate::schedule::Item;
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -38,6 +38,21 @@ fn vector_op(op: Opcode) -> bool {
             | O::Identity
             | O::Reciprocal
     )
+}
+
+/// True for the reductions with a vector combiner (floats).
+fn vector_reduce(op: Opcode) -> bool {
+    matches!(op, Opcode::AddReduce | Opcode::MultiplyReduce | Opcode::MinimumReduce | Opcode::MaximumReduce)
+}
+
+/// The combiner of a vector reduction.
+fn combine_vec(b: &mut FunctionBuilder, op: Opcode, acc: Value, x: Value) -> Value {
+    match op {
+        Opcode::AddReduce => b.ins().fadd(acc, x),
+        Opcode::MultiplyReduce => b.ins().fmul(acc, x),
+        Opcode::MinimumReduce => b.ins().fmin(acc, x),
+        _ => b.ins().fmax(acc, x),
+    }
 }
 
 fn emit_vec(b: &mut FunctionBuilder, op: Opcode, vty: Type, args: &[Value]) -> Value {
@@ -81,9 +96,11 @@ impl Gen<'_> {
             let ok = match *it {
                 Item::Op(k) => {
                     let op: &Op = &self.p.ops[k];
-                    vector_op(op.opcode)
-                        && op.opcode.kind() != Kind::Reduce
-                        && !matches!(op.dst, Dst::Reduce(_))
+                    (vector_op(op.opcode) || vector_reduce(op.opcode))
+                        && match op.dst {
+                            Dst::Reduce(q) => self.p.partials[q as usize].inner == Inner::Broadcast,
+                            _ => op.opcode.kind() != Kind::Reduce,
+                        }
                         && op.dtype == op.in_dtype
                         && same(op.dtype)
                         && op.srcs.iter().all(src_ok)
@@ -97,7 +114,7 @@ impl Gen<'_> {
         }
         let inner_ok = ptrs.iter().all(|&p| match p {
             Ptr::Slot(k) => self.p.slots[k].inner != Inner::Strided,
-            Ptr::Partial(_) => false,
+            Ptr::Partial(q) => self.p.partials[q].inner == Inner::Broadcast,
             Ptr::Scratch(_) => true,
         });
         if !inner_ok {
@@ -110,16 +127,22 @@ impl Gen<'_> {
     }
 
     fn is_broadcast(&self, p: Ptr) -> bool {
-        matches!(p, Ptr::Slot(k) if self.p.slots[k].inner == Inner::Broadcast)
+        match p {
+            Ptr::Slot(k) => self.p.slots[k].inner == Inner::Broadcast,
+            Ptr::Partial(q) => self.p.partials[q].inner == Inner::Broadcast,
+            Ptr::Scratch(_) => false,
+        }
     }
 
     /// Emits the vector loop of a segment: runs while `j + lanes * UNROLL <= n`, advancing `j`
     /// and the pointer variables; the scalar loop that follows finishes the row.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn vector_loop(
         &self,
         b: &mut FunctionBuilder,
         items: &[Item],
         vars: &HashMap<Ptr, Variable>,
+        accs: &HashMap<usize, Variable>,
         vty: Type,
         n: Value,
         j: Variable,
@@ -141,6 +164,24 @@ impl Gen<'_> {
                 }
             }
         }
+        // Vector accumulators of the reductions, one per unrolled copy, from the identity.
+        let mut vaccs: HashMap<(usize, i64), Variable> = HashMap::new();
+        for &k in accs.keys() {
+            let op = self.p.ops[k].opcode;
+            let id = match op {
+                Opcode::AddReduce => 0.0,
+                Opcode::MultiplyReduce => 1.0,
+                Opcode::MinimumReduce => f64::INFINITY,
+                _ => f64::NEG_INFINITY,
+            };
+            let x = if vty.lane_type() == types::F32 { b.ins().f32const(id as f32) } else { b.ins().f64const(id) };
+            let x = b.ins().splat(vty, x);
+            for u in 0..UNROLL {
+                let v = b.declare_var(vty);
+                b.def_var(v, x);
+                vaccs.insert((k, u), v);
+            }
+        }
         let (head, body, exit) = (b.create_block(), b.create_block(), b.create_block());
         b.ins().jump(head, &[]);
         b.switch_to_block(head);
@@ -160,6 +201,13 @@ impl Gen<'_> {
                         let op = &self.p.ops[k];
                         let args: Vec<Value> =
                             op.srcs.iter().map(|&s| self.vread(b, s, vty, &addrs, &splats, &mut regs, off)).collect();
+                        if let Dst::Reduce(_) = op.dst {
+                            let v = vaccs[&(k, u)];
+                            let acc = b.use_var(v);
+                            let r = combine_vec(b, op.opcode, acc, args[0]);
+                            b.def_var(v, r);
+                            continue;
+                        }
                         let r = emit_vec(b, op.opcode, vty, &args);
                         regs.insert(k, r);
                         if let Dst::Store(m) = op.dst {
@@ -195,6 +243,19 @@ impl Gen<'_> {
         b.seal_block(head);
         b.switch_to_block(exit);
         b.seal_block(exit);
+        // Fold the vector accumulators into the scalar one, copy by copy, lane by lane.
+        for (&k, &acc) in accs {
+            let op = &self.p.ops[k];
+            let mut s = b.use_var(acc);
+            for u in 0..UNROLL {
+                let v = b.use_var(vaccs[&(k, u)]);
+                for lane in 0..vty.lane_count() {
+                    let x = b.ins().extractlane(v, lane as u8);
+                    s = emit::combine(b, op.opcode, op.dtype, op.in_dtype, s, x)?;
+                }
+            }
+            b.def_var(acc, s);
+        }
         Ok(())
     }
 
