@@ -112,8 +112,12 @@ pub fn decode(bytes: &[u8]) -> Result<Command> {
                                 shape.push(r.u64()? as usize);
                                 stride.push(r.u64()? as i64);
                             }
-                            let v =
-                                View { base, start, shape: shape.into_iter().collect(), stride: stride.into_iter().collect() };
+                            let v = View {
+                                base,
+                                start,
+                                shape: shape.into_iter().collect(),
+                                stride: stride.into_iter().collect(),
+                            };
                             Operand::View(v)
                         }
                         _ => {
@@ -147,7 +151,8 @@ mod tests {
         let b = Base { id: BaseId(7), dtype: DType::F32, nelem: 30 };
         let v = View::new(b, 29, &[3, 2], &[-10, 0]).unwrap();
         let i = Instruction::new(Opcode::Add, [v.clone().into(), v.into(), Scalar::F32(-1.5).into()]);
-        let r = Instruction::new(Opcode::Random, [View::of_base(b).into(), Scalar::U64(3).into(), Scalar::U64(9).into()]);
+        let r =
+            Instruction::new(Opcode::Random, [View::of_base(b).into(), Scalar::U64(3).into(), Scalar::U64(9).into()]);
         let s = Instruction::new(Opcode::AddReduce, [View::of_base(b).into(), Scalar::I64(0).into()]);
         for cmd in [
             Command::Batch(vec![i, r, s]),

@@ -78,7 +78,12 @@ pub struct Executor<T> {
 }
 
 /// Hands `batch` to the child (unless an earlier error stopped it) and empties it.
-fn run_child(child: &mut dyn Component, local: &mut HostMemory, error: &mut Option<Error>, batch: &mut Vec<Instruction>) {
+fn run_child(
+    child: &mut dyn Component,
+    local: &mut HostMemory,
+    error: &mut Option<Error>,
+    batch: &mut Vec<Instruction>,
+) {
     if batch.is_empty() {
         return;
     }
@@ -162,7 +167,13 @@ impl<T: Transport> Executor<T> {
         })
     }
 
-    fn read(&mut self, loc: &Loc, temps: &[Option<Base>], host: &mut Option<&mut HostMemory>, out: &mut Vec<u8>) -> Result<()> {
+    fn read(
+        &mut self,
+        loc: &Loc,
+        temps: &[Option<Base>],
+        host: &mut Option<&mut HostMemory>,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
         let v = self.resolve(loc, temps)?;
         let buf = match (loc, host) {
             (Loc::Host(_), Some(h)) => h.ensure(&v.base)?,
@@ -172,7 +183,13 @@ impl<T: Transport> Executor<T> {
         pack(buf, &v, out)
     }
 
-    fn write(&mut self, loc: &Loc, temps: &[Option<Base>], host: &mut Option<&mut HostMemory>, data: &[u8]) -> Result<()> {
+    fn write(
+        &mut self,
+        loc: &Loc,
+        temps: &[Option<Base>],
+        host: &mut Option<&mut HostMemory>,
+        data: &[u8],
+    ) -> Result<()> {
         let v = self.resolve(loc, temps)?;
         match (loc, host) {
             (Loc::Host(_), Some(h)) => unpack(h.ensure(&v.base)?, &v, data),
@@ -205,7 +222,8 @@ impl<T: Transport> Executor<T> {
                     let base = temps[*temp].ok_or_else(|| Error::Internal("cluster: foreign temporary".into()))?;
                     let rm = vm_core::view::row_major_strides(shape);
                     let origin: i64 = region.lo.iter().zip(&rm).map(|(&l, &s)| l as i64 * s).sum();
-                    let positions = View { base, start: origin, shape: region.shape.iter().copied().collect(), stride: rm };
+                    let positions =
+                        View { base, start: origin, shape: region.shape.iter().copied().collect(), stride: rm };
                     let buf = self.local.ensure(&base)?;
                     let (random, (seed, offset)) = (*opcode == Opcode::Random, *seed_offset);
                     with_dtype!(base.dtype, E => {

@@ -292,10 +292,7 @@ fn generate(instr: &Instruction, p: usize, plan: &mut Plan) {
             shape: out.shape.to_vec(),
         };
         push_stage_task(plan, rank, work, false);
-        let copy = vec![
-            LocalOperand::View(Loc::Block(restrict(out, &piece.region))),
-            LocalOperand::View(Loc::Temp(t)),
-        ];
+        let copy = vec![LocalOperand::View(Loc::Block(restrict(out, &piece.region))), LocalOperand::View(Loc::Temp(t))];
         push_stage_task(plan, rank, Work::Child(Opcode::Identity, copy), false);
     }
 }

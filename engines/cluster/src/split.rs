@@ -242,10 +242,8 @@ mod tests {
 
     fn arb_view(id: u64, shape: Vec<usize>) -> impl Strategy<Value = View> {
         let nd = shape.len();
-        (1u64..80, proptest::collection::vec(-9i64..10, nd), 0i64..80).prop_filter_map(
-            "in bounds",
-            move |(n, stride, start)| View::new(base(id, n), start, &shape, &stride).ok(),
-        )
+        (1u64..80, proptest::collection::vec(-9i64..10, nd), 0i64..80)
+            .prop_filter_map("in bounds", move |(n, stride, start)| View::new(base(id, n), start, &shape, &stride).ok())
     }
 
     proptest! {

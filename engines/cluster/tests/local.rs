@@ -31,7 +31,7 @@ fn every_opcode_matches_the_reference_on_1_to_4_ranks() {
 
 #[test]
 fn random_programs_match_the_reference_on_1_to_5_ranks() {
-    for seed in 0..24 {
+    for seed in 0..60 {
         let prog = random_program(seed, 30);
         for p in [1, 2, 3, 4, 5] {
             check(&format!("random program {seed}"), &prog, p);
@@ -58,7 +58,11 @@ fn heat_step_bytes(n: usize) -> u64 {
     ];
     let mut c = cluster(4);
     let mut mem = HostMemory::new();
-    c.execute(&[Instruction::new(Opcode::Random, [View::of_base(grid).into(), Scalar::U64(1).into(), Scalar::U64(0).into()])], &mut mem).unwrap();
+    c.execute(
+        &[Instruction::new(Opcode::Random, [View::of_base(grid).into(), Scalar::U64(1).into(), Scalar::U64(0).into()])],
+        &mut mem,
+    )
+    .unwrap();
     c.shutdown().unwrap();
     let before: u64 = c.rank_stats().iter().map(|s| s.bytes_sent).sum();
     assert_eq!(before, 0, "random fills need no messages");
@@ -93,7 +97,10 @@ fn sync_moves_only_the_synced_view_to_rank_0() {
     c.shutdown().unwrap();
     let sent: u64 = c.rank_stats().iter().map(|s| s.bytes_sent).sum();
     assert_eq!(sent, 80, "ten f64 elements travel");
-    assert_eq!(&mem.get(b.id).unwrap().as_slice::<f64>()[990..], &[990., 991., 992., 993., 994., 995., 996., 997., 998., 999.]);
+    assert_eq!(
+        &mem.get(b.id).unwrap().as_slice::<f64>()[990..],
+        &[990., 991., 992., 993., 994., 995., 996., 997., 998., 999.]
+    );
 }
 
 #[test]
@@ -106,11 +113,21 @@ fn errors_on_any_rank_reach_rank_0_and_the_session_goes_on() {
     let bad = vec![
         Instruction::new(Opcode::Range, [View::of_base(idx).into()]),
         Instruction::new(Opcode::Add, [View::of_base(idx).into(), View::of_base(idx).into(), Scalar::I64(100).into()]),
-        Instruction::new(Opcode::Gather, [View::of_base(out).into(), View::of_base(src).into(), View::of_base(idx).into()]),
+        Instruction::new(
+            Opcode::Gather,
+            [View::of_base(out).into(), View::of_base(src).into(), View::of_base(idx).into()],
+        ),
     ];
     let e = c.execute(&bad, &mut mem).unwrap_err();
     assert!(e.to_string().contains("out of range") || e.to_string().contains("index"), "{e}");
-    c.execute(&[Instruction::new(Opcode::Range, [View::of_base(out).into()]), Instruction::new(Opcode::Sync, [View::of_base(out).into()])], &mut mem).unwrap();
+    c.execute(
+        &[
+            Instruction::new(Opcode::Range, [View::of_base(out).into()]),
+            Instruction::new(Opcode::Sync, [View::of_base(out).into()]),
+        ],
+        &mut mem,
+    )
+    .unwrap();
     assert_eq!(mem.get(out.id).unwrap().as_slice::<f64>(), &[0., 1., 2., 3., 4., 5., 6., 7.]);
     c.shutdown().unwrap();
 }
@@ -139,4 +156,14 @@ fn the_frontend_runs_unchanged_on_a_cluster() {
         let got = heat(&Vm::from_stack(Box::new(cluster(p))));
         assert_eq!(got, want, "{p} ranks");
     }
+}
+
+#[test]
+#[ignore]
+fn one_random_program() {
+    let seed: u64 = std::env::var("SEED").map_or(0, |s| s.parse().unwrap());
+    let p: usize = std::env::var("P").map_or(3, |s| s.parse().unwrap());
+    let t = std::time::Instant::now();
+    check("one", &random_program(seed, 30), p);
+    eprintln!("took {:?}", t.elapsed());
 }
