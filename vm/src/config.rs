@@ -618,13 +618,13 @@ inline = { a = 1 }
     }
 
     #[test]
-    fn embedded_default_parses_and_picks_interp() {
+    fn embedded_default_parses_and_picks_cpu() {
         let c = Config::embedded().unwrap();
         assert_eq!(c.source, EMBEDDED_SOURCE);
         let (def, _) = c.select_stack(&Env::new()).unwrap();
-        assert_eq!(def.name, "interp");
+        assert_eq!(def.name, "cpu");
         for (name, comps) in [
-            ("cpu", &["node", "cpu"][..]),
+            ("cpu", &["node", "cpu", "interp"][..]),
             ("interp", &["node", "interp"]),
             ("opencl", &["node", "opencl", "cpu"]),
             ("cluster", &["cluster", "node", "cpu"]),
@@ -727,7 +727,7 @@ inline = { a = 1 }
 
         // Nothing found: the embedded default.
         assert_eq!(Config::locate(None, &env).unwrap(), None);
-        assert_eq!(stack_of(None, &env), ("interp".into(), EMBEDDED_SOURCE.into()));
+        assert_eq!(stack_of(None, &env), ("cpu".into(), EMBEDDED_SOURCE.into()));
 
         // Each candidate beats the ones after it.
         let home_file = t.write("home/.config/vm/config.toml", &one_stack("home"));

@@ -707,9 +707,9 @@ device = 1
         let env = Env::new().with_cwd(&t.0);
         let p = StackPlan::discover(None, &registry_with_opencl(), &env).unwrap();
         assert_eq!(p.source, t.0.join("vm.toml").display().to_string());
-        // Nothing found: the embedded default, whose stack is interp.
+        // Nothing found: the embedded default, whose stack is cpu.
         let p = StackPlan::discover(None, &registry(), &Env::new().with_cwd(t.0.join("empty"))).unwrap();
-        assert_eq!((p.stack.as_str(), p.source.as_str()), ("interp", "<embedded default>"));
+        assert_eq!((p.stack.as_str(), p.source.as_str()), ("cpu", "<embedded default>"));
         assert!(p.build(&registry()).is_ok());
     }
 
