@@ -14,3 +14,7 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== tests"
 cargo test --workspace --locked
+
+echo "== cluster manager under MPI (feature mpi)"
+cargo clippy -p vm-cluster --features mpi --all-targets --locked -- -D warnings
+bash scripts/test-mpi.sh
