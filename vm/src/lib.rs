@@ -8,6 +8,7 @@
 //! - [`instr`]: instructions and batches, and their validation;
 //! - [`asm`]: the text form of bytecode (parse, print, exact round trip);
 //! - [`random`]: the counter-based random stream all engines share;
+//! - [`semantics`]: element semantics shared by host engines (NumPy's division family, ...);
 //! - [`memory`]: host buffers, allocated lazily;
 //! - [`component`]: the trait every manager and engine implements;
 //! - [`runtime`]: live bases, batching, the sync/discard/free protocol, extensions.
@@ -27,6 +28,7 @@ pub mod opcode;
 pub mod random;
 pub mod runtime;
 pub mod scalar;
+pub mod semantics;
 pub mod stack;
 pub mod view;
 

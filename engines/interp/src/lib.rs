@@ -17,7 +17,6 @@ mod elementwise;
 mod index;
 mod iterate;
 mod matmul;
-mod ops;
 mod reduce;
 
 use std::collections::HashMap;

@@ -1,6 +1,8 @@
-//! Element arithmetic whose semantics need more than one std call: NumPy's integer division
-//! family, integer powers, shifts, and NumPy's float `divmod`. Everything here works on one or
-//! two elements and is written to be checked by eye against the opcode table's doc comments.
+//! The element semantics of the opcodes that need more than one std call: NumPy's integer
+//! division family, integer powers, shifts, NumPy's float `divmod`, NaN-propagating min/max.
+//! Written once, here, for every engine that computes on the host (the reference interpreter and
+//! the block routines of the JIT engine); each function works on one or two elements and is meant
+//! to be checked by eye against the opcode table's doc comments.
 
 /// The integer primitives the generic integer semantics below are written in.
 pub trait Int: Copy + Eq + Ord {
