@@ -4,7 +4,7 @@ use crate::cache::Cache;
 use crate::exec::{self, ExecConfig};
 use crate::pool::Pool;
 use crate::profile::Profile;
-use crate::{native, program, views};
+use crate::{native, program, rewrite, views};
 use std::collections::HashSet;
 use std::time::Instant;
 use vm_core::component::Settings;
@@ -198,7 +198,9 @@ impl CpuEngine {
         native::execute(instr, mem)
     }
 
-    fn step(&mut self, step: &Step, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
+    fn step(&mut self, step: &Step, batch: &[Instruction], origin: &[usize], mem: &mut HostMemory) -> Result<()> {
+        // Errors name the position in the caller's batch, before any rewrite.
+        let tag = |e: Error, i: usize| tag(e, origin.get(i).copied().unwrap_or(i));
         match step {
             Step::Kernel(k) => {
                 let first = k.instrs[0];
@@ -235,8 +237,13 @@ impl Component for CpuEngine {
         vm_core::instr::validate_batch(batch)?;
         self.profile.batches += 1;
         let opts = kernel::Options { max_instructions: self.config.max_kernel };
+        let rewritten = rewrite::split_flat_reductions(batch);
+        let (batch, origin): (&[Instruction], &[usize]) = match &rewritten {
+            Some((b, o)) => (b, o),
+            None => (batch, &[]),
+        };
         for step in kernel::partition(batch, &opts) {
-            self.step(&step, batch, mem)?;
+            self.step(&step, batch, origin, mem)?;
         }
         Ok(())
     }

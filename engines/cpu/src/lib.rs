@@ -31,6 +31,7 @@ pub mod pool;
 pub mod profile;
 pub mod program;
 pub mod reduce;
+mod rewrite;
 pub mod schedule;
 pub mod simd;
 pub mod views;

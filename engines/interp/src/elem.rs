@@ -3,9 +3,9 @@
 //! defined for that dtype; the engine then reports [`vm_core::Error::Unsupported`], which the
 //! table-driven tests turn into a failure for every (opcode, dtype) the opcode table allows.
 
-use vm_core::semantics as ops;
 use vm_core::random::FromRandomBits;
 use vm_core::scalar::{Cast, ScalarElement};
+use vm_core::semantics as ops;
 use vm_core::{Opcode, Scalar};
 
 /// An element type with its opcode tables.
