@@ -63,7 +63,7 @@ pub fn render(report: &Report) -> String {
 
     let bar_w = 18.0;
     let group_gap = 28.0;
-    let (left, right, top, bottom) = (70.0, 20.0, 60.0, 110.0);
+    let (left, right, top, bottom) = (70.0, 70.0, 60.0, 110.0);
     let plot_h = 320.0;
     let group_w = |n: usize| n.max(1) as f64 * bar_w + group_gap;
     let widths: Vec<f64> =

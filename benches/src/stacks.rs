@@ -228,6 +228,16 @@ mod tests {
     }
 
     #[test]
+    fn eager_is_node_over_interp_and_threads_override_the_setting() {
+        let eager = StackSpec::eager().plan(None).unwrap();
+        let imps: Vec<&str> = eager.components.iter().map(|c| c.implementation.as_str()).collect();
+        assert_eq!(imps, ["node", "interp"]);
+        let cpu = StackSpec::new(None, Some("cpu")).plan(Some(3)).unwrap();
+        let c = cpu.components.iter().find(|c| c.implementation == "cpu").unwrap();
+        assert_eq!(c.settings.values["threads"].value, toml::Value::Integer(3));
+    }
+
+    #[test]
     fn notes_in_several_styles_give_the_statistics() {
         let s = parse_note("kernel cache: hits=120 misses=4 compile_ms=1.25");
         assert_eq!(s, EngineStats { compile_ms: Some(1.25), cache_hits: Some(120), cache_misses: Some(4) });

@@ -8,8 +8,13 @@ use vm_core::{Error, Implementation, Result, Runtime, RuntimeOptions};
 /// Every component implementation compiled into this build, sorted by name. (`cluster` is
 /// always registered; without the `mpi` feature building it reports that MPI is missing.)
 pub fn implementations() -> Vec<Implementation> {
-    let mut all =
-        vec![vm_node::IMPLEMENTATION, vm_interp::IMPLEMENTATION, vm_cpu::IMPLEMENTATION, vm_cluster::IMPLEMENTATION];
+    let mut all = vec![
+        vm_node::IMPLEMENTATION,
+        vm_interp::IMPLEMENTATION,
+        vm_cpu::IMPLEMENTATION,
+        vm_cluster::IMPLEMENTATION,
+        vm_opencl::IMPLEMENTATION,
+    ];
     all.sort_by_key(|i| i.name);
     all
 }

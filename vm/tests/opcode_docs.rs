@@ -56,6 +56,9 @@ fn docs_opcode_table_matches_the_code() {
         let updated = format!("{}{}{}", &doc[..b + BEGIN.len()], wanted, &doc[e..]);
         std::fs::write(path, updated).unwrap();
     } else {
-        assert_eq!(current, wanted, "docs/bytecode.md is stale: run UPDATE_DOCS=1 cargo test -p vm-core --test opcode_docs");
+        assert_eq!(
+            current, wanted,
+            "docs/bytecode.md is stale: run UPDATE_DOCS=1 cargo test -p vm-core --test opcode_docs"
+        );
     }
 }

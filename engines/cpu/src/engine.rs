@@ -4,6 +4,7 @@ use crate::cache::Cache;
 use crate::exec::{self, ExecConfig};
 use crate::pool::Pool;
 use crate::profile::Profile;
+use crate::recycle::Spares;
 use crate::{native, program, rewrite, views};
 use std::collections::HashSet;
 use std::time::Instant;
@@ -84,6 +85,8 @@ pub struct CpuEngine {
     profile: Profile,
     /// Extension opcodes announced to this engine.
     extensions: HashSet<Opcode>,
+    /// Large temporary buffers kept between batches.
+    spares: Spares,
     shut_down: bool,
 }
 
@@ -104,6 +107,7 @@ impl CpuEngine {
             child,
             profile: Profile::default(),
             extensions: HashSet::new(),
+            spares: Spares::default(),
             shut_down: false,
         })
     }
@@ -175,7 +179,9 @@ impl CpuEngine {
             // reads as zeros, so make sure it exists for whoever reads it after the sync.
             Opcode::Sync => mem.ensure(&v.base).map(|_| ()),
             Opcode::Free => {
-                mem.free(v.base.id);
+                if !self.spares.keeps(v.base.id) {
+                    mem.free(v.base.id);
+                }
                 Ok(())
             }
             _ => Ok(()),
@@ -242,10 +248,17 @@ impl Component for CpuEngine {
             Some((b, o)) => (b, o),
             None => (batch, &[]),
         };
+        let renamed = self.spares.rename(batch, mem);
+        let batch = renamed.as_deref().unwrap_or(batch);
+        let mut result = Ok(());
         for step in kernel::partition(batch, &opts) {
-            self.step(&step, batch, origin, mem)?;
+            result = self.step(&step, batch, origin, mem);
+            if result.is_err() {
+                break;
+            }
         }
-        Ok(())
+        self.spares.finish(mem);
+        result
     }
 
     fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {

@@ -30,6 +30,7 @@ pub mod native;
 pub mod pool;
 pub mod profile;
 pub mod program;
+mod recycle;
 pub mod reduce;
 mod rewrite;
 pub mod schedule;

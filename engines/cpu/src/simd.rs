@@ -7,8 +7,8 @@ use crate::codegen::{Gen, MEM, Ptr};
 use crate::emit::{self, ir_type};
 use crate::program::{Dst, Inner, Op, Src};
 use crate::schedule::Item;
-use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, Type, Value, types};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Type, Value, types};
 use cranelift_frontend::{FunctionBuilder, Variable};
 use std::collections::HashMap;
 use vm_core::{DType, Kind, Opcode, Result};
@@ -40,6 +40,19 @@ fn vector_op(op: Opcode) -> bool {
     )
 }
 
+/// The condition of a float comparison computed as a lane mask in vector loops.
+fn vector_cmp(op: Opcode) -> Option<FloatCC> {
+    Some(match op {
+        Opcode::Equal => FloatCC::Equal,
+        Opcode::NotEqual => FloatCC::NotEqual,
+        Opcode::Less => FloatCC::LessThan,
+        Opcode::LessEqual => FloatCC::LessThanOrEqual,
+        Opcode::Greater => FloatCC::GreaterThan,
+        Opcode::GreaterEqual => FloatCC::GreaterThanOrEqual,
+        _ => return None,
+    })
+}
+
 /// True for the reductions with a vector combiner (floats).
 fn vector_reduce(op: Opcode) -> bool {
     matches!(op, Opcode::AddReduce | Opcode::MultiplyReduce | Opcode::MinimumReduce | Opcode::MaximumReduce)
@@ -58,7 +71,16 @@ fn combine_vec(b: &mut FunctionBuilder, op: Opcode, acc: Value, x: Value) -> Val
 fn emit_vec(b: &mut FunctionBuilder, op: Opcode, vty: Type, args: &[Value]) -> Value {
     use Opcode as O;
     let a = args[0];
+    if let Some(cc) = vector_cmp(op) {
+        // An integer lane mask (all ones where true), consumed only by selects.
+        return b.ins().fcmp(cc, a, args[1]);
+    }
     match op {
+        O::Select => {
+            let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+            let mask = b.ins().bitcast(vty, flags, a);
+            b.ins().bitselect(mask, args[1], args[2])
+        }
         O::Add => b.ins().fadd(a, args[1]),
         O::Subtract => b.ins().fsub(a, args[1]),
         O::Multiply => b.ins().fmul(a, args[1]),
@@ -94,6 +116,19 @@ impl Gen<'_> {
         let src_ok = |s: &Src| !matches!(s, Src::Index);
         for it in items {
             let ok = match *it {
+                Item::Op(k) if vector_cmp(self.p.ops[k].opcode).is_some() => {
+                    let op: &Op = &self.p.ops[k];
+                    self.mask_only(k) && same(op.in_dtype) && op.srcs.iter().all(src_ok)
+                }
+                Item::Op(k) if self.p.ops[k].opcode == Opcode::Select => {
+                    let op: &Op = &self.p.ops[k];
+                    let mask = matches!(op.srcs[0], Src::Val(c) if vector_cmp(self.p.ops[c as usize].opcode).is_some()
+                        && self.mask_only(c as usize));
+                    mask && op.dtype == op.in_dtype
+                        && !matches!(op.dst, Dst::Reduce(_))
+                        && same(op.dtype)
+                        && op.srcs[1..].iter().all(src_ok)
+                }
                 Item::Op(k) => {
                     let op: &Op = &self.p.ops[k];
                     (vector_op(op.opcode) || vector_reduce(op.opcode))
@@ -124,6 +159,19 @@ impl Gen<'_> {
             DType::F64 => Some(types::F64X2),
             _ => Some(types::F32X4),
         }
+    }
+
+    /// True when value `k` lives in registers only and every use of it is as the condition of
+    /// a select (so a comparison may produce a lane mask instead of bools).
+    fn mask_only(&self, k: usize) -> bool {
+        self.p.ops[k].dst == Dst::Value
+            && !self.plan.scratch_of.contains_key(&k)
+            && self.p.ops.iter().all(|op| {
+                op.srcs.iter().enumerate().all(|(i, s)| match *s {
+                    Src::Val(v) if v as usize == k => op.opcode == Opcode::Select && i == 0,
+                    _ => true,
+                })
+            })
     }
 
     fn is_broadcast(&self, p: Ptr) -> bool {

@@ -1,0 +1,133 @@
+//! Reuse of large temporary buffers between batches.
+//!
+//! A time-stepping loop creates and frees the same large temporaries every iteration (the heat
+//! equation's `work`). Host memory allocates every base zero-filled, so each iteration would pay
+//! a fresh allocation: page faults and zeroing, about one more pass over memory. Instead, a large
+//! base that a batch frees, whose first access in the batch is an element-wise write of all of
+//! it (so its previous contents are never read), is renamed in that batch to a *spare* base of
+//! the engine: a synthetic base of the same dtype and size whose buffer stays allocated. Its
+//! FREE keeps the buffer, and the next batch reuses it. Spares a batch does not use are freed.
+
+use std::collections::HashMap;
+use vm_core::{Base, BaseId, HostMemory, Instruction, Opcode, Operand};
+
+/// Synthetic spare bases count down from here (below the rewrite's partial bases).
+const SPARE_BASE: u64 = u64::MAX - (1 << 22);
+
+/// Bases smaller than this are not worth recycling.
+const MIN_BYTES: usize = 1 << 20;
+
+/// The engine's spare buffers.
+#[derive(Default)]
+pub struct Spares {
+    /// Allocated spare bases not used by the current batch.
+    idle: Vec<Base>,
+    /// Spare bases the current batch uses: their FREE keeps the buffer.
+    in_use: Vec<BaseId>,
+    /// Next synthetic id (counting down from `SPARE_BASE`).
+    next: u64,
+}
+
+/// What a candidate base looks like in one batch.
+struct Life {
+    first: usize,
+    free: Option<usize>,
+    ok: bool,
+}
+
+impl Spares {
+    /// True when `id` is a spare the current batch uses (its FREE must keep the buffer).
+    pub fn keeps(&self, id: BaseId) -> bool {
+        self.in_use.contains(&id)
+    }
+
+    /// The batch with recyclable temporaries renamed to spares, or `None` when there are none.
+    /// Call [`Spares::finish`] after the batch ran (whatever the outcome).
+    pub fn rename(&mut self, batch: &[Instruction], mem: &HostMemory) -> Option<Vec<Instruction>> {
+        let large = |b: &Base| (b.nelem as usize).saturating_mul(b.dtype.size()) >= MIN_BYTES;
+        if !batch.iter().any(|i| {
+            i.opcode == Opcode::Free && i.operands.first().and_then(Operand::as_view).is_some_and(|v| large(&v.base))
+        }) {
+            return None;
+        }
+        let mut lives: HashMap<BaseId, (Base, Life)> = HashMap::new();
+        for (i, instr) in batch.iter().enumerate() {
+            for (k, v) in instr.operands.iter().enumerate().filter_map(|(k, o)| o.as_view().map(|v| (k, v))) {
+                let b = v.base;
+                if !large(&b) || b.id.0 >= SPARE_BASE - (1 << 20) {
+                    continue;
+                }
+                let e = lives.entry(b.id).or_insert_with(|| {
+                    // The first access must write all of the base, element-wise, contiguously,
+                    // without reading it.
+                    let writes_all = k == 0
+                        && instr.opcode.kind().is_elementwise()
+                        && v.start == 0
+                        && v.nelem() as u64 == b.nelem
+                        && v.is_contiguous()
+                        && instr.inputs().iter().filter_map(Operand::as_view).all(|x| x.base.id != b.id)
+                        && !mem.is_allocated(b.id);
+                    (b, Life { first: i, free: None, ok: writes_all })
+                });
+                let life = &mut e.1;
+                match instr.opcode {
+                    _ if e.0 != b || life.free.is_some() => life.ok = false,
+                    Opcode::Free => life.free = Some(i),
+                    Opcode::Sync | Opcode::Discard => life.ok = false,
+                    _ => {}
+                }
+            }
+        }
+        let mut renames: Vec<(BaseId, Base, usize, usize)> = Vec::new(); // (from, to, first, free)
+        for (id, (b, life)) in lives {
+            let (true, Some(free)) = (life.ok, life.free) else { continue };
+            let to = match self.idle.iter().position(|s| s.dtype == b.dtype && s.nelem == b.nelem) {
+                Some(p) => self.idle.swap_remove(p),
+                None => {
+                    let taken = |id: BaseId| self.in_use.contains(&id) || self.idle.iter().any(|s| s.id == id);
+                    let mut id = BaseId(SPARE_BASE);
+                    while id.0 == SPARE_BASE || taken(id) {
+                        self.next = (self.next + 1) % (1 << 20);
+                        id = BaseId(SPARE_BASE - self.next);
+                    }
+                    Base { id, dtype: b.dtype, nelem: b.nelem }
+                }
+            };
+            self.in_use.push(to.id);
+            renames.push((id, to, life.first, free));
+        }
+        if renames.is_empty() {
+            return None;
+        }
+        let mut out = batch.to_vec();
+        for (from, to, first, free) in renames {
+            for instr in &mut out[first..=free] {
+                for o in instr.operands.iter_mut() {
+                    if let Operand::View(v) = o
+                        && v.base.id == from
+                    {
+                        v.base = to;
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// After a batch: the spares it used become idle (if still allocated); the idle ones it did
+    /// not use are freed.
+    pub fn finish(&mut self, mem: &mut HostMemory) {
+        if self.in_use.is_empty() && self.idle.is_empty() {
+            return;
+        }
+        for b in self.idle.drain(..) {
+            mem.free(b.id);
+        }
+        for id in self.in_use.drain(..) {
+            if let Some(buf) = mem.get(id) {
+                let nelem = buf.nelem() as u64;
+                self.idle.push(Base { id, dtype: buf.dtype(), nelem });
+            }
+        }
+    }
+}

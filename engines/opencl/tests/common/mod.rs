@@ -1,0 +1,149 @@
+//! Shared helpers: an opencl engine (interp as fallback) or a skip note, host data, and
+//! comparison with interp.
+
+#![allow(dead_code)]
+
+use vm_core::{Base, BaseId, Component, DType, Error, HostMemory, Instruction, Operand, Scalar, Settings, View};
+use vm_opencl::{Config, OpenClEngine};
+
+/// An opencl engine over the first device with interp as its fallback child, or `None` (after
+/// printing a note) when this machine has no OpenCL platform.
+pub fn engine() -> Option<OpenClEngine> {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("POCL_CACHE_DIR").is_none() {
+            // SAFETY: every test thread passes this Once before touching OpenCL (or the
+            // environment), so nothing reads the environment while it is written.
+            unsafe { std::env::set_var("POCL_CACHE_DIR", std::env::temp_dir().join("vm-opencl-pocl-cache")) };
+        }
+    });
+    let config = Config::from_settings(&Settings::default()).unwrap();
+    match OpenClEngine::new(config, Some(Box::new(vm_interp::Interp::new(None)))) {
+        Ok(e) => Some(e),
+        Err(Error::Device(m)) => {
+            eprintln!("skipping: no usable OpenCL device ({m})");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// A base.
+pub fn base(id: u64, dtype: DType, nelem: u64) -> Base {
+    Base { id: BaseId(id), dtype, nelem }
+}
+
+/// xorshift64.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// A number below `n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// One interesting value of `d`: random bits, small integers, or float specials.
+pub fn value(r: &mut Rng, d: DType) -> Scalar {
+    let specials = [0.0, -0.0, 0.5, -1.5, 2.5, 1e30, -1e30, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 3.0, 1e-40];
+    match r.below(4) {
+        0 => Scalar::from_payload(d, r.next()),
+        1 if d.is_float() => {
+            let x = f64::from_bits(r.next());
+            let x = if d == DType::F32 { f64::from(f32::from_bits(x.to_bits() as u32)) } else { x };
+            Scalar::F64(x).cast(d)
+        }
+        2 if d.is_float() => Scalar::F64(specials[r.below(specials.len())]).cast(d),
+        _ => Scalar::I64(r.below(9) as i64 - 4).cast(d),
+    }
+}
+
+/// The bytes of a scalar in its dtype.
+pub fn bytes(s: Scalar) -> Vec<u8> {
+    let v: Vec<u8> = match s {
+        Scalar::F32(x) => x.to_le_bytes().to_vec(),
+        Scalar::F64(x) => x.to_le_bytes().to_vec(),
+        s => s.to_payload().to_le_bytes().to_vec(),
+    };
+    v[..s.dtype().size()].to_vec()
+}
+
+/// Fills `b` in `mem` with values from `r`.
+pub fn fill(mem: &mut HostMemory, r: &mut Rng, b: &Base) {
+    let data: Vec<u8> = (0..b.nelem).flat_map(|_| bytes(value(r, b.dtype))).collect();
+    mem.ensure(b).unwrap().write_bytes(0, &data).unwrap();
+}
+
+/// A contiguous 1-d view of the whole base.
+pub fn whole(b: Base) -> Operand {
+    Operand::View(View::contiguous(b, 0, &[b.nelem as usize]).unwrap())
+}
+
+/// Two host memories with the same inputs.
+pub fn twin(inputs: &[Base], seed: u64) -> (HostMemory, HostMemory) {
+    let (mut a, mut b) = (HostMemory::new(), HostMemory::new());
+    let mut r1 = Rng(seed);
+    let mut r2 = Rng(seed);
+    for x in inputs {
+        fill(&mut a, &mut r1, x);
+        fill(&mut b, &mut r2, x);
+    }
+    (a, b)
+}
+
+/// Element `i` of `b` as comparable bits (all NaNs equal).
+fn elem(mem: &HostMemory, b: &Base, i: usize) -> u64 {
+    let s = b.dtype.size();
+    let raw = &mem.get(b.id).expect("synced base").bytes()[i * s..(i + 1) * s];
+    let mut w = [0u8; 8];
+    w[..s].copy_from_slice(raw);
+    let bits = u64::from_le_bytes(w);
+    match b.dtype {
+        DType::F32 if f32::from_bits(bits as u32).is_nan() => u64::MAX,
+        DType::F64 if f64::from_bits(bits).is_nan() => u64::MAX,
+        _ => bits,
+    }
+}
+
+/// Runs `batch` on opencl (memory `a`) and interp (memory `b`), then syncs `outputs` in both
+/// and asserts their contents are equal; `what` names the case.
+pub fn compare(
+    cl: &mut OpenClEngine,
+    batch: &[Instruction],
+    a: &mut HostMemory,
+    b: &mut HostMemory,
+    outputs: &[Base],
+    what: &str,
+) {
+    let mut batch = batch.to_vec();
+    for o in outputs {
+        batch.push(Instruction::new(vm_core::Opcode::Sync, [whole(*o)]));
+    }
+    let mut interp = vm_interp::Interp::new(None);
+    let want = interp.execute(&batch, b);
+    let got = cl.execute(&batch, a);
+    match (&want, &got) {
+        (Ok(()), Ok(())) => {}
+        (Err(_), Err(_)) => return,
+        _ => panic!("{what}: interp {want:?}, opencl {got:?}"),
+    }
+    for o in outputs {
+        for i in 0..o.nelem as usize {
+            let (x, y) = (elem(a, o, i), elem(b, o, i));
+            assert_eq!(x, y, "{what}: element {i} of base {}: opencl {x:#x}, interp {y:#x}", o.id);
+        }
+    }
+}
+
+/// Frees `bases` in the engine, as a frontend would before reusing their ids.
+pub fn release(cl: &mut OpenClEngine, mem: &mut HostMemory, bases: &[Base]) {
+    let frees: Vec<Instruction> = bases.iter().map(|b| Instruction::new(vm_core::Opcode::Free, [whole(*b)])).collect();
+    cl.execute(&frees, mem).unwrap();
+}
