@@ -278,10 +278,11 @@ impl Component for CpuEngine {
             notes: vec![
                 format!("Cranelift JIT, {} threads", self.pool.threads()),
                 format!(
-                    "{} kernels compiled, cache hits {} / misses {}",
+                    "{} kernels compiled, cache hits {} / misses {}, compile_ms={:.3}",
                     self.cache.len(),
                     p.cache.hits,
-                    p.cache.misses
+                    p.cache.misses,
+                    p.cache.compile_time.as_secs_f64() * 1e3
                 ),
             ],
         }];
