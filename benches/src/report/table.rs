@@ -35,15 +35,19 @@ pub fn format_ratio(r: f64) -> String {
 }
 
 /// Aligns `rows` (the first is the heading) into columns: `right[i]` right-aligns column `i`.
+/// The last cell of a row shorter than the others (an error message) runs on past the columns
+/// instead of widening one.
 pub fn columns(rows: &[Vec<String>], right: &[bool], indent: &str) -> String {
     let n = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let width: Vec<usize> =
-        (0..n).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+    let spills = |r: &Vec<String>, c: usize| r.len() < n && c + 1 == r.len();
+    let width: Vec<usize> = (0..n)
+        .map(|c| rows.iter().filter(|r| c < r.len() && !spills(r, c)).map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
     let mut out = String::new();
     for r in rows {
         let mut line = String::from(indent);
         for (c, cell) in r.iter().enumerate() {
-            let pad = width[c] - cell.chars().count();
+            let pad = if spills(r, c) { 0 } else { width[c] - cell.chars().count() };
             if c > 0 {
                 line.push_str("  ");
             }
@@ -186,6 +190,20 @@ mod tests {
     fn columns_align() {
         let rows = vec![vec!["a".to_string(), "bb".to_string()], vec!["ccc".to_string(), "d".to_string()]];
         assert_eq!(columns(&rows, &[false, true], ""), "a    bb\nccc   d\n");
+    }
+
+    #[test]
+    fn an_error_message_does_not_widen_the_first_column() {
+        let rows = vec![
+            vec!["impl".to_string(), "median".to_string(), "min".to_string()],
+            vec!["cpu".to_string(), "1 ms".to_string(), "1 ms".to_string()],
+            vec!["broken".to_string(), "ERROR: a long message that must not pad the others".to_string()],
+        ];
+        let text = columns(&rows, &[false, true, true], "");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "impl    median   min");
+        assert_eq!(lines[1], "cpu       1 ms  1 ms");
+        assert_eq!(lines[2], "broken  ERROR: a long message that must not pad the others");
     }
 
     #[test]
