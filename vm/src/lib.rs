@@ -11,7 +11,8 @@
 //! - [`semantics`]: element semantics shared by host engines (NumPy's division family, ...);
 //! - [`memory`]: host buffers, allocated lazily;
 //! - [`component`]: the trait every manager and engine implements;
-//! - [`runtime`]: live bases, batching, the sync/discard/free protocol, extensions.
+//! - [`runtime`]: live bases, batching, the sync/discard/free protocol, extensions;
+//! - [`testing`]: random programs and the comparison every engine's differential tests use.
 //!
 //! This crate depends on no engine; engines depend on it.
 
@@ -30,6 +31,7 @@ pub mod runtime;
 pub mod scalar;
 pub mod semantics;
 pub mod stack;
+pub mod testing;
 pub mod view;
 
 pub use component::{Component, ComponentInfo, Implementation, SettingSpec, Settings};
