@@ -1,6 +1,7 @@
 //! Differential test under MPI: `mpirun -n N differential`. Every rank builds the cluster
-//! stack for each program; rank 0 runs the program on it and on a local `interp`, compares the
-//! synced bases byte for byte, and exits nonzero on a mismatch. Other ranks serve.
+//! stack for each program (a session each); rank 0 runs the program on it and on a local `interp`,
+//! compares the synced bases byte for byte, and exits nonzero on a mismatch. Other ranks serve
+//! every session until rank 0 exits.
 
 use vm_cluster::testprog::{Program, compare, opcode_programs, random_program, run};
 use vm_core::Component;
@@ -20,7 +21,7 @@ fn main() {
     let mut waited = 0.0f64;
     for (name, prog) in &programs {
         let Some(mut cluster) = vm_cluster::start(child()).expect("joining the MPI job") else {
-            continue; // a rank other than 0: it served this program
+            return; // a rank other than 0: it served every program, and rank 0 has exited
         };
         ranks = cluster.ranks();
         let want = run(&mut vm_interp::Interp::default(), prog).expect("interp runs the program");

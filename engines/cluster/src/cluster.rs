@@ -4,7 +4,55 @@ use crate::codec::{Command, decode, encode};
 use crate::exec::{Executor, Stats};
 use crate::transport::{LocalTransport, Transport, local_job};
 use std::thread::JoinHandle;
-use vm_core::{Component, ComponentInfo, Error, HostMemory, Instruction, Opcode, Result};
+use vm_core::{Component, ComponentInfo, Error, HostMemory, Instruction, Opcode, Result, Settings};
+
+/// The `cluster` component's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Latency hiding: local work that needs no remote data runs while messages are in flight.
+    /// When false, each exchange completes before the queued work runs (for comparison).
+    pub overlap: bool,
+    /// At the end of each session rank 0 prints every rank's statistics to stderr.
+    pub profile: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { overlap: true, profile: false }
+    }
+}
+
+impl Options {
+    /// The options a config table gives (defaults for absent keys).
+    pub fn from_settings(settings: &Settings) -> Result<Options> {
+        let d = Options::default();
+        Ok(Options { overlap: settings.bool("overlap", d.overlap)?, profile: settings.bool("profile", d.profile)? })
+    }
+}
+
+/// One line per rank and a total: instructions, traffic, time in batches, time waiting.
+pub fn profile_report(stats: &[Stats]) -> String {
+    let mut out = String::from("cluster profile (per rank):\n");
+    let line = |who: &str, s: &Stats| {
+        format!(
+            "  {who:>5}: {:>8} instructions {:>7} exchanges {:>7} messages {:>12} bytes sent; {:.6} s in batches, {:.6} s waiting ({:.1} %), {:.6} s overlapped\n",
+            s.instructions,
+            s.exchanges,
+            s.messages,
+            s.bytes_sent,
+            s.batch_seconds,
+            s.wait_seconds,
+            100.0 * s.wait_fraction(),
+            s.overlap_seconds
+        )
+    };
+    for (r, s) in stats.iter().enumerate() {
+        out += &line(&format!("{r}"), s);
+    }
+    let total = stats.iter().fold(Stats::default(), |a, s| a.add(s));
+    out += &line("all", &total);
+    out
+}
 
 /// The cluster manager as rank 0 sees it: a [`Component`] that broadcasts every batch and runs
 /// its own part of it. Shutting it down (or dropping it) ends the session on every rank.
@@ -13,6 +61,7 @@ pub struct Cluster<T: Transport> {
     table: String,
     settings: Vec<(String, String)>,
     shut: bool,
+    profile: bool,
     workers: Vec<JoinHandle<Result<Stats>>>,
     rank_stats: Vec<Stats>,
 }
@@ -26,20 +75,29 @@ fn status_bytes(r: &Result<()>) -> Vec<u8> {
 
 impl<T: Transport> Cluster<T> {
     /// Rank 0's manager over `transport` (whose rank must be 0), running its part on `child`.
-    pub fn new(transport: T, child: Box<dyn Component>) -> Cluster<T> {
+    pub fn new(mut transport: T, child: Box<dyn Component>) -> Cluster<T> {
         assert_eq!(transport.rank(), 0, "the cluster component lives on rank 0; other ranks serve");
+        transport.session_started();
         Cluster {
             exec: Executor::new(transport, child),
             table: "cluster".into(),
             settings: Vec::new(),
             shut: false,
+            profile: false,
             workers: Vec::new(),
             rank_stats: Vec::new(),
         }
     }
 
+    /// Applies `options` on this rank (the other ranks apply their own, from the same config).
+    pub fn with_options(mut self, options: Options) -> Cluster<T> {
+        self.exec.overlap = options.overlap;
+        self.profile = options.profile;
+        self
+    }
+
     /// Names the component after its config table and records its settings for `vm info`.
-    pub fn with_settings(mut self, settings: &vm_core::Settings) -> Cluster<T> {
+    pub fn with_settings(mut self, settings: &Settings) -> Cluster<T> {
         if !settings.component.is_empty() {
             self.table = settings.component.clone();
         }
@@ -70,7 +128,11 @@ impl<T: Transport> Cluster<T> {
         self.exec.transport.broadcast(encode(&Command::Shutdown))?;
         let child = self.exec.child.shutdown();
         let all = self.exec.transport.gather(self.exec.stats.to_bytes())?;
+        self.exec.transport.session_ended();
         self.rank_stats = all.iter().map(|b| Stats::from_bytes(b)).collect();
+        if self.profile {
+            eprint!("{}", profile_report(&self.rank_stats));
+        }
         for w in self.workers.drain(..) {
             w.join().map_err(|_| Error::Internal("cluster: a rank thread panicked".into()))??;
         }
@@ -114,9 +176,10 @@ impl<T: Transport> Component for Cluster<T> {
                 s.instructions, s.exchanges, s.messages, s.bytes_sent, s.bytes_copied
             ),
             format!(
-                "rank 0: {:.6} s waiting for messages, {:.6} s of local work overlapped",
-                s.wait_seconds, s.overlap_seconds
+                "rank 0: {:.6} s in batches, {:.6} s waiting for messages, {:.6} s of local work overlapped",
+                s.batch_seconds, s.wait_seconds, s.overlap_seconds
             ),
+            format!("latency hiding {}", if self.exec.overlap { "on" } else { "off" }),
         ];
         let mut info = vec![ComponentInfo {
             name: self.table.clone(),
@@ -140,10 +203,16 @@ impl<T: Transport> Drop for Cluster<T> {
     }
 }
 
-/// Serves one session on a rank other than 0: executes the batches rank 0 broadcasts until it
-/// shuts down, then shuts `child` down and returns this rank's statistics.
-pub fn serve_with<T: Transport>(transport: T, child: Box<dyn Component>) -> Result<Stats> {
-    let mut exec = Executor::new(transport, child);
+/// How a session ended on a serving rank.
+enum Ended {
+    /// Rank 0 shut its stack down; another session may follow.
+    Session(Stats),
+    /// Rank 0's process is exiting.
+    Job,
+}
+
+/// Serves commands until the session or the job ends.
+fn serve_session<T: Transport>(exec: &mut Executor<T>) -> Result<Ended> {
     loop {
         let msg = exec.transport.broadcast(Vec::new())?;
         match decode(&msg)? {
@@ -156,9 +225,45 @@ pub fn serve_with<T: Transport>(transport: T, child: Box<dyn Component>) -> Resu
                 let _ = exec.child.register_extension(&name, op);
             }
             Command::Shutdown => {
-                let r = exec.child.shutdown();
-                exec.transport.gather(exec.stats.to_bytes())?;
-                return r.map(|()| exec.stats);
+                let stats = exec.end_session();
+                exec.transport.gather(stats.to_bytes())?;
+                return Ok(Ended::Session(stats));
+            }
+            Command::Exit => return Ok(Ended::Job),
+        }
+    }
+}
+
+/// Serves one session with `exec`, then shuts its child down; returns the session's statistics.
+fn serve_once<T: Transport>(mut exec: Executor<T>) -> Result<Stats> {
+    let ended = serve_session(&mut exec);
+    let shut = exec.child.shutdown();
+    match ended? {
+        Ended::Session(stats) => shut.map(|()| stats),
+        Ended::Job => shut.map(|()| Stats::default()),
+    }
+}
+
+/// Serves one session on a rank other than 0: executes the batches rank 0 broadcasts until it
+/// shuts down, then shuts `child` down and returns this rank's statistics.
+pub fn serve_with<T: Transport>(transport: T, child: Box<dyn Component>) -> Result<Stats> {
+    serve_once(Executor::new(transport, child))
+}
+
+/// Serves every session of the job on a rank other than 0, on one `child` stack, until rank 0's
+/// process exits (rank 0 then broadcasts [`Command::Exit`]); then shuts `child` down. Each
+/// session starts with empty memory. Returns the statistics of every session.
+pub fn serve_job<T: Transport>(transport: T, child: Box<dyn Component>, options: Options) -> Result<Vec<Stats>> {
+    let mut exec = Executor::new(transport, child);
+    exec.overlap = options.overlap;
+    let mut sessions = Vec::new();
+    loop {
+        match serve_session(&mut exec) {
+            Ok(Ended::Session(stats)) => sessions.push(stats),
+            Ok(Ended::Job) => return exec.child.shutdown().map(|()| sessions),
+            Err(e) => {
+                let _ = exec.child.shutdown();
+                return Err(e);
             }
         }
     }
@@ -167,13 +272,24 @@ pub fn serve_with<T: Transport>(transport: T, child: Box<dyn Component>) -> Resu
 /// A cluster of `p` ranks run as threads of this process (no MPI): rank 0's component is
 /// returned, ranks `1..p` serve on threads until it shuts down. `make_child` builds each rank's
 /// stack. For tests, and to try the distribution without a cluster.
-pub fn local_cluster(p: usize, mut make_child: impl FnMut() -> Box<dyn Component>) -> Cluster<LocalTransport> {
+pub fn local_cluster(p: usize, make_child: impl FnMut() -> Box<dyn Component>) -> Cluster<LocalTransport> {
+    local_cluster_with(p, Options::default(), make_child)
+}
+
+/// [`local_cluster`] with `options` on every rank.
+pub fn local_cluster_with(
+    p: usize,
+    options: Options,
+    mut make_child: impl FnMut() -> Box<dyn Component>,
+) -> Cluster<LocalTransport> {
     let mut transports = local_job(p).into_iter();
     let root = transports.next().expect("at least one rank");
-    let mut cluster = Cluster::new(root, make_child());
+    let mut cluster = Cluster::new(root, make_child()).with_options(options);
     for t in transports {
         let child = make_child();
-        cluster.workers.push(std::thread::spawn(move || serve_with(t, child)));
+        let mut exec = Executor::new(t, child);
+        exec.overlap = options.overlap;
+        cluster.workers.push(std::thread::spawn(move || serve_once(exec)));
     }
     cluster
 }

@@ -10,8 +10,10 @@ pub enum Command {
     Batch(Vec<Instruction>),
     /// Announce an extension method to the child stacks.
     Register(String, Opcode),
-    /// The session ends: shut the child down, report statistics, return.
+    /// The session ends: report statistics and wait for the next session (or the end of the job).
     Shutdown,
+    /// Rank 0's process is exiting: the job ends, every rank shuts its stack down and exits.
+    Exit,
 }
 
 struct Writer(Vec<u8>);
@@ -84,6 +86,7 @@ pub fn encode(cmd: &Command) -> Vec<u8> {
             w.0.extend_from_slice(name.as_bytes());
         }
         Command::Shutdown => w.u8(2),
+        Command::Exit => w.u8(3),
     }
     w.0
 }
@@ -138,6 +141,7 @@ pub fn decode(bytes: &[u8]) -> Result<Command> {
             Ok(Command::Register(name, op))
         }
         2 => Ok(Command::Shutdown),
+        3 => Ok(Command::Exit),
         t => Err(Error::Internal(format!("cluster: unknown command tag {t}"))),
     }
 }
@@ -159,6 +163,7 @@ mod tests {
             Command::Batch(vec![]),
             Command::Register("matmul".into(), Opcode::Extension(2)),
             Command::Shutdown,
+            Command::Exit,
         ] {
             assert_eq!(decode(&encode(&cmd)).unwrap(), cmd);
         }

@@ -36,6 +36,8 @@ pub struct Stats {
     pub wait_seconds: f64,
     /// Seconds of local work run while messages were in flight.
     pub overlap_seconds: f64,
+    /// Seconds spent executing batches (local work, packing and waiting included).
+    pub batch_seconds: f64,
 }
 
 impl Stats {
@@ -45,7 +47,27 @@ impl Stats {
         let mut out: Vec<u8> = ints.iter().flat_map(|x| x.to_ne_bytes()).collect();
         out.extend(self.wait_seconds.to_ne_bytes());
         out.extend(self.overlap_seconds.to_ne_bytes());
+        out.extend(self.batch_seconds.to_ne_bytes());
         out
+    }
+
+    /// The share of the batch time spent waiting for messages (0 when no batch ran).
+    pub fn wait_fraction(&self) -> f64 {
+        if self.batch_seconds > 0.0 { self.wait_seconds / self.batch_seconds } else { 0.0 }
+    }
+
+    /// The sum of two ranks' (or two sessions') statistics.
+    pub fn add(&self, o: &Stats) -> Stats {
+        Stats {
+            instructions: self.instructions + o.instructions,
+            exchanges: self.exchanges + o.exchanges,
+            messages: self.messages + o.messages,
+            bytes_sent: self.bytes_sent + o.bytes_sent,
+            bytes_copied: self.bytes_copied + o.bytes_copied,
+            wait_seconds: self.wait_seconds + o.wait_seconds,
+            overlap_seconds: self.overlap_seconds + o.overlap_seconds,
+            batch_seconds: self.batch_seconds + o.batch_seconds,
+        }
     }
 
     /// The inverse of [`Stats::to_bytes`] (zeros for malformed input).
@@ -59,6 +81,7 @@ impl Stats {
             bytes_copied: w(4),
             wait_seconds: f64::from_bits(w(5)),
             overlap_seconds: f64::from_bits(w(6)),
+            batch_seconds: f64::from_bits(w(7)),
         }
     }
 }
@@ -73,6 +96,11 @@ pub struct Executor<T> {
     pending: Vec<Instruction>,
     next_temp: u64,
     error: Option<Error>,
+    /// Global bases this rank has seen and not seen freed (to release at the end of a session).
+    live: BTreeMap<BaseId, Base>,
+    /// Whether local work that needs no remote data runs while messages are in flight (latency
+    /// hiding); when false, every exchange completes before any queued work runs.
+    pub overlap: bool,
     /// What this rank did so far.
     pub stats: Stats,
 }
@@ -107,8 +135,27 @@ impl<T: Transport> Executor<T> {
             pending: Vec::new(),
             next_temp: 0,
             error: None,
+            live: BTreeMap::new(),
+            overlap: true,
             stats: Stats::default(),
         }
+    }
+
+    /// Ends a session on a rank that goes on serving: frees this rank's blocks of every base the
+    /// session left alive, and starts the statistics afresh. Returns the session's statistics.
+    pub fn end_session(&mut self) -> Stats {
+        let (me, p) = (self.transport.rank(), self.transport.size());
+        for base in std::mem::take(&mut self.live).into_values() {
+            let blocks = Blocks::new(base.nelem, p);
+            if blocks.len(me) > 0 {
+                let local = blocks.local_base(&base, me);
+                self.pending.push(Instruction::new(Opcode::Free, [View::of_base(local).into()]));
+            }
+        }
+        run_child(self.child.as_mut(), &mut self.local, &mut self.error, &mut self.pending);
+        self.local = HostMemory::new();
+        self.error = None;
+        std::mem::take(&mut self.stats)
     }
 
     /// Runs a validated batch on this rank; `host` is rank 0's host memory (`None` elsewhere).
@@ -116,11 +163,22 @@ impl<T: Transport> Executor<T> {
     /// the rank keeping its part of the communication going meanwhile.
     pub fn run_batch(&mut self, batch: &[Instruction], mut host: Option<&mut HostMemory>) -> Result<()> {
         let p = self.transport.size();
+        let started = Instant::now();
         for instr in batch {
             self.stats.instructions += 1;
+            if instr.opcode == Opcode::Free {
+                instr.views().for_each(|v| {
+                    self.live.remove(&v.base.id);
+                });
+            } else {
+                for v in instr.views() {
+                    self.live.insert(v.base.id, v.base);
+                }
+            }
             self.run_plan(&plan(instr, p), host.as_deref_mut())?;
         }
         run_child(self.child.as_mut(), &mut self.local, &mut self.error, &mut self.pending);
+        self.stats.batch_seconds += started.elapsed().as_secs_f64();
         match self.error.take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -293,11 +351,18 @@ impl<T: Transport> Executor<T> {
             self.pending.extend(early);
             let (child, local, error, pending) = (&mut self.child, &mut self.local, &mut self.error, &mut self.pending);
             let mut overlapped = 0.0;
-            let waited = self.transport.exchange(&sends, &mut recvs, &mut || {
-                let t = Instant::now();
+            let waited = if self.overlap {
+                self.transport.exchange(&sends, &mut recvs, &mut || {
+                    let t = Instant::now();
+                    run_child(child.as_mut(), local, error, pending);
+                    overlapped = t.elapsed().as_secs_f64();
+                })?
+            } else {
+                // No latency hiding: the queued work waits for the messages.
+                let waited = self.transport.exchange(&sends, &mut recvs, &mut || {})?;
                 run_child(child.as_mut(), local, error, pending);
-                overlapped = t.elapsed().as_secs_f64();
-            })?;
+                waited
+            };
             self.stats.wait_seconds += waited;
             self.stats.overlap_seconds += overlapped;
             // 4. Unpack, in the order the sender packed.

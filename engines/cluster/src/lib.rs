@@ -4,20 +4,43 @@
 //! `mpirun -n N ./app` and a stack whose top is `cluster` (`["cluster", "node", "cpu"]`).
 //!
 //! - **SPMD.** Rank 0 runs the program. On every other rank, building the stack (the `vm_init`
-//!   path) enters the serving loop: it executes the batches rank 0 broadcasts and, when rank 0
-//!   shuts the stack down, finalises MPI and exits the process with status 0. If rank 0 dies,
-//!   `mpirun` aborts the job. With one rank the cluster behaves like the node manager.
+//!   path) enters the serving loop: it executes the batches rank 0 broadcasts, session after
+//!   session (each `vm_init` .. `vm_shutdown` of rank 0 is one; the serving ranks keep the stack
+//!   of their first), and when rank 0's process exits (an `atexit` hook broadcasts the end of the
+//!   job, closing a session left open) they shut down, finalise MPI and exit with status 0. If
+//!   rank 0 dies, `mpirun` aborts the job with its message. With one rank the cluster behaves
+//!   like the node manager.
 //! - **Distribution** ([`dist`]): each base is cut into contiguous blocks of its flat index
 //!   space, one per rank; every rank knows every block, so only the batch is broadcast.
 //! - **Owner computes** ([`split`], [`plan`]): each rank runs, through its own child stack, the
 //!   part of each instruction whose output it owns, with views rewritten into views of its
 //!   blocks. Input elements owned elsewhere are the only ones sent, by non-blocking
-//!   point-to-point messages; local work runs while they travel ([`exec`]).
-//! - **Exactness**: reductions fetch whole rows to the output's owner, so they combine in the
-//!   reference order; range and random are pure functions of the global position; accumulate,
-//!   gather, scatter and extension methods run on rank 0 with their operands fetched (simple and
-//!   correct, not scalable). SYNC moves only the synced view to rank 0.
+//!   point-to-point messages; local work runs while they travel ([`exec`]); the setting
+//!   `overlap = false` turns that off, and `profile = true` prints every rank's traffic, time in
+//!   batches and time waiting at shutdown.
+//! - **Exactness**: every result is bit for bit the reference engine's when the ranks run it.
+//!   Reductions (same-type, input disjoint from the output) and scans along any axis are
+//!   pipelines: each rank works on the input it owns and continues from the partial results
+//!   just before it along the axis (one running value per output element travels), combining in
+//!   the reference order. Logical reductions and reductions whose output overlaps their input
+//!   fetch whole rows to the output's owner. Range and random are pure functions of the global
+//!   position. Gather, scatter and extension methods (matmul) run on rank 0 with their operands
+//!   fetched (correct, not scalable). SYNC moves only the synced view to rank 0.
 //!
+//! ## Measuring
+//!
+//! Build the benchmark harness with MPI and run it under `mpirun`; every rank runs one cpu
+//! thread, and the settings go through the environment (all ranks read it):
+//!
+//! ```sh
+//! cargo build --release -p vm-bench --features vm-bridge/mpi
+//! VM_CPU_THREADS=1 VM_CLUSTER_PROFILE=true VM_CLUSTER_OVERLAP=true \
+//!   mpirun -n 2 target/release/vm-bench -s cluster --no-eager --no-hand --no-numpy --no-c \
+//!   -b heat_equation --size 1000*1000*50 --reps 3 --warmup 1
+//! ```
+//!
+//! `VM_CLUSTER_OVERLAP=false` measures without latency hiding; `-n 1` gives the baseline.
+
 //! The MPI transport needs the cargo feature `mpi` (it links libmpi); without it the crate
 //! builds, all the logic is usable with [`local_cluster`] (ranks as threads), and the `cluster`
 //! implementation reports that MPI is missing.
@@ -34,30 +57,38 @@ pub mod split;
 pub mod testprog;
 pub mod transport;
 
-pub use cluster::{Cluster, local_cluster, serve_with};
+pub use cluster::{Cluster, Options, local_cluster, local_cluster_with, profile_report, serve_job, serve_with};
 pub use exec::Stats;
 pub use transport::{LocalTransport, Transport};
-use vm_core::component::Settings;
+use vm_core::component::{SettingSpec, Settings};
 use vm_core::{Component, Error, Implementation, Result};
 
 /// Why the `cluster` component cannot be built without the `mpi` feature.
 pub const NO_MPI: &str = "the cluster manager needs MPI: build with --features mpi (vm-cluster's cargo feature, \
      which links libmpi through rsmpi; needs OpenMPI or MPICH and libclang) and start the program with mpirun";
 
+/// Joins the MPI job this process belongs to (initialising MPI once per process) with the
+/// default [`Options`]; see [`start_with`].
+#[cfg(feature = "mpi")]
+pub fn start(child: Box<dyn Component>) -> Result<Option<Cluster<mpi_transport::MpiTransport>>> {
+    start_with(child, Options::default())
+}
+
 /// Joins the MPI job this process belongs to (initialising MPI once per process). On rank 0
-/// returns the cluster component over `child`; on every other rank serves rank 0's batches on
-/// `child` until rank 0 shuts down, then returns `None`: the caller should then exit.
+/// returns a cluster component (a session) over `child`; rank 0 may open any number of sessions,
+/// one after the other. On every other rank serves every session of rank 0 on `child` until
+/// rank 0's process exits, then returns `None`: the caller should then exit.
 ///
 /// This is the entry point for the C bridge: `vm_init` building a stack whose top is `cluster`
 /// gets this behaviour from the `cluster` constructor, which on ranks other than 0 never returns
-/// (it exits the process after serving).
+/// (it exits the process with status 0 after serving).
 #[cfg(feature = "mpi")]
-pub fn start(child: Box<dyn Component>) -> Result<Option<Cluster<mpi_transport::MpiTransport>>> {
+pub fn start_with(child: Box<dyn Component>, options: Options) -> Result<Option<Cluster<mpi_transport::MpiTransport>>> {
     let transport = mpi_transport::MpiTransport::new()?;
     if transport.rank() == 0 {
-        Ok(Some(Cluster::new(transport, child)))
+        Ok(Some(Cluster::new(transport, child).with_options(options)))
     } else {
-        serve_with(transport, child)?;
+        serve_job(transport, child, options)?;
         Ok(None)
     }
 }
@@ -65,7 +96,13 @@ pub fn start(child: Box<dyn Component>) -> Result<Option<Cluster<mpi_transport::
 /// Without the `mpi` feature there is no job to join: always [`NO_MPI`].
 #[cfg(not(feature = "mpi"))]
 pub fn start(child: Box<dyn Component>) -> Result<Option<Cluster<LocalTransport>>> {
-    drop(child);
+    start_with(child, Options::default())
+}
+
+/// Without the `mpi` feature there is no job to join: always [`NO_MPI`].
+#[cfg(not(feature = "mpi"))]
+pub fn start_with(child: Box<dyn Component>, options: Options) -> Result<Option<Cluster<LocalTransport>>> {
+    drop((child, options));
     Err(Error::Device(NO_MPI.into()))
 }
 
@@ -84,7 +121,8 @@ fn construct(settings: &Settings, child: Option<Box<dyn Component>>) -> Result<B
             settings.component
         ))
     })?;
-    match start(child) {
+    let options = Options::from_settings(settings)?;
+    match start_with(child, options) {
         Ok(Some(cluster)) => Ok(Box::new(cluster.with_settings(settings))),
         Ok(None) => std::process::exit(0),
         Err(e) => Err(e),
@@ -96,9 +134,23 @@ pub const IMPLEMENTATION: Implementation = Implementation {
     name: "cluster",
     summary: "cluster manager: distributes every base over the MPI ranks in blocks; owner computes",
     needs_child: true,
-    settings: &[],
+    settings: SETTINGS,
     construct,
 };
+
+/// The settings of the `cluster` component.
+pub const SETTINGS: &[SettingSpec] = &[
+    SettingSpec {
+        key: "overlap",
+        default: "true",
+        doc: "latency hiding: run local work while messages are in flight (false: wait first, then compute)",
+    },
+    SettingSpec {
+        key: "profile",
+        default: "false",
+        doc: "at each shutdown, print every rank's instructions, traffic, batch time and time waiting",
+    },
+];
 
 #[cfg(test)]
 mod tests {

@@ -1,11 +1,19 @@
 //! The MPI transport (cargo feature `mpi`): rsmpi over `MPI_COMM_WORLD`. MPI is initialised
 //! once per process, on first use, and finalised when the process exits.
+//!
+//! The end of the job: ranks other than 0 serve every session until rank 0's process exits. At
+//! its exit (an `atexit` hook) rank 0 closes a session still open (the program exited without
+//! shutting the VM down), broadcasts [`Command::Exit`], and finalises MPI; the other ranks then
+//! shut their stacks down and exit with status 0. If rank 0 dies instead (a signal, an abort),
+//! `mpirun` sees a process end without finalising MPI and aborts the whole job with its message.
 
+use crate::codec::{Command, encode};
 use crate::transport::Transport;
 use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use vm_core::{Error, Result};
 
@@ -15,6 +23,9 @@ const TAG_GATHER: i32 = 12;
 /// The process's MPI universe; dropping it finalises MPI.
 static UNIVERSE: Mutex<Option<Universe>> = Mutex::new(None);
 
+/// On rank 0: a cluster session is open (a cluster component exists that has not shut down).
+static SESSION_OPEN: AtomicBool = AtomicBool::new(false);
+
 unsafe extern "C" {
     /// The C library's `atexit`.
     fn atexit(callback: extern "C" fn()) -> std::os::raw::c_int;
@@ -22,6 +33,18 @@ unsafe extern "C" {
 
 extern "C" fn finalize_at_exit() {
     if let Ok(mut u) = UNIVERSE.lock() {
+        if u.is_some() {
+            let world = SimpleCommunicator::world();
+            if world.rank() == 0 && world.size() > 1 {
+                let mut t = MpiTransport { rank: 0, size: world.size() as usize };
+                if SESSION_OPEN.swap(false, Ordering::SeqCst) {
+                    // The program exited inside a session: close it as a shutdown would.
+                    let _ = t.broadcast(encode(&Command::Shutdown));
+                    let _ = t.gather(Vec::new());
+                }
+                let _ = t.broadcast(encode(&Command::Exit));
+            }
+        }
         drop(u.take());
     }
 }
@@ -104,6 +127,14 @@ impl Transport for MpiTransport {
             t.elapsed().as_secs_f64()
         });
         Ok(waited)
+    }
+
+    fn session_started(&mut self) {
+        SESSION_OPEN.store(true, Ordering::SeqCst);
+    }
+
+    fn session_ended(&mut self) {
+        SESSION_OPEN.store(false, Ordering::SeqCst);
     }
 
     fn gather(&mut self, msg: Vec<u8>) -> Result<Vec<Vec<u8>>> {

@@ -3,7 +3,10 @@
 //! batch and no metadata is ever exchanged.
 //!
 //! Strategies, by opcode kind:
-//! - element-wise (unary, binary, select) and reductions: *owner computes*. The iteration space
+//! - reductions (same-type, input disjoint from the output): a pipeline along the axis, see
+//!   `reduce_pipeline`: each rank reduces the input it owns, continuing from the partial
+//!   results before it, so only partials travel and the order is the reference's.
+//! - element-wise (unary, binary, select) and the other reductions: *owner computes*. The iteration space
 //!   is split ([`crate::split`]) so that each box's output and inputs each lie in one block; the
 //!   output's owner runs the box through its child. An input box owned elsewhere (or partially
 //!   overlapping the output, which must be read before it is written) is fetched into a local
@@ -11,7 +14,10 @@
 //!   result is combined in exactly the reference order.
 //! - range and random: owner computes; the values of a box are a pure function of the global
 //!   row-major positions, generated straight into a temporary and copied in by the child.
-//! - accumulate, gather, scatter and extension methods: the simple correct strategy. Rank 0
+//! - accumulate: owner computes by boxes, in levels: a box that does not start the scanned axis
+//!   continues from the output slab just before it (its carry), fetched once that is computed.
+//!   Exact: every element is combined in the reference order.
+//! - gather, scatter and extension methods: the simple correct strategy. Rank 0
 //!   fetches every operand view whole, runs the instruction, and sends each owner its part of
 //!   the output.
 //! - sync moves only the synced view's elements to rank 0's host memory; discard (the host copy
@@ -170,7 +176,8 @@ pub fn plan(instr: &Instruction, p: usize) -> Plan {
     match kind {
         Kind::Unary | Kind::Binary | Kind::Select | Kind::Reduce => owner_computes(instr, p, &mut plan),
         Kind::Range | Kind::Random => generate(instr, p, &mut plan),
-        Kind::Accumulate | Kind::Gather | Kind::Scatter | Kind::Extension => at_root(instr, p, &mut plan),
+        Kind::Accumulate => accumulate(instr, p, &mut plan),
+        Kind::Gather | Kind::Scatter | Kind::Extension => at_root(instr, p, &mut plan),
         Kind::System => system(instr, p, &mut plan),
         Kind::Nothing => {}
     }
@@ -196,6 +203,13 @@ fn owner_computes(instr: &Instruction, p: usize, plan: &mut Plan) {
             (input.shape.to_vec(), o)
         }
     };
+    if let Some(axis) = reduce_axis
+        && shape[axis] > 0
+        && matches!(instr.opcode.type_rule(), vm_core::TypeRule::Same(_))
+        && out.overlap(view_of(&instr.operands[1])) == Overlap::Disjoint
+    {
+        return reduce_pipeline(instr, axis, p, plan);
+    }
     let mut splittable = vec![true; shape.len()];
     if let Some(axis) = reduce_axis {
         splittable[axis] = false;
@@ -262,6 +276,127 @@ fn owner_computes(instr: &Instruction, p: usize, plan: &mut Plan) {
     plan.stages.push(stage);
 }
 
+/// `r` without dimension `axis`.
+fn drop_axis(r: &Region, axis: usize) -> Region {
+    let mut r = r.clone();
+    r.lo.remove(axis);
+    r.shape.remove(axis);
+    r
+}
+
+/// A reduction along an axis, exactly in the reference order and without moving the input:
+/// each box of the split (input and output each in one block) is reduced by the owner of its
+/// input. A box that starts the axis reduces its elements; a later box continues from its
+/// *carry*, the partial results of the boxes just before it along the axis (fetched from their
+/// ranks at an earlier level): its first slab becomes `carry op x0`, then it reduces locally,
+/// which is `((x0 op x1) op ...)` of the whole axis, the reference's order. The box that ends
+/// the axis writes the output, or sends its result to the output's owner. A reduction along
+/// rows of a row-major array is local but for rows cut by a block boundary; a reduction of all
+/// elements passes one running value from rank to rank.
+fn reduce_pipeline(instr: &Instruction, axis: usize, p: usize, plan: &mut Plan) {
+    let out = view_of(&instr.operands[0]);
+    let input = view_of(&instr.operands[1]);
+    let combiner = instr.opcode.combiner().expect("a reduction has a combining opcode");
+    let axis_op = LocalOperand::Const(instr.operands[2].as_const().expect("validated axis"));
+    let n = input.shape[axis];
+    let mut out_it = out.clone();
+    out_it.shape.insert(axis, n);
+    out_it.stride.insert(axis, 0);
+    let pieces = split(&input.shape, &[&out_it, input], &vec![true; input.ndim()], p);
+    let mut order: Vec<usize> = (0..pieces.len()).collect();
+    order.sort_by_key(|&i| pieces[i].region.lo[axis]);
+    let mut level = vec![0usize; pieces.len()];
+    for (k, &i) in order.iter().enumerate() {
+        if pieces[i].region.lo[axis] > 0 {
+            level[i] = order[..k]
+                .iter()
+                .filter(|&&j| holds_carry(&pieces[j].region, &pieces[i].region, axis))
+                .map(|&j| level[j] + 1)
+                .max()
+                .unwrap_or(0);
+        }
+    }
+    let nstages = level.iter().max().map_or(0, |&l| l + 2);
+    let mut stages = vec![Stage::default(); nstages];
+    // Per box, where its partial result lives when it is not written to the output directly.
+    let mut partials: Vec<Option<View>> = vec![None; pieces.len()];
+    for (k, &i) in order.iter().enumerate() {
+        let piece = &pieces[i];
+        let (out_owner, rank) = (piece.owners[0].expect("split"), piece.owners[1].expect("split"));
+        let region = &piece.region;
+        let out_region = drop_axis(region, axis);
+        let out_sub = restrict(out, &out_region);
+        let l = level[i];
+        let last = region.lo[axis] + region.shape[axis] == n;
+        let dest = if last && out_owner == rank {
+            Loc::Block(out_sub.clone())
+        } else {
+            let t = plan.temp(rank, out.dtype(), &out_region.shape);
+            partials[i] = Some(t.clone());
+            Loc::Temp(t)
+        };
+        let mut tasks = Vec::new();
+        let in_sub = Loc::Block(restrict(input, region));
+        let reduced = if region.lo[axis] == 0 {
+            in_sub
+        } else {
+            // The carry, gathered from the partials of the boxes just before this one.
+            let carry = plan.temp(rank, out.dtype(), &out_region.shape);
+            for &j in order[..k].iter().filter(|&&j| holds_carry(&pieces[j].region, region, axis)) {
+                let q = drop_axis(&pieces[j].region, axis);
+                let lo: Vec<usize> = q.lo.iter().zip(&out_region.lo).map(|(&a, &b)| a.max(b)).collect();
+                let shape: Vec<usize> = (0..lo.len())
+                    .map(|d| (q.lo[d] + q.shape[d]).min(out_region.lo[d] + out_region.shape[d]) - lo[d])
+                    .collect();
+                let rel = |origin: &[usize]| Region {
+                    lo: lo.iter().zip(origin).map(|(&a, &o)| a - o).collect(),
+                    shape: shape.clone(),
+                };
+                let from = partials[j].as_ref().expect("an earlier box keeps its partial");
+                stages[l].parts.push(Part {
+                    src: pieces[j].owners[1].expect("split"),
+                    dst: rank,
+                    from: Loc::Temp(restrict(from, &rel(&q.lo))),
+                    to: Loc::Temp(restrict(&carry, &rel(&out_region.lo))),
+                });
+            }
+            let x = plan.temp(rank, input.dtype(), &region.shape);
+            let copy = vec![LocalOperand::View(Loc::Temp(x.clone())), LocalOperand::View(in_sub)];
+            tasks.push(Work::Child(Opcode::Identity, copy));
+            let mut first = Region::whole(&region.shape);
+            first.shape[axis] = 1;
+            let x0 = LocalOperand::View(Loc::Temp(restrict(&x, &first)));
+            let mut c = carry;
+            c.shape.insert(axis, 1);
+            c.stride.insert(axis, 0);
+            tasks.push(Work::Child(combiner, vec![x0.clone(), LocalOperand::View(Loc::Temp(c)), x0]));
+            Loc::Temp(x)
+        };
+        tasks.push(Work::Child(
+            instr.opcode,
+            vec![LocalOperand::View(dest), LocalOperand::View(reduced), axis_op.clone()],
+        ));
+        for work in tasks {
+            let task = Task { rank, work };
+            if l > 0 { stages[l].late.push(task) } else { stages[l].early.push(task) }
+        }
+        if last && out_owner != rank {
+            // Deliver the result to the output's owner.
+            let landing = plan.temp(out_owner, out.dtype(), &out_region.shape);
+            let from = partials[i].clone().expect("kept above");
+            stages[l + 1].parts.push(Part {
+                src: rank,
+                dst: out_owner,
+                from: Loc::Temp(from),
+                to: Loc::Temp(landing.clone()),
+            });
+            let copy = vec![LocalOperand::View(Loc::Block(out_sub)), LocalOperand::View(Loc::Temp(landing))];
+            stages[l + 1].late.push(Task { rank: out_owner, work: Work::Child(Opcode::Identity, copy) });
+        }
+    }
+    plan.stages.extend(stages);
+}
+
 fn push_stage_task(plan: &mut Plan, rank: usize, work: Work, late: bool) {
     if plan.stages.is_empty() {
         plan.stages.push(Stage::default());
@@ -295,6 +430,100 @@ fn generate(instr: &Instruction, p: usize, plan: &mut Plan) {
         let copy = vec![LocalOperand::View(Loc::Block(restrict(out, &piece.region))), LocalOperand::View(Loc::Temp(t))];
         push_stage_task(plan, rank, Work::Child(Opcode::Identity, copy), false);
     }
+}
+
+/// True when box `q` holds part of the carry of box `b` along `axis`: the slab of the iteration
+/// space just before `b` along the axis, over `b`'s extent in the other dimensions.
+fn holds_carry(q: &Region, b: &Region, axis: usize) -> bool {
+    let before = b.lo[axis] - 1;
+    (0..b.lo.len()).all(|d| {
+        let (lo, hi) = if d == axis { (before, before + 1) } else { (b.lo[d], b.lo[d] + b.shape[d]) };
+        q.lo[d] < hi && lo < q.lo[d] + q.shape[d]
+    })
+}
+
+/// A scan along an axis, exactly in the reference order: each box of the split (output and
+/// input each in one block) is scanned by the output's owner. A box that does not start the axis
+/// continues from its *carry*, the output slab just before it, computed at an earlier level and
+/// fetched from its owners: the box's first slab becomes `carry op input` and the box is then
+/// scanned locally, which is `((carry op x0) op x1) ...`, the reference's order. Boxes at level
+/// `k` (those whose carry comes from level `k - 1`) run in stage `k`: a scan along rows of a
+/// row-major array is one local stage (plus a step for a row cut by a block boundary); along the
+/// flat axis it is a pipeline from rank to rank carrying the running value.
+fn accumulate(instr: &Instruction, p: usize, plan: &mut Plan) {
+    let out = view_of(&instr.operands[0]);
+    let input = view_of(&instr.operands[1]);
+    let axis = instr.axis().expect("validated axis");
+    let combiner = instr.opcode.combiner().expect("a scan has a combining opcode");
+    // Inputs that partly overlap the output are all read (into temporaries) before any write.
+    let conflict = out.overlap(input) == Overlap::Partial;
+    let pieces = split(&out.shape, &[out, input], &vec![true; out.ndim()], p);
+    let mut order: Vec<usize> = (0..pieces.len()).collect();
+    order.sort_by_key(|&i| pieces[i].region.lo[axis]);
+    let mut level = vec![0usize; pieces.len()];
+    for (k, &i) in order.iter().enumerate() {
+        if pieces[i].region.lo[axis] > 0 {
+            level[i] = order[..k]
+                .iter()
+                .filter(|&&j| holds_carry(&pieces[j].region, &pieces[i].region, axis))
+                .map(|&j| level[j] + 1)
+                .max()
+                .unwrap_or(0);
+        }
+    }
+    let nstages = level.iter().max().map_or(0, |&l| l + 1);
+    let mut stages = vec![Stage::default(); nstages];
+    for &i in &order {
+        let piece = &pieces[i];
+        let rank = piece.owners[0].expect("the output is always split to one owner");
+        let region = &piece.region;
+        let out_sub = restrict(out, region);
+        let in_sub = restrict(input, region);
+        let (input_loc, fetched) = if piece.owners[1] == Some(rank) && !conflict {
+            (Loc::Block(in_sub), false)
+        } else {
+            let t = plan.temp(rank, in_sub.dtype(), &in_sub.shape);
+            plan.fetch(&in_sub, &t, rank, p, &mut stages[0].parts);
+            (Loc::Temp(t), true)
+        };
+        let axis_op = LocalOperand::Const(instr.operands[2].as_const().expect("validated axis"));
+        let l = level[i];
+        let mut tasks = Vec::new();
+        let scanned = if region.lo[axis] == 0 {
+            input_loc
+        } else {
+            // The carry: the output slab before the box, fetched from its owners.
+            let mut before = region.clone();
+            before.lo[axis] -= 1;
+            before.shape[axis] = 1;
+            let carry_src = restrict(out, &before);
+            let carry = plan.temp(rank, out.dtype(), &carry_src.shape);
+            plan.fetch(&carry_src, &carry, rank, p, &mut stages[l].parts);
+            // The box's input in a temporary of this rank, whose first slab takes the carry.
+            let x = match input_loc {
+                Loc::Temp(t) => t,
+                other => {
+                    let t = plan.temp(rank, input.dtype(), &region.shape);
+                    let copy = vec![LocalOperand::View(Loc::Temp(t.clone())), LocalOperand::View(other)];
+                    tasks.push(Work::Child(Opcode::Identity, copy));
+                    t
+                }
+            };
+            let mut first = Region::whole(&region.shape);
+            first.shape[axis] = 1;
+            let x0 = LocalOperand::View(Loc::Temp(restrict(&x, &first)));
+            tasks.push(Work::Child(combiner, vec![x0.clone(), LocalOperand::View(Loc::Temp(carry)), x0]));
+            Loc::Temp(x)
+        };
+        let ops = vec![LocalOperand::View(Loc::Block(out_sub)), LocalOperand::View(scanned), axis_op];
+        tasks.push(Work::Child(instr.opcode, ops));
+        let late = l > 0 || fetched;
+        for work in tasks {
+            let task = Task { rank, work };
+            if late { stages[l].late.push(task) } else { stages[l].early.push(task) }
+        }
+    }
+    plan.stages.extend(stages);
 }
 
 fn at_root(instr: &Instruction, p: usize, plan: &mut Plan) {

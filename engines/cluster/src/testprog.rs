@@ -186,7 +186,7 @@ pub fn opcode_programs() -> Vec<(Opcode, Program)> {
 
 /// A random view of `shape` into one of `bases` (retrying layouts until one fits); outputs
 /// visit each element once and never broadcast.
-fn random_view(rng: &mut Rng, bases: &[Base], shape: &[usize], output: bool) -> View {
+pub fn random_view(rng: &mut Rng, bases: &[Base], shape: &[usize], output: bool) -> View {
     for attempt in 0..1000 {
         let b =
             if attempt > 40 { *bases.iter().max_by_key(|b| b.nelem).unwrap() } else { bases[rng.below(bases.len())] };

@@ -30,6 +30,12 @@ pub trait Transport: Send {
 
     /// Every rank sends `msg` to rank 0, which returns them all by rank (others get nothing).
     fn gather(&mut self, msg: Vec<u8>) -> Result<Vec<Vec<u8>>>;
+
+    /// Rank 0 opened a session (a cluster component exists). Nothing by default.
+    fn session_started(&mut self) {}
+
+    /// Rank 0 closed its session (every rank has acknowledged the shutdown). Nothing by default.
+    fn session_ended(&mut self) {}
 }
 
 /// One rank of a job whose ranks are threads of this process, talking over channels.

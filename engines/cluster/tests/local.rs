@@ -167,3 +167,139 @@ fn one_random_program() {
     check("one", &random_program(seed, 30), p);
     eprintln!("took {:?}", t.elapsed());
 }
+
+/// The ranks that do local work in the plan of `instr` over `p` ranks.
+fn working_ranks(instr: &Instruction, p: usize) -> Vec<usize> {
+    let plan = vm_cluster::plan::plan(instr, p);
+    let mut ranks: Vec<usize> =
+        plan.stages.iter().flat_map(|s| s.early.iter().chain(&s.late)).map(|t| t.rank).collect();
+    ranks.sort_unstable();
+    ranks.dedup();
+    ranks
+}
+
+#[test]
+fn reductions_and_scans_run_on_every_rank_and_move_only_boundaries() {
+    let (rows, cols) = (64usize, 50usize);
+    let a = Base { id: BaseId(1), dtype: DType::F64, nelem: (rows * cols) as u64 };
+    let o = Base { id: BaseId(2), dtype: DType::F64, nelem: (rows * cols) as u64 };
+    let r = Base { id: BaseId(3), dtype: DType::F64, nelem: rows as u64 };
+    let m = View::contiguous(a, 0, &[rows, cols]).unwrap();
+    let out = View::contiguous(o, 0, &[rows, cols]).unwrap();
+    let axis = |k: i64| Scalar::I64(k).into();
+    // Row sums: each rank sums its rows; only rows cut by a block boundary travel.
+    let row_sums = Instruction::new(Opcode::AddReduce, [View::of_base(r).into(), m.clone().into(), axis(1)]);
+    assert_eq!(working_ranks(&row_sums, 4), [0, 1, 2, 3]);
+    assert!(vm_cluster::plan::plan(&row_sums, 4).remote_bytes() <= 3 * cols * 8);
+    // A scan down the columns: a pipeline whose messages are the boundary rows (the carries).
+    let col_scan = Instruction::new(Opcode::AddAccumulate, [out.clone().into(), m.clone().into(), axis(0)]);
+    let plan = vm_cluster::plan::plan(&col_scan, 4);
+    assert_eq!(working_ranks(&col_scan, 4), [0, 1, 2, 3]);
+    assert!(plan.stages.len() >= 4, "one level per block along the axis");
+    assert!(plan.remote_bytes() <= 2 * 3 * cols * 8, "{} bytes", plan.remote_bytes());
+    // A scan along the rows is local but for the rows cut by a boundary.
+    let row_scan = Instruction::new(Opcode::AddAccumulate, [out.into(), m.into(), axis(1)]);
+    assert_eq!(working_ranks(&row_scan, 4), [0, 1, 2, 3]);
+    assert!(vm_cluster::plan::plan(&row_scan, 4).remote_bytes() <= 3 * 8);
+    // A flat scan carries one running value from rank to rank.
+    let flat = Instruction::new(
+        Opcode::MultiplyAccumulate,
+        [View::of_base(o).into(), View::of_base(a).into(), Scalar::I64(0).into()],
+    );
+    assert_eq!(vm_cluster::plan::plan(&flat, 4).remote_bytes(), 3 * 8);
+    // So does a reduction of all elements, and its result goes to the output's owner.
+    let total = Base { id: BaseId(4), dtype: DType::F64, nelem: 1 };
+    let scalar = View::new(total, 0, &[], &[]).unwrap();
+    let sum =
+        Instruction::new(Opcode::AddReduce, [scalar.clone().into(), View::of_base(a).into(), Scalar::I64(0).into()]);
+    assert_eq!(working_ranks(&sum, 4), [0, 1, 2, 3]);
+    assert_eq!(vm_cluster::plan::plan(&sum, 4).remote_bytes(), 3 * 8);
+    let first = View::contiguous(a, 0, &[10]).unwrap();
+    let sum_first = Instruction::new(Opcode::AddReduce, [scalar.into(), first.into(), axis(0)]);
+    assert_eq!(vm_cluster::plan::plan(&sum_first, 4).remote_bytes(), 8, "rank 0 sends its sum to rank 3");
+}
+
+#[test]
+fn random_scans_and_reductions_match_the_reference_exactly() {
+    use vm_cluster::testprog::{Rng, Step, random_view};
+    let mut rng = Rng(99);
+    for case in 0..300 {
+        let dtype = [DType::F64, DType::F32, DType::I32, DType::U8][rng.below(4)];
+        let sizes = [1u64, 3, 7, 40, 97, 300];
+        let bases: Vec<Base> =
+            sizes.iter().enumerate().map(|(i, &n)| Base { id: BaseId(i as u64 + 1), dtype, nelem: n }).collect();
+        let nd = 1 + rng.below(3);
+        let shape: Vec<usize> = (0..nd).map(|_| 1 + rng.below(7)).collect();
+        let axis = rng.below(nd);
+        let ops = [
+            Opcode::AddAccumulate,
+            Opcode::MultiplyAccumulate,
+            Opcode::AddReduce,
+            Opcode::MultiplyReduce,
+            Opcode::MaximumReduce,
+            Opcode::MinimumReduce,
+        ];
+        let op = ops[rng.below(ops.len())];
+        let (out, input) = if op.kind() == vm_core::Kind::Reduce {
+            let mut in_shape = shape.clone();
+            in_shape[axis] = rng.below(12);
+            let out_shape: Vec<usize> = shape.iter().enumerate().filter(|&(d, _)| d != axis).map(|(_, &n)| n).collect();
+            (random_view(&mut rng, &bases, &out_shape, true), random_view(&mut rng, &bases, &in_shape, false))
+        } else {
+            let out = random_view(&mut rng, &bases, &shape, true);
+            // Half the time the scan is in place.
+            let input = if rng.below(2) == 0 { out.clone() } else { random_view(&mut rng, &bases, &shape, false) };
+            (out, input)
+        };
+        let mut batch: Vec<Instruction> = bases
+            .iter()
+            .map(|b| {
+                Instruction::new(
+                    Opcode::Random,
+                    [View::of_base(*b).into(), Scalar::U64(case).into(), Scalar::U64(0).into()],
+                )
+            })
+            .collect();
+        if dtype.is_float() {
+            // Values near 1 keep products finite and sums inexact.
+            for b in &bases {
+                let v = View::of_base(*b);
+                batch.push(Instruction::new(
+                    Opcode::Add,
+                    [v.clone().into(), v.into(), Scalar::F64(0.5).cast(dtype).into()],
+                ));
+            }
+        }
+        batch.push(Instruction::new(op, [out.into(), input.into(), Scalar::I64(axis as i64).into()]));
+        batch.extend(bases.iter().map(|b| Instruction::new(Opcode::Sync, [View::of_base(*b).into()])));
+        let prog = Program { bases: bases.clone(), steps: vec![Step::Batch(batch)] };
+        for p in [2, 3, 4, 5] {
+            check(&format!("scan case {case}"), &prog, p);
+        }
+    }
+}
+
+#[test]
+fn without_latency_hiding_results_are_the_same_and_nothing_overlaps() {
+    use vm_cluster::{Options, local_cluster_with};
+    for seed in 0..8 {
+        let prog = random_program(seed, 30);
+        let want = run(&mut Interp::default(), &prog).unwrap();
+        for overlap in [true, false] {
+            let mut c = local_cluster_with(3, Options { overlap, profile: false }, || {
+                Box::new(vm_node::Node::new(Box::new(Interp::default())))
+            });
+            let got = run(&mut c, &prog).unwrap();
+            c.shutdown().unwrap();
+            compare(&prog, &want, &got).unwrap_or_else(|m| panic!("seed {seed}, overlap {overlap}: {m}"));
+            let stats = c.rank_stats();
+            assert!(stats.iter().any(|s| s.exchanges > 0), "seed {seed}: the program communicates");
+            if !overlap {
+                assert!(stats.iter().all(|s| s.overlap_seconds == 0.0), "seed {seed}: nothing may overlap");
+            }
+            let report = vm_cluster::profile_report(stats);
+            assert_eq!(report.lines().count(), 1 + 3 + 1, "{report}");
+            assert!(report.contains("waiting"), "{report}");
+        }
+    }
+}
