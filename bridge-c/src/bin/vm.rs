@@ -1,7 +1,8 @@
 //! `vm`: the vector VM's command-line tool.
 //!
 //! - `vm info [--config FILE] [--stack NAME]`: the configuration in effect, the stack it picks,
-//!   each component with its implementation and effective settings, and the engines compiled in;
+//!   each component with its implementation and effective settings, the engines compiled in, and
+//!   every OpenCL platform's devices;
 //! - `vm run FILE [--config FILE] [--stack NAME]`: runs a text bytecode file and prints every
 //!   array it syncs;
 //! - `vm header`: prints the C header `vm.h`.
@@ -114,6 +115,10 @@ fn info(args: &StackArgs) -> Result<()> {
         let kind = if imp.needs_child { "manager" } else { "engine" };
         let missing = if imp.name == "cluster" && !cfg!(feature = "mpi") { " [built without MPI]" } else { "" };
         let _ = writeln!(s, "  {:width$}  {kind:7}  {}{missing}", imp.name, imp.summary);
+    }
+    s += "OpenCL devices:\n";
+    for line in vm_opencl::device::describe_platforms() {
+        let _ = writeln!(s, "  {line}");
     }
     emit(&s);
     built.map(|_| ())

@@ -25,6 +25,12 @@ pub struct DeviceInfo {
     pub fp64: bool,
     /// Driver version text.
     pub driver: String,
+    /// Platform version text (`OpenCL 3.0 PoCL ...`).
+    pub platform_version: String,
+    /// The largest single buffer the device can allocate, in bytes.
+    pub max_alloc: u64,
+    /// The largest work group the device runs.
+    pub max_work_group: usize,
     /// The device handle.
     pub device: Device,
 }
@@ -33,13 +39,14 @@ impl DeviceInfo {
     /// One line for `vm info`.
     pub fn describe(&self) -> String {
         format!(
-            "platform {} `{}` device {} `{}` ({}): {} MiB, {} compute units, fp64 {}, driver {}",
+            "platform {} `{}` device {} `{}` ({}): {} MiB, max buffer {} MiB, {} compute units, fp64 {}, driver {}",
             self.platform_index,
             self.platform,
             self.index,
             self.name,
             self.kind,
             self.memory >> 20,
+            self.max_alloc >> 20,
             self.compute_units,
             if self.fp64 { "yes" } else { "no" },
             self.driver
@@ -67,6 +74,17 @@ pub fn all_devices() -> Result<Vec<DeviceInfo>> {
     discover()
 }
 
+/// One line per OpenCL device of every platform (memory, largest buffer, compute units, fp64,
+/// driver), for `vm info`; a single line saying why when there is no OpenCL platform or
+/// libOpenCL is missing.
+pub fn describe_platforms() -> Vec<String> {
+    match all_devices() {
+        Ok(all) if all.is_empty() => vec!["OpenCL platforms found, but no devices".into()],
+        Ok(all) => all.iter().map(DeviceInfo::describe).collect(),
+        Err(e) => vec![e.to_string()],
+    }
+}
+
 /// [`all_devices`] for a caller that holds [`INIT`].
 pub(crate) fn discover() -> Result<Vec<DeviceInfo>> {
     let platforms: Vec<Platform> = get_platforms().map_err(|e| cl_error("clGetPlatformIDs", e.0))?;
@@ -76,6 +94,7 @@ pub(crate) fn discover() -> Result<Vec<DeviceInfo>> {
     let mut all = Vec::new();
     for (pi, p) in platforms.iter().enumerate() {
         let pname = p.name().unwrap_or_default();
+        let pversion = p.version().unwrap_or_default();
         let ids = p.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default();
         for (di, id) in ids.into_iter().enumerate() {
             let d = Device::new(id);
@@ -99,6 +118,9 @@ pub(crate) fn discover() -> Result<Vec<DeviceInfo>> {
                 compute_units: d.max_compute_units().unwrap_or(0),
                 fp64,
                 driver: d.driver_version().unwrap_or_default().trim().to_string(),
+                platform_version: pversion.trim().to_string(),
+                max_alloc: d.max_mem_alloc_size().unwrap_or(0),
+                max_work_group: d.max_work_group_size().unwrap_or(1),
                 device: d,
             });
         }

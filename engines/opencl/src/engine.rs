@@ -1,7 +1,8 @@
-//! The `opencl` component: device memory per base, the program cache, kernel launches and the
-//! hand-off to the fallback child.
+//! The `opencl` component: device memory per base, the program cache (in memory and on disk),
+//! kernel launches and the hand-off to the fallback child.
 
-use crate::codegen::{self, KERNEL_NAME, Source};
+use crate::cache::{self, DiskCache};
+use crate::codegen::{self, ReducePlan, Source};
 use crate::device::{self, DeviceInfo};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
@@ -9,11 +10,12 @@ use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
 use opencl3::types::CL_BLOCKING;
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 use vm_core::kernel::{self, Step};
-use vm_core::{Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Opcode, Result, Settings};
+use vm_core::{Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, Result, Settings};
+
+/// Options every program is built with.
+const BUILD_OPTIONS: &str = "-cl-fp32-correctly-rounded-divide-sqrt";
 
 /// The engine's settings.
 #[derive(Debug, Clone)]
@@ -24,8 +26,11 @@ pub struct Config {
     pub device: String,
     /// `any`, `gpu` or `cpu`.
     pub device_type: String,
-    /// Work-group size; 0 lets the driver choose.
+    /// Work-group size; 0 lets the driver choose for element-wise kernels (tree reductions then
+    /// use 256, or the device's maximum when smaller).
     pub work_group_size: usize,
+    /// Directory of the on-disk program cache; empty = no disk cache.
+    pub cache_dir: String,
     /// The most instructions fused into one kernel.
     pub max_kernel: usize,
     /// The component's table name.
@@ -40,6 +45,7 @@ impl Config {
             device: s.string("device", "")?,
             device_type: s.string("device_type", "any")?,
             work_group_size: s.usize("work_group_size", 0)?,
+            cache_dir: s.string("cache_dir", "")?,
             max_kernel: s.usize("max_kernel", 256)?,
             table: if s.component.is_empty() { "opencl".into() } else { s.component.clone() },
         })
@@ -60,8 +66,12 @@ struct DeviceBase {
 pub struct Stats {
     /// Kernels launched on the device.
     pub launches: u64,
-    /// Programs built (cache misses).
+    /// Programs built from source (misses of both caches).
     pub builds: u64,
+    /// Programs loaded from binaries in the disk cache.
+    pub disk_hits: u64,
+    /// Program binaries written to the disk cache.
+    pub disk_stores: u64,
     /// Instructions run by the fallback child.
     pub fallback_instructions: u64,
     /// Host-to-device copies.
@@ -77,7 +87,9 @@ pub struct OpenClEngine {
     chosen: DeviceInfo,
     context: Context,
     queue: CommandQueue,
-    cache: HashMap<u64, Kernel>,
+    /// Built programs' kernels by cache key and entry point.
+    cache: HashMap<u64, HashMap<&'static str, Kernel>>,
+    disk: Option<DiskCache>,
     bases: HashMap<BaseId, DeviceBase>,
     child: Option<Box<dyn Component>>,
     stats: Stats,
@@ -98,7 +110,15 @@ impl OpenClEngine {
         #[allow(deprecated)]
         let queue = CommandQueue::create_default(&context, 0)
             .map_err(|e| Error::Device(format!("creating an OpenCL queue on `{}`: error {}", chosen.name, e.0)))?;
+        let disk = match config.cache_dir.trim() {
+            "" => None,
+            dir => Some(
+                DiskCache::new(std::path::Path::new(dir))
+                    .map_err(|e| Error::InvalidArgument(format!("opencl cache_dir `{dir}` cannot be used: {e}")))?,
+            ),
+        };
         Ok(OpenClEngine {
+            disk,
             config,
             devices,
             chosen,
@@ -121,9 +141,27 @@ impl OpenClEngine {
         &self.chosen
     }
 
+    /// The error of a failed OpenCL call: running out of device memory or resources is
+    /// [`Error::OutOfMemory`], anything else [`Error::Device`].
+    fn cl_fail(&self, what: String, code: i32) -> Error {
+        let name = match code {
+            -4 => Some("CL_MEM_OBJECT_ALLOCATION_FAILURE"),
+            -5 => Some("CL_OUT_OF_RESOURCES"),
+            -6 => Some("CL_OUT_OF_HOST_MEMORY"),
+            -61 => Some("CL_INVALID_BUFFER_SIZE"),
+            _ => None,
+        };
+        match name {
+            Some(n) => {
+                Error::OutOfMemory(format!("{what} on `{}`: out of device memory ({n}, {code})", self.chosen.name))
+            }
+            None => Error::Device(format!("{what} on `{}` failed with OpenCL error {code}", self.chosen.name)),
+        }
+    }
+
     /// Copies a device-newer base to the host.
     fn download(&mut self, base: &Base, mem: &mut HostMemory) -> Result<()> {
-        let Some(db) = self.bases.get_mut(&base.id) else { return Ok(()) };
+        let Some(db) = self.bases.get(&base.id) else { return Ok(()) };
         if !db.device_newer || db.base != *base {
             return Ok(());
         }
@@ -134,14 +172,35 @@ impl OpenClEngine {
             let slice = unsafe { std::slice::from_raw_parts_mut(host.as_mut_ptr(), n) };
             // SAFETY: the device buffer holds at least n bytes; the read is blocking.
             unsafe { self.queue.enqueue_read_buffer(&db.buf, CL_BLOCKING, 0, slice, &[]) }
-                .map_err(|e| Error::Device(format!("reading base {} from the device: error {}", base.id, e.0)))?;
+                .map_err(|e| self.cl_fail(format!("reading base {} ({n} bytes) from the device", base.id), e.0))?;
         }
-        db.device_newer = false;
+        if let Some(db) = self.bases.get_mut(&base.id) {
+            db.device_newer = false;
+        }
         self.stats.downloads += 1;
         Ok(())
     }
 
-    /// Makes sure `base` has a current device copy.
+    /// A device buffer of `n` bytes (at least one), every byte `fill`.
+    fn buffer(&self, n: usize, fill: u8, what: &str) -> Result<Buffer<u8>> {
+        let n = n.max(1);
+        if self.chosen.max_alloc > 0 && n as u64 > self.chosen.max_alloc {
+            return Err(Error::OutOfMemory(format!(
+                "{what} needs {n} bytes, but device `{}` allocates at most {} bytes in one buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE)",
+                self.chosen.name, self.chosen.max_alloc
+            )));
+        }
+        // SAFETY: no host pointer is passed; the size is nonzero.
+        let mut buf = unsafe { Buffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, n, std::ptr::null_mut()) }
+            .map_err(|e| self.cl_fail(format!("allocating {what} ({n} bytes)"), e.0))?;
+        // SAFETY: the pattern is one byte and the range lies inside the buffer.
+        unsafe { self.queue.enqueue_fill_buffer(&mut buf, &[fill], 0, n, &[]) }
+            .map_err(|e| self.cl_fail(format!("filling {what} ({n} bytes)"), e.0))?;
+        Ok(buf)
+    }
+
+    /// Makes sure `base` has a current device copy: made lazily, from the host data when the
+    /// host holds the base, zero-filled on the device otherwise.
     fn upload(&mut self, base: &Base, mem: &HostMemory) -> Result<()> {
         match self.bases.get(&base.id) {
             Some(db) if db.base == *base => return Ok(()),
@@ -150,96 +209,150 @@ impl OpenClEngine {
             }
             None => {}
         }
-        let n = base.nbytes().max(1);
-        // SAFETY: no host pointer is passed; the size is nonzero.
-        let mut buf = unsafe { Buffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, n, std::ptr::null_mut()) }
-            .map_err(|e| match e.0 {
-                -4 | -5 | -6 | -61 => Error::OutOfMemory(format!(
-                    "device `{}` cannot hold base {} ({} bytes): OpenCL error {}",
-                    self.chosen.name, base.id, n, e.0
-                )),
-                c => Error::Device(format!("allocating base {} on the device: error {c}", base.id)),
-            })?;
-        let zeros;
-        let data: &[u8] = match mem.get(base.id) {
-            Some(h) => h.bytes(),
-            None => {
-                zeros = vec![0u8; n];
-                &zeros
-            }
-        };
-        if !data.is_empty() {
-            // SAFETY: data is a live host slice no longer than the buffer; the write blocks.
-            unsafe { self.queue.enqueue_write_buffer(&mut buf, CL_BLOCKING, 0, data, &[]) }
-                .map_err(|e| Error::Device(format!("writing base {} to the device: error {}", base.id, e.0)))?;
+        let what = format!("base {}", base.id);
+        let mut buf = self.buffer(base.nbytes(), 0, &what)?;
+        if let Some(h) = mem.get(base.id).filter(|h| h.nbytes() > 0) {
+            // SAFETY: the host slice is live and no longer than the buffer; the write blocks.
+            unsafe { self.queue.enqueue_write_buffer(&mut buf, CL_BLOCKING, 0, h.bytes(), &[]) }
+                .map_err(|e| self.cl_fail(format!("writing {what} to the device"), e.0))?;
+            self.stats.uploads += 1;
         }
-        self.stats.uploads += 1;
         self.bases.insert(base.id, DeviceBase { base: *base, buf, device_newer: false });
         Ok(())
     }
 
-    /// The built kernel for `src`, from the cache or built now.
-    fn kernel(&mut self, src: &Source) -> Result<u64> {
-        let mut h = DefaultHasher::new();
-        src.text.hash(&mut h);
-        let key = h.finish();
-        if !self.cache.contains_key(&key) {
-            let program = Program::create_and_build_from_source(
-                &self.context,
-                &src.text,
-                "-cl-fp32-correctly-rounded-divide-sqrt",
-            )
-            .map_err(|log| {
-                Error::Device(format!("building OpenCL kernel {key:016x} ({:?}) failed:\n{log}", src.opcodes))
-            })?;
-            let k = Kernel::create(&program, KERNEL_NAME)
-                .map_err(|e| Error::Device(format!("creating OpenCL kernel {key:016x}: error {}", e.0)))?;
-            self.stats.builds += 1;
-            self.cache.insert(key, k);
+    /// A program for `src` from the disk cache's binary, when there is a good one.
+    fn program_from_disk(&mut self, key: u64, src: &Source) -> Option<Program> {
+        let bin = self.disk.as_ref()?.load(key, &src.text)?;
+        // SAFETY: the context's devices are the devices the program is made for.
+        let mut program =
+            unsafe { Program::create_from_binary(&self.context, self.context.devices(), &[&bin]) }.ok()?;
+        program.build(self.context.devices(), BUILD_OPTIONS).ok()?;
+        Some(program)
+    }
+
+    /// The cache key of `src`'s program, built (or loaded from the disk cache) when new.
+    fn program(&mut self, src: &Source) -> Result<u64> {
+        let key = cache::key(&src.text, BUILD_OPTIONS, &self.chosen);
+        if self.cache.contains_key(&key) {
+            return Ok(key);
         }
+        let program = match self.program_from_disk(key, src) {
+            Some(p) => {
+                self.stats.disk_hits += 1;
+                p
+            }
+            None => {
+                let p =
+                    Program::create_and_build_from_source(&self.context, &src.text, BUILD_OPTIONS).map_err(|log| {
+                        Error::Device(format!(
+                            "building OpenCL program {key:016x} for {} on `{}` failed: {log}\nsource:\n{}",
+                            src.describe(),
+                            self.chosen.name,
+                            src.text
+                        ))
+                    })?;
+                self.stats.builds += 1;
+                if let Some(disk) = &self.disk
+                    && let Ok(bins) = p.get_binaries()
+                    && let Some(bin) = bins.first().filter(|b| !b.is_empty())
+                    && disk.store(key, &src.text, bin).is_ok()
+                {
+                    self.stats.disk_stores += 1;
+                }
+                p
+            }
+        };
+        let mut kernels = HashMap::new();
+        for l in &src.launches {
+            let k = Kernel::create(&program, l.name).map_err(|e| {
+                Error::Device(format!("creating OpenCL kernel `{}` of {}: error {}", l.name, src.describe(), e.0))
+            })?;
+            kernels.insert(l.name, k);
+        }
+        self.cache.insert(key, kernels);
         Ok(key)
     }
 
-    /// Runs a generated kernel over `n` positions.
-    fn launch(&mut self, src: &Source, n: usize, mem: &HostMemory) -> Result<()> {
+    /// Runs `src` on the device. False when its check launch found that the instruction cannot
+    /// run on the device as it stands (it then goes to the fallback).
+    fn run(&mut self, src: &Source, mem: &HostMemory) -> Result<bool> {
         for b in &src.args {
             self.upload(b, mem)?;
         }
-        if n > 0 {
-            let wg = self.config.work_group_size;
-            let key = self.kernel(src)?;
-            let mut exec = ExecuteKernel::new(&self.cache[&key]);
+        let key = self.program(src)?;
+        let mut scratch = Vec::new();
+        for (k, s) in src.scratch.iter().enumerate() {
+            scratch.push(self.buffer(s.bytes, s.fill, &format!("scratch buffer {k} of {}", src.describe()))?);
+        }
+        let mut launches = 0;
+        for (i, l) in src.launches.iter().enumerate() {
+            if l.items == 0 {
+                continue;
+            }
+            let kernel = &self.cache[&key][l.name];
+            let mut exec = ExecuteKernel::new(kernel);
             for b in &src.args {
                 // SAFETY: argument k is a __global pointer and gets a live buffer of its base.
                 unsafe { exec.set_arg(&self.bases[&b.id].buf) };
             }
-            let n64 = n as u64;
-            // SAFETY: the last argument is a ulong.
-            unsafe { exec.set_arg(&n64) };
-            if wg > 0 {
-                exec.set_global_work_size(n.div_ceil(wg) * wg).set_local_work_size(wg);
-            } else {
-                exec.set_global_work_size(n);
+            for buf in &scratch {
+                // SAFETY: the scratch arguments follow the bases, each a __global pointer.
+                unsafe { exec.set_arg(buf) };
             }
+            let wg = l.group.unwrap_or(self.config.work_group_size);
+            if wg > 0 {
+                exec.set_global_work_size(l.items.div_ceil(wg) * wg).set_local_work_size(wg);
+            } else {
+                exec.set_global_work_size(l.items);
+            }
+            let fail = |e: opencl3::error_codes::ClError| {
+                self.cl_fail(
+                    format!("launching OpenCL kernel `{}` of {} over {} work items", l.name, src.describe(), l.items),
+                    e.0,
+                )
+            };
             // SAFETY: every argument is set; indices stay inside the views, which were validated
-            // against their bases, and each base's buffer holds the whole base.
-            unsafe { exec.enqueue_nd_range(&self.queue) }.map_err(|e| {
-                Error::Device(format!(
-                    "launching OpenCL kernel {key:016x} ({:?}) over {n} positions: error {}",
-                    src.opcodes, e.0
-                ))
-            })?;
-            self.queue.finish().map_err(|e| {
-                Error::Device(format!("OpenCL kernel {key:016x} ({:?}) failed: error {}", src.opcodes, e.0))
-            })?;
-            self.stats.launches += 1;
+            // against their bases (gather and scatter indices are checked by the first launch),
+            // and each base's buffer holds the whole base.
+            unsafe { exec.enqueue_nd_range(&self.queue) }.map_err(fail)?;
+            launches += 1;
+            if i == 0 && src.check_first {
+                let mut flag = [0u8; 4];
+                // SAFETY: scratch 0 holds at least 4 bytes; the read blocks.
+                unsafe { self.queue.enqueue_read_buffer(&scratch[0], CL_BLOCKING, 0, &mut flag, &[]) }.map_err(fail)?;
+                if flag != [0; 4] {
+                    self.stats.launches += launches;
+                    return Ok(false);
+                }
+            }
         }
+        self.stats.launches += launches;
+        self.queue.finish().map_err(|e| self.cl_fail(format!("running OpenCL program {}", src.describe()), e.0))?;
         for id in &src.written {
             if let Some(db) = self.bases.get_mut(id) {
                 db.device_newer = true;
             }
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// How tree reductions are laid out on this device.
+    fn reduce_plan(&self) -> ReducePlan {
+        let want = if self.config.work_group_size > 0 { self.config.work_group_size } else { 256 };
+        let cap = want.min(self.chosen.max_work_group.max(1));
+        let group = if cap >= 2 { 1 << (usize::BITS - 1 - cap.leading_zeros()) } else { 1 };
+        ReducePlan { group, target_groups: (4 * self.chosen.compute_units as usize).max(8) }
+    }
+
+    /// Runs `src` when there is one and its check passes, else hands `instrs` to the fallback.
+    fn run_or_fallback(&mut self, src: Option<Source>, instrs: Vec<Instruction>, mem: &mut HostMemory) -> Result<()> {
+        if let Some(src) = src
+            && self.run(&src, mem)?
+        {
+            return Ok(());
+        }
+        self.fallback(instrs, mem)
     }
 
     /// Runs instructions on the fallback child: their bases are brought to the host first and
@@ -256,7 +369,11 @@ impl OpenClEngine {
         }
         let Some(child) = self.child.as_mut() else {
             let ops: Vec<Opcode> = instrs.iter().map(|i| i.opcode).collect();
-            return Err(Error::Unsupported(format!("the opencl engine cannot run {ops:?} and has no fallback child")));
+            let why = if self.chosen.fp64 { "" } else { " (the device has no cl_khr_fp64: f64 cannot run on it)" };
+            return Err(Error::Unsupported(format!(
+                "the opencl engine cannot run {ops:?} on `{}`{why} and has no fallback child",
+                self.chosen.name
+            )));
         };
         self.stats.fallback_instructions += instrs.len() as u64;
         let outputs: HashSet<BaseId> = instrs.iter().filter_map(|i| i.output()).map(|v| v.base.id).collect();
@@ -287,23 +404,67 @@ impl OpenClEngine {
         Ok(())
     }
 
+    /// Runs one non-blockable instruction: scans, gather and scatter on the device, the rest
+    /// (extension methods, reductions of nothing) on the fallback.
+    fn single(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+        let fp64 = self.chosen.fp64;
+        let src = match instr.opcode.kind() {
+            Kind::Accumulate => codegen::generate_accumulate(instr, fp64),
+            Kind::Gather => codegen::generate_gather(instr, fp64),
+            Kind::Scatter => codegen::generate_scatter(instr, fp64),
+            _ => None,
+        };
+        self.run_or_fallback(src, vec![instr.clone()], mem)
+    }
+
+    /// Runs a fused kernel. One without reductions is one program. One with reductions runs in
+    /// order as runs of element-wise instructions (one program each) and reductions (one program
+    /// each); a contracted temporary used by more than one of those pieces, or read by a
+    /// reduction, gets a device buffer (it never reaches the host unless the fallback needs it).
+    fn kernel(&mut self, batch: &[Instruction], k: &kernel::Kernel, mem: &mut HostMemory) -> Result<()> {
+        let fp64 = self.chosen.fp64;
+        let all = |ids: &[usize]| ids.iter().map(|&i| batch[i].clone()).collect::<Vec<_>>();
+        if k.instrs.len() == 1 && kernel::needs_isolation(&batch[k.instrs[0]]) {
+            return self.fallback(all(&k.instrs), mem);
+        }
+        let is_reduce = |i: usize| batch[i].opcode.kind() == Kind::Reduce;
+        if !k.instrs.iter().any(|&i| is_reduce(i)) {
+            let src = codegen::generate(batch, k, fp64);
+            return self.run_or_fallback(src, all(&k.instrs), mem);
+        }
+        let mut pieces: Vec<Vec<usize>> = Vec::new();
+        for &i in &k.instrs {
+            match pieces.last_mut() {
+                Some(p) if !is_reduce(i) && !is_reduce(p[0]) => p.push(i),
+                _ => pieces.push(vec![i]),
+            }
+        }
+        let touches = |p: &[usize], id: BaseId| p.iter().any(|&i| batch[i].views().any(|v| v.base.id == id));
+        for p in &pieces {
+            if is_reduce(p[0]) {
+                let src = codegen::generate_reduce(&batch[p[0]], fp64, self.reduce_plan());
+                self.run_or_fallback(src, all(p), mem)?;
+                continue;
+            }
+            let temps = k
+                .temps
+                .iter()
+                .copied()
+                .filter(|&t| touches(p, t) && pieces.iter().filter(|q| touches(q, t)).count() == 1)
+                .collect();
+            let sub = kernel::Kernel { instrs: p.clone(), shape: k.shape.clone(), temps, after: Vec::new() };
+            let src = codegen::generate(batch, &sub, fp64);
+            self.run_or_fallback(src, all(p), mem)?;
+        }
+        Ok(())
+    }
+
     fn step(&mut self, step: &Step, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
         match step {
             Step::System(i) => self.system(&batch[*i], mem),
-            Step::Single(i) => self.fallback(vec![batch[*i].clone()], mem),
+            Step::Single(i) => self.single(&batch[*i], mem),
             Step::Kernel(k) => {
-                let isolated = k.instrs.len() == 1 && kernel::needs_isolation(&batch[k.instrs[0]]);
-                let first = &batch[k.instrs[0]];
-                let (src, n) = if k.instrs.len() == 1 && first.opcode.kind() == vm_core::Kind::Reduce {
-                    let n = first.output().map_or(0, |v| v.nelem());
-                    (codegen::generate_reduce(first, self.chosen.fp64), n)
-                } else {
-                    (codegen::generate(batch, k, self.chosen.fp64), k.shape.iter().product())
-                };
-                match src.filter(|_| !isolated) {
-                    Some(src) => self.launch(&src, n, mem)?,
-                    None => self.fallback(k.instrs.iter().map(|&i| batch[i].clone()).collect(), mem)?,
-                }
+                self.kernel(batch, k, mem)?;
                 for &i in &k.after {
                     self.system(&batch[i], mem)?;
                 }
@@ -339,14 +500,15 @@ impl Component for OpenClEngine {
         notes.extend(self.devices.iter().map(|d| format!("found {}", d.describe())));
         let s = self.stats;
         notes.push(format!(
-            "{} programs built, {} launches, {} instructions on the fallback, {} uploads, {} downloads",
-            s.builds, s.launches, s.fallback_instructions, s.uploads, s.downloads
+            "{} programs built, {} loaded from the disk cache, {} stored there, {} launches, {} instructions on the fallback, {} uploads, {} downloads",
+            s.builds, s.disk_hits, s.disk_stores, s.launches, s.fallback_instructions, s.uploads, s.downloads
         ));
         let settings = vec![
             ("platform".into(), format!("{:?}", self.config.platform)),
             ("device".into(), format!("{:?}", self.config.device)),
             ("device_type".into(), format!("{:?}", self.config.device_type)),
             ("work_group_size".into(), self.config.work_group_size.to_string()),
+            ("cache_dir".into(), format!("{:?}", self.config.cache_dir)),
             ("max_kernel".into(), self.config.max_kernel.to_string()),
         ];
         let mut all =

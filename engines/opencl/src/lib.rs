@@ -1,20 +1,44 @@
 //! # vm-opencl: the OpenCL engine
 //!
 //! The `opencl` component cuts each batch into kernels with [`vm_core::kernel`] (shared with the
-//! cpu engine), turns each kernel into OpenCL C ([`codegen`]), builds it once per source text
-//! (an in-memory program cache) and runs one work item per position of the iteration space.
-//! Device buffers are kept per base, created lazily, copied to the host only on SYNC (or before
-//! the fallback needs them) and to the device only when the host copy is newer.
+//! cpu engine), turns each into OpenCL C ([`codegen`]) and builds each source text once: built
+//! programs are cached in memory by a hash of the source, the build options, the device name, the
+//! driver version and the platform version, and, when the `cache_dir` setting names a directory,
+//! their binaries are kept there too ([`cache`]) so a later process loads them instead of
+//! compiling (a damaged file is rebuilt from source). Device buffers are kept per base, created
+//! lazily (from the host data, or zero-filled on the device when the host holds none), copied to
+//! the host only on SYNC (or before the fallback needs them) and to the device only when the host
+//! copy is newer (after DISCARD); FREE and DISCARD release them. A base larger than the device's
+//! largest buffer, or an allocation the device refuses, is [`vm_core::Error::OutOfMemory`].
 //!
-//! Runs on the device: element-wise arithmetic, comparisons, logical and bitwise operations,
-//! casts, select, a few exact float functions, `range` and `random` (Philox, bit-identical to
-//! [`vm_core::random`]). f64 only on devices with fp64. Everything else (reductions, scans,
-//! gather/scatter, extension methods, transcendental functions, instructions whose output
-//! partially overlaps an input) goes to the fallback child with the data moved as needed.
+//! Runs on the device:
+//! - every element-wise opcode on every dtype: arithmetic, NumPy's integer division family and
+//!   integer powers and shifts (exactly [`vm_core::semantics`]), comparisons, logical and bitwise
+//!   operations, casts, `select`, NumPy's float `floor_divide`/`remainder`, and the math
+//!   functions through the OpenCL C built-ins (exactly rounded where OpenCL requires it: `sqrt`,
+//!   `fmod`, rounding, `copysign`, min/max; transcendental functions and `pow` within the
+//!   built-ins' documented few-ulp bounds, see [`codegen::is_approximate`]);
+//! - `range` and `random` (Philox, bit-identical to [`vm_core::random`]);
+//! - reductions along any axis: one work item per output element for axes up to
+//!   [`codegen::SERIAL_REDUCE_MAX`] long (bit-identical to the reference engine), deterministic
+//!   parallel tree reductions in work-group local memory otherwise (in two stages when few output
+//!   elements are left to spread over the device), fused kernels with reductions being run as
+//!   their element-wise runs and reductions in order;
+//! - scans (one work item per line, in order), gather and scatter (an index check first; where
+//!   scatter indices repeat the last write wins, as in the reference engine).
+//!
+//! f64 runs only on devices with `cl_khr_fp64`; elsewhere instructions using f64 go to the
+//! fallback (never computed in f32). Goes to the fallback child, with the data moved as needed:
+//! extension methods, reductions of empty axes, instructions whose output partially overlaps an
+//! input, gather/scatter whose output shares a base with an input, and gather/scatter with an
+//! index out of range (the fallback reports the error). Without a child these are
+//! [`vm_core::Error::Unsupported`].
 //!
 //! libOpenCL is loaded at run time (opencl3's `dynamic` feature): the crate always builds;
-//! without a platform, constructing the engine is a clear [`vm_core::Error::Device`].
+//! without a platform, constructing the engine is a clear [`vm_core::Error::Device`], and
+//! [`device::describe_platforms`] says so for `vm info`.
 
+pub mod cache;
 pub mod codegen;
 pub mod device;
 mod engine;
@@ -29,7 +53,16 @@ pub const SETTINGS: &[SettingSpec] = &[
     SettingSpec { key: "platform", default: "\"\"", doc: "platform by index or name substring; empty = any" },
     SettingSpec { key: "device", default: "\"\"", doc: "device by index or name substring; empty = any" },
     SettingSpec { key: "device_type", default: "\"any\"", doc: "any, gpu or cpu" },
-    SettingSpec { key: "work_group_size", default: "0", doc: "work-group size; 0 = let the driver choose" },
+    SettingSpec {
+        key: "work_group_size",
+        default: "0",
+        doc: "work-group size; 0 = the driver's choice for element-wise kernels and 256 (or the device maximum) for tree reductions",
+    },
+    SettingSpec {
+        key: "cache_dir",
+        default: "\"\"",
+        doc: "directory for compiled program binaries, reused by later runs; empty = cache in memory only",
+    },
     SettingSpec { key: "max_kernel", default: "256", doc: "the most instructions fused into one kernel" },
 ];
 

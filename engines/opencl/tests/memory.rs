@@ -1,5 +1,6 @@
 //! The data protocol: device copies made lazily, copied back only on SYNC, dropped on DISCARD
-//! after a host write; programs built once for a repeated kernel; clear errors.
+//! after a host write; programs built once for a repeated kernel, and loaded from the disk cache
+//! by a second engine; clear errors (no fallback, a base larger than the device allows).
 
 mod common;
 
@@ -47,10 +48,12 @@ fn without_a_fallback_unsupported_instructions_are_a_clear_error() {
     }
     let config = vm_opencl::Config::from_settings(&vm_core::Settings::default()).unwrap();
     let mut cl = vm_opencl::OpenClEngine::new(config, None).unwrap();
-    let (x, y) = (base(1, DType::I32, 10), base(2, DType::I32, 10));
+    let x = base(1, DType::I32, 10);
     let mut mem = vm_core::HostMemory::new();
+    // An output partially overlapping its input is left to the fallback.
+    let shifted = |start| vm_core::Operand::View(vm_core::View::contiguous(x, start, &[9]).unwrap());
     let e = cl
-        .execute(&[Instruction::new(Opcode::AddAccumulate, [whole(y), whole(x), Scalar::I64(0).into()])], &mut mem)
+        .execute(&[Instruction::new(Opcode::Add, [shifted(1), shifted(0), Scalar::I32(1).into()])], &mut mem)
         .unwrap_err();
     assert!(e.to_string().contains("no fallback"), "{e}");
     let info = cl.describe();
@@ -71,4 +74,84 @@ fn a_work_group_size_from_the_settings_is_used() {
     cl.execute(&batch, &mut a).unwrap();
     vm_interp::Interp::new(None).execute(&batch, &mut b).unwrap();
     assert_eq!(a.get(out.id).unwrap().bytes(), b.get(out.id).unwrap().bytes());
+}
+
+#[test]
+fn a_base_larger_than_the_largest_device_buffer_is_out_of_memory() {
+    let Some(mut cl) = engine() else { return };
+    let max = cl.device().max_alloc;
+    assert!(max > 0);
+    let huge = base(1, DType::U8, max + 1);
+    let mut mem = vm_core::HostMemory::new();
+    let head = vm_core::Operand::View(vm_core::View::contiguous(huge, 0, &[10]).unwrap());
+    let e = cl.execute(&[Instruction::new(Opcode::Range, [head])], &mut mem).unwrap_err();
+    assert!(matches!(e, vm_core::Error::OutOfMemory(_)), "{e:?}");
+    assert!(e.to_string().contains("CL_DEVICE_MAX_MEM_ALLOC_SIZE"), "{e}");
+    assert!(!mem.is_allocated(huge.id), "nothing allocated on the host either");
+    // The engine still works.
+    let small = base(2, DType::U8, 10);
+    let batch = [Instruction::new(Opcode::Range, [whole(small)]), Instruction::new(Opcode::Sync, [whole(small)])];
+    cl.execute(&batch, &mut mem).unwrap();
+    assert_eq!(mem.get(small.id).unwrap().bytes()[9], 9);
+}
+
+#[test]
+fn a_second_engine_loads_programs_from_the_disk_cache_and_a_corrupt_file_is_rebuilt() {
+    if engine().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("vm-opencl-disk-cache-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let settings = vm_core::Settings::from_pairs(
+        "opencl",
+        &[("cache_dir", toml::Value::String(dir.to_string_lossy().into_owned()))],
+    );
+    let x = base(1, DType::F32, 64);
+    let batch = [
+        Instruction::new(Opcode::Range, [whole(x)]),
+        Instruction::new(Opcode::Sqrt, [whole(x), whole(x)]),
+        Instruction::new(Opcode::Multiply, [whole(x), whole(x), Scalar::F32(3.0).into()]),
+        Instruction::new(Opcode::Sync, [whole(x)]),
+    ];
+    let run = || {
+        let config = vm_opencl::Config::from_settings(&settings).unwrap();
+        let mut cl = vm_opencl::OpenClEngine::new(config, None).unwrap();
+        let mut mem = vm_core::HostMemory::new();
+        cl.execute(&batch, &mut mem).unwrap();
+        let values = mem.get(x.id).unwrap().as_slice::<f32>().to_vec();
+        (cl.stats(), values)
+    };
+    let want: Vec<f32> = (0..64).map(|i| (i as f32).sqrt() * 3.0).collect();
+    let (first, values) = run();
+    assert_eq!((first.builds, first.disk_hits, first.disk_stores), (1, 0, 1), "{first:?}");
+    assert_eq!(values, want);
+    let (second, values) = run();
+    assert_eq!((second.builds, second.disk_hits), (0, 1), "{second:?}");
+    assert_eq!(values, want);
+    // Damage every cached file: the next engine builds from source and stores a good one again.
+    let files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let mut data = std::fs::read(&files[0]).unwrap();
+    let n = data.len();
+    data[n / 2..].fill(0x5a);
+    std::fs::write(&files[0], &data).unwrap();
+    let (third, values) = run();
+    assert_eq!((third.builds, third.disk_hits, third.disk_stores), (1, 0, 1), "{third:?}");
+    assert_eq!(values, want);
+    let (fourth, _) = run();
+    assert_eq!((fourth.builds, fourth.disk_hits), (0, 1), "{fourth:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn every_platform_and_device_is_described() {
+    let lines = vm_opencl::device::describe_platforms();
+    assert!(!lines.is_empty());
+    if engine().is_none() {
+        assert!(lines[0].contains("OpenCL"), "{lines:?}");
+        return;
+    }
+    for l in &lines {
+        assert!(l.contains("MiB") && l.contains("compute units") && l.contains("fp64"), "{l}");
+    }
 }

@@ -112,8 +112,32 @@ fn elem(mem: &HostMemory, b: &Base, i: usize) -> u64 {
     }
 }
 
-/// Runs `batch` on opencl (memory `a`) and interp (memory `b`), then syncs `outputs` in both
-/// and asserts their contents are equal; `what` names the case.
+/// How opencl's float results must agree with interp's (integers and bools always exactly).
+#[derive(Debug, Clone, Copy)]
+pub enum Agree {
+    /// The same bits (all NaNs equal).
+    Exact,
+    /// At most this many units in the last place apart (NaN equals NaN only).
+    Ulps(u64),
+    /// Within `vm_core::testing::Tolerance` (relative, for sums in another order).
+    Relative(vm_core::testing::Tolerance),
+}
+
+/// The distance in ulps between two floats given as bits of `d` (NaN: 0 to NaN, else huge).
+pub fn ulps(d: DType, x: u64, y: u64) -> u64 {
+    let ordered = |bits: u64| -> i128 {
+        let (v, sign) =
+            if d == DType::F32 { (bits & 0x7fff_ffff, bits >> 31 & 1) } else { (bits & !(1 << 63), bits >> 63) };
+        if sign == 1 { -(v as i128) } else { v as i128 }
+    };
+    match (x == u64::MAX, y == u64::MAX) {
+        (true, true) => 0,
+        (false, false) => (ordered(x) - ordered(y)).unsigned_abs().min(u64::MAX as u128) as u64,
+        _ => u64::MAX,
+    }
+}
+
+/// [`compare_within`] with [`Agree::Exact`].
 pub fn compare(
     cl: &mut OpenClEngine,
     batch: &[Instruction],
@@ -121,6 +145,21 @@ pub fn compare(
     b: &mut HostMemory,
     outputs: &[Base],
     what: &str,
+) {
+    compare_within(cl, batch, a, b, outputs, what, Agree::Exact)
+}
+
+/// Runs `batch` on opencl (memory `a`) and interp (memory `b`), then syncs `outputs` in both
+/// and asserts their contents agree as `agree` says; `what` names the case. Both failing with
+/// the same error code counts as agreeing.
+pub fn compare_within(
+    cl: &mut OpenClEngine,
+    batch: &[Instruction],
+    a: &mut HostMemory,
+    b: &mut HostMemory,
+    outputs: &[Base],
+    what: &str,
+    agree: Agree,
 ) {
     let mut batch = batch.to_vec();
     for o in outputs {
@@ -131,13 +170,27 @@ pub fn compare(
     let got = cl.execute(&batch, a);
     match (&want, &got) {
         (Ok(()), Ok(())) => {}
-        (Err(_), Err(_)) => return,
+        (Err(x), Err(y)) if x.code() == y.code() => return,
         _ => panic!("{what}: interp {want:?}, opencl {got:?}"),
     }
     for o in outputs {
         for i in 0..o.nelem as usize {
             let (x, y) = (elem(a, o, i), elem(b, o, i));
-            assert_eq!(x, y, "{what}: element {i} of base {}: opencl {x:#x}, interp {y:#x}", o.id);
+            let ok = match agree {
+                _ if x == y => true,
+                _ if !o.dtype.is_float() => false,
+                Agree::Exact => false,
+                Agree::Ulps(n) => ulps(o.dtype, x, y) <= n,
+                Agree::Relative(t) => {
+                    let s = |bits: u64| match o.dtype {
+                        _ if bits == u64::MAX => Scalar::F64(f64::NAN),
+                        DType::F32 => Scalar::F32(f32::from_bits(bits as u32)),
+                        _ => Scalar::F64(f64::from_bits(bits)),
+                    };
+                    t.agrees(o.dtype, s(x), s(y))
+                }
+            };
+            assert!(ok, "{what}: element {i} of base {}: opencl {x:#x}, interp {y:#x} ({agree:?})", o.id);
         }
     }
 }
