@@ -247,3 +247,29 @@ pub fn float_sign<T: Float>(a: T) -> T {
         a // NaN
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_division_family_follows_numpy() {
+        assert_eq!(floor_divide(-7i64, 2), -4);
+        assert_eq!(remainder(-7i64, 2), 1);
+        assert_eq!(remainder(7i64, -2), -1);
+        assert_eq!(fmod(-7i64, 2), -1);
+        assert_eq!(floor_divide(5u8, 0), 0);
+        assert_eq!(floor_divide(i8::MIN, -1), i8::MIN);
+        assert_eq!(power(-1i32, -3), -1);
+        assert_eq!(power(2i32, -3), 0);
+        assert_eq!(power(3u64, 4), 81);
+    }
+
+    #[test]
+    fn float_division_family_follows_numpy() {
+        assert_eq!(float_floor_divide(7.0f64, -2.0), -4.0);
+        assert_eq!(float_remainder(-7.0f64, 2.0), 1.0);
+        assert!(float_remainder(1.0f64, 0.0).is_nan());
+        assert_eq!(float_floor_divide(1.0f64, 0.0), f64::INFINITY);
+    }
+}

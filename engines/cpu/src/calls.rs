@@ -6,9 +6,11 @@
 //! Every routine has the signature [`BlockFn`]: `(n, dst, a, b)` computes `n` elements into `dst`
 //! from the `n` elements at `a` (and `b` for binary routines). For `random`, `a` is the seed and
 //! `b` the counter of element 0, passed as integers.
+//!
+//! The element functions are `std`'s float math and [`vm_core::semantics`] (NumPy's division
+//! family and integer powers), the same functions the reference interpreter applies.
 
-use crate::math;
-use vm_core::random::{FromRandomBits, random_bits};
+use vm_core::semantics;
 use vm_core::{DType, Opcode};
 
 /// The signature of every block routine.
@@ -56,28 +58,17 @@ unsafe extern "C" fn binary_block<T: Copy, F: Binary<T>>(n: i64, dst: *mut u8, a
     }
 }
 
-/// # Safety
-/// `dst` must be valid for `n` writable elements of `T`; `seed` and `counter` are integers.
-unsafe extern "C" fn random_block<T: FromRandomBits>(n: i64, dst: *mut u8, seed: *const u8, counter: *const u8) {
-    // SAFETY: the generated code passes scratch memory valid for n elements of T.
-    let d = unsafe { std::slice::from_raw_parts_mut(dst.cast::<T>(), n as usize) };
-    let (seed, counter) = (seed as u64, counter as u64);
-    for (i, d) in d.iter_mut().enumerate() {
-        *d = T::from_random_bits(random_bits(seed, counter.wrapping_add(i as u64)));
-    }
-}
-
 macro_rules! float_unary {
-    ($($name:ident => $f:path),* $(,)?) => {
+    ($($name:ident => $f:ident),* $(,)?) => {
         $(
             struct $name;
             impl Unary<f32> for $name {
                 #[inline(always)]
-                fn f(x: f32) -> f32 { $f(x) }
+                fn f(x: f32) -> f32 { f32::$f(x) }
             }
             impl Unary<f64> for $name {
                 #[inline(always)]
-                fn f(x: f64) -> f64 { $f(x) }
+                fn f(x: f64) -> f64 { f64::$f(x) }
             }
         )*
         fn float_unary<T: Copy>(op: Opcode) -> Option<BlockFn>
@@ -92,39 +83,45 @@ macro_rules! float_unary {
 }
 
 float_unary! {
-    Cbrt => math::Float::cbrt,
-    Exp => math::Float::exp,
-    Exp2 => math::Float::exp2,
-    Expm1 => math::Float::exp_m1,
-    Log => math::Float::ln,
-    Log2 => math::Float::log2,
-    Log10 => math::Float::log10,
-    Log1p => math::Float::ln_1p,
-    Sin => math::Float::sin,
-    Cos => math::Float::cos,
-    Tan => math::Float::tan,
-    Arcsin => math::Float::asin,
-    Arccos => math::Float::acos,
-    Arctan => math::Float::atan,
-    Sinh => math::Float::sinh,
-    Cosh => math::Float::cosh,
-    Tanh => math::Float::tanh,
-    Arcsinh => math::Float::asinh,
-    Arccosh => math::Float::acosh,
-    Arctanh => math::Float::atanh,
+    Cbrt => cbrt,
+    Exp => exp,
+    Exp2 => exp2,
+    Expm1 => exp_m1,
+    Log => ln,
+    Log2 => log2,
+    Log10 => log10,
+    Log1p => ln_1p,
+    Sin => sin,
+    Cos => cos,
+    Tan => tan,
+    Arcsin => asin,
+    Arccos => acos,
+    Arctan => atan,
+    Sinh => sinh,
+    Cosh => cosh,
+    Tanh => tanh,
+    Arcsinh => asinh,
+    Arccosh => acosh,
+    Arctanh => atanh,
 }
 
 macro_rules! float_binary {
-    ($($name:ident => $f:path),* $(,)?) => {
+    ($($name:ident => $f:expr),* $(,)?) => {
         $(
             struct $name;
             impl Binary<f32> for $name {
                 #[inline(always)]
-                fn f(x: f32, y: f32) -> f32 { $f(x, y) }
+                fn f(x: f32, y: f32) -> f32 {
+                    let f: fn(f32, f32) -> f32 = $f;
+                    f(x, y)
+                }
             }
             impl Binary<f64> for $name {
                 #[inline(always)]
-                fn f(x: f64, y: f64) -> f64 { $f(x, y) }
+                fn f(x: f64, y: f64) -> f64 {
+                    let f: fn(f64, f64) -> f64 = $f;
+                    f(x, y)
+                }
             }
         )*
         fn float_binary<T: Copy>(op: Opcode) -> Option<BlockFn>
@@ -139,24 +136,24 @@ macro_rules! float_binary {
 }
 
 float_binary! {
-    Power => math::Float::powf,
-    Arctan2 => math::Float::atan2,
-    Hypot => math::Float::hypot,
-    FloorDivide => math::float_floor_divide,
-    Remainder => math::float_remainder,
-    Fmod => math::Float::fmod,
+    Power => |x, y| x.powf(y),
+    Arctan2 => |x, y| x.atan2(y),
+    Hypot => |x, y| x.hypot(y),
+    FloorDivide => semantics::float_floor_divide,
+    Remainder => semantics::float_remainder,
+    Fmod => |x, y| x % y, // Rust's float `%` is C `fmod`
 }
 
 macro_rules! int_binary {
     ($($name:ident => $f:ident),* $(,)?) => {
         $(
             struct $name;
-            impl<T: math::Int> Binary<T> for $name {
+            impl<T: semantics::Int> Binary<T> for $name {
                 #[inline(always)]
-                fn f(x: T, y: T) -> T { math::$f(x, y) }
+                fn f(x: T, y: T) -> T { semantics::$f(x, y) }
             }
         )*
-        fn int_binary<T: math::Int>(op: Opcode) -> Option<BlockFn> {
+        fn int_binary<T: semantics::Int>(op: Opcode) -> Option<BlockFn> {
             Some(match op {
                 $( Opcode::$name => binary_block::<T, $name> as BlockFn, )*
                 _ => return None,
@@ -169,12 +166,12 @@ macro_rules! int_binary {
 mod int_ops {
     use super::*;
     int_binary! {
-        FloorDivide => int_floor_divide,
-        Remainder => int_remainder,
-        Fmod => int_fmod,
-        Power => int_power,
+        FloorDivide => floor_divide,
+        Remainder => remainder,
+        Fmod => fmod,
+        Power => power,
     }
-    pub(super) fn table<T: math::Int>(op: Opcode) -> Option<BlockFn> {
+    pub(super) fn table<T: semantics::Int>(op: Opcode) -> Option<BlockFn> {
         int_binary::<T>(op)
     }
 }
@@ -186,7 +183,7 @@ pub fn block_fn(op: Opcode, dtype: DType) -> Option<BlockFn> {
         return Some(f);
     }
     if op == Opcode::Random {
-        return Some(vm_core::with_dtype!(dtype, T => random_block::<T> as BlockFn));
+        return Some(crate::philox::block_fn(dtype));
     }
     match dtype {
         DType::F32 => float_unary::<f32>(op).or_else(|| float_binary::<f32>(op)),
@@ -227,6 +224,6 @@ mod tests {
         let mut d = [0u64; 3];
         // SAFETY: d holds 3 u64; seed and counter are integers.
         unsafe { f(3, d.as_mut_ptr().cast(), 7 as *const u8, 10 as *const u8) };
-        assert_eq!(d[2], random_bits(7, 12));
+        assert_eq!(d[2], vm_core::random::random_bits(7, 12));
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::cache::Cache;
 use crate::exec::{self, ExecConfig};
+use crate::lazy::Lazy;
 use crate::pool::Pool;
 use crate::profile::Profile;
 use crate::recycle::Spares;
@@ -87,6 +88,8 @@ pub struct CpuEngine {
     extensions: HashSet<Opcode>,
     /// Large temporary buffers kept between batches.
     spares: Spares,
+    /// Pure bases: their recipes, and the ones deferred.
+    lazy: Lazy,
     shut_down: bool,
 }
 
@@ -108,6 +111,7 @@ impl CpuEngine {
             profile: Profile::default(),
             extensions: HashSet::new(),
             spares: Spares::default(),
+            lazy: Lazy::default(),
             shut_down: false,
         })
     }
@@ -119,7 +123,12 @@ impl CpuEngine {
 
     /// The statistics so far.
     pub fn profile(&self) -> Profile {
-        Profile { cache: self.cache.stats, ..self.profile }
+        Profile {
+            cache: self.cache.stats,
+            deferred: self.lazy.deferred_count,
+            replayed: self.lazy.replayed_count,
+            ..self.profile
+        }
     }
 
     fn exec_config(&self) -> ExecConfig {
@@ -131,7 +140,8 @@ impl CpuEngine {
         self.profile.kernels += 1;
         self.profile.fused_instructions += k.instrs.len() as u64;
         self.profile.contracted += k.temps.len() as u64;
-        if bind.nelem() == 0 {
+        let observable = prog.ops.iter().any(|op| op.dst != program::Dst::Value);
+        if bind.nelem() == 0 || !observable {
             return Ok(());
         }
         let f = self.cache.get(&prog)?;
@@ -243,15 +253,28 @@ impl Component for CpuEngine {
         vm_core::instr::validate_batch(batch)?;
         self.profile.batches += 1;
         let opts = kernel::Options { max_instructions: self.config.max_kernel };
+        let replayed = self.lazy.prepare(batch);
+        let (batch, origin): (&[Instruction], Option<&[usize]>) = match &replayed {
+            Some((b, o)) => (b, Some(o)),
+            None => (batch, None),
+        };
         let rewritten = rewrite::split_flat_reductions(batch);
-        let (batch, origin): (&[Instruction], &[usize]) = match &rewritten {
-            Some((b, o)) => (b, o),
-            None => (batch, &[]),
+        let composed: Vec<usize>;
+        let (batch, origin): (&[Instruction], &[usize]) = match (&rewritten, origin) {
+            (Some((b, o)), Some(first)) => {
+                composed = o.iter().map(|&i| first[i]).collect();
+                (b, &composed)
+            }
+            (Some((b, o)), None) => (b, o),
+            (None, Some(first)) => (batch, first),
+            (None, None) => (batch, &[]),
         };
         let renamed = self.spares.rename(batch, mem);
         let batch = renamed.as_deref().unwrap_or(batch);
+        let mut steps = kernel::partition(batch, &opts);
+        self.lazy.record(batch, &mut steps, mem);
         let mut result = Ok(());
-        for step in kernel::partition(batch, &opts) {
+        for step in steps {
             result = self.step(&step, batch, origin, mem);
             if result.is_err() {
                 break;

@@ -7,10 +7,16 @@
 //! 2. turning each kernel into a [`program::Program`] (its structure, the cache key) and a
 //!    [`program::Binding`] (addresses, sizes, strides, constants);
 //! 3. compiling the program once with Cranelift ([`cache`], [`codegen`], [`emit`]); operations
-//!    Cranelift has no instruction for are block routines in Rust ([`calls`], [`math`]);
+//!    Cranelift has no instruction for are block routines in Rust ([`calls`], [`fastmath`]),
+//!    applying `std` and [`vm_core::semantics`];
 //! 4. running it over cache-sized blocks of the iteration space on a persistent pool of threads
 //!    with work stealing ([`exec`], [`pool`]); reductions combine per-block partials in block
 //!    order ([`reduce`]), so results do not depend on the number of threads.
+//!
+//! Arrays computed from constants alone (`range`, `random` and what follows from them) that a
+//! batch leaves alive but does not read again are not written to memory: their recipe is kept
+//! and replayed only if a later batch refers to them ([`lazy`]); host memory of a base is
+//! current after a SYNC of it.
 //!
 //! Scans, gathers and scatters run as plain Rust ([`native`]). Extension methods go to the
 //! fallback child, when there is one; without one they are [`vm_core::Error::Unsupported`].
@@ -25,8 +31,9 @@ pub mod emit;
 mod engine;
 pub mod exec;
 pub mod fastmath;
-pub mod math;
+pub mod lazy;
 pub mod native;
+pub mod philox;
 pub mod pool;
 pub mod profile;
 pub mod program;

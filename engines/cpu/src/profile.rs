@@ -19,6 +19,10 @@ pub struct Profile {
     pub native: u64,
     /// Instructions handed to the fallback child.
     pub fallback: u64,
+    /// Pure bases deferred (never written to memory unless replayed).
+    pub deferred: u64,
+    /// Deferred bases replayed because a later batch referred to them.
+    pub replayed: u64,
     /// Time spent running kernels (binding, blocks, combining partials).
     pub exec_time: Duration,
     /// Bytes read and written by kernels.
@@ -39,6 +43,7 @@ impl fmt::Display for Profile {
             self.kernels, self.fused_instructions, self.contracted
         )?;
         writeln!(f, "  native / fallback    {} / {}", self.native, self.fallback)?;
+        writeln!(f, "  deferred / replayed  {} / {}", self.deferred, self.replayed)?;
         writeln!(
             f,
             "  compile              {} kernels in {:.3} ms",

@@ -3,6 +3,7 @@
 //! reductions of nothing. The combiners match the generated code's (`emit::combine`).
 
 use vm_core::scalar::Cast;
+use vm_core::semantics;
 use vm_core::{DType, Error, Opcode, with_dtype};
 
 /// Element types that reductions and scans combine.
@@ -58,9 +59,8 @@ macro_rules! float_reducible {
                 match op {
                     Opcode::AddReduce | Opcode::AddAccumulate => a + b,
                     Opcode::MultiplyReduce | Opcode::MultiplyAccumulate => a * b,
-                    _ if a.is_nan() || b.is_nan() => <$t>::NAN,
-                    Opcode::MinimumReduce => a.min(b),
-                    _ => a.max(b),
+                    Opcode::MinimumReduce => semantics::float_minimum(a, b),
+                    _ => semantics::float_maximum(a, b),
                 }
             }
         }

@@ -69,6 +69,7 @@ fn same_structure_with_other_sizes_and_constants_hits_the_cache() {
             Instruction::new(Opcode::Multiply, [whole(b), whole(a), Scalar::F32(i as f32 + 0.5).into()]),
             Instruction::new(Opcode::Exp, [whole(b), whole(b)]),
             Instruction::new(Opcode::Free, [whole(a)]),
+            Instruction::new(Opcode::Sync, [whole(b)]),
         ];
         cpu.execute(&batch, &mut mem).unwrap();
         let got = mem.get(b.id).unwrap().as_slice::<f32>();

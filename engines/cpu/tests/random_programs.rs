@@ -281,6 +281,7 @@ fn program(seed: u64) -> (Vec<Instruction>, Vec<Base>, Vec<Base>) {
 fn random_programs_match_interp() {
     let count = std::env::var("VM_RANDOM_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(1500u64);
     let (mut kernels, mut fused, mut contracted, mut hits) = (0, 0, 0, 0);
+    let (mut deferred, mut replayed) = (0, 0);
     for seed in 0..count {
         let (batch, init, all) = program(seed);
         for threads in [1, 3] {
@@ -291,9 +292,15 @@ fn random_programs_match_interp() {
             fused += p.fused_instructions;
             contracted += p.contracted;
             hits += p.cache.hits;
+            deferred += p.deferred;
+            replayed += p.replayed;
         }
     }
-    eprintln!("{kernels} kernels, {fused} instructions in kernels, {contracted} contracted, {hits} cache hits");
+    eprintln!(
+        "{kernels} kernels, {fused} instructions in kernels, {contracted} contracted, {hits} cache hits, \
+         {deferred} deferred, {replayed} replayed"
+    );
     assert!(fused > kernels * 5 / 4, "fusion happens");
     assert!(contracted > count / 10, "contraction happens");
+    assert!(deferred > 0 && replayed > 0, "pure bases are deferred, and replayed when read");
 }

@@ -99,6 +99,14 @@ pub fn differential(
     let mut interp = Interp::new(None);
     let r1 = cpu.execute(batch, &mut m1);
     let r2 = interp.execute(batch, &mut m2);
+    // The host reads a base after syncing it: sync every base the reference still holds (cpu
+    // may have deferred some).
+    let syncs: Vec<Instruction> = bases
+        .iter()
+        .filter(|b| m2.get(b.id).is_some())
+        .map(|b| Instruction::new(vm_core::Opcode::Sync, [whole(*b)]))
+        .collect();
+    let r1 = r1.and_then(|()| cpu.execute(&syncs, &mut m1));
     match (&r1, &r2) {
         (Ok(()), Ok(())) => compare(&m1, &m2, bases, what),
         (Err(a), Err(b)) => assert_eq!(a.code(), b.code(), "{what}: different errors: {a} / {b}"),

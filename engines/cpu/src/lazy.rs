@@ -1,0 +1,290 @@
+//! Deferred materialisation of *pure* arrays.
+//!
+//! A program often keeps arrays alive past the batch that computes them without ever reading them
+//! again: `k = arange(n); terms = 1/(4k+1) - 1/(4k+3); total += sum(terms)` holds `k` and `terms`
+//! until the next iteration frees them, so they reach the engine live at the sync that ends the
+//! batch and cannot be contracted: two more passes over memory per iteration, for nothing.
+//!
+//! An array is *pure* when its current contents are a function of constants alone: it was last
+//! written in full (a contiguous view of the whole base) by an element-wise instruction, `range`
+//! or `random` whose inputs are constants or pure arrays. The engine keeps, per pure base, its
+//! *recipe*: the instructions that compute it from constants, each writing a fresh synthetic
+//! *version* base. A pure base whose every access in the batch lies inside one kernel, through the
+//! view that wrote it, and that the batch does not sync, free or discard, is contracted like a
+//! temporary and *deferred*: it gets no memory. When a later batch refers to a deferred base
+//! first by anything but FREE or DISCARD (a read, a partial write, a SYNC), the recipe is replayed
+//! at the start of that batch (intermediate versions are freed in it, so they contract), and that
+//! base is never deferred again. FREE and DISCARD (the host wrote all of it) simply drop it.
+//! Host memory of a base is only guaranteed current after a SYNC, as for device engines.
+
+use smallvec::SmallVec;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use vm_core::kernel::{Step, needs_isolation};
+use vm_core::{Base, BaseId, HostMemory, Instruction, Kind, Opcode, Operand, Overlap, View};
+
+/// Synthetic version bases count down from here (below the spare bases).
+const VERSION_BASE: u64 = u64::MAX - (1 << 23);
+
+/// Bases at or above this id are the engine's synthetic ones, never deferred.
+const SYNTHETIC: u64 = VERSION_BASE - (1 << 40);
+
+/// The most instructions of a recipe (longer chains are not pure).
+const MAX_RECIPE: usize = 128;
+
+/// One pure write: the instruction with its output and inputs renamed to versions.
+struct Node {
+    /// The version base this instruction writes.
+    version: Base,
+    /// The instruction, writing `version`, reading the versions of `inputs`.
+    instr: Instruction,
+    /// The recipes of the pure inputs.
+    inputs: SmallVec<[Arc<Node>; 2]>,
+    /// Instructions in the recipe (shared ones counted again: an upper bound).
+    len: usize,
+}
+
+/// The engine's pure and deferred bases.
+#[derive(Default)]
+pub struct Lazy {
+    recipes: HashMap<BaseId, Arc<Node>>,
+    /// Deferred bases: contracted, never given memory, replayed on demand.
+    deferred: HashMap<BaseId, Base>,
+    /// Bases replayed once: materialised from then on.
+    replayed: HashSet<BaseId>,
+    next: u64,
+    /// Bases deferred so far.
+    pub deferred_count: u64,
+    /// Bases replayed so far.
+    pub replayed_count: u64,
+}
+
+/// A base's accesses in a batch: (position, view, element-wise write).
+type Accesses<'a> = Vec<(usize, &'a View, bool)>;
+
+fn views(instr: &Instruction) -> impl Iterator<Item = &View> {
+    instr.operands.iter().filter_map(Operand::as_view)
+}
+
+fn with_base(v: &View, base: Base) -> View {
+    let mut w = v.clone();
+    w.base = base;
+    w
+}
+
+/// True when `v` is all of its base, contiguous, from element 0.
+fn whole(v: &View) -> bool {
+    v.start == 0 && v.nelem() as u64 == v.base.nelem && v.is_contiguous()
+}
+
+/// Appends the recipe of `node` to `out` in dependency order, each version once.
+fn flatten<'a>(node: &'a Arc<Node>, seen: &mut HashSet<BaseId>, out: &mut Vec<&'a Node>) {
+    if !seen.insert(node.version.id) {
+        return;
+    }
+    for i in &node.inputs {
+        flatten(i, seen, out);
+    }
+    out.push(node);
+}
+
+impl Lazy {
+    /// The batch with the recipes of the deferred bases it refers to prepended, and for each of
+    /// its instructions the position in `batch` it stands for; `None` when nothing is replayed.
+    pub fn prepare(&mut self, batch: &[Instruction]) -> Option<(Vec<Instruction>, Vec<usize>)> {
+        if self.deferred.is_empty() {
+            return None;
+        }
+        let mut seen: HashSet<BaseId> = HashSet::new();
+        let mut replay: Vec<(BaseId, usize)> = Vec::new();
+        for (i, instr) in batch.iter().enumerate() {
+            for v in views(instr) {
+                let id = v.base.id;
+                if !self.deferred.contains_key(&id) || !seen.insert(id) {
+                    continue;
+                }
+                match instr.opcode {
+                    Opcode::Free | Opcode::Discard => {
+                        self.deferred.remove(&id);
+                    }
+                    _ => replay.push((id, i)),
+                }
+            }
+        }
+        if replay.is_empty() {
+            return None;
+        }
+        let mut out = Vec::with_capacity(batch.len() + 8 * replay.len());
+        let mut origin = Vec::with_capacity(out.capacity());
+        for (id, at) in replay {
+            let base = self.deferred.remove(&id).expect("deferred");
+            let node = self.recipes.get(&id).expect("deferred bases are pure").clone();
+            let mut nodes = Vec::new();
+            flatten(&node, &mut HashSet::new(), &mut nodes);
+            for n in &nodes {
+                let mut instr = n.instr.clone();
+                if let Some(Operand::View(v)) = instr.operands.first_mut()
+                    && v.base.id == node.version.id
+                {
+                    v.base = base;
+                }
+                out.push(instr);
+                origin.push(at);
+            }
+            for n in &nodes[..nodes.len() - 1] {
+                out.push(Instruction::new(Opcode::Free, [Operand::View(View::of_base(n.version))]));
+                origin.push(at);
+            }
+            self.replayed.insert(id);
+            self.replayed_count += 1;
+        }
+        out.extend(batch.iter().cloned());
+        origin.extend(0..batch.len());
+        Some((out, origin))
+    }
+
+    /// The recipe of `instr`'s output when the write is pure (see the module doc).
+    fn pure(&mut self, instr: &Instruction) -> Option<Arc<Node>> {
+        let kind = instr.opcode.kind();
+        if !(kind.is_elementwise() || matches!(kind, Kind::Range | Kind::Random)) {
+            return None;
+        }
+        let out = instr.output()?;
+        if !whole(out) {
+            return None;
+        }
+        let mut inputs: SmallVec<[Arc<Node>; 2]> = SmallVec::new();
+        let mut len = 1;
+        for v in instr.inputs().iter().filter_map(Operand::as_view) {
+            let n = self.recipes.get(&v.base.id)?;
+            len += n.len;
+            inputs.push(n.clone());
+        }
+        if len > MAX_RECIPE {
+            return None;
+        }
+        self.next += 1;
+        let version = Base { id: BaseId(VERSION_BASE - self.next), ..out.base };
+        let mut renamed = instr.clone();
+        let mut k = 0;
+        for (i, o) in renamed.operands.iter_mut().enumerate() {
+            let Operand::View(v) = o else { continue };
+            if i == 0 {
+                *v = with_base(v, version);
+            } else {
+                *v = with_base(v, inputs[k].version);
+                k += 1;
+            }
+        }
+        Some(Arc::new(Node { version, instr: renamed, inputs, len }))
+    }
+
+    /// Follows `batch` (as it will run, cut into `steps`): updates the recipes, and defers the
+    /// pure bases that qualify by making them temporaries of their kernel (freeing any memory
+    /// they had).
+    pub fn record(&mut self, batch: &[Instruction], steps: &mut [Step], mem: &mut HostMemory) {
+        let mut written: HashMap<usize, Arc<Node>> = HashMap::new();
+        for (i, instr) in batch.iter().enumerate() {
+            match instr.opcode {
+                Opcode::Free => {
+                    for v in views(instr) {
+                        self.recipes.remove(&v.base.id);
+                        self.replayed.remove(&v.base.id);
+                    }
+                    continue;
+                }
+                Opcode::Discard => {
+                    for v in views(instr) {
+                        self.recipes.remove(&v.base.id);
+                    }
+                    continue;
+                }
+                op if op.is_system() => continue,
+                _ => {}
+            }
+            if instr.opcode.kind() == Kind::Extension {
+                for v in views(instr) {
+                    self.recipes.remove(&v.base.id);
+                }
+                continue;
+            }
+            let Some(out) = instr.output() else { continue };
+            let id = out.base.id;
+            match self.pure(instr) {
+                Some(n) => {
+                    self.recipes.insert(id, n.clone());
+                    written.insert(i, n);
+                }
+                None => {
+                    self.recipes.remove(&id);
+                }
+            }
+        }
+        if written.is_empty() {
+            return;
+        }
+        // Candidates: bases whose last write in the batch is pure.
+        let mut candidates: HashMap<BaseId, usize> = HashMap::new();
+        for (&i, n) in &written {
+            let id = batch[i].output().expect("a write").base.id;
+            let last = self.recipes.get(&id).is_some_and(|r| Arc::ptr_eq(r, n));
+            if last && id.0 < SYNTHETIC && !self.replayed.contains(&id) {
+                candidates.insert(id, i);
+            }
+        }
+        // Every access of a candidate: (position, view, element-wise write); None once it is
+        // synced (or otherwise unfit).
+        let mut uses: HashMap<BaseId, Option<Accesses>> = HashMap::new();
+        for (i, instr) in batch.iter().enumerate() {
+            let out = instr.output();
+            let write =
+                instr.opcode.kind().is_elementwise() || matches!(instr.opcode.kind(), Kind::Range | Kind::Random);
+            // Inputs first: an instruction reads before it writes.
+            let ops = instr.operands.iter().enumerate().filter_map(|(k, o)| o.as_view().map(|v| (k, v)));
+            let mut accesses: SmallVec<[(&View, bool); 4]> = SmallVec::new();
+            for (k, v) in ops {
+                let is_out = k == 0 && out.is_some();
+                if !is_out {
+                    accesses.push((v, false));
+                }
+            }
+            if let Some(o) = out {
+                accesses.push((o, write));
+            }
+            for (v, w) in accesses {
+                if !candidates.contains_key(&v.base.id) {
+                    continue;
+                }
+                let e = uses.entry(v.base.id).or_insert_with(|| Some(Vec::new()));
+                match (instr.opcode.is_system(), e.as_mut()) {
+                    (true, _) | (_, None) => *e = None,
+                    (false, Some(list)) => list.push((i, v, w)),
+                }
+            }
+        }
+        for step in steps.iter_mut() {
+            let Step::Kernel(k) = step else { continue };
+            if k.instrs.len() == 1 && needs_isolation(&batch[k.instrs[0]]) {
+                continue;
+            }
+            for &i in &k.instrs {
+                let Some(out) = batch[i].output() else { continue };
+                let id = out.base.id;
+                if candidates.get(&id) != Some(&i) || k.temps.contains(&id) {
+                    continue;
+                }
+                let Some(Some(list)) = uses.get(&id) else { continue };
+                let ok = list.first().is_some_and(|&(_, _, w)| w)
+                    && list.iter().all(|&(j, v, _)| {
+                        k.instrs.binary_search(&j).is_ok() && v.shape == k.shape && v.overlap(out) == Overlap::Identical
+                    });
+                if ok {
+                    k.temps.push(id);
+                    self.deferred.insert(id, out.base);
+                    self.deferred_count += 1;
+                    mem.free(id);
+                }
+            }
+        }
+    }
+}
