@@ -35,8 +35,9 @@ pub fn profile_report(stats: &[Stats]) -> String {
     let mut out = String::from("cluster profile (per rank):\n");
     let line = |who: &str, s: &Stats| {
         format!(
-            "  {who:>5}: {:>8} instructions {:>7} exchanges {:>7} messages {:>12} bytes sent; {:.6} s in batches, {:.6} s waiting ({:.1} %), {:.6} s overlapped\n",
+            "  {who:>5}: {:>8} instructions {:>7} child calls {:>7} exchanges {:>7} messages {:>12} bytes sent; {:.6} s in batches, {:.6} s waiting ({:.1} %), {:.6} s overlapped\n",
             s.instructions,
+            s.child_calls,
             s.exchanges,
             s.messages,
             s.bytes_sent,
@@ -172,8 +173,8 @@ impl<T: Transport> Component for Cluster<T> {
         let notes = vec![
             format!("{} ranks; blocks of each base's flat index space, owner computes", self.ranks()),
             format!(
-                "rank 0: {} instructions, {} exchanges, {} messages, {} bytes sent, {} bytes copied locally",
-                s.instructions, s.exchanges, s.messages, s.bytes_sent, s.bytes_copied
+                "rank 0: {} instructions, {} child calls, {} exchanges, {} messages, {} bytes sent, {} bytes copied locally",
+                s.instructions, s.child_calls, s.exchanges, s.messages, s.bytes_sent, s.bytes_copied
             ),
             format!(
                 "rank 0: {:.6} s in batches, {:.6} s waiting for messages, {:.6} s of local work overlapped",

@@ -15,9 +15,12 @@
 //! - **Owner computes** ([`split`], [`plan`]): each rank runs, through its own child stack, the
 //!   part of each instruction whose output it owns, with views rewritten into views of its
 //!   blocks. Input elements owned elsewhere are the only ones sent, by non-blocking
-//!   point-to-point messages; local work runs while they travel ([`exec`]); the setting
-//!   `overlap = false` turns that off, and `profile = true` prints every rank's traffic, time in
-//!   batches and time waiting at shutdown.
+//!   point-to-point messages. Each rank schedules its part of a whole batch at once ([`exec`]):
+//!   its local work reaches the child in as few calls as the messages allow (so the child's
+//!   kernel fusion still works), messages are posted as early as their data is ready, and
+//!   local work runs while they travel; the setting `overlap = false` waits for every message
+//!   in flight before each child call, and `profile = true` prints every rank's child calls,
+//!   traffic, time in batches and time waiting at shutdown.
 //! - **Exactness**: every result is bit for bit the reference engine's when the ranks run it.
 //!   Reductions (same-type, input disjoint from the output) and scans along any axis are
 //!   pipelines: each rank works on the input it owns and continues from the partial results
@@ -33,13 +36,23 @@
 //! thread, and the settings go through the environment (all ranks read it):
 //!
 //! ```sh
+//! export CARGO_TARGET_DIR=target
 //! cargo build --release -p vm-bench --features vm-bridge/mpi
 //! VM_CPU_THREADS=1 VM_CLUSTER_PROFILE=true VM_CLUSTER_OVERLAP=true \
-//!   mpirun -n 2 target/release/vm-bench -s cluster --no-eager --no-hand --no-numpy --no-c \
-//!   -b heat_equation --size 1000*1000*50 --reps 3 --warmup 1
+//!   mpirun -n 2 --oversubscribe target/release/vm-bench -s cluster --no-eager --no-hand \
+//!   --no-numpy --no-c -q -b heat_equation --size 1000*1000*50 --reps 5 --warmup 1
 //! ```
 //!
-//! `VM_CLUSTER_OVERLAP=false` measures without latency hiding; `-n 1` gives the baseline.
+//! `VM_CLUSTER_OVERLAP=false` measures without latency hiding; `-n 1` gives the baseline;
+//! `VM_PROFILE=1` adds each rank's cpu kernel statistics. Medians of 5 on a 2-core VM, with
+//! `GLIBC_TUNABLES=glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=4294967295`
+//! passed by `mpirun -x GLIBC_TUNABLES` (without it every fresh temporary of the cpu engine is
+//! zeroed on newly faulted pages, which costs about as much as the arithmetic and makes timings
+//! vary twofold from run to run): `heat_equation 1000*1000*50` 1 rank about 115 ms, 2 ranks
+//! 130-160 ms (rank 0 waits about 20 % of its batch time, rank 1 2 %); `shallow_water
+//! 1000*1000*10` 1 rank about 215 ms, 2 ranks 370-420 ms (20-30 % waiting: its halos depend on
+//! values computed within the same step, so every rank waits for the others several times per
+//! step).
 
 //! The MPI transport needs the cargo feature `mpi` (it links libmpi); without it the crate
 //! builds, all the logic is usable with [`local_cluster`] (ranks as threads), and the `cluster`

@@ -8,13 +8,14 @@
 //! `mpirun` sees a process end without finalising MPI and aborts the whole job with its message.
 
 use crate::codec::{Command, encode};
-use crate::transport::Transport;
+use crate::transport::{Ticket, Transport};
 use mpi::environment::Universe;
+use mpi::ffi;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 use vm_core::{Error, Result};
 
 const TAG_DATA: i32 = 11;
@@ -36,7 +37,7 @@ extern "C" fn finalize_at_exit() {
         if u.is_some() {
             let world = SimpleCommunicator::world();
             if world.rank() == 0 && world.size() > 1 {
-                let mut t = MpiTransport { rank: 0, size: world.size() as usize };
+                let mut t = MpiTransport { rank: 0, size: world.size() as usize, next: 0, inflight: BTreeMap::new() };
                 if SESSION_OPEN.swap(false, Ordering::SeqCst) {
                     // The program exited inside a session: close it as a shutdown would.
                     let _ = t.broadcast(encode(&Command::Shutdown));
@@ -65,17 +66,56 @@ pub fn init() -> Result<(usize, usize)> {
 }
 
 /// This process's rank in `MPI_COMM_WORLD` over MPI.
-#[derive(Debug)]
 pub struct MpiTransport {
     rank: usize,
     size: usize,
+    next: Ticket,
+    /// Messages posted and not yet waited for, with their buffers.
+    inflight: BTreeMap<Ticket, InFlight>,
+}
+
+/// An MPI request handle (a pointer in OpenMPI).
+struct RequestCell(ffi::MPI_Request);
+
+// SAFETY: requests are only used by the thread that owns the transport (MPI is initialised
+// with serialized threading; the transport moves between threads only as a whole).
+unsafe impl Send for RequestCell {}
+
+/// A posted message: its request and the buffer MPI reads or writes until it completes.
+struct InFlight {
+    request: RequestCell,
+    buf: Vec<u8>,
+    done: bool,
+}
+
+fn null_request() -> RequestCell {
+    // SAFETY: reads a constant the MPI shim initialises at load time.
+    RequestCell(unsafe { ffi::RSMPI_REQUEST_NULL })
+}
+
+fn count(len: usize) -> Result<i32> {
+    i32::try_from(len).map_err(|_| Error::Device(format!("cluster: a message of {len} bytes is too long for MPI")))
+}
+
+impl std::fmt::Debug for MpiTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MpiTransport").field("rank", &self.rank).field("size", &self.size).finish()
+    }
+}
+
+impl MpiTransport {
+    fn track(&mut self, request: RequestCell, buf: Vec<u8>) -> Ticket {
+        self.next += 1;
+        self.inflight.insert(self.next, InFlight { request, buf, done: false });
+        self.next
+    }
 }
 
 impl MpiTransport {
     /// The transport of this process (initialises MPI if needed).
     pub fn new() -> Result<MpiTransport> {
         let (rank, size) = init()?;
-        Ok(MpiTransport { rank, size })
+        Ok(MpiTransport { rank, size, next: 0, inflight: BTreeMap::new() })
     }
 }
 
@@ -98,35 +138,63 @@ impl Transport for MpiTransport {
         Ok(buf)
     }
 
-    fn exchange(
-        &mut self,
-        sends: &[(usize, Vec<u8>)],
-        recvs: &mut [(usize, Vec<u8>)],
-        overlap: &mut dyn FnMut(),
-    ) -> Result<f64> {
-        let world = SimpleCommunicator::world();
-        let waited = mpi::request::scope(|scope| {
-            let sent: Vec<_> = sends
-                .iter()
-                .map(|(dst, msg)| world.process_at_rank(*dst as i32).immediate_send_with_tag(scope, &msg[..], TAG_DATA))
-                .collect();
-            let received: Vec<_> = recvs
-                .iter_mut()
-                .map(|(src, buf)| {
-                    world.process_at_rank(*src as i32).immediate_receive_into_with_tag(scope, &mut buf[..], TAG_DATA)
-                })
-                .collect();
-            overlap();
-            let t = Instant::now();
-            for r in received {
-                r.wait();
-            }
-            for s in sent {
-                s.wait();
-            }
-            t.elapsed().as_secs_f64()
-        });
-        Ok(waited)
+    fn post_send(&mut self, dst: usize, msg: Vec<u8>) -> Result<Ticket> {
+        let mut request = null_request();
+        // SAFETY: the message's heap buffer moves into `self.inflight` with the request and is
+        // neither touched nor freed until the request has completed (`test` or `wait`).
+        unsafe {
+            ffi::MPI_Isend(
+                msg.as_ptr().cast(),
+                count(msg.len())?,
+                ffi::RSMPI_UINT8_T,
+                dst as i32,
+                TAG_DATA,
+                ffi::RSMPI_COMM_WORLD,
+                &mut request.0,
+            );
+        }
+        Ok(self.track(request, msg))
+    }
+
+    fn post_recv(&mut self, src: usize, len: usize) -> Result<Ticket> {
+        let mut buf = vec![0u8; len];
+        let mut request = null_request();
+        // SAFETY: as for sends: the buffer lives in `self.inflight` until the request completes.
+        unsafe {
+            ffi::MPI_Irecv(
+                buf.as_mut_ptr().cast(),
+                count(len)?,
+                ffi::RSMPI_UINT8_T,
+                src as i32,
+                TAG_DATA,
+                ffi::RSMPI_COMM_WORLD,
+                &mut request.0,
+            );
+        }
+        Ok(self.track(request, buf))
+    }
+
+    fn test(&mut self, ticket: Ticket) -> Result<bool> {
+        for m in self.inflight.values_mut().filter(|m| !m.done) {
+            let mut flag = 0;
+            // SAFETY: an active request of this process; MPI sets it to the null request when
+            // it completes.
+            unsafe { ffi::MPI_Test(&mut m.request.0, &mut flag, ffi::RSMPI_STATUS_IGNORE) };
+            m.done = flag != 0;
+        }
+        Ok(self.inflight.get(&ticket).is_some_and(|m| m.done))
+    }
+
+    fn wait(&mut self, ticket: Ticket) -> Result<Vec<u8>> {
+        let mut m = self
+            .inflight
+            .remove(&ticket)
+            .ok_or_else(|| Error::Internal("cluster: waiting for an unknown message".into()))?;
+        if !m.done {
+            // SAFETY: an active request of this process; its buffer is `m.buf`.
+            unsafe { ffi::MPI_Wait(&mut m.request.0, ffi::RSMPI_STATUS_IGNORE) };
+        }
+        Ok(m.buf)
     }
 
     fn session_started(&mut self) {

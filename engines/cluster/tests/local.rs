@@ -158,6 +158,81 @@ fn the_frontend_runs_unchanged_on_a_cluster() {
     }
 }
 
+/// A Jacobi loop with a global sum per step, as one batch (temporaries freed as a runtime
+/// would), run on `c` and synced: the grid and the sums.
+fn heat_loop(c: &mut dyn Component, steps: usize) -> Vec<f64> {
+    let (h, w) = (34usize, 30usize);
+    let (m, k) = (h - 2, w - 2);
+    let mut next = 1;
+    let mut base = |nelem: usize| {
+        next += 1;
+        Base { id: BaseId(next), dtype: DType::F64, nelem: nelem as u64 }
+    };
+    let grid = base(h * w);
+    let at = |r: i64, col: i64| View::new(grid, r * w as i64 + col, &[m, k], &[w as i64, 1]).unwrap();
+    let i = |op: Opcode, ops: Vec<vm_core::Operand>| Instruction::new(op, ops);
+    let mut batch =
+        vec![i(Opcode::Random, vec![View::of_base(grid).into(), Scalar::U64(7).into(), Scalar::U64(0).into()])];
+    let mut sums = Vec::new();
+    for _ in 0..steps {
+        let t: Vec<Base> = (0..7).map(|_| base(m * k)).collect();
+        let v = |b: Base| View::contiguous(b, 0, &[m, k]).unwrap();
+        batch.push(i(Opcode::Add, vec![v(t[0]).into(), at(1, 1).into(), at(0, 1).into()]));
+        batch.push(i(Opcode::Add, vec![v(t[1]).into(), v(t[0]).into(), at(2, 1).into()]));
+        batch.push(i(Opcode::Add, vec![v(t[2]).into(), v(t[1]).into(), at(1, 2).into()]));
+        batch.push(i(Opcode::Add, vec![v(t[3]).into(), v(t[2]).into(), at(1, 0).into()]));
+        batch.push(i(Opcode::Multiply, vec![v(t[4]).into(), v(t[3]).into(), Scalar::F64(0.2).into()]));
+        batch.push(i(Opcode::Subtract, vec![v(t[5]).into(), v(t[4]).into(), at(1, 1).into()]));
+        batch.push(i(Opcode::Absolute, vec![v(t[6]).into(), v(t[5]).into()]));
+        let sum = base(1);
+        let flat = View::contiguous(t[6], 0, &[m * k]).unwrap();
+        batch.push(i(
+            Opcode::AddReduce,
+            vec![View::contiguous(sum, 0, &[]).unwrap().into(), flat.into(), Scalar::I64(0).into()],
+        ));
+        sums.push(sum);
+        batch.push(i(Opcode::Identity, vec![at(1, 1).into(), v(t[4]).into()]));
+        for b in t {
+            batch.push(i(Opcode::Free, vec![View::of_base(b).into()]));
+        }
+    }
+    for b in std::iter::once(grid).chain(sums.iter().copied()) {
+        batch.push(i(Opcode::Sync, vec![View::of_base(b).into()]));
+    }
+    let mut mem = HostMemory::new();
+    c.execute(&batch, &mut mem).unwrap();
+    let mut out = mem.get(grid.id).unwrap().as_slice::<f64>().to_vec();
+    out.extend(sums.iter().map(|b| mem.get(b.id).unwrap().as_slice::<f64>()[0]));
+    out
+}
+
+#[test]
+fn a_stencil_loop_reaches_the_child_in_few_calls_and_stays_exact() {
+    use vm_cluster::{Options, local_cluster_with};
+    let steps = 12;
+    let want = heat_loop(&mut Interp::default(), steps);
+    for p in [2, 3] {
+        for overlap in [true, false] {
+            let mut c = local_cluster_with(p, Options { overlap, profile: false }, || {
+                Box::new(vm_node::Node::new(Box::new(Interp::default())))
+            });
+            let got = heat_loop(&mut c, steps);
+            c.shutdown().unwrap();
+            assert!(got == want, "{p} ranks, overlap {overlap}: results differ");
+            for (r, s) in c.rank_stats().iter().enumerate() {
+                assert!(s.exchanges > 0, "rank {r} of {p} communicates");
+                // A few calls per step: the sends of the halo rows and of the partial sums
+                // split the local work no further than the dependences require.
+                assert!(
+                    s.child_calls <= 3 * steps as u64 + 4,
+                    "rank {r} of {p} (overlap {overlap}): {} child calls for {steps} steps",
+                    s.child_calls
+                );
+            }
+        }
+    }
+}
+
 #[test]
 #[ignore]
 fn one_random_program() {

@@ -174,7 +174,8 @@ fn shared_random_programs_match_interp() {
     let Some(mut cl) = engine() else { return };
     let spec = ProgramSpec::default();
     let mut instructions = 0;
-    for seed in 0..120 {
+    let count = std::env::var("VM_RANDOM_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(120u64);
+    for seed in 0..count {
         let program = random_program(seed, &spec);
         instructions += program.batch.len() as u64;
         let mut reference = vm_interp::Interp::new(None);
