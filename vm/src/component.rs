@@ -143,6 +143,18 @@ impl Settings {
         }
     }
 
+    /// A string setting that must be one of `allowed`, or `default` when absent.
+    pub fn choice(&self, key: &str, default: &str, allowed: &[&str]) -> Result<String> {
+        let v = self.string(key, default)?;
+        if allowed.contains(&v.as_str()) {
+            return Ok(v);
+        }
+        Err(self.wrong(
+            key,
+            &format!("one of {}", allowed.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ")),
+        ))
+    }
+
     /// The settings as text pairs, for [`ComponentInfo`].
     pub fn to_pairs(&self) -> Vec<(String, String)> {
         self.values.iter().map(|(k, v)| (k.clone(), v.value.to_string())).collect()

@@ -33,6 +33,8 @@ pub struct Cache {
     ctx: cranelift_codegen::Context,
     fctx: FunctionBuilderContext,
     kernels: HashMap<Program, KernelFn>,
+    /// Print each compiled kernel to stderr.
+    dump: bool,
     /// Statistics since creation.
     pub stats: CacheStats,
 }
@@ -43,13 +45,15 @@ pub struct Cache {
 unsafe impl Send for Cache {}
 
 impl Cache {
-    /// A fresh JIT for the host CPU. `verify` turns on Cranelift's IR verifier.
-    pub fn new(verify: bool) -> Result<Cache> {
+    /// A fresh JIT for the host CPU at Cranelift optimisation level `opt_level` (`"none"` or
+    /// `"speed"`). `verify` turns on Cranelift's IR verifier; `dump` prints every kernel compiled
+    /// (program, IR, machine code) to stderr.
+    pub fn new(opt_level: &str, verify: bool, dump: bool) -> Result<Cache> {
         let mut flags = settings::builder();
         let set = |f: &mut settings::Builder, k: &str, v: &str| {
             f.set(k, v).map_err(|e| Error::Internal(format!("cranelift setting {k}={v}: {e}")))
         };
-        set(&mut flags, "opt_level", "speed")?;
+        set(&mut flags, "opt_level", opt_level)?;
         set(&mut flags, "enable_verifier", if verify { "true" } else { "false" })?;
         set(&mut flags, "use_colocated_libcalls", "false")?;
         set(&mut flags, "is_pic", "false")?;
@@ -64,6 +68,7 @@ impl Cache {
             ctx,
             fctx: FunctionBuilderContext::new(),
             kernels: HashMap::new(),
+            dump,
             stats: CacheStats::default(),
         })
     }
@@ -108,7 +113,7 @@ impl Cache {
         }
         let err = |e: &dyn std::fmt::Display| Error::Internal(format!("compiling a kernel: {e}"));
         let id = self.module.declare_anonymous_function(&self.ctx.func.signature).map_err(|e| err(&e))?;
-        let dump = std::env::var_os("VM_CPU_DUMP").is_some();
+        let dump = self.dump;
         self.ctx.set_disasm(dump);
         self.module.define_function(id, &mut self.ctx).map_err(|e| err(&format!("{e:?}\n{}", self.ctx.func)))?;
         if dump {

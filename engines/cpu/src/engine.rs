@@ -33,6 +33,10 @@ pub struct Config {
     pub max_kernel: usize,
     /// Run Cranelift's IR verifier on every kernel (on in debug builds).
     pub verify: bool,
+    /// Cranelift's optimisation level (`"none"` or `"speed"`).
+    pub opt_level: String,
+    /// Print every kernel compiled (its program, Cranelift IR and machine code) to stderr.
+    pub dump: bool,
 }
 
 impl Default for Config {
@@ -45,6 +49,8 @@ impl Default for Config {
             min_parallel: 131072,
             max_kernel: 256,
             verify: cfg!(debug_assertions),
+            opt_level: "none".into(),
+            dump: false,
         }
     }
 }
@@ -63,6 +69,8 @@ impl Config {
             min_parallel: s.usize("min_parallel", d.min_parallel)?,
             max_kernel: s.usize("max_kernel", d.max_kernel)?,
             verify: d.verify,
+            opt_level: s.choice("opt_level", &d.opt_level, &["none", "speed"])?,
+            dump: s.bool("dump", d.dump)?,
         })
     }
 
@@ -73,6 +81,8 @@ impl Config {
             ("block_size".into(), self.block_size.to_string()),
             ("min_parallel".into(), self.min_parallel.to_string()),
             ("max_kernel".into(), self.max_kernel.to_string()),
+            ("opt_level".into(), self.opt_level.clone()),
+            ("dump".into(), self.dump.to_string()),
         ]
     }
 }
@@ -104,7 +114,7 @@ impl CpuEngine {
             n => n,
         };
         Ok(CpuEngine {
-            cache: Cache::new(config.verify)?,
+            cache: Cache::new(&config.opt_level, config.verify, config.dump)?,
             pool: Pool::new(threads),
             config,
             child,
@@ -269,9 +279,25 @@ impl Component for CpuEngine {
             (None, Some(first)) => (batch, first),
             (None, None) => (batch, &[]),
         };
-        let renamed = self.spares.rename(batch, mem);
+        let mut formed = None;
+        let renamed = self.spares.rename(batch, mem, || {
+            let steps = kernel::partition(batch, &opts);
+            let temps = steps
+                .iter()
+                .filter_map(|s| match s {
+                    Step::Kernel(k) => Some(k.temps.iter().copied()),
+                    _ => None,
+                })
+                .flatten()
+                .collect();
+            formed = Some(steps);
+            temps
+        });
         let batch = renamed.as_deref().unwrap_or(batch);
-        let mut steps = kernel::partition(batch, &opts);
+        let mut steps = match (&renamed, formed) {
+            (None, Some(steps)) => steps,
+            _ => kernel::partition(batch, &opts),
+        };
         self.lazy.record(batch, &mut steps, mem);
         let mut result = Ok(());
         for step in steps {

@@ -7,8 +7,13 @@
 //! it (so its previous contents are never read), is renamed in that batch to a *spare* base of
 //! the engine: a synthetic base of the same dtype and size whose buffer stays allocated. Its
 //! FREE keeps the buffer, and the next batch reuses it. Spares a batch does not use are freed.
+//!
+//! Within one batch, temporaries whose lives do not overlap (one is freed before the next is
+//! first written) share one spare: a batch holding a hundred iterations of a time-stepping loop
+//! allocates one buffer for its hundred `work` arrays, not a hundred. Bases that kernel formation
+//! contracts (they never get memory) are left alone, so that renaming never costs a contraction.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use vm_core::{Base, BaseId, HostMemory, Instruction, Opcode, Operand};
 
 /// Synthetic spare bases count down from here (below the rewrite's partial bases).
@@ -42,8 +47,15 @@ impl Spares {
     }
 
     /// The batch with recyclable temporaries renamed to spares, or `None` when there are none.
-    /// Call [`Spares::finish`] after the batch ran (whatever the outcome).
-    pub fn rename(&mut self, batch: &[Instruction], mem: &HostMemory) -> Option<Vec<Instruction>> {
+    /// `contracted` gives the bases kernel formation contracts in `batch` (called only when the
+    /// batch frees a large base); those are not renamed. Call [`Spares::finish`] after the batch
+    /// ran (whatever the outcome).
+    pub fn rename(
+        &mut self,
+        batch: &[Instruction],
+        mem: &HostMemory,
+        contracted: impl FnOnce() -> HashSet<BaseId>,
+    ) -> Option<Vec<Instruction>> {
         let large = |b: &Base| (b.nelem as usize).saturating_mul(b.dtype.size()) >= MIN_BYTES;
         if !batch.iter().any(|i| {
             i.opcode == Opcode::Free && i.operands.first().and_then(Operand::as_view).is_some_and(|v| large(&v.base))
@@ -78,23 +90,45 @@ impl Spares {
                 }
             }
         }
+        let contracted = contracted();
+        let mut lives: Vec<(BaseId, Base, usize, usize)> = lives
+            .into_iter()
+            .filter_map(|(id, (b, life))| match (life.ok, life.free) {
+                (true, Some(free)) if !contracted.contains(&id) => Some((id, b, life.first, free)),
+                _ => None,
+            })
+            .collect();
+        lives.sort_by_key(|&(_, _, first, _)| first);
+        // Spares taken by this batch, with the position of the FREE that ends their last life.
+        let mut taken: Vec<(Base, usize)> = Vec::new();
         let mut renames: Vec<(BaseId, Base, usize, usize)> = Vec::new(); // (from, to, first, free)
-        for (id, (b, life)) in lives {
-            let (true, Some(free)) = (life.ok, life.free) else { continue };
-            let to = match self.idle.iter().position(|s| s.dtype == b.dtype && s.nelem == b.nelem) {
-                Some(p) => self.idle.swap_remove(p),
-                None => {
-                    let taken = |id: BaseId| self.in_use.contains(&id) || self.idle.iter().any(|s| s.id == id);
-                    let mut id = BaseId(SPARE_BASE);
-                    while id.0 == SPARE_BASE || taken(id) {
-                        self.next = (self.next + 1) % (1 << 20);
-                        id = BaseId(SPARE_BASE - self.next);
+        for (id, b, first, free) in lives {
+            let fits = |s: &Base| s.dtype == b.dtype && s.nelem == b.nelem;
+            let to = if let Some(t) = taken.iter_mut().find(|(s, end)| fits(s) && *end < first) {
+                t.1 = free;
+                t.0
+            } else {
+                let to = match self.idle.iter().position(fits) {
+                    Some(p) => self.idle.swap_remove(p),
+                    None => {
+                        let in_use = |id: BaseId| {
+                            self.in_use.contains(&id)
+                                || self.idle.iter().any(|s| s.id == id)
+                                || taken.iter().any(|(s, _)| s.id == id)
+                        };
+                        let mut id = BaseId(SPARE_BASE);
+                        while id.0 == SPARE_BASE || in_use(id) {
+                            self.next = (self.next + 1) % (1 << 20);
+                            id = BaseId(SPARE_BASE - self.next);
+                        }
+                        Base { id, dtype: b.dtype, nelem: b.nelem }
                     }
-                    Base { id, dtype: b.dtype, nelem: b.nelem }
-                }
+                };
+                taken.push((to, free));
+                self.in_use.push(to.id);
+                to
             };
-            self.in_use.push(to.id);
-            renames.push((id, to, life.first, free));
+            renames.push((id, to, first, free));
         }
         if renames.is_empty() {
             return None;

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use vm_core::{DType, Kind, Opcode, Result};
 
 /// Vectors per iteration of the vector loop.
-pub const UNROLL: i64 = 2;
+pub const UNROLL: i64 = 4;
 
 /// True when `op` has a vector form (for float `d`).
 fn vector_op(op: Opcode) -> bool {
@@ -240,15 +240,20 @@ impl Gen<'_> {
         b.switch_to_block(body);
         b.seal_block(body);
         let addrs: HashMap<Ptr, Value> = vars.iter().map(|(&p, &v)| (p, b.use_var(v))).collect();
-        for u in 0..UNROLL {
-            let off = (u * lanes * esize) as i32;
-            let mut regs: HashMap<usize, Value> = HashMap::new();
-            for it in items {
+        // The unrolled copies are emitted interleaved, operation by operation, so that the
+        // copies' independent dependency chains sit next to each other in the instruction
+        // stream and the CPU overlaps their latencies (a long chain of dependent operations is
+        // otherwise bound by latency, not throughput).
+        let mut regs: Vec<HashMap<usize, Value>> = vec![HashMap::new(); UNROLL as usize];
+        for it in items {
+            for u in 0..UNROLL {
+                let off = (u * lanes * esize) as i32;
+                let regs = &mut regs[u as usize];
                 match *it {
                     Item::Op(k) => {
                         let op = &self.p.ops[k];
                         let args: Vec<Value> =
-                            op.srcs.iter().map(|&s| self.vread(b, s, vty, &addrs, &splats, &mut regs, off)).collect();
+                            op.srcs.iter().map(|&s| self.vread(b, s, vty, &addrs, &splats, regs, off)).collect();
                         if let Dst::Reduce(_) = op.dst {
                             let v = vaccs[&(k, u)];
                             let acc = b.use_var(v);
@@ -273,7 +278,7 @@ impl Gen<'_> {
                         }
                     }
                     Item::Stage(src, s) => {
-                        let v = self.vread(b, src, vty, &addrs, &splats, &mut regs, off);
+                        let v = self.vread(b, src, vty, &addrs, &splats, regs, off);
                         b.ins().store(MEM, v, addrs[&Ptr::Scratch(s)], off);
                     }
                 }

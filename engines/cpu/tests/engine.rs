@@ -128,4 +128,14 @@ fn settings_are_read_and_bad_ones_rejected() {
     assert!((vm_cpu::IMPLEMENTATION.construct)(&bad, None).is_err());
     let keys: Vec<&str> = vm_cpu::IMPLEMENTATION.settings.iter().map(|s| s.key).collect();
     assert!(keys.contains(&"threads") && keys.contains(&"profile"));
+    // The optimisation level is one of two names; anything else names the key and the choices.
+    for level in ["none", "speed"] {
+        let s = Settings::from_pairs("cpu", &[("opt_level", toml::Value::String(level.into()))]);
+        let c = (vm_cpu::IMPLEMENTATION.construct)(&s, None).unwrap();
+        let settings = &c.describe()[0].settings;
+        assert!(settings.contains(&("opt_level".into(), level.into())), "{settings:?}");
+    }
+    let bad = Settings::from_pairs("cpu", &[("opt_level", toml::Value::String("fast".into()))]);
+    let e = (vm_cpu::IMPLEMENTATION.construct)(&bad, None).err().expect("opt_level = fast is an error").to_string();
+    assert!(e.contains("opt_level") && e.contains("\"speed\"") && e.contains("fast"), "{e}");
 }

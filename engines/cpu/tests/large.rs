@@ -15,9 +15,15 @@ fn tv(b: Base, shape: &[usize]) -> Operand {
 /// One heat step as the frontend emits it: temporaries created and freed, the delta reduced
 /// through a flat view of `|work - center|`.
 fn heat_step(grid: Base, delta: Base, n: usize) -> Vec<Instruction> {
+    heat_step_with_ids(grid, delta, n, 0)
+}
+
+/// [`heat_step`] with the temporaries' base ids shifted by `shift` (fresh bases per step, as a
+/// frontend creates them when it records several steps in one batch).
+fn heat_step_with_ids(grid: Base, delta: Base, n: usize, shift: u64) -> Vec<Instruction> {
     let w = n + 2;
     let at = |r: i64, c: i64| view(grid, r * w as i64 + c, &[n, n], &[w as i64, 1]);
-    let t = |id: u64| base(id, DType::F64, n * n);
+    let t = |id: u64| base(id + shift, DType::F64, n * n);
     let free = |id: u64| Instruction::new(Opcode::Free, [tv(t(id), &[n, n])]);
     vec![
         Instruction::new(Opcode::Add, [tv(t(10), &[n, n]), at(1, 1), at(0, 1)]),
@@ -61,6 +67,31 @@ fn frontend_heat_steps_match_interp_and_fuse_into_two_passes() {
         let p = cpu.profile();
         assert_eq!(p.kernels, 12);
         assert_eq!(p.contracted, 4 * 6);
+    }
+}
+
+#[test]
+fn many_heat_steps_in_one_batch_share_one_spare_buffer() {
+    let n = 400; // 1.28 MB per temporary
+    let steps = 6;
+    let (grid, delta) = (base(1, DType::F64, (n + 2) * (n + 2)), base(99, DType::F64, 1));
+    let batch: Vec<Instruction> = (0..steps).flat_map(|s| heat_step_with_ids(grid, delta, n, 1000 * s)).collect();
+    for threads in [1, 2] {
+        let (mut m1, mut m2) = (HostMemory::new(), HostMemory::new());
+        fill(&mut m1, &grid, 1, false);
+        fill(&mut m2, &grid, 1, false);
+        let mut cpu = engine(threads);
+        cpu.execute(&batch, &mut m1).unwrap();
+        Interp::new(None).execute(&batch, &mut m2).unwrap();
+        compare(&m1, &m2, &[grid, delta], &format!("{steps} heat steps in one batch, {threads} threads"));
+        // The six `work` arrays live one after the other: one spare buffer holds them all.
+        let temporary = n * n * 8;
+        let held = m1.allocated_bytes() - (n + 2) * (n + 2) * 8 - 8;
+        assert!(held <= temporary, "{held} bytes of temporaries held, one is {temporary}");
+        // Renaming costs no contraction: three kernels and six contracted temporaries per step.
+        let p = cpu.profile();
+        assert_eq!(p.kernels, 3 * steps);
+        assert_eq!(p.contracted, 6 * steps);
     }
 }
 

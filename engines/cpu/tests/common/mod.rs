@@ -89,13 +89,24 @@ pub fn differential(
     small: bool,
     what: &str,
 ) -> vm_cpu::profile::Profile {
+    differential_on(engine(threads), batch, init, bases, small, what)
+}
+
+/// [`differential`] on a given cpu engine.
+pub fn differential_on(
+    mut cpu: CpuEngine,
+    batch: &[Instruction],
+    init: &[Base],
+    bases: &[Base],
+    small: bool,
+    what: &str,
+) -> vm_cpu::profile::Profile {
     let mut m1 = HostMemory::new();
     let mut m2 = HostMemory::new();
     for (i, b) in init.iter().enumerate() {
         fill(&mut m1, b, i as u64 + 1, small);
         fill(&mut m2, b, i as u64 + 1, small);
     }
-    let mut cpu = engine(threads);
     let mut interp = Interp::new(None);
     let r1 = cpu.execute(batch, &mut m1);
     let r2 = interp.execute(batch, &mut m2);
@@ -118,7 +129,18 @@ pub fn differential(
 /// A cpu engine with `threads` threads and small blocks, so that even small tests run many
 /// blocks in parallel.
 pub fn engine(threads: usize) -> CpuEngine {
-    let config = vm_cpu::Config { threads, block_size: 64, min_parallel: 100, ..vm_cpu::Config::default() };
+    engine_at(threads, &vm_cpu::Config::default().opt_level)
+}
+
+/// [`engine`] compiling at Cranelift optimisation level `opt_level`.
+pub fn engine_at(threads: usize, opt_level: &str) -> CpuEngine {
+    let config = vm_cpu::Config {
+        threads,
+        block_size: 64,
+        min_parallel: 100,
+        opt_level: opt_level.into(),
+        ..vm_cpu::Config::default()
+    };
     CpuEngine::new(config, None).unwrap()
 }
 
