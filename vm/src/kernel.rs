@@ -31,7 +31,7 @@
 use crate::instr::Instruction;
 use crate::opcode::{Kind, Opcode};
 use crate::view::{BaseId, Overlap, Shape, View};
-use std::collections::HashMap;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 /// Limits of kernel formation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,9 +92,9 @@ pub fn needs_isolation(instr: &Instruction) -> bool {
 
 /// What the open kernel reads and writes, by base.
 #[derive(Default)]
-struct Footprint {
+struct Footprint<'a> {
     /// Per base: (view, access) for every distinct access.
-    views: HashMap<BaseId, Vec<(View, Access)>>,
+    views: HashMap<BaseId, Vec<(&'a View, Access)>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -104,11 +104,11 @@ enum Access {
     ReduceOut,
 }
 
-impl Footprint {
-    fn add(&mut self, v: &View, a: Access) {
+impl<'a> Footprint<'a> {
+    fn add(&mut self, v: &'a View, a: Access) {
         let list = self.views.entry(v.base.id).or_default();
-        if !list.iter().any(|(w, b)| *b == a && w == v) {
-            list.push((v.clone(), a));
+        if !list.iter().any(|(w, b)| *b == a && *w == v) {
+            list.push((v, a));
         }
     }
 
@@ -143,7 +143,7 @@ impl Footprint {
         true
     }
 
-    fn record(&mut self, instr: &Instruction) {
+    fn record(&mut self, instr: &'a Instruction) {
         for input in instr.inputs().iter().filter_map(|o| o.as_view()) {
             self.add(input, Access::Read);
         }
@@ -203,16 +203,16 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
 
 /// Per base: every access in the batch, and whether it is synced or freed.
 #[derive(Default)]
-struct BaseUse {
+struct BaseUse<'a> {
     /// (instruction position, view, written element-wise, written as a reduction).
-    accesses: Vec<(usize, View, bool, bool)>,
+    accesses: Vec<(usize, &'a View, bool, bool)>,
     synced: bool,
     freed: bool,
 }
 
 /// Fills in [`Kernel::temps`]: see the module doc for the rule.
 fn contract(batch: &[Instruction], steps: &mut [Step]) {
-    let mut uses: HashMap<BaseId, BaseUse> = HashMap::new();
+    let mut uses: HashMap<BaseId, BaseUse> = HashMap::default();
     for (i, instr) in batch.iter().enumerate() {
         match instr.opcode {
             Opcode::Sync | Opcode::Free => {
@@ -233,25 +233,26 @@ fn contract(batch: &[Instruction], steps: &mut [Step]) {
         let out = instr.output();
         let first_data = usize::from(out.is_some());
         for v in instr.operands.iter().skip(first_data).filter_map(|o| o.as_view()) {
-            uses.entry(v.base.id).or_default().accesses.push((i, v.clone(), false, false));
+            uses.entry(v.base.id).or_default().accesses.push((i, v, false, false));
         }
         let reduce = instr.opcode.kind() == Kind::Reduce;
         if let Some(o) = out {
-            uses.entry(o.base.id).or_default().accesses.push((i, o.clone(), !reduce, reduce));
+            uses.entry(o.base.id).or_default().accesses.push((i, o, !reduce, reduce));
         }
     }
     for step in steps {
         let Step::Kernel(k) = step else { continue };
         let (Some(&first), Some(&last)) = (k.instrs.first(), k.instrs.last()) else { continue };
         let mut temps: Vec<BaseId> = Vec::new();
+        let mut seen: HashSet<BaseId> = HashSet::default();
         for &i in &k.instrs {
             let Some(out) = batch[i].output() else { continue };
             let id = out.base.id;
-            if temps.contains(&id) {
+            if !seen.insert(id) {
                 continue;
             }
             let u = &uses[&id];
-            let (_, ref written, elementwise, _) = u.accesses[0];
+            let (_, written, elementwise, _) = u.accesses[0];
             let ok = u.freed
                 && !u.synced
                 && elementwise

@@ -9,7 +9,7 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Module, default_libcall_names};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::time::{Duration, Instant};
 use vm_core::{Error, Result};
 
@@ -67,7 +67,7 @@ impl Cache {
             module,
             ctx,
             fctx: FunctionBuilderContext::new(),
-            kernels: HashMap::new(),
+            kernels: HashMap::default(),
             dump,
             stats: CacheStats::default(),
         })
