@@ -279,24 +279,15 @@ impl Component for CpuEngine {
             (None, Some(first)) => (batch, first),
             (None, None) => (batch, &[]),
         };
-        let mut formed = None;
-        let renamed = self.spares.rename(batch, mem, || {
-            let steps = kernel::partition(batch, &opts);
-            let temps = steps
-                .iter()
-                .filter_map(|s| match s {
-                    Step::Kernel(k) => Some(k.temps.iter().copied()),
-                    _ => None,
-                })
-                .flatten()
-                .collect();
-            formed = Some(steps);
-            temps
-        });
-        let batch = renamed.as_deref().unwrap_or(batch);
-        let mut steps = match (&renamed, formed) {
-            (None, Some(steps)) => steps,
-            _ => kernel::partition(batch, &opts),
+        let mut steps = kernel::partition(batch, &opts);
+        let contracted = |id| steps.iter().any(|s| matches!(s, Step::Kernel(k) if k.temps.contains(&id)));
+        let renamed = self.spares.rename(batch, mem, contracted);
+        let batch = match &renamed {
+            Some(renamed) => {
+                steps = kernel::partition(renamed, &opts);
+                renamed
+            }
+            None => batch,
         };
         self.lazy.record(batch, &mut steps, mem);
         let mut result = Ok(());

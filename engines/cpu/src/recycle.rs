@@ -13,7 +13,7 @@
 //! allocates one buffer for its hundred `work` arrays, not a hundred. Bases that kernel formation
 //! contracts (they never get memory) are left alone, so that renaming never costs a contraction.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use vm_core::{Base, BaseId, HostMemory, Instruction, Opcode, Operand};
 
 /// Synthetic spare bases count down from here (below the rewrite's partial bases).
@@ -47,14 +47,13 @@ impl Spares {
     }
 
     /// The batch with recyclable temporaries renamed to spares, or `None` when there are none.
-    /// `contracted` gives the bases kernel formation contracts in `batch` (called only when the
-    /// batch frees a large base); those are not renamed. Call [`Spares::finish`] after the batch
-    /// ran (whatever the outcome).
+    /// Bases for which `contracted` is true (kernel formation contracts them in `batch`) are
+    /// not renamed. Call [`Spares::finish`] after the batch ran (whatever the outcome).
     pub fn rename(
         &mut self,
         batch: &[Instruction],
         mem: &HostMemory,
-        contracted: impl FnOnce() -> HashSet<BaseId>,
+        contracted: impl Fn(BaseId) -> bool,
     ) -> Option<Vec<Instruction>> {
         let large = |b: &Base| (b.nelem as usize).saturating_mul(b.dtype.size()) >= MIN_BYTES;
         if !batch.iter().any(|i| {
@@ -90,11 +89,10 @@ impl Spares {
                 }
             }
         }
-        let contracted = contracted();
         let mut lives: Vec<(BaseId, Base, usize, usize)> = lives
             .into_iter()
             .filter_map(|(id, (b, life))| match (life.ok, life.free) {
-                (true, Some(free)) if !contracted.contains(&id) => Some((id, b, life.first, free)),
+                (true, Some(free)) if !contracted(id) => Some((id, b, life.first, free)),
                 _ => None,
             })
             .collect();
@@ -111,11 +109,8 @@ impl Spares {
                 let to = match self.idle.iter().position(fits) {
                     Some(p) => self.idle.swap_remove(p),
                     None => {
-                        let in_use = |id: BaseId| {
-                            self.in_use.contains(&id)
-                                || self.idle.iter().any(|s| s.id == id)
-                                || taken.iter().any(|(s, _)| s.id == id)
-                        };
+                        // Every spare taken by this batch is in `in_use` already.
+                        let in_use = |id: BaseId| self.in_use.contains(&id) || self.idle.iter().any(|s| s.id == id);
                         let mut id = BaseId(SPARE_BASE);
                         while id.0 == SPARE_BASE || in_use(id) {
                             self.next = (self.next + 1) % (1 << 20);

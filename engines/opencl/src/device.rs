@@ -140,10 +140,13 @@ fn matches(want: &str, index: usize, name: &str) -> bool {
     }
 }
 
+/// The values of the `device_type` setting.
+pub const DEVICE_TYPES: &[&str] = &["any", "gpu", "cpu"];
+
 /// The first device matching the `platform`, `device` and `device_type` (`gpu`, `cpu`, `any`)
 /// settings.
 pub fn choose(all: &[DeviceInfo], platform: &str, device: &str, device_type: &str) -> Result<DeviceInfo> {
-    if !matches!(device_type, "any" | "gpu" | "cpu") {
+    if !DEVICE_TYPES.contains(&device_type) {
         return Err(Error::InvalidArgument(format!("opencl device_type must be any, gpu or cpu, got `{device_type}`")));
     }
     all.iter()

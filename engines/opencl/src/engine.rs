@@ -43,7 +43,7 @@ impl Config {
         Ok(Config {
             platform: s.string("platform", "")?,
             device: s.string("device", "")?,
-            device_type: s.string("device_type", "any")?,
+            device_type: s.choice("device_type", "any", device::DEVICE_TYPES)?,
             work_group_size: s.usize("work_group_size", 0)?,
             cache_dir: s.string("cache_dir", "")?,
             max_kernel: s.usize("max_kernel", 256)?,
