@@ -2,11 +2,22 @@
 //! [`vm_core::kernel::partition`], reductions (one work item per output element for short axes,
 //! parallel tree reductions in work-group local memory for long ones), scans, gather and scatter.
 //!
-//! Element-wise kernels run one work item per position of the kernel's iteration space: it splits
-//! its global id into a row-major index, computes every instruction of the kernel in order, keeps
-//! contracted temporaries in private variables and stores every other output once. View layouts
-//! (start, strides), sizes and constants are written into the source, so the source text is the
-//! program cache key.
+//! Element-wise kernels run one work item per position of the kernel's iteration space (the
+//! innermost dimension along the first dimension of the NDRange, the other dimensions folded into
+//! the second): each splits its ids into a row-major index, computes every instruction of the
+//! kernel in order, keeps contracted temporaries in private variables and stores every other
+//! output once.
+//!
+//! The source text is structural: it depends only on the opcodes, the dtypes, the number of
+//! dimensions, which operands are views, constants or contracted temporaries, which operands
+//! share a base (by argument position), which strides are 0, 1 or something else, and the choices
+//! a reduction makes (serial or tree, one stage or two, the configured work-group size). Base ids,
+//! view starts and strides, extents, element counts, reduction lengths and constants (passed
+//! bit-exactly) are read at run time from a parameter buffer (`prm`, a `__global const ulong*`
+//! bound after the bases and scratch buffers, filled from [`Source::params`]); temporaries are
+//! named by their order in the kernel. So an iterative program that makes new temporaries and
+//! moves its views every iteration reuses the programs built in the first one: the source text
+//! is the program cache key.
 //!
 //! Element semantics follow [`vm_core::semantics`] exactly for integers (NumPy's division family
 //! with 0 for a zero divisor, wrapping powers, saturated shifts) and for the exactly rounded float
@@ -19,13 +30,16 @@ use std::fmt::Write;
 use vm_core::kernel::Kernel;
 use vm_core::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Scalar, TypeRule, View};
 
-/// One entry point of a program, run over `items` work items.
+/// One entry point of a program, run over `items` x `rows` work items.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launch {
     /// The kernel function's name.
     pub name: &'static str,
-    /// Work items needed (a multiple of `group` when that is set).
+    /// Work items needed along the first dimension of the NDRange (a multiple of `group` when
+    /// that is set); the code ignores work items past the ones it needs.
     pub items: usize,
+    /// Work items along the second dimension of the NDRange (1: a one-dimensional launch).
+    pub rows: usize,
     /// The work-group size the code requires (tree reductions), or `None` for the configured
     /// size (or the driver's choice).
     pub group: Option<usize>,
@@ -49,6 +63,10 @@ pub struct Source {
     pub args: Vec<Base>,
     /// Scratch buffers bound to the arguments `s0..` after the bases.
     pub scratch: Vec<Scratch>,
+    /// The parameter buffer's contents, bound as the last argument `prm` (a
+    /// `__global const ulong*`; bind a buffer of at least one element even when this is empty):
+    /// the starts, strides, extents, counts and constants the structural text reads at run time.
+    pub params: Vec<u64>,
     /// The entry points, run in order on the same arguments.
     pub launches: Vec<Launch>,
     /// When set, the first launch is a check: a nonzero first `uint` of scratch 0 afterwards means
@@ -121,7 +139,8 @@ fn is_signed(d: DType) -> bool {
     matches!(d, DType::I8 | DType::I16 | DType::I32 | DType::I64)
 }
 
-/// A constant as an exact OpenCL C expression of its dtype.
+/// A fixed constant of the code (never an operand's value, which is a parameter) as an exact
+/// OpenCL C expression of its dtype.
 fn literal(s: Scalar) -> String {
     match s {
         Scalar::F32(x) => format!("as_float(0x{:08x}u)", x.to_bits()),
@@ -378,8 +397,8 @@ fn cast(from: DType, to: DType, a: &str) -> String {
 }
 
 /// The expression that produces element `pos` (the row-major position, a `ulong`) of
-/// `range`/`random` output of dtype `d`.
-fn generator(instr: &Instruction, d: DType) -> Option<String> {
+/// `range`/`random` output of dtype `d`; a random's seed and offset are parameters.
+fn generator(instr: &Instruction, d: DType, prm: &mut Params) -> Option<String> {
     match instr.opcode {
         Opcode::Range => Some(cast(DType::U64, d, "pos")),
         Opcode::Random => {
@@ -388,7 +407,7 @@ fn generator(instr: &Instruction, d: DType) -> Option<String> {
             else {
                 return None;
             };
-            let bits = format!("vm_random_bits(0x{seed:x}UL, 0x{offset:x}UL + pos)");
+            let bits = format!("vm_random_bits({}, {} + pos)", prm.ulong(seed), prm.ulong(offset));
             Some(match d {
                 DType::F64 => format!("((double)({bits} >> 11) * 0x1p-53)"),
                 DType::F32 => format!("((float)(uint)({bits} >> 40) * 0x1p-24f)"),
@@ -416,6 +435,35 @@ ulong vm_random_bits(ulong seed, ulong counter) {
     return (ulong)c0 | ((ulong)c1 << 32);
 }
 ";
+
+/// The values a program reads at run time from its parameter buffer `prm`, one `ulong` slot
+/// each, in the order the code generator asks for them (an order that depends only on the
+/// structure, never on the values, so equal texts always read their slots alike).
+#[derive(Debug, Default)]
+struct Params(Vec<u64>);
+
+impl Params {
+    /// A new slot holding `v`, as a `ulong` expression.
+    fn ulong(&mut self, v: u64) -> String {
+        self.0.push(v);
+        format!("prm[{}]", self.0.len() - 1)
+    }
+
+    /// A new slot holding `v` (two's complement), as a `long` expression.
+    fn long(&mut self, v: i64) -> String {
+        format!("((long){})", self.ulong(v as u64))
+    }
+
+    /// A new slot holding the bits of constant `s`, as an exact expression of its dtype.
+    fn constant(&mut self, s: Scalar) -> String {
+        match s {
+            Scalar::F32(x) => format!("as_float((uint){})", self.ulong(u64::from(x.to_bits()))),
+            Scalar::F64(x) => format!("as_double({})", self.ulong(x.to_bits())),
+            Scalar::Bool(b) => format!("((uchar){})", self.ulong(u64::from(b))),
+            s => format!("(({}){})", ctype(s.dtype()), self.ulong(s.to_payload())),
+        }
+    }
+}
 
 /// The bases bound to a program's arguments, in order.
 #[derive(Default)]
@@ -448,30 +496,46 @@ fn prelude(uses_f64: bool, helpers: &Helpers, random: bool) -> String {
     text
 }
 
-/// The parameter list: every base, then every scratch buffer.
-fn params(args: &Args, scratch: &[(Scratch, &str)]) -> String {
+/// The parameter list: every base, then every scratch buffer, then the parameter buffer.
+fn signature(args: &Args, scratch: &[(Scratch, &str)]) -> String {
     let mut p: Vec<String> =
         args.bases.iter().enumerate().map(|(k, b)| format!("__global {}* restrict b{k}", ctype(b.dtype))).collect();
     p.extend(scratch.iter().enumerate().map(|(k, (_, t))| format!("__global {t}* s{k}")));
+    p.push("__global const ulong* restrict prm".into());
     p.join(", ")
 }
 
-/// Lines splitting `pos` (a `ulong` expression) into the row-major indices `{prefix}0..` of `shape`.
-fn split_index(text: &mut String, prefix: &str, pos: &str, shape: &[usize]) {
-    let _ = writeln!(text, "    ulong {prefix}r = {pos};");
-    for d in (0..shape.len()).rev() {
-        let s = shape[d].max(1);
-        let _ = writeln!(text, "    long {prefix}{d} = (long)({prefix}r % {s}UL); {prefix}r /= {s}UL;");
+/// Lines splitting `pos` (a `ulong` expression below the product of `shape`) into the row-major
+/// indices `{prefix}0..` of `shape`; the extents are parameters (the first is not needed).
+fn split_index(prefix: &str, pos: &str, shape: &[usize], prm: &mut Params) -> String {
+    let mut text = String::new();
+    if shape.is_empty() {
+        return text;
     }
-    let _ = writeln!(text, "    (void){prefix}r;");
+    let _ = writeln!(text, "    ulong {prefix}r = {pos};");
+    for d in (1..shape.len()).rev() {
+        let n = prm.ulong(shape[d].max(1) as u64);
+        let _ = writeln!(text, "    long {prefix}{d} = (long)({prefix}r % {n}); {prefix}r /= {n};");
+    }
+    let _ = writeln!(text, "    long {prefix}0 = (long){prefix}r;");
+    text
 }
 
-/// The element offset of `v` at indices `vars` (one per dimension of `v`).
-fn offset(v: &View, vars: &[String]) -> String {
-    let mut e = format!("{}L", v.start);
-    for (s, x) in v.stride.iter().zip(vars) {
-        if *s != 0 {
-            let _ = write!(e, " + {x} * {s}L");
+/// The element offset of `v` at indices `vars` (one per dimension of `v`; `"0"` for none). The
+/// start and the strides are parameters, except that a zero stride (or index) drops its term and
+/// a unit stride is written as such: the text depends only on which strides are 0, 1 or other.
+fn offset(v: &View, vars: &[String], prm: &mut Params) -> String {
+    let mut e = prm.long(v.start);
+    for (&s, x) in v.stride.iter().zip(vars) {
+        match s {
+            _ if x == "0" => {}
+            0 => {}
+            1 => {
+                let _ = write!(e, " + {x}");
+            }
+            s => {
+                let _ = write!(e, " + {x} * {}", prm.long(s));
+            }
         }
     }
     e
@@ -485,85 +549,104 @@ fn needs_f64(instr: &Instruction) -> bool {
     instr.operands.iter().any(|o| o.dtype() == DType::F64)
 }
 
+/// A one-dimensional launch of `items` work items.
+fn launch(name: &'static str, items: usize, group: Option<usize>) -> Launch {
+    Launch { name, items, rows: 1, group }
+}
+
 /// Builds the source of an element-wise `kernel` (positions into `batch`), or `None` when some
 /// instruction or dtype is not implemented on the device (f64 without `fp64`, reductions, ...).
+/// Its one launch runs the innermost dimension along the first NDRange dimension and every
+/// other position along the second.
 pub fn generate(batch: &[Instruction], kernel: &Kernel, fp64: bool) -> Option<Source> {
     let mut args = Args::default();
+    let mut prm = Params::default();
     let mut helpers = Helpers::default();
     let mut written = Vec::new();
     let mut body = String::new();
     let mut uses_f64 = false;
     let mut uses_random = false;
-    let mut temps_declared = Vec::new();
+    // The contracted temporaries in the order they are first written: `t0`, `t1`, ...
+    let mut temps: Vec<BaseId> = Vec::new();
     let ndim = kernel.shape.len();
     let vars = names("i", ndim);
     let mut opcodes = Vec::new();
+    let operand = |o: &Operand, args: &mut Args, prm: &mut Params, temps: &[BaseId]| -> Option<String> {
+        match o {
+            Operand::Const(s) => Some(prm.constant(*s)),
+            Operand::View(v) if kernel.temps.contains(&v.base.id) => {
+                temps.iter().position(|&t| t == v.base.id).map(|k| format!("t{k}"))
+            }
+            Operand::View(v) if v.ndim() != ndim => None,
+            Operand::View(v) => Some(format!("{}[{}]", args.of(v.base), offset(v, &vars, prm))),
+        }
+    };
     for &p in &kernel.instrs {
         let instr = &batch[p];
         opcodes.push(instr.opcode);
         uses_f64 |= needs_f64(instr);
-        let operand = |o: &Operand, args: &mut Args| -> Option<String> {
-            match o {
-                Operand::Const(s) => Some(literal(*s)),
-                Operand::View(v) if kernel.temps.contains(&v.base.id) => Some(format!("t{}", v.base.id.0)),
-                Operand::View(v) => {
-                    if v.ndim() != ndim {
-                        return None;
-                    }
-                    Some(format!("{}[{}]", args.of(v.base), offset(v, &vars)))
-                }
-            }
-        };
         let out = instr.output()?;
         let d_out = out.dtype();
+        let mut input = |k: usize| operand(instr.operands.get(k)?, &mut args, &mut prm, &temps);
         let expr = match instr.opcode.kind() {
             Kind::Unary => {
-                let a = operand(&instr.operands[1], &mut args)?;
+                let a = input(1)?;
                 unary(instr.opcode, instr.operands[1].dtype(), d_out, &a, &mut helpers)?
             }
             Kind::Binary => {
-                let a = operand(&instr.operands[1], &mut args)?;
-                let b = operand(&instr.operands[2], &mut args)?;
+                let (a, b) = (input(1)?, input(2)?);
                 binary(instr.opcode, instr.operands[1].dtype(), &a, &b, &mut helpers)?
             }
             Kind::Select => {
-                let c = operand(&instr.operands[1], &mut args)?;
-                let a = operand(&instr.operands[2], &mut args)?;
-                let b = operand(&instr.operands[3], &mut args)?;
+                let (c, a, b) = (input(1)?, input(2)?, input(3)?);
                 format!("(({c}) != 0 ? ({a}) : ({b}))")
             }
             Kind::Range | Kind::Random => {
                 uses_random |= instr.opcode == Opcode::Random;
-                generator(instr, d_out)?
+                generator(instr, d_out, &mut prm)?
             }
             _ => return None,
         };
-        let target = operand(&Operand::View(out.clone()), &mut args)?;
-        if kernel.temps.contains(&out.base.id) {
-            if !temps_declared.contains(&out.base.id) {
-                temps_declared.push(out.base.id);
-                let _ = writeln!(body, "    {} {target};", ctype(d_out));
+        let target = if kernel.temps.contains(&out.base.id) {
+            let k = match temps.iter().position(|&t| t == out.base.id) {
+                Some(k) => k,
+                None => {
+                    temps.push(out.base.id);
+                    let _ = writeln!(body, "    {} t{};", ctype(d_out), temps.len() - 1);
+                    temps.len() - 1
+                }
+            };
+            format!("t{k}")
+        } else {
+            if !written.contains(&out.base.id) {
+                written.push(out.base.id);
             }
-        } else if !written.contains(&out.base.id) {
-            written.push(out.base.id);
-        }
+            operand(&Operand::View(out.clone()), &mut args, &mut prm, &temps)?
+        };
         let _ = writeln!(body, "    {target} = {expr};");
     }
     if uses_f64 && !fp64 {
         return None;
     }
-    let n: usize = kernel.shape.iter().product();
+    let inner = kernel.shape.last().copied().unwrap_or(1);
+    let rows: usize = kernel.shape.iter().rev().skip(1).product();
     let mut text = prelude(uses_f64, &helpers, uses_random);
-    let _ = writeln!(text, "__kernel void {KERNEL_NAME}({}) {{", params(&args, &[]));
-    let _ = writeln!(text, "    ulong pos = get_global_id(0);\n    if (pos >= {n}UL) return;");
-    split_index(&mut text, "i", "pos", &kernel.shape);
+    let _ = writeln!(text, "__kernel void {KERNEL_NAME}({}) {{", signature(&args, &[]));
+    let n = prm.ulong(inner as u64);
+    let _ = writeln!(text, "    ulong c = get_global_id(0), r = get_global_id(1);\n    if (c >= {n}) return;");
+    let _ = writeln!(text, "    ulong pos = r * {n} + c;");
+    if ndim > 0 {
+        let _ = writeln!(text, "    long i{} = (long)c;", ndim - 1);
+        text.push_str(&split_index("i", "r", &kernel.shape[..ndim - 1], &mut prm));
+    }
     text.push_str(&body);
     text.push_str("}\n");
     Some(Source {
         text,
         args: args.bases,
         scratch: Vec::new(),
-        launches: vec![Launch { name: KERNEL_NAME, items: n, group: None }],
+        params: prm.0,
+        launches: vec![Launch { name: KERNEL_NAME, items: inner, rows, group: None }],
         check_first: false,
         written,
         opcodes,
@@ -578,8 +661,10 @@ fn combine(op: Opcode, d: DType, a: &str, b: &str, h: &mut Helpers) -> Option<St
 /// Builds the source of one reduction with a nonempty axis: one work item per output element
 /// folding the axis in order (axes up to [`SERIAL_REDUCE_MAX`] long, bit-identical to the
 /// reference engine), or a deterministic parallel tree reduction in work-group local memory,
-/// in two stages when there are too few output elements to keep the device busy. `None` when
-/// the device cannot run it (f64 without `fp64`, output overlapping the input).
+/// in two stages when there are too few output elements to keep the device busy. The axis
+/// length, the output count and the number of chunks per output element are parameters; only
+/// the choices between these forms and the work-group size are in the text. `None` when the
+/// device cannot run it (f64 without `fp64`, output overlapping the input).
 pub fn generate_reduce(instr: &Instruction, fp64: bool, plan: ReducePlan) -> Option<Source> {
     let (out, input, axis) = (instr.output()?, instr.operands.get(1)?.as_view()?, instr.axis()?);
     let (d, d_out) = (input.dtype(), out.dtype());
@@ -601,31 +686,35 @@ pub fn generate_reduce(instr: &Instruction, fp64: bool, plan: ReducePlan) -> Opt
         if matches!(instr.opcode.type_rule(), TypeRule::ToBool(_)) { cast(d, DType::Bool, e) } else { e.to_string() }
     };
     let mut args = Args::default();
+    let mut prm = Params::default();
     let (ob, ib) = (args.of(out.base), args.of(input.base));
     // The input's offset for output indices o0.. and axis position `k`.
     let ovars = names("o", out.ndim());
     let mut ivars: Vec<String> = ovars.clone();
     ivars.insert(axis, "0".into());
-    let in_base = offset(input, &ivars);
-    let at = |k: &str| load(&format!("{ib}[ibase + ({k}) * {}L]", input.stride[axis]));
-    let out_at = format!("{ob}[{}]", offset(out, &ovars));
+    let in_base = offset(input, &ivars, &mut prm);
+    let out_at = format!("{ob}[{}]", offset(out, &ovars, &mut prm));
+    let (istep, len_p) = (prm.long(input.stride[axis]), prm.ulong(len as u64));
+    let at = |k: &str| load(&format!("{ib}[ibase + ({k}) * istep]"));
     let fold = format!("{to} vm_combine({to} x, {to} y) {{ return {step}; }}\n");
     let opcodes = vec![instr.opcode];
     if len <= SERIAL_REDUCE_MAX || plan.group < 2 {
         let mut text = prelude(needs_f64(instr), &h, false);
         text.push_str(&fold);
-        let _ = writeln!(text, "__kernel void {KERNEL_NAME}({}) {{", params(&args, &[]));
-        let _ = writeln!(text, "    ulong pos = get_global_id(0);\n    if (pos >= {m}UL) return;");
-        split_index(&mut text, "o", "pos", &out.shape);
-        let _ = writeln!(text, "    long ibase = {in_base};");
+        let _ = writeln!(text, "__kernel void {KERNEL_NAME}({}) {{", signature(&args, &[]));
+        let m_p = prm.ulong(m as u64);
+        let _ = writeln!(text, "    ulong pos = get_global_id(0);\n    if (pos >= {m_p}) return;");
+        text.push_str(&split_index("o", "pos", &out.shape, &mut prm));
+        let _ = writeln!(text, "    long ibase = {in_base}, istep = {istep}, len = (long){len_p};");
         let _ = writeln!(text, "    {to} acc = {};", at("0"));
-        let _ = writeln!(text, "    for (long k = 1; k < {len}L; k++) acc = vm_combine(acc, {});", at("k"));
+        let _ = writeln!(text, "    for (long k = 1; k < len; k++) acc = vm_combine(acc, {});", at("k"));
         let _ = writeln!(text, "    {out_at} = acc;\n}}");
         return Some(Source {
             text,
             args: args.bases,
             scratch: Vec::new(),
-            launches: vec![Launch { name: KERNEL_NAME, items: m, group: None }],
+            params: prm.0,
+            launches: vec![launch(KERNEL_NAME, m, None)],
             check_first: false,
             written: vec![out.base.id],
             opcodes,
@@ -635,6 +724,7 @@ pub fn generate_reduce(instr: &Instruction, fp64: bool, plan: ReducePlan) -> Opt
     // Chunks per output element: enough work groups to keep the device busy, each chunk at least
     // one work group's worth of elements.
     let chunks = if m >= plan.target_groups { 1 } else { plan.target_groups.div_ceil(m).min(len.div_ceil(w)).max(1) };
+    let chunks_p = prm.ulong(chunks as u64);
     let scratch =
         if chunks > 1 { vec![(Scratch { bytes: m * chunks * d_out.size(), fill: 0 }, to)] } else { Vec::new() };
     let mut text = prelude(needs_f64(instr), &h, false);
@@ -649,14 +739,13 @@ pub fn generate_reduce(instr: &Instruction, fp64: bool, plan: ReducePlan) -> Opt
         half = w / 2
     );
     let attr = format!("__attribute__((reqd_work_group_size({w}, 1, 1)))");
-    let p = params(&args, &scratch);
+    let p = signature(&args, &scratch);
     let _ = writeln!(text, "__kernel {attr} void {KERNEL_NAME}({p}) {{");
     let _ = writeln!(text, "    ulong g = get_group_id(0);\n    uint lid = (uint)get_local_id(0);");
-    let _ = writeln!(text, "    ulong c = g % {chunks}UL;");
-    split_index(&mut text, "o", &format!("g / {chunks}UL"), &out.shape);
-    let _ = writeln!(text, "    long ibase = {in_base};");
-    let _ =
-        writeln!(text, "    long lo = (long)(c * {len}UL / {chunks}UL), hi = (long)((c + 1) * {len}UL / {chunks}UL);");
+    let _ = writeln!(text, "    ulong chunks = {chunks_p}, len = {len_p};\n    ulong c = g % chunks;");
+    text.push_str(&split_index("o", "g / chunks", &out.shape, &mut prm));
+    let _ = writeln!(text, "    long ibase = {in_base}, istep = {istep};");
+    let _ = writeln!(text, "    long lo = (long)(c * len / chunks), hi = (long)((c + 1) * len / chunks);");
     let _ = writeln!(text, "    {to} acc = 0; uchar have = 0;");
     let _ = writeln!(
         text,
@@ -670,23 +759,25 @@ pub fn generate_reduce(instr: &Instruction, fp64: bool, plan: ReducePlan) -> Opt
         let _ = writeln!(text, "    if (lid == 0) s0[g] = sv[0];\n}}");
         let _ = writeln!(text, "__kernel {attr} void vm_kernel2({p}) {{");
         let _ = writeln!(text, "    ulong g = get_group_id(0);\n    uint lid = (uint)get_local_id(0);");
-        split_index(&mut text, "o", "g", &out.shape);
+        let _ = writeln!(text, "    ulong chunks = {chunks_p};");
+        text.push_str(&split_index("o", "g", &out.shape, &mut prm));
         let _ = writeln!(text, "    {to} acc = 0; uchar have = 0;");
         let _ = writeln!(
             text,
-            "    for (ulong k = lid; k < {chunks}UL; k += {w}UL) {{ {to} v = s0[g * {chunks}UL + k]; acc = have ? vm_combine(acc, v) : v; have = 1; }}"
+            "    for (ulong k = lid; k < chunks; k += {w}UL) {{ {to} v = s0[g * chunks + k]; acc = have ? vm_combine(acc, v) : v; have = 1; }}"
         );
         text.push_str(&tree);
         let _ = writeln!(text, "    if (lid == 0) {out_at} = sv[0];\n}}");
     }
-    let mut launches = vec![Launch { name: KERNEL_NAME, items: m * chunks * w, group: Some(w) }];
+    let mut launches = vec![launch(KERNEL_NAME, m * chunks * w, Some(w))];
     if chunks > 1 {
-        launches.push(Launch { name: "vm_kernel2", items: m * w, group: Some(w) });
+        launches.push(launch("vm_kernel2", m * w, Some(w)));
     }
     Some(Source {
         text,
         args: args.bases,
         scratch: scratch.into_iter().map(|(s, _)| s).collect(),
+        params: prm.0,
         launches,
         check_first: false,
         written: vec![out.base.id],
@@ -709,42 +800,67 @@ pub fn generate_accumulate(instr: &Instruction, fp64: bool) -> Option<Source> {
     let mut h = Helpers::default();
     let step = combine(instr.opcode, d, "acc", "x", &mut h)?;
     let mut args = Args::default();
+    let mut prm = Params::default();
     let (ob, ib) = (args.of(out.base), args.of(input.base));
     let mut vars = names("o", lines_shape.len());
     vars.insert(axis, "0".into());
-    let (ibase, obase) = (offset(input, &vars), offset(out, &vars));
-    let (si, so) = (input.stride[axis], out.stride[axis]);
+    let (ibase, obase) = (offset(input, &vars, &mut prm), offset(out, &vars, &mut prm));
+    let (si, so) = (prm.long(input.stride[axis]), prm.long(out.stride[axis]));
+    let (m_p, len_p) = (prm.ulong(m as u64), prm.ulong(len as u64));
     let to = ctype(d);
     let mut text = prelude(needs_f64(instr), &h, false);
-    let _ = writeln!(text, "__kernel void {KERNEL_NAME}({}) {{", params(&args, &[]));
-    let _ = writeln!(text, "    ulong pos = get_global_id(0);\n    if (pos >= {m}UL || {len} == 0) return;");
-    split_index(&mut text, "o", "pos", &lines_shape);
-    let _ = writeln!(text, "    long ib = {ibase}, ob = {obase};");
-    let _ = writeln!(text, "    {to} acc = {ib}[ib];\n    {ob}[ob] = acc;");
+    let _ = writeln!(text, "__kernel void {KERNEL_NAME}({}) {{", signature(&args, &[]));
+    let _ = writeln!(text, "    ulong pos = get_global_id(0);\n    if (pos >= {m_p} || {len_p} == 0) return;");
+    text.push_str(&split_index("o", "pos", &lines_shape, &mut prm));
+    let _ = writeln!(text, "    long ip = {ibase}, op = {obase}, si = {si}, so = {so}, len = (long){len_p};");
+    let _ = writeln!(text, "    {to} acc = {ib}[ip];\n    {ob}[op] = acc;");
     let _ = writeln!(
         text,
-        "    for (long k = 1; k < {len}L; k++) {{ {to} x = {ib}[ib + k * {si}L]; acc = {step}; {ob}[ob + k * {so}L] = acc; }}\n}}"
+        "    for (long k = 1; k < len; k++) {{ {to} x = {ib}[ip + k * si]; acc = {step}; {ob}[op + k * so] = acc; }}\n}}"
     );
     Some(Source {
         text,
         args: args.bases,
         scratch: Vec::new(),
-        launches: vec![Launch { name: KERNEL_NAME, items: m, group: None }],
+        params: prm.0,
+        launches: vec![launch(KERNEL_NAME, m, None)],
         check_first: false,
         written: vec![out.base.id],
         opcodes: vec![instr.opcode],
     })
 }
 
-/// The check kernel of gather/scatter: sets `s0[0]` when an index is outside `0..len`.
-fn index_check(text: &mut String, p: &str, index: &View, xb: &str, len: usize) {
-    let n = index.nelem();
-    let _ = writeln!(text, "__kernel void vm_check({p}) {{");
-    let _ = writeln!(text, "    ulong pos = get_global_id(0);\n    if (pos >= {n}UL) return;");
-    split_index(text, "i", "pos", &index.shape);
-    let _ = writeln!(text, "    {} k = {xb}[{}];", ctype(index.dtype()), offset(index, &names("i", index.ndim())));
-    let neg = if is_signed(index.dtype()) { "k < 0 || " } else { "" };
-    let _ = writeln!(text, "    if ({neg}(ulong)k >= {len}UL) s0[0] = 1u;\n}}");
+/// The parts of a gather or scatter that walk its index view: the parameter count of positions,
+/// the lines splitting `pos` into `i0..`, and the offset of the index element there.
+struct IndexWalk {
+    n: String,
+    split: String,
+    at: String,
+}
+
+impl IndexWalk {
+    fn new(index: &View, prm: &mut Params) -> IndexWalk {
+        let n = prm.ulong(index.nelem() as u64);
+        let split = split_index("i", "pos", &index.shape, prm);
+        let at = offset(index, &names("i", index.ndim()), prm);
+        IndexWalk { n, split, at }
+    }
+
+    /// The opening lines of a kernel over the index positions.
+    fn open(&self, text: &mut String, name: &str, p: &str) {
+        let _ = writeln!(text, "__kernel void {name}({p}) {{");
+        let _ = writeln!(text, "    ulong pos = get_global_id(0);\n    if (pos >= {}) return;", self.n);
+        text.push_str(&self.split);
+    }
+}
+
+/// The check kernel of gather/scatter: sets `s0[0]` when an index (in `xb`, of dtype `d`) is
+/// outside `0..len` (a `ulong` expression).
+fn index_check(text: &mut String, p: &str, walk: &IndexWalk, xb: &str, d: DType, len: &str) {
+    walk.open(text, "vm_check", p);
+    let _ = writeln!(text, "    {} k = {xb}[{}];", ctype(d), walk.at);
+    let neg = if is_signed(d) { "k < 0 || " } else { "" };
+    let _ = writeln!(text, "    if ({neg}(ulong)k >= {len}) s0[0] = 1u;\n}}");
 }
 
 /// Builds the source of `gather out, src, index`: a check launch, then one work item per output
@@ -760,27 +876,27 @@ pub fn generate_gather(instr: &Instruction, fp64: bool) -> Option<Source> {
         return None;
     }
     let mut args = Args::default();
+    let mut prm = Params::default();
     let (ob, sb, xb) = (args.of(out.base), args.of(src.base), args.of(index.base));
     let scratch = [(Scratch { bytes: 4, fill: 0 }, "uint")];
-    let p = params(&args, &scratch);
+    let p = signature(&args, &scratch);
+    let walk = IndexWalk::new(index, &mut prm);
+    let len = prm.ulong(src.nelem() as u64);
     let mut text = prelude(needs_f64(instr), &Helpers::default(), false);
-    index_check(&mut text, &p, index, &xb, src.nelem());
+    index_check(&mut text, &p, &walk, &xb, index.dtype(), &len);
+    walk.open(&mut text, KERNEL_NAME, &p);
+    let _ = writeln!(text, "    ulong k = (ulong){xb}[{}];", walk.at);
+    text.push_str(&split_index("j", "k", &src.shape, &mut prm));
+    let out_at = offset(out, &names("i", out.ndim()), &mut prm);
+    let src_at = offset(src, &names("j", src.ndim()), &mut prm);
+    let _ = writeln!(text, "    {ob}[{out_at}] = {sb}[{src_at}];\n}}");
     let n = out.nelem();
-    let _ = writeln!(text, "__kernel void {KERNEL_NAME}({p}) {{");
-    let _ = writeln!(text, "    ulong pos = get_global_id(0);\n    if (pos >= {n}UL) return;");
-    split_index(&mut text, "i", "pos", &out.shape);
-    let iv = names("i", out.ndim());
-    let _ = writeln!(text, "    ulong k = (ulong){xb}[{}];", offset(index, &iv));
-    split_index(&mut text, "j", "k", &src.shape);
-    let _ = writeln!(text, "    {ob}[{}] = {sb}[{}];\n}}", offset(out, &iv), offset(src, &names("j", src.ndim())));
     Some(Source {
         text,
         args: args.bases,
         scratch: vec![scratch[0].0],
-        launches: vec![
-            Launch { name: "vm_check", items: n, group: None },
-            Launch { name: KERNEL_NAME, items: n, group: None },
-        ],
+        params: prm.0,
+        launches: vec![launch("vm_check", n, None), launch(KERNEL_NAME, n, None)],
         check_first: true,
         written: vec![out.base.id],
         opcodes: vec![instr.opcode],
@@ -803,41 +919,135 @@ pub fn generate_scatter(instr: &Instruction, fp64: bool) -> Option<Source> {
         return None;
     }
     let mut args = Args::default();
+    let mut prm = Params::default();
     let (db, xb) = (args.of(dst.base), args.of(index.base));
-    let iv = names("i", index.ndim());
+    let walk = IndexWalk::new(index, &mut prm);
     let value = match src {
-        Operand::Const(s) => literal(*s),
-        Operand::View(v) => format!("{}[{}]", args.of(v.base), offset(v, &iv)),
+        Operand::Const(s) => prm.constant(*s),
+        Operand::View(v) => format!("{}[{}]", args.of(v.base), offset(v, &names("i", index.ndim()), &mut prm)),
     };
     let len = dst.nelem();
+    let len_p = prm.ulong(len as u64);
     let scratch = [(Scratch { bytes: 4, fill: 0 }, "uint"), (Scratch { bytes: 4 * len.max(1), fill: 0xff }, "int")];
-    let p = params(&args, &scratch);
+    let p = signature(&args, &scratch);
     let mut text = prelude(needs_f64(instr), &Helpers::default(), false);
-    index_check(&mut text, &p, index, &xb, len);
-    for (name, body) in [
-        ("vm_last", "atomic_max(&s1[k], (int)pos);".to_string()),
-        (KERNEL_NAME, format!("if (s1[k] == (int)pos) {db}[{}] = {value};", offset(dst, &names("d", dst.ndim())))),
-    ] {
-        let _ = writeln!(text, "__kernel void {name}({p}) {{");
-        let _ = writeln!(text, "    ulong pos = get_global_id(0);\n    if (pos >= {n}UL) return;");
-        split_index(&mut text, "i", "pos", &index.shape);
-        let _ = writeln!(text, "    ulong k = (ulong){xb}[{}];", offset(index, &iv));
-        if name == KERNEL_NAME {
-            split_index(&mut text, "d", "k", &dst.shape);
-        }
-        let _ = writeln!(text, "    {body}\n}}");
-    }
+    index_check(&mut text, &p, &walk, &xb, index.dtype(), &len_p);
+    walk.open(&mut text, "vm_last", &p);
+    let _ = writeln!(text, "    ulong k = (ulong){xb}[{}];\n    atomic_max(&s1[k], (int)pos);\n}}", walk.at);
+    walk.open(&mut text, KERNEL_NAME, &p);
+    let _ = writeln!(text, "    ulong k = (ulong){xb}[{}];", walk.at);
+    text.push_str(&split_index("d", "k", &dst.shape, &mut prm));
+    let dst_at = offset(dst, &names("d", dst.ndim()), &mut prm);
+    let _ = writeln!(text, "    if (s1[k] == (int)pos) {db}[{dst_at}] = {value};\n}}");
     Some(Source {
         text,
         args: args.bases,
         scratch: scratch.iter().map(|(s, _)| *s).collect(),
-        launches: vec![
-            Launch { name: "vm_check", items: n, group: None },
-            Launch { name: "vm_last", items: n, group: None },
-            Launch { name: KERNEL_NAME, items: n, group: None },
-        ],
+        params: prm.0,
+        launches: vec![launch("vm_check", n, None), launch("vm_last", n, None), launch(KERNEL_NAME, n, None)],
         check_first: true,
         written: vec![dst.base.id],
         opcodes: vec![instr.opcode],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vm_core::kernel::{Options, Step, partition};
+
+    fn view(id: u64, d: DType, nelem: u64, start: i64, shape: &[usize], stride: &[i64]) -> View {
+        View::new(Base { id: BaseId(id), dtype: d, nelem }, start, shape, stride).unwrap()
+    }
+
+    /// One heat-equation step on an `(h+2) x (w+2)` grid (base `g`) into `out`, through the
+    /// contracted temporary `t`, scaled by `k`; the grid's rows are `pitch` elements apart.
+    fn heat(g: u64, t: u64, out: u64, h: usize, w: usize, pitch: usize, k: f64) -> Source {
+        let n = ((h + 2) * pitch) as u64;
+        let p = pitch as i64;
+        let at = |r: i64, c: i64| Operand::View(view(g, DType::F64, n, r * p + c, &[h, w], &[p, 1]));
+        let tv = || Operand::View(view(t, DType::F64, (h * w) as u64, 0, &[h, w], &[w as i64, 1]));
+        let batch = [
+            Instruction::new(Opcode::Add, [tv(), at(0, 1), at(2, 1)]),
+            Instruction::new(Opcode::Add, [tv(), tv(), at(1, 0)]),
+            Instruction::new(Opcode::Add, [tv(), tv(), at(1, 2)]),
+            Instruction::new(
+                Opcode::Multiply,
+                [Operand::View(view(out, DType::F64, n, p + 1, &[h, w], &[p, 1])), tv(), Scalar::F64(k).into()],
+            ),
+            Instruction::new(Opcode::Free, [tv()]),
+        ];
+        let steps = partition(&batch, &Options::default());
+        let Step::Kernel(kernel) = &steps[0] else { panic!("{steps:?}") };
+        assert_eq!(kernel.temps, vec![BaseId(t)]);
+        generate(&batch, kernel, true).unwrap()
+    }
+
+    #[test]
+    fn element_wise_text_depends_on_the_structure_only() {
+        let a = heat(1, 2, 3, 10, 20, 22, 0.2);
+        let b = heat(7, 90, 4, 500, 300, 302, -1.5);
+        assert_eq!(a.text, b.text, "other ids, sizes, starts, strides and constants");
+        assert_ne!(a.params, b.params);
+        assert!(a.params.contains(&0.2f64.to_bits()) && b.params.contains(&(-1.5f64).to_bits()));
+        assert!(a.text.contains("t0") && !a.text.contains("t2"), "temporaries are named by order");
+        assert_eq!((a.launches[0].items, a.launches[0].rows), (20, 10));
+        // Operands sharing a base, or a stride of 1 where there was another, is another structure.
+        let add = |ids: [u64; 3], stride: i64| {
+            let v = |id| Operand::View(view(id, DType::I32, 100, 0, &[10], &[stride]));
+            let batch = [Instruction::new(Opcode::Add, [v(ids[0]), v(ids[1]), v(ids[2])])];
+            let Step::Kernel(kernel) = &partition(&batch, &Options::default())[0] else { unreachable!() };
+            generate(&batch, kernel, true).unwrap().text
+        };
+        assert_eq!(add([1, 2, 3], 3), add([4, 6, 5], 2));
+        assert_ne!(add([1, 2, 3], 3), add([1, 2, 2], 3));
+        assert_ne!(add([1, 2, 3], 3), add([1, 2, 3], 1));
+    }
+
+    fn one(instr: Instruction, make: impl Fn(&Instruction) -> Option<Source>) -> Source {
+        make(&instr).unwrap()
+    }
+
+    #[test]
+    fn reduction_scan_gather_and_scatter_texts_depend_on_the_structure_only() {
+        let plan = ReducePlan { group: 64, target_groups: 8 };
+        let reduce = |id: u64, len: usize, rows: usize, start: i64| {
+            let x = view(id, DType::F32, (len * rows) as u64 + 10, start, &[rows, len], &[len as i64, 1]);
+            let o = view(id + 1, DType::F32, rows as u64, 0, &[rows], &[1]);
+            one(Instruction::new(Opcode::AddReduce, [o.into(), x.into(), Scalar::I64(1).into()]), |i| {
+                generate_reduce(i, true, plan)
+            })
+        };
+        // Serial, one-stage tree and two-stage tree reductions.
+        assert_eq!(reduce(1, 10, 3, 0).text, reduce(5, 60, 7, 4).text);
+        assert_eq!(reduce(1, 1000, 30, 0).text, reduce(5, 3000, 9, 2).text);
+        assert_eq!(reduce(1, 1000, 1, 0).text, reduce(5, 5000, 2, 3).text);
+        assert_ne!(reduce(1, 1000, 1, 0).text, reduce(1, 1000, 30, 0).text);
+        let scan = |id: u64, len: usize, rows: usize| {
+            let x = view(id, DType::I32, (len * rows) as u64, 0, &[rows, len], &[len as i64, 1]);
+            let o = view(id + 1, DType::I32, (len * rows) as u64, 0, &[rows, len], &[len as i64, 1]);
+            one(Instruction::new(Opcode::AddAccumulate, [o.into(), x.into(), Scalar::I64(1).into()]), |i| {
+                generate_accumulate(i, true)
+            })
+        };
+        assert_eq!(scan(1, 10, 3).text, scan(8, 100, 7).text);
+        let gather = |id: u64, n: usize, len: usize| {
+            let (o, s, x) = (
+                view(id, DType::F64, n as u64, 0, &[n], &[1]),
+                view(id + 1, DType::F64, len as u64 * 2, 1, &[len], &[2]),
+                view(id + 2, DType::I64, n as u64, 0, &[n], &[1]),
+            );
+            one(Instruction::new(Opcode::Gather, [o.into(), s.into(), x.into()]), |i| generate_gather(i, true))
+        };
+        assert_eq!(gather(1, 10, 30).text, gather(4, 70, 5).text);
+        let scatter = |id: u64, n: usize, len: usize, k: i16| {
+            let (d, x) =
+                (view(id, DType::I16, len as u64, 0, &[len], &[1]), view(id + 2, DType::U32, n as u64, 0, &[n], &[1]));
+            let s =
+                generate_scatter(&Instruction::new(Opcode::Scatter, [d.into(), Scalar::I16(k).into(), x.into()]), true);
+            s.unwrap()
+        };
+        assert_eq!(scatter(1, 10, 30, 3).text, scatter(6, 17, 50, -9).text);
+        assert!(scatter(6, 17, 50, -9).params.contains(&(-9i64 as u64)));
+    }
 }

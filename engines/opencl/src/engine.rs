@@ -1,5 +1,9 @@
 //! The `opencl` component: device memory per base, the program cache (in memory and on disk),
-//! kernel launches and the hand-off to the fallback child.
+//! the parameter buffer, kernel launches and the hand-off to the fallback child.
+//!
+//! Generated source texts are structural (see [`crate::codegen`]): the in-memory cache is keyed
+//! by the text itself, and each run uploads the program's parameters (view layouts, extents,
+//! counts, constants) into one parameter buffer the engine keeps and grows as needed.
 
 use crate::cache::{self, DiskCache};
 use crate::codegen::{self, ReducePlan, Source};
@@ -7,10 +11,11 @@ use crate::device::{self, DeviceInfo};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::kernel::{ExecuteKernel, Kernel};
-use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
+use opencl3::memory::{Buffer, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
 use opencl3::types::CL_BLOCKING;
 use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
 use vm_core::kernel::{self, Step};
 use vm_core::{Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, Result, Settings};
 
@@ -66,12 +71,17 @@ struct DeviceBase {
 pub struct Stats {
     /// Kernels launched on the device.
     pub launches: u64,
+    /// Runs whose program was already built in this engine (hits of the in-memory cache).
+    pub hits: u64,
     /// Programs built from source (misses of both caches).
     pub builds: u64,
     /// Programs loaded from binaries in the disk cache.
     pub disk_hits: u64,
     /// Program binaries written to the disk cache.
     pub disk_stores: u64,
+    /// Time spent making programs: building from source and loading binaries from the disk
+    /// cache (with creating their kernels).
+    pub build_time: Duration,
     /// Instructions run by the fallback child.
     pub fallback_instructions: u64,
     /// Host-to-device copies.
@@ -87,8 +97,10 @@ pub struct OpenClEngine {
     chosen: DeviceInfo,
     context: Context,
     queue: CommandQueue,
-    /// Built programs' kernels by cache key and entry point.
-    cache: HashMap<u64, HashMap<&'static str, Kernel>>,
+    /// Built programs' kernels by source text and entry point.
+    cache: HashMap<String, HashMap<&'static str, Kernel>>,
+    /// The parameter buffer bound to every launch, and its length in elements.
+    params: Option<(Buffer<u64>, usize)>,
     disk: Option<DiskCache>,
     bases: HashMap<BaseId, DeviceBase>,
     child: Option<Box<dyn Component>>,
@@ -125,6 +137,7 @@ impl OpenClEngine {
             context,
             queue,
             cache: HashMap::new(),
+            params: None,
             bases: HashMap::new(),
             child,
             stats: Stats::default(),
@@ -231,12 +244,15 @@ impl OpenClEngine {
         Some(program)
     }
 
-    /// The cache key of `src`'s program, built (or loaded from the disk cache) when new.
-    fn program(&mut self, src: &Source) -> Result<u64> {
-        let key = cache::key(&src.text, BUILD_OPTIONS, &self.chosen);
-        if self.cache.contains_key(&key) {
-            return Ok(key);
+    /// Makes sure `src`'s program is in the in-memory cache: built (or loaded from the disk
+    /// cache) when new.
+    fn program(&mut self, src: &Source) -> Result<()> {
+        if self.cache.contains_key(src.text.as_str()) {
+            self.stats.hits += 1;
+            return Ok(());
         }
+        let started = Instant::now();
+        let key = cache::key(&src.text, BUILD_OPTIONS, &self.chosen);
         let program = match self.program_from_disk(key, src) {
             Some(p) => {
                 self.stats.disk_hits += 1;
@@ -270,8 +286,29 @@ impl OpenClEngine {
             })?;
             kernels.insert(l.name, k);
         }
-        self.cache.insert(key, kernels);
-        Ok(key)
+        self.cache.insert(src.text.clone(), kernels);
+        self.stats.build_time += started.elapsed();
+        Ok(())
+    }
+
+    /// Writes `values` into the parameter buffer (grown when too short; at least one element).
+    fn upload_params(&mut self, values: &[u64]) -> Result<()> {
+        if self.params.as_ref().is_none_or(|(_, len)| *len < values.len()) {
+            let len = values.len().next_power_of_two().max(64);
+            self.params = None;
+            // SAFETY: no host pointer is passed; the size is nonzero.
+            let buf = unsafe { Buffer::<u64>::create(&self.context, CL_MEM_READ_ONLY, len, std::ptr::null_mut()) }
+                .map_err(|e| self.cl_fail(format!("allocating the parameter buffer ({len} values)"), e.0))?;
+            self.params = Some((buf, len));
+        }
+        if values.is_empty() {
+            return Ok(());
+        }
+        let Some((buf, _)) = self.params.as_mut() else { unreachable!("the parameter buffer was just made") };
+        // SAFETY: the buffer holds at least `values.len()` elements; the write blocks, so the
+        // kernels of an earlier run (in order on this queue) have read their values already.
+        let written = unsafe { self.queue.enqueue_write_buffer(buf, CL_BLOCKING, 0, values, &[]) };
+        written.map(|_| ()).map_err(|e| self.cl_fail(format!("writing {} parameters", values.len()), e.0))
     }
 
     /// Runs `src` on the device. False when its check launch found that the instruction cannot
@@ -280,17 +317,18 @@ impl OpenClEngine {
         for b in &src.args {
             self.upload(b, mem)?;
         }
-        let key = self.program(src)?;
+        self.program(src)?;
+        self.upload_params(&src.params)?;
         let mut scratch = Vec::new();
         for (k, s) in src.scratch.iter().enumerate() {
             scratch.push(self.buffer(s.bytes, s.fill, &format!("scratch buffer {k} of {}", src.describe()))?);
         }
         let mut launches = 0;
         for (i, l) in src.launches.iter().enumerate() {
-            if l.items == 0 {
+            if l.items == 0 || l.rows == 0 {
                 continue;
             }
-            let kernel = &self.cache[&key][l.name];
+            let kernel = &self.cache[src.text.as_str()][l.name];
             let mut exec = ExecuteKernel::new(kernel);
             for b in &src.args {
                 // SAFETY: argument k is a __global pointer and gets a live buffer of its base.
@@ -300,15 +338,27 @@ impl OpenClEngine {
                 // SAFETY: the scratch arguments follow the bases, each a __global pointer.
                 unsafe { exec.set_arg(buf) };
             }
-            let wg = l.group.unwrap_or(self.config.work_group_size);
-            if wg > 0 {
-                exec.set_global_work_size(l.items.div_ceil(wg) * wg).set_local_work_size(wg);
-            } else {
-                exec.set_global_work_size(l.items);
+            if let Some((buf, _)) = &self.params {
+                // SAFETY: the last argument is the `__global const ulong*` parameter buffer.
+                unsafe { exec.set_arg(buf) };
             }
+            let wg = l.group.unwrap_or(self.config.work_group_size);
+            let items = if wg > 0 { l.items.div_ceil(wg) * wg } else { l.items };
+            match (l.rows, wg) {
+                (1, 0) => exec.set_global_work_size(items),
+                (1, _) => exec.set_global_work_size(items).set_local_work_size(wg),
+                (rows, 0) => exec.set_global_work_sizes(&[items, rows]),
+                (rows, _) => exec.set_global_work_sizes(&[items, rows]).set_local_work_sizes(&[wg, 1]),
+            };
             let fail = |e: opencl3::error_codes::ClError| {
                 self.cl_fail(
-                    format!("launching OpenCL kernel `{}` of {} over {} work items", l.name, src.describe(), l.items),
+                    format!(
+                        "launching OpenCL kernel `{}` of {} over {} x {} work items",
+                        l.name,
+                        src.describe(),
+                        l.items,
+                        l.rows
+                    ),
                     e.0,
                 )
             };
@@ -499,6 +549,12 @@ impl Component for OpenClEngine {
         let mut notes = vec![format!("using {}", self.chosen.describe())];
         notes.extend(self.devices.iter().map(|d| format!("found {}", d.describe())));
         let s = self.stats;
+        notes.push(format!(
+            "kernel cache: hits={} misses={} compile_ms={:.2}",
+            s.hits,
+            s.builds + s.disk_hits,
+            s.build_time.as_secs_f64() * 1e3
+        ));
         notes.push(format!(
             "{} programs built, {} loaded from the disk cache, {} stored there, {} launches, {} instructions on the fallback, {} uploads, {} downloads",
             s.builds, s.disk_hits, s.disk_stores, s.launches, s.fallback_instructions, s.uploads, s.downloads

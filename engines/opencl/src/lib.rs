@@ -1,11 +1,14 @@
 //! # vm-opencl: the OpenCL engine
 //!
 //! The `opencl` component cuts each batch into kernels with [`vm_core::kernel`] (shared with the
-//! cpu engine), turns each into OpenCL C ([`codegen`]) and builds each source text once: built
-//! programs are cached in memory by a hash of the source, the build options, the device name, the
-//! driver version and the platform version, and, when the `cache_dir` setting names a directory,
-//! their binaries are kept there too ([`cache`]) so a later process loads them instead of
-//! compiling (a damaged file is rebuilt from source). Device buffers are kept per base, created
+//! cpu engine), turns each into OpenCL C ([`codegen`]) and builds each source text once. The text
+//! is structural: view starts and strides, sizes and constants are read from a parameter buffer
+//! at run time and temporaries are named by position, so the iterations of an iterative program
+//! share their programs. Built programs are cached in memory by their source text and, when the
+//! `cache_dir` setting names a directory, their binaries are kept there too ([`cache`], keyed by
+//! a hash of the source, the build options, the device name, the driver version and the platform
+//! version) so a later process loads them instead of compiling (a damaged file is rebuilt from
+//! source). `vm info` reports the cache's hits, misses and build time. Device buffers are kept per base, created
 //! lazily (from the host data, or zero-filled on the device when the host holds none), copied to
 //! the host only on SYNC (or before the fallback needs them) and to the device only when the host
 //! copy is newer (after DISCARD); FREE and DISCARD release them. A base larger than the device's
