@@ -28,7 +28,7 @@
 //! freed in the batch and never synced, is a temporary of that kernel ([`Kernel::temps`]): its
 //! values live in registers and it is never allocated.
 
-use crate::instr::Instruction;
+use crate::instr::{Instruction, Operand};
 use crate::opcode::{Kind, Opcode};
 use crate::view::{BaseId, Overlap, Shape, View};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -271,6 +271,119 @@ fn contract(batch: &[Instruction], steps: &mut [Step]) {
     }
 }
 
+/// Kernel formation with memory: a batch whose structure was partitioned before gets the same
+/// steps again without the analysis (iterative programs submit the same batch shape over and
+/// over; the per-instruction cost of forming kernels is the weak spot of small arrays).
+///
+/// The structure is everything [`partition`] reads: opcodes, operand kinds and dtypes, and every
+/// view's start, shape and strides with its base numbered by first appearance in the batch. Base
+/// ids, sizes and constant values are not part of it; contracted temporaries are remembered by
+/// that numbering and renamed to the new batch's bases on a hit.
+#[derive(Debug, Default)]
+pub struct PartitionCache {
+    entries: HashMap<Vec<u64>, Vec<CachedStep>>,
+    /// Words held by the keys of `entries`.
+    words: usize,
+    /// Scratch: the current batch's signature and its bases in order of first appearance.
+    signature: Vec<u64>,
+    numbering: HashMap<BaseId, u32>,
+    bases: Vec<BaseId>,
+    /// Batches answered from the cache.
+    pub hits: u64,
+    /// Batches analysed.
+    pub misses: u64,
+}
+
+/// A cached [`Step`], its temporaries numbered by first appearance.
+#[derive(Debug, Clone)]
+enum CachedStep {
+    Kernel { instrs: Vec<usize>, shape: Shape, temps: Vec<u32>, after: Vec<usize> },
+    Single(usize),
+    System(usize),
+}
+
+impl PartitionCache {
+    /// Entries kept before the cache starts over.
+    const MAX_ENTRIES: usize = 64;
+    /// Signature words kept (all keys together) before the cache starts over.
+    const MAX_WORDS: usize = 1 << 21;
+
+    /// The steps of [`partition`]`(batch, options)`, from the cache when `batch` has the structure
+    /// of a batch partitioned before with the same options.
+    pub fn partition(&mut self, batch: &[Instruction], options: &Options) -> Vec<Step> {
+        self.sign(batch, options);
+        if let Some(cached) = self.entries.get(&self.signature) {
+            self.hits += 1;
+            let bases = &self.bases;
+            return cached
+                .iter()
+                .map(|s| match s {
+                    CachedStep::Kernel { instrs, shape, temps, after } => Step::Kernel(Kernel {
+                        instrs: instrs.clone(),
+                        shape: shape.clone(),
+                        temps: temps.iter().map(|&n| bases[n as usize]).collect(),
+                        after: after.clone(),
+                    }),
+                    CachedStep::Single(i) => Step::Single(*i),
+                    CachedStep::System(i) => Step::System(*i),
+                })
+                .collect();
+        }
+        self.misses += 1;
+        let steps = partition(batch, options);
+        let numbering = &self.numbering;
+        let cached = steps
+            .iter()
+            .map(|s| match s {
+                Step::Kernel(k) => CachedStep::Kernel {
+                    instrs: k.instrs.clone(),
+                    shape: k.shape.clone(),
+                    temps: k.temps.iter().map(|id| numbering[id]).collect(),
+                    after: k.after.clone(),
+                },
+                Step::Single(i) => CachedStep::Single(*i),
+                Step::System(i) => CachedStep::System(*i),
+            })
+            .collect();
+        if self.entries.len() >= Self::MAX_ENTRIES || self.words + self.signature.len() > Self::MAX_WORDS {
+            self.entries.clear();
+            self.words = 0;
+        }
+        self.words += self.signature.len();
+        self.entries.insert(self.signature.clone(), cached);
+        steps
+    }
+
+    /// Fills `signature`, `numbering` and `bases` for `batch`.
+    fn sign(&mut self, batch: &[Instruction], options: &Options) {
+        self.signature.clear();
+        self.numbering.clear();
+        self.bases.clear();
+        self.signature.push(options.max_instructions as u64);
+        for instr in batch {
+            self.signature.push(u64::from(instr.opcode.id()) | (instr.operands.len() as u64) << 32);
+            for o in &instr.operands {
+                match o {
+                    Operand::Const(s) => self.signature.push(1 << 63 | u64::from(s.dtype().id())),
+                    Operand::View(v) => {
+                        let next = self.bases.len() as u32;
+                        let n = *self.numbering.entry(v.base.id).or_insert(next);
+                        if n == next {
+                            self.bases.push(v.base.id);
+                        }
+                        self.signature.push(u64::from(n) | (v.ndim() as u64) << 32);
+                        self.signature.push(v.start as u64);
+                        for (&e, &s) in v.shape.iter().zip(&v.stride) {
+                            self.signature.push(e as u64);
+                            self.signature.push(s as u64);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,5 +550,53 @@ mod tests {
         let (a, s) = (base(1, 10), base(2, 1));
         let batch = vec![ins(Opcode::AddReduce, vec![v(s, 0, &[], &[]), v(a, 0, &[0], &[1]), Scalar::I64(0).into()])];
         assert_eq!(partition(&batch, &Options::default()), vec![Step::Single(0)]);
+    }
+
+    /// `batch` with every base id moved by `by` (the same structure under other names).
+    fn renamed(batch: &[Instruction], by: u64) -> Vec<Instruction> {
+        let mut out = batch.to_vec();
+        for o in out.iter_mut().flat_map(|i| i.operands.iter_mut()) {
+            if let Operand::View(v) = o {
+                v.base.id = BaseId(v.base.id.0 + by);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_partition_cache_answers_renamed_batches_like_a_fresh_analysis() {
+        let spec = crate::testing::ProgramSpec::default();
+        let mut cache = PartitionCache::default();
+        let options = Options::default();
+        for seed in 0..400 {
+            let p = crate::testing::random_program(seed, &spec);
+            assert_eq!(cache.partition(&p.batch, &options), partition(&p.batch, &options), "seed {seed}");
+            let again = renamed(&p.batch, 1000);
+            assert_eq!(cache.partition(&again, &options), partition(&again, &options), "seed {seed}, renamed");
+        }
+        assert!(cache.hits >= 400, "every renamed batch is a hit: {} hits", cache.hits);
+    }
+
+    #[test]
+    fn the_partition_cache_tells_apart_batches_that_differ_in_a_view_or_a_base() {
+        let (a, t, out) = (base(1, 12), base(2, 10), base(3, 10));
+        let step = |shift: i64, same_base: bool| {
+            let input = v(a, shift, &[10], &[1]);
+            let target = if same_base { v(a, 2, &[10], &[1]) } else { whole(out) };
+            vec![
+                ins(Opcode::Sqrt, vec![whole(t), input]),
+                ins(Opcode::Add, vec![target, whole(t), Scalar::F64(1.0).into()]),
+                ins(Opcode::Free, vec![whole(t)]),
+            ]
+        };
+        let mut cache = PartitionCache::default();
+        let options = Options::default();
+        for (shift, same) in [(0, false), (1, false), (0, true), (2, true), (1, true), (0, false)] {
+            let batch = step(shift, same);
+            assert_eq!(cache.partition(&batch, &options), partition(&batch, &options), "shift {shift}, {same}");
+        }
+        assert_eq!((cache.hits, cache.misses), (1, 5), "only the repeated batch is a hit");
+        // Writing a[2..12] after reading a[1..11] is a partial overlap: two kernels, t not contracted.
+        assert_eq!(kernels(&partition(&step(1, true), &options)).len(), 2);
     }
 }

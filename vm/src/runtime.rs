@@ -14,7 +14,7 @@ use crate::memory::HostMemory;
 use crate::opcode::Opcode;
 use crate::view::{Base, BaseId, View};
 use crate::{Error, Result};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// How a runtime batches and reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +75,7 @@ impl Runtime {
         Runtime {
             stack,
             memory: HostMemory::new(),
-            bases: HashMap::new(),
+            bases: HashMap::default(),
             next_base: 1,
             pending: Vec::new(),
             extensions: Vec::new(),
@@ -119,29 +119,45 @@ impl Runtime {
         }
         let mut flush = false;
         for instr in &instructions {
-            if let Some(out) = instr.output() {
-                let state = self.bases.get_mut(&out.base.id).expect("checked above");
-                state.host_current = false;
-                state.sync_pending = false;
-            }
-            match instr.opcode {
-                Opcode::Sync => {
-                    for v in instr.views() {
-                        self.bases.get_mut(&v.base.id).expect("checked above").sync_pending = true;
-                    }
-                    flush = true;
-                }
-                Opcode::Free => {
-                    for v in instr.views() {
-                        self.bases.remove(&v.base.id);
-                    }
-                }
-                _ => {}
-            }
+            flush |= self.track(instr);
         }
         self.stats.instructions += instructions.len() as u64;
         self.pending.extend(instructions);
         if flush || self.pending.len() >= self.options.batch_limit { self.flush() } else { Ok(()) }
+    }
+
+    /// [`Runtime::submit`] of one instruction (the frontend's path: no batch to allocate).
+    pub fn submit_one(&mut self, instr: Instruction) -> Result<()> {
+        self.check(&instr, &[]).map_err(|e| e.at_instruction(0))?;
+        let flush = self.track(&instr);
+        self.stats.instructions += 1;
+        self.pending.push(instr);
+        if flush || self.pending.len() >= self.options.batch_limit { self.flush() } else { Ok(()) }
+    }
+
+    /// Updates the bases' states for a checked instruction about to join the pending batch;
+    /// true when it is a SYNC (the batch must be flushed).
+    fn track(&mut self, instr: &Instruction) -> bool {
+        if let Some(out) = instr.output() {
+            let state = self.bases.get_mut(&out.base.id).expect("checked before");
+            state.host_current = false;
+            state.sync_pending = false;
+        }
+        match instr.opcode {
+            Opcode::Sync => {
+                for v in instr.views() {
+                    self.bases.get_mut(&v.base.id).expect("checked before").sync_pending = true;
+                }
+                true
+            }
+            Opcode::Free => {
+                for v in instr.views() {
+                    self.bases.remove(&v.base.id);
+                }
+                false
+            }
+            _ => false,
+        }
     }
 
     fn check(&self, instr: &Instruction, freed: &[BaseId]) -> Result<()> {
@@ -203,7 +219,7 @@ impl Runtime {
     /// Ends base `id` (queues a FREE). The handle is invalid from now on.
     pub fn free(&mut self, id: BaseId) -> Result<()> {
         let base = self.base(id)?;
-        self.submit(vec![Instruction::new(Opcode::Free, [Operand::View(View::of_base(base))])])
+        self.submit_one(Instruction::new(Opcode::Free, [Operand::View(View::of_base(base))]))
     }
 
     /// The host bytes of base `id`, which must be synced and not written since.

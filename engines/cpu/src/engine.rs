@@ -10,7 +10,7 @@ use crate::{native, program, rewrite, views};
 use std::collections::HashSet;
 use std::time::Instant;
 use vm_core::component::Settings;
-use vm_core::kernel::{self, Kernel, Step};
+use vm_core::kernel::{self, Kernel, PartitionCache, Step};
 use vm_core::{
     Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, Operand, Overlap, Result,
     View, with_dtype,
@@ -92,6 +92,8 @@ pub struct CpuEngine {
     config: Config,
     child: Option<Box<dyn Component>>,
     cache: Cache,
+    /// Kernel formation of batch structures seen before.
+    plans: PartitionCache,
     pool: Pool,
     profile: Profile,
     /// Extension opcodes announced to this engine.
@@ -115,6 +117,7 @@ impl CpuEngine {
         };
         Ok(CpuEngine {
             cache: Cache::new(&config.opt_level, config.verify, config.dump)?,
+            plans: PartitionCache::default(),
             pool: Pool::new(threads),
             config,
             child,
@@ -259,8 +262,9 @@ impl Component for CpuEngine {
         "cpu"
     }
 
+    /// Relies on the batch being valid, as the [`Component`] contract says (the runtime
+    /// validates every instruction it accepts): the hot path of small arrays does not check twice.
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
-        vm_core::instr::validate_batch(batch)?;
         self.profile.batches += 1;
         let opts = kernel::Options { max_instructions: self.config.max_kernel };
         let replayed = self.lazy.prepare(batch);
@@ -279,12 +283,12 @@ impl Component for CpuEngine {
             (None, Some(first)) => (batch, first),
             (None, None) => (batch, &[]),
         };
-        let mut steps = kernel::partition(batch, &opts);
+        let mut steps = self.plans.partition(batch, &opts);
         let contracted = |id| steps.iter().any(|s| matches!(s, Step::Kernel(k) if k.temps.contains(&id)));
         let renamed = self.spares.rename(batch, mem, contracted);
         let batch = match &renamed {
             Some(renamed) => {
-                steps = kernel::partition(renamed, &opts);
+                steps = self.plans.partition(renamed, &opts);
                 renamed
             }
             None => batch,

@@ -17,8 +17,8 @@
 //! base is never deferred again. FREE and DISCARD (the host wrote all of it) simply drop it.
 //! Host memory of a base is only guaranteed current after a SYNC, as for device engines.
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use vm_core::kernel::{Step, needs_isolation};
 use vm_core::{Base, BaseId, HostMemory, Instruction, Kind, Opcode, Operand, Overlap, View};
@@ -95,7 +95,7 @@ impl Lazy {
         if self.deferred.is_empty() {
             return None;
         }
-        let mut seen: HashSet<BaseId> = HashSet::new();
+        let mut seen: HashSet<BaseId> = HashSet::default();
         let mut replay: Vec<(BaseId, usize)> = Vec::new();
         for (i, instr) in batch.iter().enumerate() {
             for v in views(instr) {
@@ -120,7 +120,7 @@ impl Lazy {
             let base = self.deferred.remove(&id).expect("deferred");
             let node = self.recipes.get(&id).expect("deferred bases are pure").clone();
             let mut nodes = Vec::new();
-            flatten(&node, &mut HashSet::new(), &mut nodes);
+            flatten(&node, &mut HashSet::default(), &mut nodes);
             for n in &nodes {
                 let mut instr = n.instr.clone();
                 if let Some(Operand::View(v)) = instr.operands.first_mut()
@@ -183,7 +183,7 @@ impl Lazy {
     /// pure bases that qualify by making them temporaries of their kernel (freeing any memory
     /// they had).
     pub fn record(&mut self, batch: &[Instruction], steps: &mut [Step], mem: &mut HostMemory) {
-        let mut written: HashMap<usize, Arc<Node>> = HashMap::new();
+        let mut written: HashMap<usize, Arc<Node>> = HashMap::default();
         for (i, instr) in batch.iter().enumerate() {
             match instr.opcode {
                 Opcode::Free => {
@@ -224,7 +224,7 @@ impl Lazy {
             return;
         }
         // Candidates: bases whose last write in the batch is pure.
-        let mut candidates: HashMap<BaseId, usize> = HashMap::new();
+        let mut candidates: HashMap<BaseId, usize> = HashMap::default();
         for (&i, n) in &written {
             let id = batch[i].output().expect("a write").base.id;
             let last = self.recipes.get(&id).is_some_and(|r| Arc::ptr_eq(r, n));
@@ -234,7 +234,7 @@ impl Lazy {
         }
         // Every access of a candidate: (position, view, element-wise write); None once it is
         // synced (or otherwise unfit).
-        let mut uses: HashMap<BaseId, Option<Accesses>> = HashMap::new();
+        let mut uses: HashMap<BaseId, Option<Accesses>> = HashMap::default();
         for (i, instr) in batch.iter().enumerate() {
             let out = instr.output();
             let write =

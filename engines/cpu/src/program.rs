@@ -7,11 +7,11 @@
 //! The iteration space is squeezed (extent-1 dimensions dropped) and collapsed (adjacent dimensions
 //! merged where every operand walks them as one), so most kernels become 1-d or 2-d.
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;
-use std::collections::HashMap;
 use vm_core::kernel::Kernel;
 use vm_core::view::row_major_strides;
-use vm_core::{Base, DType, Error, Instruction, Kind, Opcode, Operand, Overlap, Result, Scalar, View};
+use vm_core::{Base, BaseId, DType, Error, Instruction, Kind, Opcode, Operand, Overlap, Result, Scalar, View};
 
 /// Where an operation's input comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -129,19 +129,21 @@ impl Binding {
     }
 }
 
-struct Builder<'a> {
-    kernel: &'a Kernel,
+struct Builder {
     slots: Vec<(View, bool)>,
     partials: Vec<(Opcode, View, usize)>, // (opcode, out, axis)
     consts: Vec<Scalar>,
     ops: Vec<Op>,
     /// Latest value written to each slot.
     latest: HashMap<u16, u32>,
-    /// Contracted temporaries: (view, latest value).
-    temps: Vec<(View, u32)>,
+    /// The kernel's contracted temporaries.
+    contracted: HashSet<BaseId>,
+    /// The latest value of each contracted temporary (kernel formation guarantees that every
+    /// access of one is exactly the view that first wrote it).
+    temps: HashMap<BaseId, u32>,
 }
 
-impl Builder<'_> {
+impl Builder {
     fn slot(&mut self, v: &View) -> u16 {
         let found = self.slots.iter().position(|(w, _)| w.base.id == v.base.id && w.overlap(v) == Overlap::Identical);
         match found {
@@ -159,12 +161,10 @@ impl Builder<'_> {
                 self.consts.push(*s);
                 Ok(Src::Const((self.consts.len() - 1) as u16))
             }
-            Operand::View(v) if self.kernel.temps.contains(&v.base.id) => self
+            Operand::View(v) if self.contracted.contains(&v.base.id) => self
                 .temps
-                .iter()
-                .rev()
-                .find(|(w, _)| w.overlap(v) == Overlap::Identical)
-                .map(|&(_, val)| Src::Val(val))
+                .get(&v.base.id)
+                .map(|&val| Src::Val(val))
                 .ok_or_else(|| Error::Internal(format!("contracted temporary {} read before written", v.base.id))),
             Operand::View(v) => {
                 let k = self.slot(v);
@@ -196,8 +196,8 @@ impl Builder<'_> {
             let axis = instr.axis().ok_or_else(|| Error::Internal("reduction without axis".into()))?;
             self.partials.push((instr.opcode, out.clone(), axis));
             Dst::Reduce((self.partials.len() - 1) as u16)
-        } else if self.kernel.temps.contains(&out.base.id) {
-            self.temps.push((out.clone(), val));
+        } else if self.contracted.contains(&out.base.id) {
+            self.temps.insert(out.base.id, val);
             Dst::Value
         } else {
             let k = self.slot(out);
@@ -251,13 +251,13 @@ fn inner_class(stride: i64) -> Inner {
 /// Builds the program and binding of `kernel` (positions into `batch`).
 pub fn build(kernel: &Kernel, batch: &[Instruction]) -> Result<(Program, Binding)> {
     let mut b = Builder {
-        kernel,
         slots: Vec::new(),
         partials: Vec::new(),
         consts: Vec::new(),
         ops: Vec::new(),
-        latest: HashMap::new(),
-        temps: Vec::new(),
+        latest: HashMap::default(),
+        contracted: kernel.temps.iter().copied().collect(),
+        temps: HashMap::default(),
     };
     for &i in &kernel.instrs {
         b.add(&batch[i]).map_err(|e| e.at_instruction(i))?;

@@ -346,7 +346,7 @@ impl Vm {
 
     /// Submits one instruction; errors are deferred.
     fn emit(&self, instr: Instruction) {
-        let result = self.rt().submit(vec![instr]);
+        let result = self.rt().submit_one(instr);
         if let Err(e) = result {
             self.record(e);
         }
