@@ -22,6 +22,7 @@ pub enum Operand {
 
 impl Operand {
     /// The operand's dtype.
+    #[inline]
     pub fn dtype(&self) -> DType {
         match self {
             Operand::View(v) => v.dtype(),
@@ -30,6 +31,7 @@ impl Operand {
     }
 
     /// The view, if the operand is one.
+    #[inline]
     pub fn as_view(&self) -> Option<&View> {
         match self {
             Operand::View(v) => Some(v),
@@ -77,6 +79,7 @@ impl Instruction {
     }
 
     /// The output view (operand 0) of an instruction that writes one.
+    #[inline]
     pub fn output(&self) -> Option<&View> {
         if self.opcode.kind().writes_output() || self.opcode.kind() == Kind::Extension {
             self.operands.first().and_then(Operand::as_view)
@@ -86,6 +89,7 @@ impl Instruction {
     }
 
     /// The data inputs: operands after the output, before the parameters.
+    #[inline]
     pub fn inputs(&self) -> &[Operand] {
         let n = match self.opcode.kind().arity() {
             Some((n, _)) => n,

@@ -124,6 +124,7 @@ macro_rules! opcode_table {
             pub const ALL: &'static [Opcode] = &[ $( Opcode::$variant, )* ];
 
             /// The opcode's ABI number.
+            #[inline]
             pub fn id(self) -> u32 {
                 match self {
                     $( Opcode::$variant => $id, )*
@@ -159,6 +160,7 @@ macro_rules! opcode_table {
             }
 
             /// The opcode's operand kind.
+            #[inline]
             pub fn kind(self) -> Kind {
                 match self {
                     $( Opcode::$variant => Kind::$kind, )*
@@ -398,11 +400,13 @@ impl Kind {
     }
 
     /// True for opcodes that write operand 0.
+    #[inline]
     pub fn writes_output(self) -> bool {
         !matches!(self, Kind::System | Kind::Nothing)
     }
 
     /// True for the element-wise kinds (same iteration space for all operands).
+    #[inline]
     pub fn is_elementwise(self) -> bool {
         matches!(self, Kind::Unary | Kind::Binary | Kind::Select)
     }
@@ -410,6 +414,7 @@ impl Kind {
 
 impl Opcode {
     /// True for system opcodes and `none`.
+    #[inline]
     pub fn is_system(self) -> bool {
         matches!(self.kind(), Kind::System | Kind::Nothing)
     }

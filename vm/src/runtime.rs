@@ -218,8 +218,11 @@ impl Runtime {
 
     /// Ends base `id` (queues a FREE). The handle is invalid from now on.
     pub fn free(&mut self, id: BaseId) -> Result<()> {
-        let base = self.base(id)?;
-        self.submit_one(Instruction::new(Opcode::Free, [Operand::View(View::of_base(base))]))
+        // The FREE of a live base's whole view is valid by construction: no check needed.
+        let state = self.bases.remove(&id).ok_or(Error::UnknownBase(id.0))?;
+        self.stats.instructions += 1;
+        self.pending.push(Instruction::new(Opcode::Free, [Operand::View(View::of_base(state.base))]));
+        if self.pending.len() >= self.options.batch_limit { self.flush() } else { Ok(()) }
     }
 
     /// The host bytes of base `id`, which must be synced and not written since.

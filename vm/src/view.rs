@@ -86,16 +86,19 @@ impl View {
     }
 
     /// Element type (the base's).
+    #[inline]
     pub fn dtype(&self) -> DType {
         self.base.dtype
     }
 
     /// Number of dimensions.
+    #[inline]
     pub fn ndim(&self) -> usize {
         self.shape.len()
     }
 
     /// Number of elements visited (1 for a 0-dimensional view).
+    #[inline]
     pub fn nelem(&self) -> usize {
         self.shape.iter().product()
     }

@@ -9,6 +9,7 @@ use crate::opcode::Opcode;
 use crate::scalar::Scalar;
 use crate::view::View;
 use crate::{Error, Result};
+use smallvec::SmallVec;
 use std::ops;
 
 /// An input of an element-wise instruction: a view (broadcast as needed) or a constant.
@@ -24,17 +25,16 @@ pub(super) fn elementwise<U: Element>(vm: &Vm, op: Opcode, inputs: &[Src<'_>]) -
         Src::Const(_) => None,
     });
     let shape = broadcast_shapes(views)?;
-    let mut operands: Vec<Operand> = Vec::with_capacity(inputs.len() + 1);
-    operands.push(Operand::Const(Scalar::Bool(false))); // replaced by the output below
+    let out = vm.alloc::<U>(&shape)?;
+    let mut operands: SmallVec<[Operand; 3]> = SmallVec::with_capacity(inputs.len() + 1);
+    operands.push(out.view.clone().into());
     for s in inputs {
         operands.push(match s {
             Src::View(v) => broadcast_view(v, &shape)?.into(),
             Src::Const(c) => (*c).into(),
         });
     }
-    let out = vm.alloc::<U>(&shape)?;
-    operands[0] = out.view.clone().into();
-    vm.emit(Instruction::new(op, operands));
+    vm.emit(Instruction { opcode: op, operands });
     Ok(out)
 }
 
