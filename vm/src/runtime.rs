@@ -194,12 +194,15 @@ impl Runtime {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let batch = std::mem::take(&mut self.pending);
+        let mut batch = std::mem::take(&mut self.pending);
         if self.options.trace {
             eprintln!("--- VM_TRACE batch of {} ---\n{}", batch.len(), crate::asm::print_batch(&batch));
         }
         self.stats.flushes += 1;
         let result = self.stack.execute(&batch, &mut self.memory);
+        // The next batch reuses the allocation (batches of small arrays are flushed often).
+        batch.clear();
+        self.pending = batch;
         // A SYNC is only as good as the batch that carried it.
         for state in self.bases.values_mut() {
             if state.sync_pending {
