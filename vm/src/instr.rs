@@ -336,6 +336,9 @@ fn retag(e: Error, operand: usize) -> Error {
 /// each stride exceeds the reach of all smaller dims. Views that fail it are rejected as
 /// outputs even in the rare cases where they would in fact be injective.
 pub fn visits_each_element_once(v: &View) -> bool {
+    if let ([n], [s]) = (&v.shape[..], &v.stride[..]) {
+        return *n <= 1 || *s != 0;
+    }
     let mut dims: SmallVec<[(u64, u64); 8]> =
         v.shape.iter().zip(&v.stride).filter(|&(&n, _)| n > 1).map(|(&n, &s)| (s.unsigned_abs(), n as u64)).collect();
     if v.nelem() == 0 {
@@ -428,5 +431,9 @@ mod tests {
         assert!(i.validate().unwrap_err().to_string().contains("more than once"));
         assert!(visits_each_element_once(&View::new(b, 0, &[2, 2], &[1, 2]).unwrap()));
         assert!(!visits_each_element_once(&View::new(b, 0, &[3, 3], &[2, 1]).unwrap()));
+        for (n, s, once) in [(1, 0, true), (0, 0, true), (2, 0, false), (4, -2, true), (8, 1, true)] {
+            let start = if s < 0 { 7 } else { 0 };
+            assert_eq!(visits_each_element_once(&View::new(b, start, &[n], &[s]).unwrap()), once, "{n} x {s}");
+        }
     }
 }
