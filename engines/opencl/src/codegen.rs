@@ -6,15 +6,17 @@
 //! innermost dimension along the first dimension of the NDRange, the other dimensions folded into
 //! the second): each splits its ids into a row-major index, computes every instruction of the
 //! kernel in order, keeps contracted temporaries in private variables and stores every other
-//! output once.
+//! output once. Unless the engine pads launches to a configured work-group size
+//! ([`Target::padded`]), kernels have no bounds check, so the compiler can vectorize them across
+//! work items.
 //!
 //! The source text is structural: it depends only on the opcodes, the dtypes, the number of
 //! dimensions, which operands are views, constants or contracted temporaries, which operands
 //! share a base (by argument position), which strides are 0, 1 or something else, and the choices
 //! a reduction makes (serial or tree, one stage or two, the configured work-group size). Base ids,
 //! view starts and strides, extents, element counts, reduction lengths and constants (passed
-//! bit-exactly) are read at run time from a parameter buffer (`prm`, a `__global const ulong*`
-//! bound after the bases and scratch buffers, filled from [`Source::params`]); temporaries are
+//! bit-exactly) are read at run time from a parameter buffer (`prm`, a `__constant ulong*` bound
+//! after the bases and scratch buffers, filled from [`Source::params`]); temporaries are
 //! named by their order in the kernel. So an iterative program that makes new temporaries and
 //! moves its views every iteration reuses the programs built in the first one: the source text
 //! is the program cache key.
@@ -63,9 +65,10 @@ pub struct Source {
     pub args: Vec<Base>,
     /// Scratch buffers bound to the arguments `s0..` after the bases.
     pub scratch: Vec<Scratch>,
-    /// The parameter buffer's contents, bound as the last argument `prm` (a
-    /// `__global const ulong*`; bind a buffer of at least one element even when this is empty):
-    /// the starts, strides, extents, counts and constants the structural text reads at run time.
+    /// The parameter buffer's contents, bound as the last argument `prm` (a `__constant ulong*`
+    /// when there are at most [`Target::constant_params`], else a `__global const ulong*`; bind a
+    /// buffer of at least one element even when this is empty): the starts, strides, extents,
+    /// counts and constants the structural text reads at run time.
     pub params: Vec<u64>,
     /// The entry points, run in order on the same arguments.
     pub launches: Vec<Launch>,
@@ -97,6 +100,21 @@ pub struct ReducePlan {
     pub group: usize,
     /// Work groups that keep the device busy (a few per compute unit).
     pub target_groups: usize,
+}
+
+/// What the generated code may assume about the device and about how the engine launches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Target {
+    /// The device computes in f64 (`cl_khr_fp64`); without it, work using f64 gets no source.
+    pub fp64: bool,
+    /// Launches without a required work-group size ([`Launch::group`] `None`) are padded to a
+    /// multiple of a configured work-group size, so the code skips work items past the end. When
+    /// false they run exactly the work items needed and the code has no such check, which lets
+    /// the compiler vectorize across work items.
+    pub padded: bool,
+    /// The most parameters read from `__constant` memory (the device's constant buffer holds at
+    /// least this many `ulong`s); a program with more reads them from `__global` memory.
+    pub constant_params: usize,
 }
 
 /// Axes up to this long are reduced by one work item per output element (in order, exactly as
@@ -454,6 +472,13 @@ impl Params {
         format!("((long){})", self.ulong(v as u64))
     }
 
+    /// The program text, opened by the definition of `VM_PARAMS` (the address space of `prm`:
+    /// `__constant` when the device's constant buffer holds every slot), and the slot values.
+    fn finish(self, text: String, target: Target) -> (String, Vec<u64>) {
+        let space = if self.0.len() <= target.constant_params { "__constant" } else { "__global const" };
+        (format!("#define VM_PARAMS {space}\n{text}"), self.0)
+    }
+
     /// A new slot holding the bits of constant `s`, as an exact expression of its dtype.
     fn constant(&mut self, s: Scalar) -> String {
         match s {
@@ -496,12 +521,13 @@ fn prelude(uses_f64: bool, helpers: &Helpers, random: bool) -> String {
     text
 }
 
-/// The parameter list: every base, then every scratch buffer, then the parameter buffer.
+/// The parameter list: every base, then every scratch buffer, then the parameter buffer (in the
+/// address space `VM_PARAMS`, see [`Params::finish`]).
 fn signature(args: &Args, scratch: &[(Scratch, &str)]) -> String {
     let mut p: Vec<String> =
         args.bases.iter().enumerate().map(|(k, b)| format!("__global {}* restrict b{k}", ctype(b.dtype))).collect();
     p.extend(scratch.iter().enumerate().map(|(k, (_, t))| format!("__global {t}* s{k}")));
-    p.push("__global const ulong* restrict prm".into());
+    p.push("VM_PARAMS ulong* restrict prm".into());
     p.join(", ")
 }
 
@@ -541,6 +567,12 @@ fn offset(v: &View, vars: &[String], prm: &mut Params) -> String {
     e
 }
 
+/// The line returning from work items at or past `n` (a `ulong` expression) along the padded
+/// NDRange dimension `id` (a `ulong` variable), when launches may be padded.
+fn guard(target: Target, id: &str, n: &str) -> String {
+    if target.padded { format!("    if ({id} >= {n}) return;\n") } else { String::new() }
+}
+
 fn names(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|d| format!("{prefix}{d}")).collect()
 }
@@ -558,7 +590,7 @@ fn launch(name: &'static str, items: usize, group: Option<usize>) -> Launch {
 /// instruction or dtype is not implemented on the device (f64 without `fp64`, reductions, ...).
 /// Its one launch runs the innermost dimension along the first NDRange dimension and every
 /// other position along the second.
-pub fn generate(batch: &[Instruction], kernel: &Kernel, fp64: bool) -> Option<Source> {
+pub fn generate(batch: &[Instruction], kernel: &Kernel, target: Target) -> Option<Source> {
     let mut args = Args::default();
     let mut prm = Params::default();
     let mut helpers = Helpers::default();
@@ -625,7 +657,7 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, fp64: bool) -> Option<So
         };
         let _ = writeln!(body, "    {target} = {expr};");
     }
-    if uses_f64 && !fp64 {
+    if uses_f64 && !target.fp64 {
         return None;
     }
     let inner = kernel.shape.last().copied().unwrap_or(1);
@@ -633,7 +665,8 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, fp64: bool) -> Option<So
     let mut text = prelude(uses_f64, &helpers, uses_random);
     let _ = writeln!(text, "__kernel void {KERNEL_NAME}({}) {{", signature(&args, &[]));
     let n = prm.ulong(inner as u64);
-    let _ = writeln!(text, "    ulong c = get_global_id(0), r = get_global_id(1);\n    if (c >= {n}) return;");
+    let _ = writeln!(text, "    ulong c = get_global_id(0), r = get_global_id(1);");
+    text.push_str(&guard(target, "c", &n));
     let _ = writeln!(text, "    ulong pos = r * {n} + c;");
     if ndim > 0 {
         let _ = writeln!(text, "    long i{} = (long)c;", ndim - 1);
@@ -641,11 +674,12 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, fp64: bool) -> Option<So
     }
     text.push_str(&body);
     text.push_str("}\n");
+    let (text, params) = prm.finish(text, target);
     Some(Source {
         text,
         args: args.bases,
         scratch: Vec::new(),
-        params: prm.0,
+        params,
         launches: vec![Launch { name: KERNEL_NAME, items: inner, rows, group: None }],
         check_first: false,
         written,
@@ -665,10 +699,10 @@ fn combine(op: Opcode, d: DType, a: &str, b: &str, h: &mut Helpers) -> Option<St
 /// length, the output count and the number of chunks per output element are parameters; only
 /// the choices between these forms and the work-group size are in the text. `None` when the
 /// device cannot run it (f64 without `fp64`, output overlapping the input).
-pub fn generate_reduce(instr: &Instruction, fp64: bool, plan: ReducePlan) -> Option<Source> {
+pub fn generate_reduce(instr: &Instruction, target: Target, plan: ReducePlan) -> Option<Source> {
     let (out, input, axis) = (instr.output()?, instr.operands.get(1)?.as_view()?, instr.axis()?);
     let (d, d_out) = (input.dtype(), out.dtype());
-    if needs_f64(instr) && !fp64 || axis >= input.ndim() || out.ndim() + 1 != input.ndim() {
+    if needs_f64(instr) && !target.fp64 || axis >= input.ndim() || out.ndim() + 1 != input.ndim() {
         return None;
     }
     if out.base.id == input.base.id && out.overlap(input) != vm_core::Overlap::Disjoint {
@@ -703,17 +737,19 @@ pub fn generate_reduce(instr: &Instruction, fp64: bool, plan: ReducePlan) -> Opt
         text.push_str(&fold);
         let _ = writeln!(text, "__kernel void {KERNEL_NAME}({}) {{", signature(&args, &[]));
         let m_p = prm.ulong(m as u64);
-        let _ = writeln!(text, "    ulong pos = get_global_id(0);\n    if (pos >= {m_p}) return;");
+        let _ = writeln!(text, "    ulong pos = get_global_id(0);");
+        text.push_str(&guard(target, "pos", &m_p));
         text.push_str(&split_index("o", "pos", &out.shape, &mut prm));
         let _ = writeln!(text, "    long ibase = {in_base}, istep = {istep}, len = (long){len_p};");
         let _ = writeln!(text, "    {to} acc = {};", at("0"));
         let _ = writeln!(text, "    for (long k = 1; k < len; k++) acc = vm_combine(acc, {});", at("k"));
         let _ = writeln!(text, "    {out_at} = acc;\n}}");
+        let (text, params) = prm.finish(text, target);
         return Some(Source {
             text,
             args: args.bases,
             scratch: Vec::new(),
-            params: prm.0,
+            params,
             launches: vec![launch(KERNEL_NAME, m, None)],
             check_first: false,
             written: vec![out.base.id],
@@ -773,11 +809,12 @@ pub fn generate_reduce(instr: &Instruction, fp64: bool, plan: ReducePlan) -> Opt
     if chunks > 1 {
         launches.push(launch("vm_kernel2", m * w, Some(w)));
     }
+    let (text, params) = prm.finish(text, target);
     Some(Source {
         text,
         args: args.bases,
         scratch: scratch.into_iter().map(|(s, _)| s).collect(),
-        params: prm.0,
+        params,
         launches,
         check_first: false,
         written: vec![out.base.id],
@@ -787,9 +824,9 @@ pub fn generate_reduce(instr: &Instruction, fp64: bool, plan: ReducePlan) -> Opt
 
 /// Builds the source of a scan: one work item per line along the axis, in order (bit-identical
 /// to the reference engine). `None` when the device cannot run it.
-pub fn generate_accumulate(instr: &Instruction, fp64: bool) -> Option<Source> {
+pub fn generate_accumulate(instr: &Instruction, target: Target) -> Option<Source> {
     let (out, input, axis) = (instr.output()?, instr.operands.get(1)?.as_view()?, instr.axis()?);
-    if needs_f64(instr) && !fp64 || axis >= input.ndim() || instr.output_partially_overlaps_input() {
+    if needs_f64(instr) && !target.fp64 || axis >= input.ndim() || instr.output_partially_overlaps_input() {
         return None;
     }
     let d = out.dtype();
@@ -810,7 +847,8 @@ pub fn generate_accumulate(instr: &Instruction, fp64: bool) -> Option<Source> {
     let to = ctype(d);
     let mut text = prelude(needs_f64(instr), &h, false);
     let _ = writeln!(text, "__kernel void {KERNEL_NAME}({}) {{", signature(&args, &[]));
-    let _ = writeln!(text, "    ulong pos = get_global_id(0);\n    if (pos >= {m_p} || {len_p} == 0) return;");
+    let _ = writeln!(text, "    ulong pos = get_global_id(0);\n    if ({len_p} == 0) return;");
+    text.push_str(&guard(target, "pos", &m_p));
     text.push_str(&split_index("o", "pos", &lines_shape, &mut prm));
     let _ = writeln!(text, "    long ip = {ibase}, op = {obase}, si = {si}, so = {so}, len = (long){len_p};");
     let _ = writeln!(text, "    {to} acc = {ib}[ip];\n    {ob}[op] = acc;");
@@ -818,11 +856,12 @@ pub fn generate_accumulate(instr: &Instruction, fp64: bool) -> Option<Source> {
         text,
         "    for (long k = 1; k < len; k++) {{ {to} x = {ib}[ip + k * si]; acc = {step}; {ob}[op + k * so] = acc; }}\n}}"
     );
+    let (text, params) = prm.finish(text, target);
     Some(Source {
         text,
         args: args.bases,
         scratch: Vec::new(),
-        params: prm.0,
+        params,
         launches: vec![launch(KERNEL_NAME, m, None)],
         check_first: false,
         written: vec![out.base.id],
@@ -830,26 +869,27 @@ pub fn generate_accumulate(instr: &Instruction, fp64: bool) -> Option<Source> {
     })
 }
 
-/// The parts of a gather or scatter that walk its index view: the parameter count of positions,
-/// the lines splitting `pos` into `i0..`, and the offset of the index element there.
+/// The parts of a gather or scatter that walk its index view: the check against the count of
+/// positions (when launches are padded), the lines splitting `pos` into `i0..`, and the offset
+/// of the index element there.
 struct IndexWalk {
-    n: String,
+    guard: String,
     split: String,
     at: String,
 }
 
 impl IndexWalk {
-    fn new(index: &View, prm: &mut Params) -> IndexWalk {
-        let n = prm.ulong(index.nelem() as u64);
+    fn new(index: &View, target: Target, prm: &mut Params) -> IndexWalk {
+        let guard = guard(target, "pos", &prm.ulong(index.nelem() as u64));
         let split = split_index("i", "pos", &index.shape, prm);
         let at = offset(index, &names("i", index.ndim()), prm);
-        IndexWalk { n, split, at }
+        IndexWalk { guard, split, at }
     }
 
     /// The opening lines of a kernel over the index positions.
     fn open(&self, text: &mut String, name: &str, p: &str) {
-        let _ = writeln!(text, "__kernel void {name}({p}) {{");
-        let _ = writeln!(text, "    ulong pos = get_global_id(0);\n    if (pos >= {}) return;", self.n);
+        let _ = writeln!(text, "__kernel void {name}({p}) {{\n    ulong pos = get_global_id(0);");
+        text.push_str(&self.guard);
         text.push_str(&self.split);
     }
 }
@@ -866,9 +906,9 @@ fn index_check(text: &mut String, p: &str, walk: &IndexWalk, xb: &str, d: DType,
 /// Builds the source of `gather out, src, index`: a check launch, then one work item per output
 /// element. `None` when the device cannot run it (the output shares a base with an input, f64
 /// without `fp64`).
-pub fn generate_gather(instr: &Instruction, fp64: bool) -> Option<Source> {
+pub fn generate_gather(instr: &Instruction, target: Target) -> Option<Source> {
     let (out, src, index) = (instr.output()?, instr.operands.get(1)?.as_view()?, instr.operands.get(2)?.as_view()?);
-    if needs_f64(instr) && !fp64
+    if needs_f64(instr) && !target.fp64
         || out.base.id == src.base.id
         || out.base.id == index.base.id
         || index.shape != out.shape
@@ -880,7 +920,7 @@ pub fn generate_gather(instr: &Instruction, fp64: bool) -> Option<Source> {
     let (ob, sb, xb) = (args.of(out.base), args.of(src.base), args.of(index.base));
     let scratch = [(Scratch { bytes: 4, fill: 0 }, "uint")];
     let p = signature(&args, &scratch);
-    let walk = IndexWalk::new(index, &mut prm);
+    let walk = IndexWalk::new(index, target, &mut prm);
     let len = prm.ulong(src.nelem() as u64);
     let mut text = prelude(needs_f64(instr), &Helpers::default(), false);
     index_check(&mut text, &p, &walk, &xb, index.dtype(), &len);
@@ -891,11 +931,12 @@ pub fn generate_gather(instr: &Instruction, fp64: bool) -> Option<Source> {
     let src_at = offset(src, &names("j", src.ndim()), &mut prm);
     let _ = writeln!(text, "    {ob}[{out_at}] = {sb}[{src_at}];\n}}");
     let n = out.nelem();
+    let (text, params) = prm.finish(text, target);
     Some(Source {
         text,
         args: args.bases,
         scratch: vec![scratch[0].0],
-        params: prm.0,
+        params,
         launches: vec![launch("vm_check", n, None), launch(KERNEL_NAME, n, None)],
         check_first: true,
         written: vec![out.base.id],
@@ -908,10 +949,10 @@ pub fn generate_gather(instr: &Instruction, fp64: bool) -> Option<Source> {
 /// per source element that writes only where it is that last one. `None` when the device cannot
 /// run it (inputs sharing the destination's base, 2^31 or more source elements, f64 without
 /// `fp64`).
-pub fn generate_scatter(instr: &Instruction, fp64: bool) -> Option<Source> {
+pub fn generate_scatter(instr: &Instruction, target: Target) -> Option<Source> {
     let (dst, src, index) = (instr.output()?, instr.operands.get(1)?, instr.operands.get(2)?.as_view()?);
     let n = index.nelem();
-    if needs_f64(instr) && !fp64
+    if needs_f64(instr) && !target.fp64
         || dst.base.id == index.base.id
         || src.as_view().is_some_and(|v| v.base.id == dst.base.id || v.shape != index.shape)
         || n >= (1 << 31)
@@ -921,7 +962,7 @@ pub fn generate_scatter(instr: &Instruction, fp64: bool) -> Option<Source> {
     let mut args = Args::default();
     let mut prm = Params::default();
     let (db, xb) = (args.of(dst.base), args.of(index.base));
-    let walk = IndexWalk::new(index, &mut prm);
+    let walk = IndexWalk::new(index, target, &mut prm);
     let value = match src {
         Operand::Const(s) => prm.constant(*s),
         Operand::View(v) => format!("{}[{}]", args.of(v.base), offset(v, &names("i", index.ndim()), &mut prm)),
@@ -939,11 +980,12 @@ pub fn generate_scatter(instr: &Instruction, fp64: bool) -> Option<Source> {
     text.push_str(&split_index("d", "k", &dst.shape, &mut prm));
     let dst_at = offset(dst, &names("d", dst.ndim()), &mut prm);
     let _ = writeln!(text, "    if (s1[k] == (int)pos) {db}[{dst_at}] = {value};\n}}");
+    let (text, params) = prm.finish(text, target);
     Some(Source {
         text,
         args: args.bases,
         scratch: scratch.iter().map(|(s, _)| *s).collect(),
-        params: prm.0,
+        params,
         launches: vec![launch("vm_check", n, None), launch("vm_last", n, None), launch(KERNEL_NAME, n, None)],
         check_first: true,
         written: vec![dst.base.id],
@@ -955,6 +997,8 @@ pub fn generate_scatter(instr: &Instruction, fp64: bool) -> Option<Source> {
 mod tests {
     use super::*;
     use vm_core::kernel::{Options, Step, partition};
+
+    const TARGET: Target = Target { fp64: true, padded: false, constant_params: 4096 };
 
     fn view(id: u64, d: DType, nelem: u64, start: i64, shape: &[usize], stride: &[i64]) -> View {
         View::new(Base { id: BaseId(id), dtype: d, nelem }, start, shape, stride).unwrap()
@@ -980,7 +1024,7 @@ mod tests {
         let steps = partition(&batch, &Options::default());
         let Step::Kernel(kernel) = &steps[0] else { panic!("{steps:?}") };
         assert_eq!(kernel.temps, vec![BaseId(t)]);
-        generate(&batch, kernel, true).unwrap()
+        generate(&batch, kernel, TARGET).unwrap()
     }
 
     #[test]
@@ -993,15 +1037,22 @@ mod tests {
         assert!(a.text.contains("t0") && !a.text.contains("t2"), "temporaries are named by order");
         assert_eq!((a.launches[0].items, a.launches[0].rows), (20, 10));
         // Operands sharing a base, or a stride of 1 where there was another, is another structure.
-        let add = |ids: [u64; 3], stride: i64| {
+        let add = |ids: [u64; 3], stride: i64, target: Target| {
             let v = |id| Operand::View(view(id, DType::I32, 100, 0, &[10], &[stride]));
             let batch = [Instruction::new(Opcode::Add, [v(ids[0]), v(ids[1]), v(ids[2])])];
             let Step::Kernel(kernel) = &partition(&batch, &Options::default())[0] else { unreachable!() };
-            generate(&batch, kernel, true).unwrap().text
+            generate(&batch, kernel, target).unwrap().text
         };
-        assert_eq!(add([1, 2, 3], 3), add([4, 6, 5], 2));
-        assert_ne!(add([1, 2, 3], 3), add([1, 2, 2], 3));
-        assert_ne!(add([1, 2, 3], 3), add([1, 2, 3], 1));
+        let other = add([1, 2, 3], 3, TARGET);
+        assert_eq!(other, add([4, 6, 5], 2, TARGET));
+        assert_ne!(other, add([1, 2, 2], 3, TARGET));
+        assert_ne!(other, add([1, 2, 3], 1, TARGET));
+        // Padded launches check the id; many parameters live in __global memory.
+        assert!(!other.contains("return;") && other.contains("#define VM_PARAMS __constant\n"), "{other}");
+        let padded = add([1, 2, 3], 3, Target { padded: true, ..TARGET });
+        assert!(padded.contains("if (c >= prm[") && padded.contains("return;"), "{padded}");
+        let global = add([1, 2, 3], 3, Target { constant_params: 3, ..TARGET });
+        assert!(global.contains("#define VM_PARAMS __global const\n"), "{global}");
     }
 
     fn one(instr: Instruction, make: impl Fn(&Instruction) -> Option<Source>) -> Source {
@@ -1015,7 +1066,7 @@ mod tests {
             let x = view(id, DType::F32, (len * rows) as u64 + 10, start, &[rows, len], &[len as i64, 1]);
             let o = view(id + 1, DType::F32, rows as u64, 0, &[rows], &[1]);
             one(Instruction::new(Opcode::AddReduce, [o.into(), x.into(), Scalar::I64(1).into()]), |i| {
-                generate_reduce(i, true, plan)
+                generate_reduce(i, TARGET, plan)
             })
         };
         // Serial, one-stage tree and two-stage tree reductions.
@@ -1027,7 +1078,7 @@ mod tests {
             let x = view(id, DType::I32, (len * rows) as u64, 0, &[rows, len], &[len as i64, 1]);
             let o = view(id + 1, DType::I32, (len * rows) as u64, 0, &[rows, len], &[len as i64, 1]);
             one(Instruction::new(Opcode::AddAccumulate, [o.into(), x.into(), Scalar::I64(1).into()]), |i| {
-                generate_accumulate(i, true)
+                generate_accumulate(i, TARGET)
             })
         };
         assert_eq!(scan(1, 10, 3).text, scan(8, 100, 7).text);
@@ -1037,14 +1088,16 @@ mod tests {
                 view(id + 1, DType::F64, len as u64 * 2, 1, &[len], &[2]),
                 view(id + 2, DType::I64, n as u64, 0, &[n], &[1]),
             );
-            one(Instruction::new(Opcode::Gather, [o.into(), s.into(), x.into()]), |i| generate_gather(i, true))
+            one(Instruction::new(Opcode::Gather, [o.into(), s.into(), x.into()]), |i| generate_gather(i, TARGET))
         };
         assert_eq!(gather(1, 10, 30).text, gather(4, 70, 5).text);
         let scatter = |id: u64, n: usize, len: usize, k: i16| {
             let (d, x) =
                 (view(id, DType::I16, len as u64, 0, &[len], &[1]), view(id + 2, DType::U32, n as u64, 0, &[n], &[1]));
-            let s =
-                generate_scatter(&Instruction::new(Opcode::Scatter, [d.into(), Scalar::I16(k).into(), x.into()]), true);
+            let s = generate_scatter(
+                &Instruction::new(Opcode::Scatter, [d.into(), Scalar::I16(k).into(), x.into()]),
+                TARGET,
+            );
             s.unwrap()
         };
         assert_eq!(scatter(1, 10, 30, 3).text, scatter(6, 17, 50, -9).text);

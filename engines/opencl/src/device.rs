@@ -29,6 +29,8 @@ pub struct DeviceInfo {
     pub platform_version: String,
     /// The largest single buffer the device can allocate, in bytes.
     pub max_alloc: u64,
+    /// The largest `__constant` buffer argument, in bytes.
+    pub max_constant: u64,
     /// The largest work group the device runs.
     pub max_work_group: usize,
     /// The device handle.
@@ -120,6 +122,7 @@ pub(crate) fn discover() -> Result<Vec<DeviceInfo>> {
                 driver: d.driver_version().unwrap_or_default().trim().to_string(),
                 platform_version: pversion.trim().to_string(),
                 max_alloc: d.max_mem_alloc_size().unwrap_or(0),
+                max_constant: d.max_constant_buffer_size().unwrap_or(0),
                 max_work_group: d.max_work_group_size().unwrap_or(1),
                 device: d,
             });

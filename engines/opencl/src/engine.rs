@@ -6,7 +6,7 @@
 //! counts, constants) into one parameter buffer the engine keeps and grows as needed.
 
 use crate::cache::{self, DiskCache};
-use crate::codegen::{self, ReducePlan, Source};
+use crate::codegen::{self, ReducePlan, Source, Target};
 use crate::device::{self, DeviceInfo};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
@@ -18,6 +18,10 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 use vm_core::kernel::{self, Step};
 use vm_core::{Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, Result, Settings};
+
+/// The most parameters a program reads from `__constant` memory (32 KiB; fewer when the
+/// device's constant buffer is smaller); the engine keeps one parameter buffer of this many.
+const CONSTANT_PARAMS: usize = 4096;
 
 /// Options every program is built with.
 const BUILD_OPTIONS: &str = "-cl-fp32-correctly-rounded-divide-sqrt";
@@ -99,8 +103,11 @@ pub struct OpenClEngine {
     queue: CommandQueue,
     /// Built programs' kernels by source text and entry point.
     cache: HashMap<String, HashMap<&'static str, Kernel>>,
-    /// The parameter buffer bound to every launch, and its length in elements.
-    params: Option<(Buffer<u64>, usize)>,
+    /// The parameter buffer of every program with at most `target.constant_params` parameters
+    /// (made on first use).
+    params: Option<Buffer<u64>>,
+    /// What generated code may assume.
+    target: Target,
     disk: Option<DiskCache>,
     bases: HashMap<BaseId, DeviceBase>,
     child: Option<Box<dyn Component>>,
@@ -129,7 +136,13 @@ impl OpenClEngine {
                     .map_err(|e| Error::InvalidArgument(format!("opencl cache_dir `{dir}` cannot be used: {e}")))?,
             ),
         };
+        let target = Target {
+            fp64: chosen.fp64,
+            padded: config.work_group_size > 0,
+            constant_params: CONSTANT_PARAMS.min(usize::try_from(chosen.max_constant / 8).unwrap_or(usize::MAX)),
+        };
         Ok(OpenClEngine {
+            target,
             disk,
             config,
             devices,
@@ -291,24 +304,31 @@ impl OpenClEngine {
         Ok(())
     }
 
-    /// Writes `values` into the parameter buffer (grown when too short; at least one element).
-    fn upload_params(&mut self, values: &[u64]) -> Result<()> {
-        if self.params.as_ref().is_none_or(|(_, len)| *len < values.len()) {
-            let len = values.len().next_power_of_two().max(64);
-            self.params = None;
+    /// Writes `values` into a parameter buffer: the engine's own (made on first use, holding
+    /// `target.constant_params`) when they fit there, else a new one, returned, for this run.
+    fn upload_params(&mut self, values: &[u64]) -> Result<Option<Buffer<u64>>> {
+        let small = values.len() <= self.target.constant_params;
+        let mut own = None;
+        if !small || self.params.is_none() {
+            let len = if small { self.target.constant_params.max(1) } else { values.len() };
             // SAFETY: no host pointer is passed; the size is nonzero.
             let buf = unsafe { Buffer::<u64>::create(&self.context, CL_MEM_READ_ONLY, len, std::ptr::null_mut()) }
-                .map_err(|e| self.cl_fail(format!("allocating the parameter buffer ({len} values)"), e.0))?;
-            self.params = Some((buf, len));
+                .map_err(|e| self.cl_fail(format!("allocating a parameter buffer ({len} values)"), e.0))?;
+            if small {
+                self.params = Some(buf);
+            } else {
+                own = Some(buf);
+            }
         }
-        if values.is_empty() {
-            return Ok(());
+        if let Some(buf) = own.as_mut().or(self.params.as_mut())
+            && !values.is_empty()
+        {
+            // SAFETY: the buffer holds at least `values.len()` elements; the write blocks, so
+            // the kernels of an earlier run (in order on this queue) have read their values.
+            unsafe { self.queue.enqueue_write_buffer(buf, CL_BLOCKING, 0, values, &[]) }
+                .map_err(|e| self.cl_fail(format!("writing {} parameters", values.len()), e.0))?;
         }
-        let Some((buf, _)) = self.params.as_mut() else { unreachable!("the parameter buffer was just made") };
-        // SAFETY: the buffer holds at least `values.len()` elements; the write blocks, so the
-        // kernels of an earlier run (in order on this queue) have read their values already.
-        let written = unsafe { self.queue.enqueue_write_buffer(buf, CL_BLOCKING, 0, values, &[]) };
-        written.map(|_| ()).map_err(|e| self.cl_fail(format!("writing {} parameters", values.len()), e.0))
+        Ok(own)
     }
 
     /// Runs `src` on the device. False when its check launch found that the instruction cannot
@@ -318,7 +338,7 @@ impl OpenClEngine {
             self.upload(b, mem)?;
         }
         self.program(src)?;
-        self.upload_params(&src.params)?;
+        let own_params = self.upload_params(&src.params)?;
         let mut scratch = Vec::new();
         for (k, s) in src.scratch.iter().enumerate() {
             scratch.push(self.buffer(s.bytes, s.fill, &format!("scratch buffer {k} of {}", src.describe()))?);
@@ -338,8 +358,8 @@ impl OpenClEngine {
                 // SAFETY: the scratch arguments follow the bases, each a __global pointer.
                 unsafe { exec.set_arg(buf) };
             }
-            if let Some((buf, _)) = &self.params {
-                // SAFETY: the last argument is the `__global const ulong*` parameter buffer.
+            if let Some(buf) = own_params.as_ref().or(self.params.as_ref()) {
+                // SAFETY: the last argument is the parameter buffer, a `ulong` pointer.
                 unsafe { exec.set_arg(buf) };
             }
             let wg = l.group.unwrap_or(self.config.work_group_size);
@@ -457,11 +477,11 @@ impl OpenClEngine {
     /// Runs one non-blockable instruction: scans, gather and scatter on the device, the rest
     /// (extension methods, reductions of nothing) on the fallback.
     fn single(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
-        let fp64 = self.chosen.fp64;
+        let target = self.target;
         let src = match instr.opcode.kind() {
-            Kind::Accumulate => codegen::generate_accumulate(instr, fp64),
-            Kind::Gather => codegen::generate_gather(instr, fp64),
-            Kind::Scatter => codegen::generate_scatter(instr, fp64),
+            Kind::Accumulate => codegen::generate_accumulate(instr, target),
+            Kind::Gather => codegen::generate_gather(instr, target),
+            Kind::Scatter => codegen::generate_scatter(instr, target),
             _ => None,
         };
         self.run_or_fallback(src, vec![instr.clone()], mem)
@@ -472,14 +492,14 @@ impl OpenClEngine {
     /// each); a contracted temporary used by more than one of those pieces, or read by a
     /// reduction, gets a device buffer (it never reaches the host unless the fallback needs it).
     fn kernel(&mut self, batch: &[Instruction], k: &kernel::Kernel, mem: &mut HostMemory) -> Result<()> {
-        let fp64 = self.chosen.fp64;
+        let target = self.target;
         let all = |ids: &[usize]| ids.iter().map(|&i| batch[i].clone()).collect::<Vec<_>>();
         if k.instrs.len() == 1 && kernel::needs_isolation(&batch[k.instrs[0]]) {
             return self.fallback(all(&k.instrs), mem);
         }
         let is_reduce = |i: usize| batch[i].opcode.kind() == Kind::Reduce;
         if !k.instrs.iter().any(|&i| is_reduce(i)) {
-            let src = codegen::generate(batch, k, fp64);
+            let src = codegen::generate(batch, k, target);
             return self.run_or_fallback(src, all(&k.instrs), mem);
         }
         let mut pieces: Vec<Vec<usize>> = Vec::new();
@@ -492,7 +512,7 @@ impl OpenClEngine {
         let touches = |p: &[usize], id: BaseId| p.iter().any(|&i| batch[i].views().any(|v| v.base.id == id));
         for p in &pieces {
             if is_reduce(p[0]) {
-                let src = codegen::generate_reduce(&batch[p[0]], fp64, self.reduce_plan());
+                let src = codegen::generate_reduce(&batch[p[0]], target, self.reduce_plan());
                 self.run_or_fallback(src, all(p), mem)?;
                 continue;
             }
@@ -503,7 +523,7 @@ impl OpenClEngine {
                 .filter(|&t| touches(p, t) && pieces.iter().filter(|q| touches(q, t)).count() == 1)
                 .collect();
             let sub = kernel::Kernel { instrs: p.clone(), shape: k.shape.clone(), temps, after: Vec::new() };
-            let src = codegen::generate(batch, &sub, fp64);
+            let src = codegen::generate(batch, &sub, target);
             self.run_or_fallback(src, all(p), mem)?;
         }
         Ok(())

@@ -68,12 +68,21 @@ fn a_work_group_size_from_the_settings_is_used() {
     let settings = vm_core::Settings::from_pairs("opencl", &[("work_group_size", toml::Value::Integer(64))]);
     let mut cl =
         (vm_opencl::IMPLEMENTATION.construct)(&settings, Some(Box::new(vm_interp::Interp::new(None)))).unwrap();
-    let out = base(1, DType::U32, 1001);
-    let (mut a, mut b) = twin(&[], 1);
-    let batch = [Instruction::new(Opcode::Range, [whole(out)]), Instruction::new(Opcode::Sync, [whole(out)])];
+    let (out, grid) = (base(1, DType::U32, 1001), base(2, DType::I64, 7 * 100));
+    let (mut a, mut b) = twin(&[grid], 1);
+    // Work items past the end of a padded launch, 1-d and 2-d (13 columns of a 7 x 100 grid),
+    // must do nothing.
+    let cols = vm_core::Operand::View(vm_core::View::new(grid, 3, &[7, 13], &[100, 2]).unwrap());
+    let batch = [
+        Instruction::new(Opcode::Range, [whole(out)]),
+        Instruction::new(Opcode::Add, [cols.clone(), cols, Scalar::I64(5).into()]),
+        Instruction::new(Opcode::Sync, [whole(out)]),
+        Instruction::new(Opcode::Sync, [whole(grid)]),
+    ];
     cl.execute(&batch, &mut a).unwrap();
     vm_interp::Interp::new(None).execute(&batch, &mut b).unwrap();
     assert_eq!(a.get(out.id).unwrap().bytes(), b.get(out.id).unwrap().bytes());
+    assert_eq!(a.get(grid.id).unwrap().bytes(), b.get(grid.id).unwrap().bytes());
 }
 
 #[test]
