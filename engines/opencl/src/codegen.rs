@@ -52,8 +52,9 @@ pub struct Launch {
 pub struct Scratch {
     /// Size in bytes.
     pub bytes: usize,
-    /// The byte every position is filled with before the first launch.
-    pub fill: u8,
+    /// The byte every position is filled with before the first launch, or `None` when the code
+    /// writes every byte before reading it.
+    pub fill: Option<u8>,
 }
 
 /// The generated source of one piece of device work and what its arguments bind.
@@ -762,7 +763,7 @@ pub fn generate_reduce(instr: &Instruction, target: Target, plan: ReducePlan) ->
     let chunks = if m >= plan.target_groups { 1 } else { plan.target_groups.div_ceil(m).min(len.div_ceil(w)).max(1) };
     let chunks_p = prm.ulong(chunks as u64);
     let scratch =
-        if chunks > 1 { vec![(Scratch { bytes: m * chunks * d_out.size(), fill: 0 }, to)] } else { Vec::new() };
+        if chunks > 1 { vec![(Scratch { bytes: m * chunks * d_out.size(), fill: None }, to)] } else { Vec::new() };
     let mut text = prelude(needs_f64(instr), &h, false);
     text.push_str(&fold);
     // The tree over the work group's values; `have` marks work items that saw an element, so no
@@ -918,7 +919,7 @@ pub fn generate_gather(instr: &Instruction, target: Target) -> Option<Source> {
     let mut args = Args::default();
     let mut prm = Params::default();
     let (ob, sb, xb) = (args.of(out.base), args.of(src.base), args.of(index.base));
-    let scratch = [(Scratch { bytes: 4, fill: 0 }, "uint")];
+    let scratch = [(Scratch { bytes: 4, fill: Some(0) }, "uint")];
     let p = signature(&args, &scratch);
     let walk = IndexWalk::new(index, target, &mut prm);
     let len = prm.ulong(src.nelem() as u64);
@@ -969,7 +970,8 @@ pub fn generate_scatter(instr: &Instruction, target: Target) -> Option<Source> {
     };
     let len = dst.nelem();
     let len_p = prm.ulong(len as u64);
-    let scratch = [(Scratch { bytes: 4, fill: 0 }, "uint"), (Scratch { bytes: 4 * len.max(1), fill: 0xff }, "int")];
+    let scratch =
+        [(Scratch { bytes: 4, fill: Some(0) }, "uint"), (Scratch { bytes: 4 * len.max(1), fill: Some(0xff) }, "int")];
     let p = signature(&args, &scratch);
     let mut text = prelude(needs_f64(instr), &Helpers::default(), false);
     index_check(&mut text, &p, &walk, &xb, index.dtype(), &len_p);

@@ -20,8 +20,11 @@ use vm_core::kernel::{self, Step};
 use vm_core::{Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, Result, Settings};
 
 /// The most parameters a program reads from `__constant` memory (32 KiB; fewer when the
-/// device's constant buffer is smaller); the engine keeps one parameter buffer of this many.
+/// device's constant buffer is smaller).
 const CONSTANT_PARAMS: usize = 4096;
+
+/// The most device buffers kept for reuse after their base was freed (or a run's scratch).
+const SPARE_BUFFERS: usize = 16;
 
 /// Options every program is built with.
 const BUILD_OPTIONS: &str = "-cl-fp32-correctly-rounded-divide-sqrt";
@@ -94,6 +97,14 @@ pub struct Stats {
     pub downloads: u64,
 }
 
+/// A built program: its kernels by entry point, and its parameter buffer (made on its first run)
+/// with the values last written there.
+struct Built {
+    kernels: HashMap<&'static str, Kernel>,
+    params: Option<Buffer<u64>>,
+    values: Vec<u64>,
+}
+
 /// The OpenCL engine.
 pub struct OpenClEngine {
     config: Config,
@@ -101,15 +112,17 @@ pub struct OpenClEngine {
     chosen: DeviceInfo,
     context: Context,
     queue: CommandQueue,
-    /// Built programs' kernels by source text and entry point.
-    cache: HashMap<String, HashMap<&'static str, Kernel>>,
-    /// The parameter buffer of every program with at most `target.constant_params` parameters
-    /// (made on first use).
-    params: Option<Buffer<u64>>,
+    /// Built programs by source text.
+    cache: HashMap<String, Built>,
     /// What generated code may assume.
     target: Target,
     disk: Option<DiskCache>,
     bases: HashMap<BaseId, DeviceBase>,
+    /// Buffers of released bases and scratch with their sizes in bytes, oldest first, reused for
+    /// a buffer of the same size before allocating (a fresh allocation faults in every page
+    /// on first use, on CPU devices); at most [`SPARE_BUFFERS`] and [`OpenClEngine::spare_cap`]
+    /// bytes.
+    spare: Vec<(usize, Buffer<u8>)>,
     child: Option<Box<dyn Component>>,
     stats: Stats,
 }
@@ -150,8 +163,8 @@ impl OpenClEngine {
             context,
             queue,
             cache: HashMap::new(),
-            params: None,
             bases: HashMap::new(),
+            spare: Vec::new(),
             child,
             stats: Stats::default(),
         })
@@ -207,8 +220,32 @@ impl OpenClEngine {
         Ok(())
     }
 
-    /// A device buffer of `n` bytes (at least one), every byte `fill`.
-    fn buffer(&self, n: usize, fill: u8, what: &str) -> Result<Buffer<u8>> {
+    /// The most bytes the spare buffers may hold: an eighth of the device memory, at most 1 GiB.
+    fn spare_cap(&self) -> usize {
+        usize::try_from(self.chosen.memory / 8).unwrap_or(usize::MAX).min(1 << 30)
+    }
+
+    /// Keeps `buf` (of `n` bytes, no longer used by any base or queued command) for reuse.
+    fn recycle(&mut self, n: usize, buf: Buffer<u8>) {
+        self.spare.push((n, buf));
+        let cap = self.spare_cap();
+        while self.spare.len() > SPARE_BUFFERS || self.spare.iter().map(|(n, _)| n).sum::<usize>() > cap {
+            self.spare.remove(0);
+        }
+    }
+
+    /// Drops `id`'s device copy, keeping its buffer for reuse.
+    fn release(&mut self, id: BaseId) {
+        if let Some(db) = self.bases.remove(&id) {
+            self.recycle(db.base.nbytes().max(1), db.buf);
+        }
+    }
+
+    /// A device buffer of `n` bytes (at least one), every byte `fill` (unless `None`: the caller
+    /// writes every byte before any kernel reads them): a spare one of that size,
+    /// or a new one (when the device refuses, the spare buffers are released and it is asked
+    /// again).
+    fn buffer(&mut self, n: usize, fill: Option<u8>, what: &str) -> Result<Buffer<u8>> {
         let n = n.max(1);
         if self.chosen.max_alloc > 0 && n as u64 > self.chosen.max_alloc {
             return Err(Error::OutOfMemory(format!(
@@ -217,11 +254,23 @@ impl OpenClEngine {
             )));
         }
         // SAFETY: no host pointer is passed; the size is nonzero.
-        let mut buf = unsafe { Buffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, n, std::ptr::null_mut()) }
-            .map_err(|e| self.cl_fail(format!("allocating {what} ({n} bytes)"), e.0))?;
-        // SAFETY: the pattern is one byte and the range lies inside the buffer.
-        unsafe { self.queue.enqueue_fill_buffer(&mut buf, &[fill], 0, n, &[]) }
-            .map_err(|e| self.cl_fail(format!("filling {what} ({n} bytes)"), e.0))?;
+        let create = |e: &Self| unsafe { Buffer::<u8>::create(&e.context, CL_MEM_READ_WRITE, n, std::ptr::null_mut()) };
+        let mut buf = match self.spare.iter().rposition(|(size, _)| *size == n) {
+            Some(k) => self.spare.remove(k).1,
+            None => match create(self) {
+                Ok(buf) => buf,
+                Err(_) if !self.spare.is_empty() => {
+                    self.spare.clear();
+                    create(self).map_err(|e| self.cl_fail(format!("allocating {what} ({n} bytes)"), e.0))?
+                }
+                Err(e) => return Err(self.cl_fail(format!("allocating {what} ({n} bytes)"), e.0)),
+            },
+        };
+        if let Some(fill) = fill {
+            // SAFETY: the pattern is one byte and the range lies inside the buffer.
+            unsafe { self.queue.enqueue_fill_buffer(&mut buf, &[fill], 0, n, &[]) }
+                .map_err(|e| self.cl_fail(format!("filling {what} ({n} bytes)"), e.0))?;
+        }
         Ok(buf)
     }
 
@@ -230,14 +279,14 @@ impl OpenClEngine {
     fn upload(&mut self, base: &Base, mem: &HostMemory) -> Result<()> {
         match self.bases.get(&base.id) {
             Some(db) if db.base == *base => return Ok(()),
-            Some(_) => {
-                self.bases.remove(&base.id);
-            }
+            Some(_) => self.release(base.id),
             None => {}
         }
         let what = format!("base {}", base.id);
-        let mut buf = self.buffer(base.nbytes(), 0, &what)?;
-        if let Some(h) = mem.get(base.id).filter(|h| h.nbytes() > 0) {
+        let host = mem.get(base.id).filter(|h| h.nbytes() > 0);
+        let whole = host.is_some_and(|h| h.nbytes() == base.nbytes());
+        let mut buf = self.buffer(base.nbytes(), if whole { None } else { Some(0) }, &what)?;
+        if let Some(h) = host {
             // SAFETY: the host slice is live and no longer than the buffer; the write blocks.
             unsafe { self.queue.enqueue_write_buffer(&mut buf, CL_BLOCKING, 0, h.bytes(), &[]) }
                 .map_err(|e| self.cl_fail(format!("writing {what} to the device"), e.0))?;
@@ -299,36 +348,42 @@ impl OpenClEngine {
             })?;
             kernels.insert(l.name, k);
         }
-        self.cache.insert(src.text.clone(), kernels);
+        self.cache.insert(src.text.clone(), Built { kernels, params: None, values: Vec::new() });
         self.stats.build_time += started.elapsed();
         Ok(())
     }
 
-    /// Writes `values` into a parameter buffer: the engine's own (made on first use, holding
-    /// `target.constant_params`) when they fit there, else a new one, returned, for this run.
-    fn upload_params(&mut self, values: &[u64]) -> Result<Option<Buffer<u64>>> {
-        let small = values.len() <= self.target.constant_params;
-        let mut own = None;
-        if !small || self.params.is_none() {
-            let len = if small { self.target.constant_params.max(1) } else { values.len() };
+    /// Makes the parameter buffer of `src`'s (built) program hold `src.params`, writing them only
+    /// when they differ from its last run's: the programs of an iterative program mostly see
+    /// the same views and constants every iteration.
+    fn upload_params(&mut self, src: &Source) -> Result<()> {
+        let Some(built) = self.cache.get(src.text.as_str()) else { return Ok(()) };
+        if built.params.is_some() && built.values == src.params {
+            return Ok(());
+        }
+        if built.params.is_none() {
+            // Equal texts read equally many parameters, so the size is the program's.
+            let len = src.params.len().max(1);
             // SAFETY: no host pointer is passed; the size is nonzero.
             let buf = unsafe { Buffer::<u64>::create(&self.context, CL_MEM_READ_ONLY, len, std::ptr::null_mut()) }
-                .map_err(|e| self.cl_fail(format!("allocating a parameter buffer ({len} values)"), e.0))?;
-            if small {
-                self.params = Some(buf);
-            } else {
-                own = Some(buf);
+                .map_err(|e| self.cl_fail(format!("allocating the parameter buffer of {}", src.describe()), e.0))?;
+            if let Some(built) = self.cache.get_mut(src.text.as_str()) {
+                built.params = Some(buf);
             }
         }
-        if let Some(buf) = own.as_mut().or(self.params.as_mut())
-            && !values.is_empty()
+        let Some(built) = self.cache.get_mut(src.text.as_str()) else { return Ok(()) };
+        if let Some(buf) = built.params.as_mut()
+            && !src.params.is_empty()
         {
-            // SAFETY: the buffer holds at least `values.len()` elements; the write blocks, so
-            // the kernels of an earlier run (in order on this queue) have read their values.
-            unsafe { self.queue.enqueue_write_buffer(buf, CL_BLOCKING, 0, values, &[]) }
-                .map_err(|e| self.cl_fail(format!("writing {} parameters", values.len()), e.0))?;
+            // SAFETY: the buffer holds `src.params.len()` elements; the write blocks, so the
+            // kernels of earlier runs (in order on this queue) have read the old values.
+            let written = unsafe { self.queue.enqueue_write_buffer(buf, CL_BLOCKING, 0, &src.params, &[]) };
+            if let Err(e) = written {
+                return Err(self.cl_fail(format!("writing the parameters of {}", src.describe()), e.0));
+            }
         }
-        Ok(own)
+        built.values.clone_from(&src.params);
+        Ok(())
     }
 
     /// Runs `src` on the device. False when its check launch found that the instruction cannot
@@ -338,7 +393,7 @@ impl OpenClEngine {
             self.upload(b, mem)?;
         }
         self.program(src)?;
-        let own_params = self.upload_params(&src.params)?;
+        self.upload_params(src)?;
         let mut scratch = Vec::new();
         for (k, s) in src.scratch.iter().enumerate() {
             scratch.push(self.buffer(s.bytes, s.fill, &format!("scratch buffer {k} of {}", src.describe()))?);
@@ -348,7 +403,8 @@ impl OpenClEngine {
             if l.items == 0 || l.rows == 0 {
                 continue;
             }
-            let kernel = &self.cache[src.text.as_str()][l.name];
+            let built = &self.cache[src.text.as_str()];
+            let kernel = &built.kernels[l.name];
             let mut exec = ExecuteKernel::new(kernel);
             for b in &src.args {
                 // SAFETY: argument k is a __global pointer and gets a live buffer of its base.
@@ -358,7 +414,7 @@ impl OpenClEngine {
                 // SAFETY: the scratch arguments follow the bases, each a __global pointer.
                 unsafe { exec.set_arg(buf) };
             }
-            if let Some(buf) = own_params.as_ref().or(self.params.as_ref()) {
+            if let Some(buf) = &built.params {
                 // SAFETY: the last argument is the parameter buffer, a `ulong` pointer.
                 unsafe { exec.set_arg(buf) };
             }
@@ -393,12 +449,21 @@ impl OpenClEngine {
                 unsafe { self.queue.enqueue_read_buffer(&scratch[0], CL_BLOCKING, 0, &mut flag, &[]) }.map_err(fail)?;
                 if flag != [0; 4] {
                     self.stats.launches += launches;
+                    // The blocking read waited for the one launch so far.
+                    for (s, buf) in src.scratch.iter().zip(scratch) {
+                        self.recycle(s.bytes.max(1), buf);
+                    }
                     return Ok(false);
                 }
             }
         }
         self.stats.launches += launches;
-        self.queue.finish().map_err(|e| self.cl_fail(format!("running OpenCL program {}", src.describe()), e.0))?;
+        // No wait here: the queue is in order, every host access to device data blocks, and
+        // `execute` waits for the batch's work at its end. Buffers recycled or released now are
+        // reused or freed only after the commands already queued.
+        for (s, buf) in src.scratch.iter().zip(scratch) {
+            self.recycle(s.bytes.max(1), buf);
+        }
         for id in &src.written {
             if let Some(db) = self.bases.get_mut(id) {
                 db.device_newer = true;
@@ -449,7 +514,7 @@ impl OpenClEngine {
         let outputs: HashSet<BaseId> = instrs.iter().filter_map(|i| i.output()).map(|v| v.base.id).collect();
         child.execute(&instrs, mem)?;
         for id in outputs {
-            self.bases.remove(&id);
+            self.release(id);
         }
         Ok(())
     }
@@ -462,11 +527,9 @@ impl OpenClEngine {
                 self.download(&view.base, mem)?;
                 mem.ensure(&view.base)?;
             }
-            Opcode::Discard => {
-                self.bases.remove(&view.base.id);
-            }
+            Opcode::Discard => self.release(view.base.id),
             Opcode::Free => {
-                self.bases.remove(&view.base.id);
+                self.release(view.base.id);
                 mem.free(view.base.id);
             }
             _ => {}
@@ -555,7 +618,7 @@ impl Component for OpenClEngine {
         for step in kernel::partition(batch, &opts) {
             self.step(&step, batch, mem)?;
         }
-        Ok(())
+        self.queue.finish().map_err(|e| self.cl_fail("running a batch's OpenCL programs".into(), e.0))
     }
 
     fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
@@ -597,6 +660,7 @@ impl Component for OpenClEngine {
 
     fn shutdown(&mut self) -> Result<()> {
         self.bases.clear();
+        self.spare.clear();
         match &mut self.child {
             Some(child) => child.shutdown(),
             None => Ok(()),

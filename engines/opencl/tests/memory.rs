@@ -42,6 +42,27 @@ fn sync_copies_back_and_discard_after_a_host_write_drops_the_device_copy() {
 }
 
 #[test]
+fn a_new_base_in_a_reused_device_buffer_reads_as_zeros() {
+    let Some(mut cl) = engine() else { return };
+    let (mut a, mut b) = twin(&[], 1);
+    for round in 0..3u64 {
+        // x is written and freed; y (same size, never written by the host) is read next.
+        let (x, y, out) = (
+            base(10 * round + 1, DType::I32, 500),
+            base(10 * round + 2, DType::I32, 500),
+            base(10 * round + 3, DType::I32, 500),
+        );
+        let batch = [
+            Instruction::new(Opcode::Add, [whole(x), whole(x), Scalar::I32(7).into()]),
+            Instruction::new(Opcode::Free, [whole(x)]),
+            Instruction::new(Opcode::Add, [whole(out), whole(y), Scalar::I32(1).into()]),
+        ];
+        compare(&mut cl, &batch, &mut a, &mut b, &[out], &format!("round {round}"));
+        release(&mut cl, &mut a, &[y, out]);
+    }
+}
+
+#[test]
 fn without_a_fallback_unsupported_instructions_are_a_clear_error() {
     if engine().is_none() {
         return;
