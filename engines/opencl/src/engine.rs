@@ -1,9 +1,11 @@
-//! The `opencl` component: device memory per base, the program cache (in memory and on disk),
-//! the parameter buffer, kernel launches and the hand-off to the fallback child.
+//! The `opencl` component: device memory per base (with spare buffers for reuse), the program
+//! cache (in memory and on disk), parameter buffers, kernel launches and the hand-off to the
+//! fallback child.
 //!
 //! Generated source texts are structural (see [`crate::codegen`]): the in-memory cache is keyed
-//! by the text itself, and each run uploads the program's parameters (view layouts, extents,
-//! counts, constants) into one parameter buffer the engine keeps and grows as needed.
+//! by the text itself, and each built program keeps a parameter buffer into which a run writes
+//! its parameters (view layouts, extents, counts, constants) when they differ from the last
+//! run's.
 
 use crate::cache::{self, DiskCache};
 use crate::codegen::{self, ReducePlan, Source, Target};

@@ -8,11 +8,15 @@
 //! `cache_dir` setting names a directory, their binaries are kept there too ([`cache`], keyed by
 //! a hash of the source, the build options, the device name, the driver version and the platform
 //! version) so a later process loads them instead of compiling (a damaged file is rebuilt from
-//! source). `vm info` reports the cache's hits, misses and build time. Device buffers are kept per base, created
-//! lazily (from the host data, or zero-filled on the device when the host holds none), copied to
-//! the host only on SYNC (or before the fallback needs them) and to the device only when the host
-//! copy is newer (after DISCARD); FREE and DISCARD release them. A base larger than the device's
-//! largest buffer, or an allocation the device refuses, is [`vm_core::Error::OutOfMemory`].
+//! source). `vm info` reports the cache's hits, misses and build time.
+//!
+//! Device buffers are kept per base, created lazily (from the host data, or zero-filled on the
+//! device when the host holds none), copied to the host only on SYNC (or before the fallback
+//! needs them) and to the device only when the host copy is newer (after DISCARD); FREE and
+//! DISCARD release them, and a few released buffers are kept for reuse by a later base or scratch
+//! buffer of the same size. Work is queued in order and waited for once per batch. A base larger
+//! than the device's largest buffer, or an allocation the device refuses, is
+//! [`vm_core::Error::OutOfMemory`].
 //!
 //! Runs on the device:
 //! - every element-wise opcode on every dtype: arithmetic, NumPy's integer division family and
