@@ -18,7 +18,7 @@ use opencl3::program::Program;
 use opencl3::types::CL_BLOCKING;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
-use vm_core::kernel::{self, Step};
+use vm_core::kernel::{self, PartitionCache, Step};
 use vm_core::{Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, Result, Settings};
 
 /// The most parameters a program reads from `__constant` memory (32 KiB; fewer when the
@@ -127,6 +127,8 @@ pub struct OpenClEngine {
     spare: Vec<(usize, Buffer<u8>)>,
     child: Option<Box<dyn Component>>,
     stats: Stats,
+    /// Kernel formation of batch structures seen before.
+    plans: PartitionCache,
 }
 
 // SAFETY: the OpenCL handles (context, queue, kernels, buffers) are thread-safe objects per the
@@ -169,6 +171,7 @@ impl OpenClEngine {
             spare: Vec::new(),
             child,
             stats: Stats::default(),
+            plans: PartitionCache::default(),
         })
     }
 
@@ -614,10 +617,11 @@ impl Component for OpenClEngine {
         "opencl"
     }
 
+    /// Relies on the batch being valid, as the [`Component`] contract says (the runtime
+    /// validates every instruction it accepts).
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
-        vm_core::instr::validate_batch(batch)?;
         let opts = kernel::Options { max_instructions: self.config.max_kernel };
-        for step in kernel::partition(batch, &opts) {
+        for step in self.plans.partition(batch, &opts) {
             self.step(&step, batch, mem)?;
         }
         self.queue.finish().map_err(|e| self.cl_fail("running a batch's OpenCL programs".into(), e.0))
