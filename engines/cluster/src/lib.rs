@@ -44,16 +44,29 @@
 //! ```
 //!
 //! `VM_CLUSTER_OVERLAP=false` measures without latency hiding; `-n 1` gives the baseline;
-//! `VM_PROFILE=1` adds each rank's cpu kernel statistics. Medians of 5 on a 2-core VM, with
+//! `VM_PROFILE=1` adds each rank's cpu kernel statistics. Pass
 //! `GLIBC_TUNABLES=glibc.malloc.trim_threshold=4294967295:glibc.malloc.mmap_threshold=4294967295`
-//! passed by `mpirun -x GLIBC_TUNABLES` (without it every fresh temporary of the cpu engine is
-//! zeroed on newly faulted pages, which costs about as much as the arithmetic and makes timings
-//! vary twofold from run to run): `heat_equation 1000*1000*50` 1 rank about 115 ms, 2 ranks
-//! 130-160 ms (rank 0 waits about 20 % of its batch time, rank 1 2 %); `shallow_water
-//! 1000*1000*10` 1 rank about 215 ms, 2 ranks 370-420 ms (20-30 % waiting: its halos depend on
-//! values computed within the same step, so every rank waits for the others several times per
-//! step).
-
+//! with `mpirun -x GLIBC_TUNABLES` (without it every fresh temporary of the cpu engine is zeroed
+//! on newly faulted pages, which makes timings vary twofold from run to run).
+//!
+//! Medians of 5 after 1 warm-up on a 2-core VM, one cpu thread per rank (waiting: share of
+//! rank 0's / rank 1's batch time):
+//!
+//! | benchmark | 1 rank | 2 ranks, latency hiding | 2 ranks, without |
+//! |---|---|---|---|
+//! | `heat_equation 1000*1000*50` | 45 ms | 89 ms (waiting 26 % / 7 %) | 93 ms (54 % / 46 %) |
+//! | `shallow_water 1000*1000*10` | 133 ms | 261 ms (34 % / 27 %) | 207 ms (31 % / 22 %) |
+//!
+//! Latency hiding halves the waiting of the heat equation, but two ranks are slower than one on
+//! this machine: owner computes splits each instruction into the part a rank computes from its
+//! own blocks and the parts that need received elements, which cuts the child's kernels and
+//! defeats array contraction. On `heat_equation 2000*2000*20` one rank forms 252 kernels and
+//! contracts 480 temporaries; each of two ranks forms about 500 and contracts 320, and moves
+//! almost as many bytes (19.3 and 16.7 GB) as the single rank did for the whole grid (20.6 GB),
+//! over the memory bus the two processes share. `shallow_water`'s halos depend on values
+//! computed within the same step, so its ranks wait for each other several times per step, and
+//! scheduling for overlap splits its batches further (272 child calls instead of 205).
+//!
 //! The MPI transport needs the cargo feature `mpi` (it links libmpi); without it the crate
 //! builds, all the logic is usable with [`local_cluster`] (ranks as threads), and the `cluster`
 //! implementation reports that MPI is missing.
