@@ -25,6 +25,9 @@ use vm_core::{Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruc
 /// device's constant buffer is smaller).
 const CONSTANT_PARAMS: usize = 4096;
 
+/// The most programs a failed wait for the device names.
+const UNFINISHED_NAMED: usize = 8;
+
 /// The most device buffers kept for reuse after their base was freed (or a run's scratch).
 const SPARE_BUFFERS: usize = 16;
 
@@ -129,6 +132,9 @@ pub struct OpenClEngine {
     stats: Stats,
     /// Kernel formation of batch structures seen before.
     plans: PartitionCache,
+    /// The programs launched since the last wait for the device (the first few), named in the
+    /// error when that wait fails.
+    unfinished: Vec<String>,
 }
 
 // SAFETY: the OpenCL handles (context, queue, kernels, buffers) are thread-safe objects per the
@@ -172,6 +178,7 @@ impl OpenClEngine {
             child,
             stats: Stats::default(),
             plans: PartitionCache::default(),
+            unfinished: Vec::new(),
         })
     }
 
@@ -463,6 +470,12 @@ impl OpenClEngine {
             }
         }
         self.stats.launches += launches;
+        if launches > 0 && self.unfinished.len() < UNFINISHED_NAMED {
+            let name = src.describe();
+            if !self.unfinished.contains(&name) {
+                self.unfinished.push(name);
+            }
+        }
         // No wait here: the queue is in order, every host access to device data blocks, and
         // `execute` waits for the batch's work at its end. Buffers recycled or released now are
         // reused or freed only after the commands already queued.
@@ -621,10 +634,14 @@ impl Component for OpenClEngine {
     /// validates every instruction it accepts).
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
         let opts = kernel::Options { max_instructions: self.config.max_kernel };
+        self.unfinished.clear();
         for step in self.plans.partition(batch, &opts) {
             self.step(&step, batch, mem)?;
         }
-        self.queue.finish().map_err(|e| self.cl_fail("running a batch's OpenCL programs".into(), e.0))
+        let finished = self.queue.finish();
+        let programs = std::mem::take(&mut self.unfinished);
+        finished
+            .map_err(|e| self.cl_fail(format!("running the batch's OpenCL programs ({})", programs.join(", ")), e.0))
     }
 
     fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
