@@ -281,7 +281,9 @@ fn contract(batch: &[Instruction], steps: &mut [Step]) {
 /// that numbering and renamed to the new batch's bases on a hit.
 #[derive(Debug, Default)]
 pub struct PartitionCache {
-    entries: HashMap<Vec<u64>, Vec<CachedStep>>,
+    /// Steps by signature, each kernel's temporaries named `BaseId(k)` for the `k`-th base of
+    /// the batch in order of first appearance.
+    entries: HashMap<Vec<u64>, Vec<Step>>,
     /// Words held by the keys of `entries`.
     words: usize,
     /// Scratch: the current batch's signature and its bases in order of first appearance.
@@ -294,12 +296,15 @@ pub struct PartitionCache {
     pub misses: u64,
 }
 
-/// A cached [`Step`], its temporaries numbered by first appearance.
-#[derive(Debug, Clone)]
-enum CachedStep {
-    Kernel { instrs: Vec<usize>, shape: Shape, temps: Vec<u32>, after: Vec<usize> },
-    Single(usize),
-    System(usize),
+/// `steps` with every kernel's temporaries renamed by `rename`.
+fn renamed(steps: &[Step], rename: impl Fn(BaseId) -> BaseId) -> Vec<Step> {
+    let mut out = steps.to_vec();
+    for step in &mut out {
+        if let Step::Kernel(k) = step {
+            k.temps.iter_mut().for_each(|t| *t = rename(*t));
+        }
+    }
+    out
 }
 
 impl PartitionCache {
@@ -314,43 +319,17 @@ impl PartitionCache {
         self.sign(batch, options);
         if let Some(cached) = self.entries.get(&self.signature) {
             self.hits += 1;
-            let bases = &self.bases;
-            return cached
-                .iter()
-                .map(|s| match s {
-                    CachedStep::Kernel { instrs, shape, temps, after } => Step::Kernel(Kernel {
-                        instrs: instrs.clone(),
-                        shape: shape.clone(),
-                        temps: temps.iter().map(|&n| bases[n as usize]).collect(),
-                        after: after.clone(),
-                    }),
-                    CachedStep::Single(i) => Step::Single(*i),
-                    CachedStep::System(i) => Step::System(*i),
-                })
-                .collect();
+            return renamed(cached, |n| self.bases[n.0 as usize]);
         }
         self.misses += 1;
         let steps = partition(batch, options);
-        let numbering = &self.numbering;
-        let cached = steps
-            .iter()
-            .map(|s| match s {
-                Step::Kernel(k) => CachedStep::Kernel {
-                    instrs: k.instrs.clone(),
-                    shape: k.shape.clone(),
-                    temps: k.temps.iter().map(|id| numbering[id]).collect(),
-                    after: k.after.clone(),
-                },
-                Step::Single(i) => CachedStep::Single(*i),
-                Step::System(i) => CachedStep::System(*i),
-            })
-            .collect();
+        let numbered = renamed(&steps, |id| BaseId(u64::from(self.numbering[&id])));
         if self.entries.len() >= Self::MAX_ENTRIES || self.words + self.signature.len() > Self::MAX_WORDS {
             self.entries.clear();
             self.words = 0;
         }
         self.words += self.signature.len();
-        self.entries.insert(self.signature.clone(), cached);
+        self.entries.insert(self.signature.clone(), numbered);
         steps
     }
 

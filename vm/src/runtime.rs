@@ -123,7 +123,7 @@ impl Runtime {
         }
         self.stats.instructions += instructions.len() as u64;
         self.pending.extend(instructions);
-        if flush || self.pending.len() >= self.options.batch_limit { self.flush() } else { Ok(()) }
+        self.queued(flush)
     }
 
     /// [`Runtime::submit`] of one instruction (the frontend's path: no batch to allocate).
@@ -132,7 +132,13 @@ impl Runtime {
         let flush = self.track(&instr);
         self.stats.instructions += 1;
         self.pending.push(instr);
-        if flush || self.pending.len() >= self.options.batch_limit { self.flush() } else { Ok(()) }
+        self.queued(flush)
+    }
+
+    /// Flushes after instructions joined the pending batch when one was a SYNC (`sync`) or the
+    /// batch is full.
+    fn queued(&mut self, sync: bool) -> Result<()> {
+        if sync || self.pending.len() >= self.options.batch_limit { self.flush() } else { Ok(()) }
     }
 
     /// Updates the bases' states for a checked instruction about to join the pending batch;
@@ -225,7 +231,7 @@ impl Runtime {
         let state = self.bases.remove(&id).ok_or(Error::UnknownBase(id.0))?;
         self.stats.instructions += 1;
         self.pending.push(Instruction::new(Opcode::Free, [Operand::View(View::of_base(state.base))]));
-        if self.pending.len() >= self.options.batch_limit { self.flush() } else { Ok(()) }
+        self.queued(false)
     }
 
     /// The host bytes of base `id`, which must be synced and not written since.

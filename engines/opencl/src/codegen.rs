@@ -158,15 +158,29 @@ fn is_signed(d: DType) -> bool {
     matches!(d, DType::I8 | DType::I16 | DType::I32 | DType::I64)
 }
 
+/// The bits of `s` in a `ulong`: a float's own bits (`f32` in the low half), `bool` as 0/1,
+/// integers as their payload (signed ones sign-extended).
+fn bits(s: Scalar) -> u64 {
+    match s {
+        Scalar::F32(x) => u64::from(x.to_bits()),
+        Scalar::F64(x) => x.to_bits(),
+        s => s.to_payload(),
+    }
+}
+
+/// The value of dtype `d` whose [`bits`] are the `ulong` expression `b`, exactly.
+fn from_bits(d: DType, b: &str) -> String {
+    match d {
+        DType::F32 => format!("as_float((uint){b})"),
+        DType::F64 => format!("as_double({b})"),
+        d => format!("(({}){b})", ctype(d)),
+    }
+}
+
 /// A fixed constant of the code (never an operand's value, which is a parameter) as an exact
 /// OpenCL C expression of its dtype.
 fn literal(s: Scalar) -> String {
-    match s {
-        Scalar::F32(x) => format!("as_float(0x{:08x}u)", x.to_bits()),
-        Scalar::F64(x) => format!("as_double(0x{:016x}UL)", x.to_bits()),
-        Scalar::Bool(b) => format!("((uchar){})", u8::from(b)),
-        s => format!("(({})0x{:x}UL)", ctype(s.dtype()), s.to_payload()),
-    }
+    from_bits(s.dtype(), &format!("0x{:x}UL", bits(s)))
 }
 
 /// Helper functions a kernel needs, by name (each emitted once, in name order).
@@ -482,12 +496,7 @@ impl Params {
 
     /// A new slot holding the bits of constant `s`, as an exact expression of its dtype.
     fn constant(&mut self, s: Scalar) -> String {
-        match s {
-            Scalar::F32(x) => format!("as_float((uint){})", self.ulong(u64::from(x.to_bits()))),
-            Scalar::F64(x) => format!("as_double({})", self.ulong(x.to_bits())),
-            Scalar::Bool(b) => format!("((uchar){})", self.ulong(u64::from(b))),
-            s => format!("(({}){})", ctype(s.dtype()), self.ulong(s.to_payload())),
-        }
+        from_bits(s.dtype(), &self.ulong(bits(s)))
     }
 }
 

@@ -367,7 +367,7 @@ impl Vm {
         }
         let base = self.rt().new_base(T::DTYPE, nelem as u64)?;
         let handle = Rc::new(BaseHandle { vm: self.clone(), base });
-        let view = View { base, start: 0, shape: shape.into(), stride: crate::view::row_major_strides(shape) };
+        let view = View::row_major(base, shape);
         Ok(Array::from_parts(handle, view))
     }
 
