@@ -12,13 +12,16 @@ pub struct Options {
     /// Latency hiding: local work that needs no remote data runs while messages are in flight.
     /// When false, each exchange completes before the queued work runs (for comparison).
     pub overlap: bool,
+    /// Runs of element-wise instructions are planned together ([`crate::fuse`]) so the child
+    /// fuses them; when false, every instruction is planned alone (for comparison).
+    pub fuse: bool,
     /// At the end of each session rank 0 prints every rank's statistics to stderr.
     pub profile: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { overlap: true, profile: false }
+        Options { overlap: true, fuse: true, profile: false }
     }
 }
 
@@ -26,7 +29,11 @@ impl Options {
     /// The options a config table gives (defaults for absent keys).
     pub fn from_settings(settings: &Settings) -> Result<Options> {
         let d = Options::default();
-        Ok(Options { overlap: settings.bool("overlap", d.overlap)?, profile: settings.bool("profile", d.profile)? })
+        Ok(Options {
+            overlap: settings.bool("overlap", d.overlap)?,
+            fuse: settings.bool("fuse", d.fuse)?,
+            profile: settings.bool("profile", d.profile)?,
+        })
     }
 }
 
@@ -93,6 +100,7 @@ impl<T: Transport> Cluster<T> {
     /// Applies `options` on this rank (the other ranks apply their own, from the same config).
     pub fn with_options(mut self, options: Options) -> Cluster<T> {
         self.exec.overlap = options.overlap;
+        self.exec.fuse = options.fuse;
         self.profile = options.profile;
         self
     }
@@ -257,6 +265,7 @@ pub fn serve_with<T: Transport>(transport: T, child: Box<dyn Component>) -> Resu
 pub fn serve_job<T: Transport>(transport: T, child: Box<dyn Component>, options: Options) -> Result<Vec<Stats>> {
     let mut exec = Executor::new(transport, child);
     exec.overlap = options.overlap;
+    exec.fuse = options.fuse;
     let mut sessions = Vec::new();
     loop {
         match serve_session(&mut exec) {
@@ -290,6 +299,8 @@ pub fn local_cluster_with(
         let child = make_child();
         let mut exec = Executor::new(t, child);
         exec.overlap = options.overlap;
+        exec.fuse = options.fuse;
+        exec.fuse = options.fuse;
         cluster.workers.push(std::thread::spawn(move || serve_once(exec)));
     }
     cluster

@@ -20,6 +20,7 @@
 //! message in flight is waited for before each child call (nothing overlaps).
 
 use crate::dist::Blocks;
+use crate::fuse::{Unit, plan_group, units};
 use crate::pack::{pack, unpack};
 use crate::plan::{Loc, LocalOperand, Plan, Task, Work, plan};
 use crate::split::Region;
@@ -324,6 +325,8 @@ pub struct Executor<T> {
     /// Whether local work runs while messages are in flight (latency hiding); when false, every
     /// message in flight is waited for before the child runs anything.
     pub overlap: bool,
+    /// Whether runs of element-wise instructions are planned together ([`crate::fuse`]).
+    pub fuse: bool,
     /// What this rank did so far.
     pub stats: Stats,
 }
@@ -361,6 +364,7 @@ impl<T: Transport> Executor<T> {
             live: BTreeMap::new(),
             fresh: HashSet::new(),
             overlap: true,
+            fuse: true,
             stats: Stats::default(),
         }
     }
@@ -401,7 +405,14 @@ impl<T: Transport> Executor<T> {
                     self.live.insert(v.base.id, v.base);
                 }
             }
-            self.add_plan(&plan(instr, p), &mut sched, host.as_deref_mut())?;
+        }
+        let units = if self.fuse { units(batch, p) } else { (0..batch.len()).map(Unit::Single).collect() };
+        for unit in units {
+            let plan = match &unit {
+                Unit::Group(group) => plan_group(batch, group, p),
+                Unit::Single(i) => plan(&batch[*i], p),
+            };
+            self.add_plan(&plan, &mut sched, host.as_deref_mut())?;
         }
         let r = self.execute(&mut sched, host);
         self.stats.batch_seconds += started.elapsed().as_secs_f64();

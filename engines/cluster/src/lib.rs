@@ -75,6 +75,7 @@ pub mod cluster;
 pub mod codec;
 pub mod dist;
 pub mod exec;
+pub mod fuse;
 #[cfg(feature = "mpi")]
 pub mod mpi_transport;
 pub mod pack;
@@ -170,6 +171,11 @@ pub const SETTINGS: &[SettingSpec] = &[
         key: "overlap",
         default: "true",
         doc: "latency hiding: run local work while messages are in flight (false: wait first, then compute)",
+    },
+    SettingSpec {
+        key: "fuse",
+        default: "true",
+        doc: "plan runs of element-wise instructions together so the child fuses them (false: one at a time)",
     },
     SettingSpec {
         key: "profile",

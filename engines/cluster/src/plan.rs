@@ -138,7 +138,7 @@ pub struct Plan {
 
 impl Plan {
     /// A new temporary of `shape` on `rank`, as a contiguous view.
-    fn temp(&mut self, rank: usize, dtype: DType, shape: &[usize]) -> View {
+    pub(crate) fn temp(&mut self, rank: usize, dtype: DType, shape: &[usize]) -> View {
         let nelem = shape.iter().product::<usize>() as u64;
         let base = Base { id: BaseId(self.temps.len() as u64), dtype, nelem };
         self.temps.push(Temp { rank, dtype, nelem });
@@ -146,7 +146,7 @@ impl Plan {
     }
 
     /// Parts that bring all of global `view` to `dst`, written into `into` (same shape).
-    fn fetch(&self, view: &View, into: &View, dst: usize, p: usize, parts: &mut Vec<Part>) {
+    pub(crate) fn fetch(&self, view: &View, into: &View, dst: usize, p: usize, parts: &mut Vec<Part>) {
         for piece in split(&view.shape, &[view], &vec![true; view.ndim()], p) {
             let src = piece.owners[0].expect("every dimension may be split");
             parts.push(Part {

@@ -1,7 +1,7 @@
 //! The cluster manager with its ranks as threads of this process (no MPI needed): differential
 //! tests against the reference engine, communication volume, and the runtime on top.
 
-use vm_cluster::testprog::{Program, compare, opcode_programs, random_program, run};
+use vm_cluster::testprog::{Program, compare, opcode_programs, random_fusable_program, random_program, run};
 use vm_cluster::{Cluster, LocalTransport, local_cluster};
 use vm_core::{Base, BaseId, Component, DType, HostMemory, Instruction, Opcode, Scalar, View};
 use vm_interp::Interp;
@@ -35,6 +35,26 @@ fn random_programs_match_the_reference_on_1_to_5_ranks() {
         let prog = random_program(seed, 30);
         for p in [1, 2, 3, 4, 5] {
             check(&format!("random program {seed}"), &prog, p);
+        }
+    }
+}
+
+#[test]
+fn random_fusable_runs_match_the_reference_planned_together_or_alone() {
+    use vm_cluster::{Options, local_cluster_with};
+    let n: u64 = std::env::var("SEEDS").map_or(60, |s| s.parse().unwrap());
+    for seed in 0..n {
+        let prog = random_fusable_program(seed, 8);
+        let want = run(&mut Interp::default(), &prog).unwrap();
+        for p in [1, 2, 3, 4, 5] {
+            for fuse in [true, false] {
+                let mut c = local_cluster_with(p, Options { fuse, ..Options::default() }, || {
+                    Box::new(vm_node::Node::new(Box::new(Interp::default())))
+                });
+                let got = run(&mut c, &prog).unwrap_or_else(|e| panic!("seed {seed} on {p} ranks: {e}"));
+                c.shutdown().unwrap();
+                compare(&prog, &want, &got).unwrap_or_else(|m| panic!("seed {seed} on {p} ranks, fuse {fuse}: {m}"));
+            }
         }
     }
 }
@@ -206,6 +226,66 @@ fn heat_loop(c: &mut dyn Component, steps: usize) -> Vec<f64> {
     out
 }
 
+/// A child that forms kernels the way the fusing engines do and counts them, then runs the
+/// batch on the reference engine.
+struct KernelCounter {
+    inner: Interp,
+    /// (kernels formed, temporaries contracted), shared with the test.
+    counts: std::sync::Arc<std::sync::Mutex<(usize, usize)>>,
+}
+
+impl Component for KernelCounter {
+    fn name(&self) -> &str {
+        "kernel-counter"
+    }
+    fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> vm_core::Result<()> {
+        use vm_core::kernel::{Options, Step, partition};
+        let mut c = self.counts.lock().unwrap();
+        for step in partition(batch, &Options::default()) {
+            if let Step::Kernel(k) = step {
+                c.0 += 1;
+                c.1 += k.temps.len();
+            }
+        }
+        drop(c);
+        self.inner.execute(batch, mem)
+    }
+    fn register_extension(&mut self, name: &str, opcode: Opcode) -> vm_core::Result<bool> {
+        self.inner.register_extension(name, opcode)
+    }
+    fn describe(&self) -> Vec<vm_core::ComponentInfo> {
+        self.inner.describe()
+    }
+    fn shutdown(&mut self) -> vm_core::Result<()> {
+        self.inner.shutdown()
+    }
+}
+
+#[test]
+fn planning_runs_together_keeps_the_childs_kernels_whole_and_its_temporaries_contracted() {
+    use vm_cluster::{Options, local_cluster_with};
+    let steps = 6;
+    let want = heat_loop(&mut Interp::default(), steps);
+    let mut counts = Vec::new();
+    for fuse in [true, false] {
+        let shared = std::sync::Arc::new(std::sync::Mutex::new((0, 0)));
+        let child_counts = shared.clone();
+        let mut c = local_cluster_with(2, Options { fuse, ..Options::default() }, move || {
+            Box::new(KernelCounter { inner: Interp::default(), counts: child_counts.clone() })
+        });
+        let got = heat_loop(&mut c, steps);
+        c.shutdown().unwrap();
+        assert!(got == want, "fuse {fuse}: results differ");
+        counts.push(*shared.lock().unwrap());
+    }
+    let ((kernels, contracted), (kernels_alone, contracted_alone)) = (counts[0], counts[1]);
+    // Each step, each rank's bulk piece is one kernel in which the five temporaries only the
+    // element-wise run uses (all but the one reduced and the one copied back) are contracted.
+    assert!(contracted >= 5 * steps * 2, "{contracted} temporaries contracted");
+    assert!(contracted >= 2 * contracted_alone, "{contracted} vs {contracted_alone} contracted");
+    assert!(kernels < kernels_alone, "{kernels} vs {kernels_alone} kernels");
+}
+
 #[test]
 fn a_stencil_loop_reaches_the_child_in_few_calls_and_stays_exact() {
     use vm_cluster::{Options, local_cluster_with};
@@ -213,7 +293,7 @@ fn a_stencil_loop_reaches_the_child_in_few_calls_and_stays_exact() {
     let want = heat_loop(&mut Interp::default(), steps);
     for p in [2, 3] {
         for overlap in [true, false] {
-            let mut c = local_cluster_with(p, Options { overlap, profile: false }, || {
+            let mut c = local_cluster_with(p, Options { overlap, ..Options::default() }, || {
                 Box::new(vm_node::Node::new(Box::new(Interp::default())))
             });
             let got = heat_loop(&mut c, steps);
@@ -361,7 +441,7 @@ fn without_latency_hiding_results_are_the_same_and_nothing_overlaps() {
         let prog = random_program(seed, 30);
         let want = run(&mut Interp::default(), &prog).unwrap();
         for overlap in [true, false] {
-            let mut c = local_cluster_with(3, Options { overlap, profile: false }, || {
+            let mut c = local_cluster_with(3, Options { overlap, ..Options::default() }, || {
                 Box::new(vm_node::Node::new(Box::new(Interp::default())))
             });
             let got = run(&mut c, &prog).unwrap();
