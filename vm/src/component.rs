@@ -25,11 +25,30 @@ pub trait Component: Send {
     /// This component and those below it, top first, for `vm info` and profiles.
     fn describe(&self) -> Vec<ComponentInfo>;
 
+    /// The order in which this component (with those below it) combines the elements of a
+    /// floating-point reduction. A manager that splits reductions (the cluster) keeps the
+    /// reference order only when its child does.
+    fn reduction_order(&self) -> ReductionOrder {
+        ReductionOrder::Sequential
+    }
+
     /// Releases resources; called once, before the component is dropped. Errors are reported,
     /// but shutdown of the rest of the stack continues.
     fn shutdown(&mut self) -> Result<()> {
         Ok(())
     }
+}
+
+/// How a component combines the elements of a floating-point reduction (integer and logical
+/// reductions are exact in any order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReductionOrder {
+    /// Left to right along the axis, as the reference engine does: results are bit for bit
+    /// the reference's.
+    Sequential,
+    /// In any order (block partials, threads, work-group trees): results may differ from the
+    /// reference's by the reassociation of the sum or product.
+    Reassociated,
 }
 
 /// What `vm info` prints about one component.

@@ -34,7 +34,7 @@ pub mod stack;
 pub mod testing;
 pub mod view;
 
-pub use component::{Component, ComponentInfo, Implementation, SettingSpec, Settings};
+pub use component::{Component, ComponentInfo, Implementation, ReductionOrder, SettingSpec, Settings};
 pub use config::{Config, Env};
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};

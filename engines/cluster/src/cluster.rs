@@ -4,7 +4,7 @@ use crate::codec::{Command, decode, encode};
 use crate::exec::{Executor, Stats};
 use crate::transport::{LocalTransport, Transport, local_job};
 use std::thread::JoinHandle;
-use vm_core::{Component, ComponentInfo, Error, HostMemory, Instruction, Opcode, Result, Settings};
+use vm_core::{Component, ComponentInfo, Error, HostMemory, Instruction, Opcode, ReductionOrder, Result, Settings};
 
 /// The `cluster` component's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,6 +174,11 @@ impl<T: Transport> Component for Cluster<T> {
     fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
         self.exec.transport.broadcast(encode(&Command::Register(name.to_string(), opcode)))?;
         self.exec.child.register_extension(name, opcode)
+    }
+
+    /// Reductions across ranks keep the reference order exactly when the ranks' children do.
+    fn reduction_order(&self) -> ReductionOrder {
+        self.exec.child.reduction_order()
     }
 
     fn describe(&self) -> Vec<ComponentInfo> {

@@ -29,7 +29,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
 use vm_core::random::{FromRandomBits, random_bits};
 use vm_core::scalar::Cast;
-use vm_core::{Base, BaseId, Component, Error, HostMemory, Instruction, Opcode, Operand, Result, View, with_dtype};
+use vm_core::{
+    Base, BaseId, Component, Error, HostMemory, Instruction, Opcode, Operand, ReductionOrder, Result, View, with_dtype,
+};
 
 /// Ids of local temporaries start here (far above any id a runtime hands out).
 pub const TEMP_IDS: u64 = 1 << 62;
@@ -327,6 +329,8 @@ pub struct Executor<T> {
     pub overlap: bool,
     /// Whether runs of element-wise instructions are planned together ([`crate::fuse`]).
     pub fuse: bool,
+    /// How the child combines reductions (every rank's child is built from one config).
+    reduction: ReductionOrder,
     /// What this rank did so far.
     pub stats: Stats,
 }
@@ -355,6 +359,7 @@ impl<T: Transport> Executor<T> {
     /// An executor over `transport` running local work on `child`.
     pub fn new(transport: T, child: Box<dyn Component>) -> Executor<T> {
         Executor {
+            reduction: child.reduction_order(),
             transport,
             child,
             local: HostMemory::new(),
@@ -410,7 +415,7 @@ impl<T: Transport> Executor<T> {
         for unit in units {
             let plan = match &unit {
                 Unit::Group(group) => plan_group(batch, group, p),
-                Unit::Single(i) => plan(&batch[*i], p),
+                Unit::Single(i) => plan(&batch[*i], p, self.reduction),
             };
             self.add_plan(&plan, &mut sched, host.as_deref_mut())?;
         }

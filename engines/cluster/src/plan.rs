@@ -1,11 +1,13 @@
 //! Planning: how the ranks execute one global instruction together. A pure function of the
-//! instruction and the number of ranks, so every rank computes the same plan from the broadcast
-//! batch and no metadata is ever exchanged.
+//! instruction, the number of ranks and the reduction order of the ranks' children (one
+//! config builds them all), so every rank computes the same plan from the broadcast batch and
+//! no metadata is ever exchanged.
 //!
 //! Strategies, by opcode kind:
 //! - reductions (same-type, input disjoint from the output): a pipeline along the axis, see
 //!   `reduce_pipeline`: each rank reduces the input it owns, continuing from the partial
-//!   results before it, so only partials travel and the order is the reference's.
+//!   results before it, so only partials travel; the order is the reference's unless the
+//!   child reassociates floating-point reductions anyway (or the type is exact in any order).
 //! - element-wise (unary, binary, select) and the other reductions: *owner computes*. The iteration space
 //!   is split ([`crate::split`]) so that each box's output and inputs each lie in one block; the
 //!   output's owner runs the box through its child. An input box owned elsewhere (or partially
@@ -26,7 +28,7 @@
 use crate::dist::Blocks;
 use crate::split::{Region, restrict, split};
 use vm_core::view::row_major_strides;
-use vm_core::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Overlap, Scalar, View};
+use vm_core::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Overlap, ReductionOrder, Scalar, View};
 
 /// Where elements live, on the rank that holds them.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,12 +171,13 @@ impl Plan {
     }
 }
 
-/// The plan of a validated instruction over `p` ranks.
-pub fn plan(instr: &Instruction, p: usize) -> Plan {
+/// The plan of a validated instruction over `p` ranks whose children combine reductions in
+/// `reduction` order.
+pub fn plan(instr: &Instruction, p: usize, reduction: ReductionOrder) -> Plan {
     let mut plan = Plan::default();
     let kind = instr.opcode.kind();
     match kind {
-        Kind::Unary | Kind::Binary | Kind::Select | Kind::Reduce => owner_computes(instr, p, &mut plan),
+        Kind::Unary | Kind::Binary | Kind::Select | Kind::Reduce => owner_computes(instr, p, reduction, &mut plan),
         Kind::Range | Kind::Random => generate(instr, p, &mut plan),
         Kind::Accumulate => accumulate(instr, p, &mut plan),
         Kind::Gather | Kind::Scatter | Kind::Extension => at_root(instr, p, &mut plan),
@@ -188,7 +191,7 @@ fn view_of(op: &Operand) -> &View {
     op.as_view().expect("validated: a view operand")
 }
 
-fn owner_computes(instr: &Instruction, p: usize, plan: &mut Plan) {
+fn owner_computes(instr: &Instruction, p: usize, reduction: ReductionOrder, plan: &mut Plan) {
     let out = view_of(&instr.operands[0]);
     let reduce_axis = (instr.opcode.kind() == Kind::Reduce).then(|| instr.axis().expect("validated axis"));
     let ninputs = instr.inputs().len();
@@ -208,7 +211,7 @@ fn owner_computes(instr: &Instruction, p: usize, plan: &mut Plan) {
         && matches!(instr.opcode.type_rule(), vm_core::TypeRule::Same(_))
         && out.overlap(view_of(&instr.operands[1])) == Overlap::Disjoint
     {
-        return reduce_pipeline(instr, axis, p, plan);
+        return reduce_pipeline(instr, axis, p, reduction, plan);
     }
     let mut splittable = vec![true; shape.len()];
     if let Some(axis) = reduce_axis {
@@ -284,20 +287,26 @@ fn drop_axis(r: &Region, axis: usize) -> Region {
     r
 }
 
-/// A reduction along an axis, exactly in the reference order and without moving the input:
-/// each box of the split (input and output each in one block) is reduced by the owner of its
-/// input. A box that starts the axis reduces its elements; a later box continues from its
-/// *carry*, the partial results of the boxes just before it along the axis (fetched from their
-/// ranks at an earlier level): its first slab becomes `carry op x0`, then it reduces locally,
-/// which is `((x0 op x1) op ...)` of the whole axis, the reference's order. The box that ends
-/// the axis writes the output, or sends its result to the output's owner. A reduction along
-/// rows of a row-major array is local but for rows cut by a block boundary; a reduction of all
-/// elements passes one running value from rank to rank.
-fn reduce_pipeline(instr: &Instruction, axis: usize, p: usize, plan: &mut Plan) {
+/// A reduction along an axis without moving the input: each box of the split (input and
+/// output each in one block) is reduced by the owner of its input. A box that starts the axis
+/// reduces its elements; a later box continues from its *carry*, the partial results of the
+/// boxes just before it along the axis (fetched from their ranks at an earlier level). The box
+/// that ends the axis writes the output, or sends its result to the output's owner. A reduction
+/// along rows of a row-major array is local but for rows cut by a block boundary; a reduction
+/// of all elements passes one running value from rank to rank.
+///
+/// In the reference order (`Sequential`, for floating point when the child keeps it), a later
+/// box folds its carry into its first slab and then reduces, which is `((c op x0) op x1) ...`,
+/// bit for bit the reference's; that needs a copy of the box, made once the carry is known.
+/// Otherwise (integers and booleans, exact in any order, or a child that reassociates itself)
+/// every box is reduced at once, while the carries travel, and the carry is folded into the
+/// box's result: no copy and no wait before the bulk of the work.
+fn reduce_pipeline(instr: &Instruction, axis: usize, p: usize, reduction: ReductionOrder, plan: &mut Plan) {
     let out = view_of(&instr.operands[0]);
     let input = view_of(&instr.operands[1]);
     let combiner = instr.opcode.combiner().expect("a reduction has a combining opcode");
     let axis_op = LocalOperand::Const(instr.operands[2].as_const().expect("validated axis"));
+    let reassociate = reduction == ReductionOrder::Reassociated || !input.dtype().is_float();
     let n = input.shape[axis];
     let mut out_it = out.clone();
     out_it.shape.insert(axis, n);
@@ -335,10 +344,12 @@ fn reduce_pipeline(instr: &Instruction, axis: usize, p: usize, plan: &mut Plan) 
             partials[i] = Some(t.clone());
             Loc::Temp(t)
         };
-        let mut tasks = Vec::new();
         let in_sub = Loc::Block(restrict(input, region));
-        let reduced = if region.lo[axis] == 0 {
-            in_sub
+        let reduce = |into: Loc, from: Loc| {
+            Work::Child(instr.opcode, vec![LocalOperand::View(into), LocalOperand::View(from), axis_op.clone()])
+        };
+        if region.lo[axis] == 0 {
+            stages[l].early.push(Task { rank, work: reduce(dest, in_sub) });
         } else {
             // The carry, gathered from the partials of the boxes just before this one.
             let carry = plan.temp(rank, out.dtype(), &out_region.shape);
@@ -360,25 +371,27 @@ fn reduce_pipeline(instr: &Instruction, axis: usize, p: usize, plan: &mut Plan) 
                     to: Loc::Temp(restrict(&carry, &rel(&out_region.lo))),
                 });
             }
-            let x = plan.temp(rank, input.dtype(), &region.shape);
-            let copy = vec![LocalOperand::View(Loc::Temp(x.clone())), LocalOperand::View(in_sub)];
-            tasks.push(Work::Child(Opcode::Identity, copy));
-            let mut first = Region::whole(&region.shape);
-            first.shape[axis] = 1;
-            let x0 = LocalOperand::View(Loc::Temp(restrict(&x, &first)));
-            let mut c = carry;
-            c.shape.insert(axis, 1);
-            c.stride.insert(axis, 0);
-            tasks.push(Work::Child(combiner, vec![x0.clone(), LocalOperand::View(Loc::Temp(c)), x0]));
-            Loc::Temp(x)
-        };
-        tasks.push(Work::Child(
-            instr.opcode,
-            vec![LocalOperand::View(dest), LocalOperand::View(reduced), axis_op.clone()],
-        ));
-        for work in tasks {
-            let task = Task { rank, work };
-            if l > 0 { stages[l].late.push(task) } else { stages[l].early.push(task) }
+            let late = if reassociate {
+                let partial = plan.temp(rank, out.dtype(), &out_region.shape);
+                stages[0].early.push(Task { rank, work: reduce(Loc::Temp(partial.clone()), in_sub) });
+                let fold = [dest, Loc::Temp(carry), Loc::Temp(partial)].map(LocalOperand::View);
+                vec![Work::Child(combiner, fold.to_vec())]
+            } else {
+                let x = plan.temp(rank, input.dtype(), &region.shape);
+                let copy = vec![LocalOperand::View(Loc::Temp(x.clone())), LocalOperand::View(in_sub)];
+                let mut first = Region::whole(&region.shape);
+                first.shape[axis] = 1;
+                let x0 = LocalOperand::View(Loc::Temp(restrict(&x, &first)));
+                let mut c = carry;
+                c.shape.insert(axis, 1);
+                c.stride.insert(axis, 0);
+                vec![
+                    Work::Child(Opcode::Identity, copy),
+                    Work::Child(combiner, vec![x0.clone(), LocalOperand::View(Loc::Temp(c)), x0]),
+                    reduce(dest, Loc::Temp(x)),
+                ]
+            };
+            stages[l].late.extend(late.into_iter().map(|work| Task { rank, work }));
         }
         if last && out_owner != rank {
             // Deliver the result to the output's owner.

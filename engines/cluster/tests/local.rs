@@ -3,7 +3,7 @@
 
 use vm_cluster::testprog::{Program, compare, opcode_programs, random_fusable_program, random_program, run};
 use vm_cluster::{Cluster, LocalTransport, local_cluster};
-use vm_core::{Base, BaseId, Component, DType, HostMemory, Instruction, Opcode, Scalar, View};
+use vm_core::{Base, BaseId, Component, DType, HostMemory, Instruction, Opcode, ReductionOrder, Scalar, View};
 use vm_interp::Interp;
 
 fn cluster(p: usize) -> Cluster<LocalTransport> {
@@ -325,7 +325,7 @@ fn one_random_program() {
 
 /// The ranks that do local work in the plan of `instr` over `p` ranks.
 fn working_ranks(instr: &Instruction, p: usize) -> Vec<usize> {
-    let plan = vm_cluster::plan::plan(instr, p);
+    let plan = vm_cluster::plan::plan(instr, p, ReductionOrder::Sequential);
     let mut ranks: Vec<usize> =
         plan.stages.iter().flat_map(|s| s.early.iter().chain(&s.late)).map(|t| t.rank).collect();
     ranks.sort_unstable();
@@ -345,91 +345,172 @@ fn reductions_and_scans_run_on_every_rank_and_move_only_boundaries() {
     // Row sums: each rank sums its rows; only rows cut by a block boundary travel.
     let row_sums = Instruction::new(Opcode::AddReduce, [View::of_base(r).into(), m.clone().into(), axis(1)]);
     assert_eq!(working_ranks(&row_sums, 4), [0, 1, 2, 3]);
-    assert!(vm_cluster::plan::plan(&row_sums, 4).remote_bytes() <= 3 * cols * 8);
+    assert!(vm_cluster::plan::plan(&row_sums, 4, ReductionOrder::Sequential).remote_bytes() <= 3 * cols * 8);
     // A scan down the columns: a pipeline whose messages are the boundary rows (the carries).
     let col_scan = Instruction::new(Opcode::AddAccumulate, [out.clone().into(), m.clone().into(), axis(0)]);
-    let plan = vm_cluster::plan::plan(&col_scan, 4);
+    let plan = vm_cluster::plan::plan(&col_scan, 4, ReductionOrder::Sequential);
     assert_eq!(working_ranks(&col_scan, 4), [0, 1, 2, 3]);
     assert!(plan.stages.len() >= 4, "one level per block along the axis");
     assert!(plan.remote_bytes() <= 2 * 3 * cols * 8, "{} bytes", plan.remote_bytes());
     // A scan along the rows is local but for the rows cut by a boundary.
     let row_scan = Instruction::new(Opcode::AddAccumulate, [out.into(), m.into(), axis(1)]);
     assert_eq!(working_ranks(&row_scan, 4), [0, 1, 2, 3]);
-    assert!(vm_cluster::plan::plan(&row_scan, 4).remote_bytes() <= 3 * 8);
+    assert!(vm_cluster::plan::plan(&row_scan, 4, ReductionOrder::Sequential).remote_bytes() <= 3 * 8);
     // A flat scan carries one running value from rank to rank.
     let flat = Instruction::new(
         Opcode::MultiplyAccumulate,
         [View::of_base(o).into(), View::of_base(a).into(), Scalar::I64(0).into()],
     );
-    assert_eq!(vm_cluster::plan::plan(&flat, 4).remote_bytes(), 3 * 8);
+    assert_eq!(vm_cluster::plan::plan(&flat, 4, ReductionOrder::Sequential).remote_bytes(), 3 * 8);
     // So does a reduction of all elements, and its result goes to the output's owner.
     let total = Base { id: BaseId(4), dtype: DType::F64, nelem: 1 };
     let scalar = View::new(total, 0, &[], &[]).unwrap();
     let sum =
         Instruction::new(Opcode::AddReduce, [scalar.clone().into(), View::of_base(a).into(), Scalar::I64(0).into()]);
     assert_eq!(working_ranks(&sum, 4), [0, 1, 2, 3]);
-    assert_eq!(vm_cluster::plan::plan(&sum, 4).remote_bytes(), 3 * 8);
+    assert_eq!(vm_cluster::plan::plan(&sum, 4, ReductionOrder::Sequential).remote_bytes(), 3 * 8);
     let first = View::contiguous(a, 0, &[10]).unwrap();
     let sum_first = Instruction::new(Opcode::AddReduce, [scalar.into(), first.into(), axis(0)]);
-    assert_eq!(vm_cluster::plan::plan(&sum_first, 4).remote_bytes(), 8, "rank 0 sends its sum to rank 3");
+    assert_eq!(
+        vm_cluster::plan::plan(&sum_first, 4, ReductionOrder::Sequential).remote_bytes(),
+        8,
+        "rank 0 sends its sum to rank 3"
+    );
+}
+
+/// A random scan or reduction (case `case` of `rng`) over bases of `dtype` of uneven sizes,
+/// filled with random values (near 1 for floating point, so products stay finite and sums
+/// inexact), with every base synced.
+fn reduction_case(rng: &mut vm_cluster::testprog::Rng, case: u64, dtype: DType) -> Program {
+    use vm_cluster::testprog::{Step, random_view};
+    let sizes = [1u64, 3, 7, 40, 97, 300];
+    let bases: Vec<Base> =
+        sizes.iter().enumerate().map(|(i, &n)| Base { id: BaseId(i as u64 + 1), dtype, nelem: n }).collect();
+    let nd = 1 + rng.below(3);
+    let shape: Vec<usize> = (0..nd).map(|_| 1 + rng.below(7)).collect();
+    let axis = rng.below(nd);
+    let ops = [
+        Opcode::AddAccumulate,
+        Opcode::MultiplyAccumulate,
+        Opcode::AddReduce,
+        Opcode::MultiplyReduce,
+        Opcode::MaximumReduce,
+        Opcode::MinimumReduce,
+    ];
+    let op = ops[rng.below(ops.len())];
+    let (out, input) = if op.kind() == vm_core::Kind::Reduce {
+        let mut in_shape = shape.clone();
+        in_shape[axis] = rng.below(12);
+        let out_shape: Vec<usize> = shape.iter().enumerate().filter(|&(d, _)| d != axis).map(|(_, &n)| n).collect();
+        (random_view(rng, &bases, &out_shape, true), random_view(rng, &bases, &in_shape, false))
+    } else {
+        let out = random_view(rng, &bases, &shape, true);
+        // Half the time the scan is in place.
+        let input = if rng.below(2) == 0 { out.clone() } else { random_view(rng, &bases, &shape, false) };
+        (out, input)
+    };
+    let mut batch: Vec<Instruction> = bases
+        .iter()
+        .map(|b| {
+            Instruction::new(
+                Opcode::Random,
+                [View::of_base(*b).into(), Scalar::U64(case).into(), Scalar::U64(0).into()],
+            )
+        })
+        .collect();
+    if dtype.is_float() {
+        for b in &bases {
+            let v = View::of_base(*b);
+            batch
+                .push(Instruction::new(Opcode::Add, [v.clone().into(), v.into(), Scalar::F64(0.5).cast(dtype).into()]));
+        }
+    }
+    batch.push(Instruction::new(op, [out.into(), input.into(), Scalar::I64(axis as i64).into()]));
+    batch.extend(bases.iter().map(|b| Instruction::new(Opcode::Sync, [View::of_base(*b).into()])));
+    Program { bases, steps: vec![Step::Batch(batch)] }
 }
 
 #[test]
 fn random_scans_and_reductions_match_the_reference_exactly() {
-    use vm_cluster::testprog::{Rng, Step, random_view};
-    let mut rng = Rng(99);
+    let mut rng = vm_cluster::testprog::Rng(99);
     for case in 0..300 {
         let dtype = [DType::F64, DType::F32, DType::I32, DType::U8][rng.below(4)];
-        let sizes = [1u64, 3, 7, 40, 97, 300];
-        let bases: Vec<Base> =
-            sizes.iter().enumerate().map(|(i, &n)| Base { id: BaseId(i as u64 + 1), dtype, nelem: n }).collect();
-        let nd = 1 + rng.below(3);
-        let shape: Vec<usize> = (0..nd).map(|_| 1 + rng.below(7)).collect();
-        let axis = rng.below(nd);
-        let ops = [
-            Opcode::AddAccumulate,
-            Opcode::MultiplyAccumulate,
-            Opcode::AddReduce,
-            Opcode::MultiplyReduce,
-            Opcode::MaximumReduce,
-            Opcode::MinimumReduce,
-        ];
-        let op = ops[rng.below(ops.len())];
-        let (out, input) = if op.kind() == vm_core::Kind::Reduce {
-            let mut in_shape = shape.clone();
-            in_shape[axis] = rng.below(12);
-            let out_shape: Vec<usize> = shape.iter().enumerate().filter(|&(d, _)| d != axis).map(|(_, &n)| n).collect();
-            (random_view(&mut rng, &bases, &out_shape, true), random_view(&mut rng, &bases, &in_shape, false))
-        } else {
-            let out = random_view(&mut rng, &bases, &shape, true);
-            // Half the time the scan is in place.
-            let input = if rng.below(2) == 0 { out.clone() } else { random_view(&mut rng, &bases, &shape, false) };
-            (out, input)
-        };
-        let mut batch: Vec<Instruction> = bases
-            .iter()
-            .map(|b| {
-                Instruction::new(
-                    Opcode::Random,
-                    [View::of_base(*b).into(), Scalar::U64(case).into(), Scalar::U64(0).into()],
-                )
-            })
-            .collect();
-        if dtype.is_float() {
-            // Values near 1 keep products finite and sums inexact.
-            for b in &bases {
-                let v = View::of_base(*b);
-                batch.push(Instruction::new(
-                    Opcode::Add,
-                    [v.clone().into(), v.into(), Scalar::F64(0.5).cast(dtype).into()],
-                ));
-            }
-        }
-        batch.push(Instruction::new(op, [out.into(), input.into(), Scalar::I64(axis as i64).into()]));
-        batch.extend(bases.iter().map(|b| Instruction::new(Opcode::Sync, [View::of_base(*b).into()])));
-        let prog = Program { bases: bases.clone(), steps: vec![Step::Batch(batch)] };
+        let prog = reduction_case(&mut rng, case, dtype);
         for p in [2, 3, 4, 5] {
             check(&format!("scan case {case}"), &prog, p);
+        }
+    }
+}
+
+/// The reference engine, claiming to reassociate reductions as the fusing engines do.
+struct Reassociating(Interp);
+
+impl Component for Reassociating {
+    fn name(&self) -> &str {
+        "reassociating"
+    }
+    fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> vm_core::Result<()> {
+        self.0.execute(batch, mem)
+    }
+    fn register_extension(&mut self, name: &str, opcode: Opcode) -> vm_core::Result<bool> {
+        self.0.register_extension(name, opcode)
+    }
+    fn describe(&self) -> Vec<vm_core::ComponentInfo> {
+        self.0.describe()
+    }
+    fn reduction_order(&self) -> ReductionOrder {
+        ReductionOrder::Reassociated
+    }
+}
+
+#[test]
+fn over_a_reassociating_child_every_box_is_reduced_at_once_and_results_stay_close() {
+    // The plan: a sum of all elements over 4 ranks reduces every block in the first stage,
+    // with no copy, and only the running values travel.
+    let a = Base { id: BaseId(1), dtype: DType::F64, nelem: 3000 };
+    let total = Base { id: BaseId(2), dtype: DType::F64, nelem: 1 };
+    let sum = Instruction::new(
+        Opcode::AddReduce,
+        [View::new(total, 0, &[], &[]).unwrap().into(), View::of_base(a).into(), Scalar::I64(0).into()],
+    );
+    let plan = vm_cluster::plan::plan(&sum, 4, ReductionOrder::Reassociated);
+    let reduces = |s: &vm_cluster::plan::Stage| {
+        s.early.iter().filter(|t| matches!(t.work, vm_cluster::plan::Work::Child(Opcode::AddReduce, _))).count()
+    };
+    assert_eq!(reduces(&plan.stages[0]), 4);
+    let copies = plan.stages.iter().flat_map(|s| s.early.iter().chain(&s.late));
+    assert!(copies.filter(|t| matches!(t.work, vm_cluster::plan::Work::Child(Opcode::Identity, _))).count() <= 1);
+    assert_eq!(plan.remote_bytes(), 3 * 8);
+    // Integers are exact in any order: the same plan even over a child keeping the order.
+    let ints = Base { dtype: DType::I32, ..a };
+    let int_total = Base { dtype: DType::I32, ..total };
+    let int_sum = Instruction::new(
+        Opcode::AddReduce,
+        [View::new(int_total, 0, &[], &[]).unwrap().into(), View::of_base(ints).into(), Scalar::I64(0).into()],
+    );
+    assert_eq!(reduces(&vm_cluster::plan::plan(&int_sum, 4, ReductionOrder::Sequential).stages[0]), 4);
+    // Results: the reference's up to the reassociation of floating-point sums and products.
+    let mut rng = vm_cluster::testprog::Rng(7);
+    for case in 0..150 {
+        let dtype = [DType::F64, DType::I32][rng.below(2)];
+        let prog = reduction_case(&mut rng, case, dtype);
+        let want = run(&mut Interp::default(), &prog).unwrap();
+        for p in [2, 3, 5] {
+            let mut c = local_cluster(p, || Box::new(Reassociating(Interp::default())));
+            assert_eq!(c.reduction_order(), ReductionOrder::Reassociated);
+            let got = run(&mut c, &prog).unwrap();
+            c.shutdown().unwrap();
+            for b in &prog.bases {
+                let (w, g) = (want.get(b.id).unwrap(), got.get(b.id).unwrap());
+                if dtype == DType::I32 {
+                    assert_eq!(w.as_slice::<i32>(), g.as_slice::<i32>(), "case {case} on {p} ranks");
+                } else {
+                    for (x, y) in w.as_slice::<f64>().iter().zip(g.as_slice::<f64>()) {
+                        let close = x == y || (x - y).abs() <= 1e-12 * x.abs().max(1.0);
+                        assert!(close, "case {case} on {p} ranks: {x} vs {y}");
+                    }
+                }
+            }
         }
     }
 }

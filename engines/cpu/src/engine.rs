@@ -12,8 +12,8 @@ use std::time::Instant;
 use vm_core::component::Settings;
 use vm_core::kernel::{self, Kernel, PartitionCache, Step};
 use vm_core::{
-    Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, Operand, Overlap, Result,
-    View, with_dtype,
+    Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, Operand, Overlap,
+    ReductionOrder, Result, View, with_dtype,
 };
 
 /// The engine's configuration.
@@ -311,6 +311,11 @@ impl Component for CpuEngine {
             Some(child) => child.register_extension(name, opcode),
             None => Ok(false),
         }
+    }
+
+    /// Blocks and threads reduce into partials, and full reductions are split by rows.
+    fn reduction_order(&self) -> ReductionOrder {
+        ReductionOrder::Reassociated
     }
 
     fn describe(&self) -> Vec<ComponentInfo> {

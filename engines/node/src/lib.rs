@@ -11,7 +11,9 @@
 //! ```
 
 use vm_core::component::Settings;
-use vm_core::{Component, ComponentInfo, Error, HostMemory, Implementation, Instruction, Opcode, Result};
+use vm_core::{
+    Component, ComponentInfo, Error, HostMemory, Implementation, Instruction, Opcode, ReductionOrder, Result,
+};
 
 /// The node manager: forwards everything to its child (see the crate documentation).
 pub struct Node {
@@ -62,6 +64,10 @@ impl Component for Node {
         }];
         info.extend(self.child.describe());
         info
+    }
+
+    fn reduction_order(&self) -> ReductionOrder {
+        self.child.reduction_order()
     }
 
     fn shutdown(&mut self) -> Result<()> {
@@ -132,6 +138,10 @@ mod tests {
             }]
         }
 
+        fn reduction_order(&self) -> ReductionOrder {
+            ReductionOrder::Reassociated
+        }
+
         fn shutdown(&mut self) -> Result<()> {
             self.0.lock().unwrap().shutdowns += 1;
             Ok(())
@@ -187,6 +197,7 @@ mod tests {
         assert_eq!((info[1].name.as_str(), info[1].notes.as_slice()), ("rec", &["a mock".to_string()][..]));
         assert_eq!(node.name(), "node");
         assert_eq!(node.child().name(), "recorder");
+        assert_eq!(node.reduction_order(), ReductionOrder::Reassociated, "the child's order");
     }
 
     #[test]

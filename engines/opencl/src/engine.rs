@@ -19,7 +19,10 @@ use opencl3::types::CL_BLOCKING;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 use vm_core::kernel::{self, PartitionCache, Step};
-use vm_core::{Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, Result, Settings};
+use vm_core::{
+    Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, ReductionOrder, Result,
+    Settings,
+};
 
 /// The most parameters a program reads from `__constant` memory (32 KiB; fewer when the
 /// device's constant buffer is smaller).
@@ -649,6 +652,11 @@ impl Component for OpenClEngine {
             Some(child) => child.register_extension(name, opcode),
             None => Ok(false),
         }
+    }
+
+    /// Long axes are reduced by work-group trees.
+    fn reduction_order(&self) -> ReductionOrder {
+        ReductionOrder::Reassociated
     }
 
     fn describe(&self) -> Vec<ComponentInfo> {
