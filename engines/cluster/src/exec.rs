@@ -411,7 +411,8 @@ impl<T: Transport> Executor<T> {
                 }
             }
         }
-        let units = if self.fuse { units(batch, p) } else { (0..batch.len()).map(Unit::Single).collect() };
+        let units =
+            if self.fuse { units(batch, p, self.reduction) } else { (0..batch.len()).map(Unit::Single).collect() };
         for unit in units {
             let plan = match &unit {
                 Unit::Group(group) => plan_group(batch, group, p),

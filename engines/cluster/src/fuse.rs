@@ -24,11 +24,12 @@
 //! a base a system instruction met inside the run acts on (system instructions that touch
 //! nothing later in the group run after it).
 
-use crate::plan::{Loc, LocalOperand, Plan, Stage, Task, Work};
-use crate::split::{restrict, split};
+use crate::dist::Blocks;
+use crate::plan::{Loc, LocalOperand, Part, Plan, Stage, Task, Work};
+use crate::split::{Region, restrict, split};
 use std::collections::{HashMap, HashSet};
 use vm_core::kernel::{Options, Step, needs_isolation, partition};
-use vm_core::{BaseId, Instruction, Operand, Overlap, View};
+use vm_core::{BaseId, Instruction, Operand, Overlap, ReductionOrder, View};
 
 /// A unit of planning: a group of fusable instructions, or one instruction alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,14 +45,21 @@ pub enum Unit {
 pub struct Group {
     /// Positions in the batch, in order.
     pub instrs: Vec<usize>,
-    /// Bases written and read only by the group and freed in the batch: per piece, they live in
-    /// a local temporary instead of their blocks (whose memory they never touch).
+    /// Bases written and read only by the group (and its reduction) and freed in the batch: per
+    /// piece, they live in a local temporary instead of their blocks (whose memory they never
+    /// touch).
     pub temps: Vec<BaseId>,
+    /// Position of a reduction of all elements of one of `temps` that follows the group: each
+    /// piece reduces its part right after computing it, and the partial results are combined
+    /// (in another order than the reference's: only where that is allowed).
+    pub reduce: Option<usize>,
 }
 
 /// Cuts a validated batch into units, in an order that gives the batch's results: groups
-/// follow the kernels of [`partition`]; everything else is a single instruction in place.
-pub fn units(batch: &[Instruction], p: usize) -> Vec<Unit> {
+/// follow the kernels of [`partition`]; everything else is a single instruction in place. Over
+/// children that reassociate reductions (`reduction`), a group takes in the reduction of all
+/// elements of a value it computes for nothing else.
+pub fn units(batch: &[Instruction], p: usize, reduction: ReductionOrder) -> Vec<Unit> {
     let mut out = Vec::new();
     let steps = partition(batch, &Options { max_instructions: 0 });
     let mut access: HashMap<BaseId, Vec<usize>> = HashMap::new();
@@ -92,7 +100,98 @@ pub fn units(batch: &[Instruction], p: usize) -> Vec<Unit> {
             }
         }
     }
+    attach_reductions(batch, &access, reduction, &mut out);
     out
+}
+
+/// Moves into each group the reduction of all elements that follows it (past system
+/// instructions that touch neither of its bases) when it may be reassociated and reads,
+/// through a flat view, exactly the memory of a value the group writes, reads back through the
+/// written view only, and that nothing else in the batch uses (freed in it, never synced).
+fn attach_reductions(
+    batch: &[Instruction],
+    access: &HashMap<BaseId, Vec<usize>>,
+    reduction: ReductionOrder,
+    units: &mut Vec<Unit>,
+) {
+    let (mut freed, mut synced) = (HashSet::new(), HashSet::new());
+    for instr in batch {
+        let set = match instr.opcode {
+            vm_core::Opcode::Free => &mut freed,
+            vm_core::Opcode::Sync => &mut synced,
+            _ => continue,
+        };
+        set.extend(instr.views().map(|v| v.base.id));
+    }
+    let mut u = 0;
+    while u < units.len() {
+        let Unit::Group(group) = &units[u] else {
+            u += 1;
+            continue;
+        };
+        let next = (u + 1..units.len()).find(|&j| matches!(units[j], Unit::Single(s) if !batch[s].opcode.is_system()));
+        let Some(j) = next else { break };
+        let Unit::Single(r) = units[j] else { unreachable!("found above") };
+        let touched: HashSet<BaseId> = batch[r].views().map(|v| v.base.id).collect();
+        let between_clear = units[u + 1..j].iter().all(|unit| match unit {
+            Unit::Single(s) => batch[*s].views().all(|v| !touched.contains(&v.base.id)),
+            Unit::Group(_) => false,
+        });
+        let temp = between_clear.then(|| reducible_temp(batch, group, r, access, reduction, &freed, &synced)).flatten();
+        if let Some(x) = temp {
+            units.remove(j);
+            let Unit::Group(group) = &mut units[u] else { unreachable!("a group") };
+            if !group.temps.contains(&x) {
+                group.temps.push(x);
+            }
+            group.reduce = Some(r);
+        }
+        u += 1;
+    }
+}
+
+/// The base instruction `r` reduces when it may join `group` (see [`attach_reductions`]).
+fn reducible_temp(
+    batch: &[Instruction],
+    group: &Group,
+    r: usize,
+    access: &HashMap<BaseId, Vec<usize>>,
+    reduction: ReductionOrder,
+    freed: &HashSet<BaseId>,
+    synced: &HashSet<BaseId>,
+) -> Option<BaseId> {
+    let instr = &batch[r];
+    let (out, input) = (instr.output()?, instr.operands.get(1)?.as_view()?);
+    let full = instr.opcode.kind() == vm_core::Kind::Reduce
+        && instr.axis() == Some(0)
+        && out.ndim() == 0
+        && input.ndim() == 1
+        && input.stride[0] == 1
+        && input.shape[0] > 0
+        && out.dtype() == input.dtype()
+        && (reduction == ReductionOrder::Reassociated || !input.dtype().is_float());
+    let x = input.base.id;
+    if !full || out.base.id == x || !freed.contains(&x) || synced.contains(&x) {
+        return None;
+    }
+    let uses = &access[&x];
+    let in_group = |j: &usize| group.instrs.binary_search(j).is_ok();
+    if uses.last() != Some(&r) || !uses[..uses.len() - 1].iter().all(in_group) {
+        return None;
+    }
+    // The value's first access writes it; every access in the group is that view.
+    let first = &batch[uses[0]];
+    let written = first.output().filter(|w| w.base.id == x)?;
+    let reads_first = first.inputs().iter().filter_map(Operand::as_view).any(|v| v.base.id == x);
+    let same = uses[..uses.len() - 1]
+        .iter()
+        .all(|&j| batch[j].views().filter(|v| v.base.id == x).all(|v| v.overlap(written) == Overlap::Identical));
+    let flat_alias = written.is_contiguous() && written.start == input.start && written.nelem() == input.nelem();
+    (!reads_first
+        && same
+        && flat_alias
+        && !group.instrs.iter().any(|&j| batch[j].views().any(|v| v.base.id == out.base.id)))
+    .then_some(x)
 }
 
 /// The group being formed.
@@ -150,7 +249,7 @@ impl<'a> Run<'a> {
                 .copied()
                 .filter(|b| access[b].iter().all(|j| run.instrs.binary_search(j).is_ok()))
                 .collect();
-            out.push(Unit::Group(Group { instrs: run.instrs, temps }));
+            out.push(Unit::Group(Group { instrs: run.instrs, temps, reduce: None }));
         }
         out.extend(run.deferred.into_iter().map(Unit::Single));
     }
@@ -171,6 +270,9 @@ pub fn plan_group(batch: &[Instruction], group: &Group, p: usize) -> Plan {
         }
     }
     let owner_slot = |v: &View| views.iter().position(|w| *w == v).expect("collected above");
+    let reduce = group.reduce.map(|r| &batch[r]);
+    // Per piece, the rank holding its partial result of the reduction, and where.
+    let mut partials: Vec<(usize, View)> = Vec::new();
     let mut stage = Stage::default();
     for piece in split(&shape, &views, &vec![true; shape.len()], p) {
         let region = &piece.region;
@@ -219,11 +321,52 @@ pub fn plan_group(batch: &[Instruction], group: &Group, p: usize) -> Plan {
                 None => tasks.push((rank, vec![task], fetched)),
             }
         }
+        if let Some(r) = reduce {
+            // The piece's part of the reduced value, reduced where it was computed.
+            let x = r.operands[1].as_view().expect("a view").base.id;
+            let t = local.get(&x).expect("the group writes the reduced value");
+            let rank = plan.temps[t.base.id.0 as usize].rank;
+            let partial = plan.temp(rank, t.dtype(), &[1]);
+            let scalar = View { shape: Default::default(), stride: Default::default(), ..partial.clone() };
+            let flat =
+                View { shape: [t.nelem()].into_iter().collect(), stride: [1].into_iter().collect(), ..t.clone() };
+            let ops = vec![
+                LocalOperand::View(Loc::Temp(scalar)),
+                LocalOperand::View(Loc::Temp(flat)),
+                LocalOperand::Const(r.operands[2].as_const().expect("an axis")),
+            ];
+            let task = Task { rank, work: Work::Child(r.opcode, ops) };
+            tasks.iter_mut().find(|(q, _, _)| *q == rank).expect("the rank computed the value").1.push(task);
+            partials.push((rank, partial));
+        }
         for (_, list, late) in tasks {
             if late { stage.late.extend(list) } else { stage.early.extend(list) }
         }
     }
     plan.stages.push(stage);
+    if let Some(r) = reduce {
+        // The partial results travel to the output's owner, which reduces them.
+        let out = r.output().expect("a reduction");
+        let owner = Blocks::new(out.base.nelem, p).owner(out.start as u64);
+        let landing = plan.temp(owner, out.dtype(), &[partials.len()]);
+        let mut combine = Stage::default();
+        for (k, (rank, partial)) in partials.into_iter().enumerate() {
+            let slot = Region { lo: vec![k], shape: vec![1] };
+            combine.parts.push(Part {
+                src: rank,
+                dst: owner,
+                from: Loc::Temp(partial),
+                to: Loc::Temp(restrict(&landing, &slot)),
+            });
+        }
+        let ops = vec![
+            LocalOperand::View(Loc::Block(out.clone())),
+            LocalOperand::View(Loc::Temp(landing)),
+            LocalOperand::Const(r.operands[2].as_const().expect("an axis")),
+        ];
+        combine.late.push(Task { rank: owner, work: Work::Child(r.opcode, ops) });
+        plan.stages.push(combine);
+    }
     plan
 }
 
@@ -267,17 +410,17 @@ mod tests {
     #[test]
     fn a_stencil_step_is_one_group_whose_dead_temporaries_are_per_piece() {
         let (batch, [_, t0, t1, _]) = heat_step(10);
-        let units = units(&batch, 2);
+        let units = units(&batch, 2, ReductionOrder::Sequential);
         // The write back into the grid reads nothing of the run, but writes what it read
         // through other views: it starts a kernel (and a group) of its own.
-        let group = Group { instrs: vec![0, 1, 3], temps: vec![t0.id, t1.id] };
+        let group = Group { instrs: vec![0, 1, 3], temps: vec![t0.id, t1.id], reduce: None };
         assert_eq!(
             units,
             [
                 Unit::Group(group),
                 Unit::Single(2),
                 Unit::Single(4),
-                Unit::Group(Group { instrs: vec![5], temps: vec![] }),
+                Unit::Group(Group { instrs: vec![5], temps: vec![], reduce: None }),
                 Unit::Single(6)
             ]
         );
@@ -294,8 +437,8 @@ mod tests {
             ins(Opcode::Add, vec![v(y).into(), v(b).into(), v(b).into()]),
             ins(Opcode::Add, vec![v(x).into(), v(x).into(), v(y).into()]),
         ];
-        let got = units(&batch, 2);
-        let g = |instrs: Vec<usize>| Unit::Group(Group { instrs, temps: vec![] });
+        let got = units(&batch, 2, ReductionOrder::Sequential);
+        let g = |instrs: Vec<usize>| Unit::Group(Group { instrs, temps: vec![], reduce: None });
         assert_eq!(got, [g(vec![0, 2]), Unit::Single(1), g(vec![3])]);
     }
 
@@ -311,16 +454,16 @@ mod tests {
                 vec![View::contiguous(y, 0, &[12]).unwrap().into(), View::contiguous(x, 0, &[12]).unwrap().into()],
             ),
         ];
-        let g = |instrs: Vec<usize>| Unit::Group(Group { instrs, temps: vec![] });
-        assert_eq!(units(&batch, 2), [g(vec![0]), g(vec![1])]);
-        assert_eq!(units(&batch, 1), [g(vec![0, 1])]);
+        let g = |instrs: Vec<usize>| Unit::Group(Group { instrs, temps: vec![], reduce: None });
+        assert_eq!(units(&batch, 2, ReductionOrder::Sequential), [g(vec![0]), g(vec![1])]);
+        assert_eq!(units(&batch, 1, ReductionOrder::Sequential), [g(vec![0, 1])]);
     }
 
     #[test]
     fn each_rank_gets_its_local_pieces_first_as_runs_of_one_shape() {
         let n = 18;
         let (batch, [_, t0, t1, t2]) = heat_step(n);
-        let group = Group { instrs: vec![0, 1, 3], temps: vec![t0.id, t1.id] };
+        let group = Group { instrs: vec![0, 1, 3], temps: vec![t0.id, t1.id], reduce: None };
         let plan = plan_group(&batch, &group, 2);
         assert_eq!(plan.stages.len(), 1);
         let stage = &plan.stages[0];
@@ -356,20 +499,77 @@ mod tests {
         assert!(!stage.late.is_empty() && stage.late.len() <= 3 * 8, "{} late tasks", stage.late.len());
     }
 
+    /// `heat_step` whose last value is reduced (flat) before it is copied back:
+    /// `t3 = |t2|; sum = add_reduce(flat(t3))`, then the copy reads `t2`.
+    fn heat_step_with_sum(n: usize, dtype_of_sum: DType) -> (Vec<Instruction>, Base, Base) {
+        let (mut batch, [_, _, _, t2]) = heat_step(n);
+        let m = n - 2;
+        let t3 = base(5, m * m);
+        let total = Base { id: BaseId(6), dtype: dtype_of_sum, nelem: 1 };
+        let shaped = View::contiguous(t3, 0, &[m, m]).unwrap();
+        let flat = View::contiguous(t3, 0, &[m * m]).unwrap();
+        let abs = ins(Opcode::Absolute, vec![shaped.into(), View::contiguous(t2, 0, &[m, m]).unwrap().into()]);
+        let sum = ins(
+            Opcode::AddReduce,
+            vec![View::new(total, 0, &[], &[]).unwrap().into(), flat.into(), Scalar::I64(0).into()],
+        );
+        batch.splice(5..5, [abs, sum, free(t3)]);
+        (batch, t3, total)
+    }
+
+    #[test]
+    fn a_reassociable_sum_of_a_dead_value_joins_its_group() {
+        let (batch, t3, _) = heat_step_with_sum(12, DType::F64);
+        let reduce_of = |order| {
+            units(&batch, 2, order).into_iter().find_map(|u| match u {
+                Unit::Group(g) if g.instrs.contains(&5) => Some(g),
+                _ => None,
+            })
+        };
+        let joined = reduce_of(ReductionOrder::Reassociated).unwrap();
+        assert_eq!((joined.instrs.clone(), joined.reduce), (vec![0, 1, 3, 5], Some(6)));
+        assert!(joined.temps.contains(&t3.id));
+        // Over a child keeping the reference order, a floating-point sum stays apart.
+        let apart = reduce_of(ReductionOrder::Sequential).unwrap();
+        assert_eq!(apart.reduce, None);
+        // Every piece reduces its part on its rank; the output's owner combines them.
+        let plan = plan_group(&batch, &joined, 2);
+        assert_eq!(plan.stages.len(), 2);
+        let reduces = plan.stages[0].early.iter().chain(&plan.stages[0].late);
+        let pieces = reduces.filter(|t| matches!(t.work, Work::Child(Opcode::AddReduce, _))).count();
+        assert_eq!(plan.stages[1].parts.len(), pieces);
+        assert!(pieces >= 2);
+        assert!(matches!(plan.stages[1].late[..], [Task { rank: 1, work: Work::Child(Opcode::AddReduce, _) }]));
+    }
+
+    #[test]
+    fn a_sum_of_a_value_used_elsewhere_stays_apart() {
+        let (mut batch, t3, _) = heat_step_with_sum(12, DType::F64);
+        // The reduced value is also synced: it must reach its blocks.
+        batch.insert(7, ins(Opcode::Sync, vec![View::of_base(t3).into()]));
+        let units = units(&batch, 2, ReductionOrder::Reassociated);
+        assert!(units.iter().all(|u| !matches!(u, Unit::Group(Group { reduce: Some(_), .. }))), "{units:?}");
+    }
+
     #[test]
     fn random_fusable_programs_form_groups_with_temporaries() {
-        let (mut groups, mut with_temps) = (0, 0);
+        let (mut groups, mut with_temps, mut with_reduce) = (0, 0, 0);
         for seed in 0..60 {
             for step in random_fusable_program(seed, 8).steps {
                 let ProgStep::Batch(batch) = step else { continue };
-                for unit in units(&batch, 3) {
+                for unit in units(&batch, 3, ReductionOrder::Sequential) {
                     if let Unit::Group(g) = unit {
                         groups += usize::from(g.instrs.len() > 1);
                         with_temps += usize::from(!g.temps.is_empty());
+                        assert_eq!(g.reduce, None, "floating-point sums keep their order");
                     }
+                }
+                for unit in units(&batch, 3, ReductionOrder::Reassociated) {
+                    with_reduce += usize::from(matches!(unit, Unit::Group(Group { reduce: Some(_), .. })));
                 }
             }
         }
         assert!(groups > 100 && with_temps > 50, "{groups} groups, {with_temps} with temporaries");
+        assert!(with_reduce > 10, "{with_reduce} groups with a reduction");
     }
 }

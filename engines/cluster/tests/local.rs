@@ -59,6 +59,53 @@ fn random_fusable_runs_match_the_reference_planned_together_or_alone() {
     }
 }
 
+/// The reference engine, claiming to reassociate reductions as the fusing engines do.
+struct Reassociating(Interp);
+
+impl Component for Reassociating {
+    fn name(&self) -> &str {
+        "reassociating"
+    }
+    fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> vm_core::Result<()> {
+        self.0.execute(batch, mem)
+    }
+    fn register_extension(&mut self, name: &str, opcode: Opcode) -> vm_core::Result<bool> {
+        self.0.register_extension(name, opcode)
+    }
+    fn describe(&self) -> Vec<vm_core::ComponentInfo> {
+        self.0.describe()
+    }
+    fn reduction_order(&self) -> ReductionOrder {
+        ReductionOrder::Reassociated
+    }
+}
+
+/// Compares the bases of two runs of `prog` as `f64`, equal up to `tolerance` (relative).
+fn assert_close(prog: &Program, want: &HostMemory, got: &HostMemory, tolerance: f64, what: &str) {
+    for b in &prog.bases {
+        let (w, g) = (want.get(b.id).unwrap().as_slice::<f64>(), got.get(b.id).unwrap().as_slice::<f64>());
+        for (i, (x, y)) in w.iter().zip(g).enumerate() {
+            let close = x == y || (x - y).abs() <= tolerance * x.abs().max(1.0);
+            assert!(close, "{what}: base {} element {i}: {x} vs {y}", b.id);
+        }
+    }
+}
+
+#[test]
+fn random_fusable_runs_over_a_reassociating_child_stay_close_to_the_reference() {
+    let n: u64 = std::env::var("SEEDS").map_or(40, |s| s.parse().unwrap());
+    for seed in 0..n {
+        let prog = random_fusable_program(seed, 8);
+        let want = run(&mut Interp::default(), &prog).unwrap();
+        for p in [1, 2, 3, 4] {
+            let mut c = local_cluster(p, || Box::new(Reassociating(Interp::default())));
+            let got = run(&mut c, &prog).unwrap_or_else(|e| panic!("seed {seed} on {p} ranks: {e}"));
+            c.shutdown().unwrap();
+            assert_close(&prog, &want, &got, 1e-12, &format!("seed {seed} on {p} ranks"));
+        }
+    }
+}
+
 /// Bytes all ranks send for one step of the 2-D heat equation on an n x n grid over 4 ranks.
 fn heat_step_bytes(n: usize) -> u64 {
     let grid = Base { id: BaseId(1), dtype: DType::F64, nelem: (n * n) as u64 };
@@ -442,27 +489,6 @@ fn random_scans_and_reductions_match_the_reference_exactly() {
     }
 }
 
-/// The reference engine, claiming to reassociate reductions as the fusing engines do.
-struct Reassociating(Interp);
-
-impl Component for Reassociating {
-    fn name(&self) -> &str {
-        "reassociating"
-    }
-    fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> vm_core::Result<()> {
-        self.0.execute(batch, mem)
-    }
-    fn register_extension(&mut self, name: &str, opcode: Opcode) -> vm_core::Result<bool> {
-        self.0.register_extension(name, opcode)
-    }
-    fn describe(&self) -> Vec<vm_core::ComponentInfo> {
-        self.0.describe()
-    }
-    fn reduction_order(&self) -> ReductionOrder {
-        ReductionOrder::Reassociated
-    }
-}
-
 #[test]
 fn over_a_reassociating_child_every_box_is_reduced_at_once_and_results_stay_close() {
     // The plan: a sum of all elements over 4 ranks reduces every block in the first stage,
@@ -500,16 +526,10 @@ fn over_a_reassociating_child_every_box_is_reduced_at_once_and_results_stay_clos
             assert_eq!(c.reduction_order(), ReductionOrder::Reassociated);
             let got = run(&mut c, &prog).unwrap();
             c.shutdown().unwrap();
-            for b in &prog.bases {
-                let (w, g) = (want.get(b.id).unwrap(), got.get(b.id).unwrap());
-                if dtype == DType::I32 {
-                    assert_eq!(w.as_slice::<i32>(), g.as_slice::<i32>(), "case {case} on {p} ranks");
-                } else {
-                    for (x, y) in w.as_slice::<f64>().iter().zip(g.as_slice::<f64>()) {
-                        let close = x == y || (x - y).abs() <= 1e-12 * x.abs().max(1.0);
-                        assert!(close, "case {case} on {p} ranks: {x} vs {y}");
-                    }
-                }
+            if dtype == DType::I32 {
+                compare(&prog, &want, &got).unwrap_or_else(|m| panic!("case {case} on {p} ranks: {m}"));
+            } else {
+                assert_close(&prog, &want, &got, 1e-12, &format!("case {case} on {p} ranks"));
             }
         }
     }
