@@ -21,11 +21,17 @@
 //!   local work runs while they travel; the setting `overlap = false` waits for every message
 //!   in flight before each child call, and `profile = true` prints every rank's child calls,
 //!   traffic, time in batches and time waiting at shutdown.
+//! - **Fusion across ranks** ([`fuse`]): a run of element-wise instructions the child would
+//!   fuse is planned as a whole, split once at the block boundaries of all its operands, so
+//!   each rank's child still gets one kernel per box and contracts the run's temporaries
+//!   (`fuse = false` plans instruction by instruction).
 //! - **Exactness**: every result is bit for bit the reference engine's when the ranks run it.
 //!   Reductions (same-type, input disjoint from the output) and scans along any axis are
 //!   pipelines: each rank works on the input it owns and continues from the partial results
 //!   just before it along the axis (one running value per output element travels), combining in
-//!   the reference order. Logical reductions and reductions whose output overlaps their input
+//!   the reference order. Over a child that reassociates floating-point reductions itself
+//!   ([`vm_core::ReductionOrder`]; cpu, opencl), and for integers, each rank reduces its part at
+//!   once and folds the carry in afterwards: the cluster is as exact as its child. Logical reductions and reductions whose output overlaps their input
 //!   fetch whole rows to the output's owner. Range and random are pure functions of the global
 //!   position. Gather, scatter and extension methods (matmul) run on rank 0 with their operands
 //!   fetched (correct, not scalable). SYNC moves only the synced view to rank 0.
@@ -49,23 +55,25 @@
 //! with `mpirun -x GLIBC_TUNABLES` (without it every fresh temporary of the cpu engine is zeroed
 //! on newly faulted pages, which makes timings vary twofold from run to run).
 //!
-//! Medians of 5 after 1 warm-up on a 2-core VM, one cpu thread per rank (waiting: share of
-//! rank 0's / rank 1's batch time):
+//! Medians of 11 after 1 warm-up on a 2-core VM (AMD EPYC, shared memory bus), one cpu thread
+//! per rank, all from one run (waiting: share of rank 0's / rank 1's batch time):
 //!
-//! | benchmark | 1 rank | 2 ranks, latency hiding | 2 ranks, without |
-//! |---|---|---|---|
-//! | `heat_equation 1000*1000*50` | 45 ms | 89 ms (waiting 26 % / 7 %) | 93 ms (54 % / 46 %) |
-//! | `shallow_water 1000*1000*10` | 133 ms | 261 ms (34 % / 27 %) | 207 ms (31 % / 22 %) |
+//! | benchmark | 1 rank | 2 ranks | 2 ranks, no latency hiding | 2 ranks, planned one by one |
+//! |---|---|---|---|---|
+//! | `heat_equation 1000*1000*50` | 41.6 ms | 39.6 ms (waiting 7 % / 23 %) | 53.1 ms (41 % / 43 %) | 55.6 ms |
+//! | `shallow_water 1000*1000*10` | 152 ms | 110 ms (24 % / 25 %) | 114 ms (25 % / 25 %) | 283 ms |
 //!
-//! Latency hiding halves the waiting of the heat equation, but two ranks are slower than one on
-//! this machine: owner computes splits each instruction into the part a rank computes from its
-//! own blocks and the parts that need received elements, which cuts the child's kernels and
-//! defeats array contraction. On `heat_equation 2000*2000*20` one rank forms 252 kernels and
-//! contracts 480 temporaries; each of two ranks forms about 500 and contracts 320, and moves
-//! almost as many bytes (19.3 and 16.7 GB) as the single rank did for the whole grid (20.6 GB),
-//! over the memory bus the two processes share. `shallow_water`'s halos depend on values
-//! computed within the same step, so its ranks wait for each other several times per step, and
-//! scheduling for overlap splits its batches further (272 child calls instead of 205).
+//! Two-rank timings of the heat equation vary from run to run on this VM (the fastest
+//! repetition took 31.0 ms; one rank's, 39.3 ms). Planning runs of element-wise instructions
+//! together ([`fuse`]) is what makes two ranks pay: instruction by instruction, the shifted
+//! stencil views cut every instruction at other rows, so each rank's child formed twice the
+//! kernels and contracted few temporaries. Now each rank's child fuses its bulk of a step into
+//! one kernel, contracts its temporaries, and reduces `delta` inside it, and moves 32 MB per
+//! heat step (`VM_PROFILE=1`: 9.6 GB over 300 steps on each rank), half of the 64 MB one rank
+//! moves. What is left on the heat equation is the memory bus the two processes share (the
+//! cpu engine itself gains 1.6x from a second thread on this machine) and the halo exchange
+//! each step waits for. `shallow_water`'s halos depend on values computed within the same
+//! step, so its ranks wait for each other several times per step.
 //!
 //! The MPI transport needs the cargo feature `mpi` (it links libmpi); without it the crate
 //! builds, all the logic is usable with [`local_cluster`] (ranks as threads), and the `cluster`
