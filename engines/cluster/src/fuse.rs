@@ -171,7 +171,7 @@ fn reducible_temp(
         && out.dtype() == input.dtype()
         && (reduction == ReductionOrder::Reassociated || !input.dtype().is_float());
     let x = input.base.id;
-    if !full || out.base.id == x || !freed.contains(&x) || synced.contains(&x) {
+    if !full || !freed.contains(&x) || synced.contains(&x) {
         return None;
     }
     let uses = &access[&x];

@@ -59,24 +59,48 @@ fn random_fusable_runs_match_the_reference_planned_together_or_alone() {
     }
 }
 
-/// The reference engine, claiming to reassociate reductions as the fusing engines do.
-struct Reassociating(Interp);
+/// The reference engine as a child, with what a test needs: the reduction order it claims
+/// (the fusing engines reassociate), and, when asked, the kernels the fusing engines would form
+/// from its batches, counted.
+struct TestChild {
+    inner: Interp,
+    order: ReductionOrder,
+    /// (kernels formed, temporaries contracted), shared with the test.
+    counts: Option<std::sync::Arc<std::sync::Mutex<(usize, usize)>>>,
+}
 
-impl Component for Reassociating {
+impl TestChild {
+    /// The reference engine claiming to reassociate reductions.
+    fn reassociating() -> Box<dyn Component> {
+        Box::new(TestChild { inner: Interp::default(), order: ReductionOrder::Reassociated, counts: None })
+    }
+}
+
+impl Component for TestChild {
     fn name(&self) -> &str {
-        "reassociating"
+        "test-child"
     }
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> vm_core::Result<()> {
-        self.0.execute(batch, mem)
+        use vm_core::kernel::{Options, Step, partition};
+        if let Some(counts) = &self.counts {
+            let mut c = counts.lock().unwrap();
+            for step in partition(batch, &Options::default()) {
+                if let Step::Kernel(k) = step {
+                    c.0 += 1;
+                    c.1 += k.temps.len();
+                }
+            }
+        }
+        self.inner.execute(batch, mem)
     }
     fn register_extension(&mut self, name: &str, opcode: Opcode) -> vm_core::Result<bool> {
-        self.0.register_extension(name, opcode)
+        self.inner.register_extension(name, opcode)
     }
     fn describe(&self) -> Vec<vm_core::ComponentInfo> {
-        self.0.describe()
+        self.inner.describe()
     }
     fn reduction_order(&self) -> ReductionOrder {
-        ReductionOrder::Reassociated
+        self.order
     }
 }
 
@@ -98,7 +122,7 @@ fn random_fusable_runs_over_a_reassociating_child_stay_close_to_the_reference() 
         let prog = random_fusable_program(seed, 8);
         let want = run(&mut Interp::default(), &prog).unwrap();
         for p in [1, 2, 3, 4] {
-            let mut c = local_cluster(p, || Box::new(Reassociating(Interp::default())));
+            let mut c = local_cluster(p, TestChild::reassociating);
             let got = run(&mut c, &prog).unwrap_or_else(|e| panic!("seed {seed} on {p} ranks: {e}"));
             c.shutdown().unwrap();
             assert_close(&prog, &want, &got, 1e-12, &format!("seed {seed} on {p} ranks"));
@@ -273,41 +297,6 @@ fn heat_loop(c: &mut dyn Component, steps: usize) -> Vec<f64> {
     out
 }
 
-/// A child that forms kernels the way the fusing engines do and counts them, then runs the
-/// batch on the reference engine.
-struct KernelCounter {
-    inner: Interp,
-    /// (kernels formed, temporaries contracted), shared with the test.
-    counts: std::sync::Arc<std::sync::Mutex<(usize, usize)>>,
-}
-
-impl Component for KernelCounter {
-    fn name(&self) -> &str {
-        "kernel-counter"
-    }
-    fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> vm_core::Result<()> {
-        use vm_core::kernel::{Options, Step, partition};
-        let mut c = self.counts.lock().unwrap();
-        for step in partition(batch, &Options::default()) {
-            if let Step::Kernel(k) = step {
-                c.0 += 1;
-                c.1 += k.temps.len();
-            }
-        }
-        drop(c);
-        self.inner.execute(batch, mem)
-    }
-    fn register_extension(&mut self, name: &str, opcode: Opcode) -> vm_core::Result<bool> {
-        self.inner.register_extension(name, opcode)
-    }
-    fn describe(&self) -> Vec<vm_core::ComponentInfo> {
-        self.inner.describe()
-    }
-    fn shutdown(&mut self) -> vm_core::Result<()> {
-        self.inner.shutdown()
-    }
-}
-
 #[test]
 fn planning_runs_together_keeps_the_childs_kernels_whole_and_its_temporaries_contracted() {
     use vm_cluster::{Options, local_cluster_with};
@@ -318,7 +307,11 @@ fn planning_runs_together_keeps_the_childs_kernels_whole_and_its_temporaries_con
         let shared = std::sync::Arc::new(std::sync::Mutex::new((0, 0)));
         let child_counts = shared.clone();
         let mut c = local_cluster_with(2, Options { fuse, ..Options::default() }, move || {
-            Box::new(KernelCounter { inner: Interp::default(), counts: child_counts.clone() })
+            Box::new(TestChild {
+                inner: Interp::default(),
+                order: ReductionOrder::Sequential,
+                counts: Some(child_counts.clone()),
+            })
         });
         let got = heat_loop(&mut c, steps);
         c.shutdown().unwrap();
@@ -522,7 +515,7 @@ fn over_a_reassociating_child_every_box_is_reduced_at_once_and_results_stay_clos
         let prog = reduction_case(&mut rng, case, dtype);
         let want = run(&mut Interp::default(), &prog).unwrap();
         for p in [2, 3, 5] {
-            let mut c = local_cluster(p, || Box::new(Reassociating(Interp::default())));
+            let mut c = local_cluster(p, TestChild::reassociating);
             assert_eq!(c.reduction_order(), ReductionOrder::Reassociated);
             let got = run(&mut c, &prog).unwrap();
             c.shutdown().unwrap();
