@@ -1,12 +1,32 @@
 #!/usr/bin/env bash
-# Installs the system packages the build and the tests need on a fresh Debian 12 machine:
-# a C compiler (C tests against libvm.so), OpenMPI and libclang (rsmpi's bindgen), PoCL and the
-# OpenCL ICD loader (the OpenCL engine's CPU device), and NumPy for the benchmark baselines.
-# Idempotent: does nothing for packages already present.
+# Prepares a fresh Debian 12 machine for building, testing and benchmarking the VM:
+#
+# 1. system packages: a C/C++ compiler (C tests against libvm.so), OpenMPI and libclang
+#    (rsmpi's bindgen, for the cluster manager), PoCL and the OpenCL ICD loader (the OpenCL
+#    engine's CPU device), valgrind (the C tests run under it), Python with venv;
+# 2. the project's Python environment `.venv` (git-ignored) with the packages of
+#    scripts/requirements.txt (NumPy for the benchmark baselines, the Python frontend's build
+#    and test tools), and the Python frontend `vmnp` when bridge-py/ exists.
+#
+# Idempotent: installs only what is missing. Needs the Rust toolchain (see README.md).
+# Environment: VM_SETUP_SKIP_VMNP=1 skips building vmnp (the suite builds it itself).
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+die() {
+  echo "setup: $*" >&2
+  exit 1
+}
+
+if ! command -v cargo >/dev/null 2>&1; then
+  die "cargo not found. Install the Rust toolchain with rustup (https://rustup.rs):
+  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --default-toolchain 1.95 --component rustfmt,clippy
+  . \"\$HOME/.cargo/env\""
+fi
 
 packages=(build-essential pkg-config libopenmpi-dev openmpi-bin libclang-dev
-          pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev clinfo)
+          pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev clinfo valgrind
+          python3 python3-venv)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -14,13 +34,38 @@ for p in "${packages[@]}"; do
 done
 
 if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  if [ "$(id -u)" -eq 0 ]; then
+    sudo=()
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo=(sudo)
+  else
+    die "these Debian packages are missing: ${missing[*]}
+and this user is not root and has no sudo. Ask an administrator to run:
+  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}
+then run scripts/setup.sh again."
+  fi
+  echo "setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-if ! python3 -c 'import numpy' 2>/dev/null; then
-  python3 -m pip install -q numpy || echo "note: numpy not installed; benchmark baselines will be skipped"
+# Python: a virtual environment of the project's own, because Debian's python3 refuses
+# `pip install` outside one (PEP 668). vm-bench and the tests use .venv/bin/python.
+venv=.venv
+if [ ! -x "$venv/bin/python" ]; then
+  echo "setup: creating the Python environment $venv"
+  python3 -m venv "$venv" || die "python3 -m venv failed: install the python3-venv package"
 fi
+py="$venv/bin/python"
+if ! "$py" -m pip install -q --disable-pip-version-check -r scripts/requirements.txt; then
+  die "installing scripts/requirements.txt into $venv failed (is PyPI reachable?)"
+fi
+
+if [ -f bridge-py/pyproject.toml ] && [ -z "${VM_SETUP_SKIP_VMNP:-}" ]; then
+  echo "setup: building and installing vmnp (the Python frontend) into $venv"
+  # Build in the workspace's target directory, so the crates it shares with the VM compile once.
+  CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" "$py" -m pip install -q --disable-pip-version-check ./bridge-py || die "building vmnp failed"
+fi
+
+echo "setup: done. NumPy $("$py" -c 'import numpy; print(numpy.__version__)') in $venv (activate with: . $venv/bin/activate)"

@@ -10,7 +10,7 @@ use crate::{Precision, plot, suite};
 use clap::Parser;
 use std::path::PathBuf;
 
-/// Runs the benchmark suite of BENCHMARKS.md on VM stacks and compares them with NumPy, with
+/// Runs the benchmark suite of benches/BENCHMARKS.md on VM stacks and compares them with NumPy, with
 /// hand-written fused Rust loops ("hand") and with the eager interpreter ("eager" = the interp
 /// stack), all measured in the same run. Exits 1 when a checksum disagrees with interp's or an
 /// implementation fails.

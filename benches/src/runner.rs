@@ -249,7 +249,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
             }
             if plan.numpy && numpy_version.is_some() {
                 let what = label("numpy");
-                progress.at(&format!("{what} ({} + {} repetitions in python3)", plan.warmup, plan.reps));
+                progress.at(&format!("{what} ({} + {} repetitions in Python)", plan.warmup, plan.reps));
                 let row = match numpy::run(def.numpy_script, size, plan.precision, plan.warmup, plan.reps) {
                     Ok(r) => Row::measured("numpy", Kind::Numpy, &r),
                     Err(e) => Row::failed("numpy", Kind::Numpy, e),

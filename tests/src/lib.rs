@@ -117,10 +117,23 @@ pub fn stacks() -> Vec<Option<&'static str>> {
 /// directories, so that the configuration is the built-in default whatever the machine has.
 /// `LD_LIBRARY_PATH` names the directory of `libvm.so`.
 pub fn run(exe: &Path, stack: Option<&str>) -> Output {
+    run_under(&[], exe, stack)
+}
+
+/// [`run`], with `exe` started by the command line `wrapper` (e.g. `valgrind` and its options)
+/// when that is not empty.
+pub fn run_under(wrapper: &[&str], exe: &Path, stack: Option<&str>) -> Output {
     let dir = Scratch::new("run");
     let home = dir.0.join("home");
     std::fs::create_dir_all(&home).expect("create a home directory");
-    let mut cmd = Command::new(exe);
+    let mut cmd = match wrapper.split_first() {
+        Some((program, args)) => {
+            let mut cmd = Command::new(program);
+            cmd.args(args).arg(exe);
+            cmd
+        }
+        None => Command::new(exe),
+    };
     cmd.current_dir(&dir.0);
     for (k, _) in std::env::vars_os() {
         if k.to_str().is_some_and(|k| k.starts_with("VM_")) {
@@ -131,7 +144,7 @@ pub fn run(exe: &Path, stack: Option<&str>) -> Output {
     if let Some(s) = stack {
         cmd.env("VM_STACK", s);
     }
-    cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()))
+    cmd.output().unwrap_or_else(|e| panic!("cannot run {} {}: {e}", wrapper.join(" "), exe.display()))
 }
 
 /// Compiles `tests/c/<name>`, runs it on every stack of [`stacks`], asserts that each run exits

@@ -1,14 +1,20 @@
-//! The NumPy baseline: `benches/numpy/<benchmark>.py`, run with `python3` when
-//! `python3 -c 'import numpy'` works.
+//! The NumPy baseline: `benches/numpy/<benchmark>.py`, run with the project's Python (see
+//! [`python`]) when it can `import numpy`.
 
 use super::{bench_dir, parse_results, run_command};
 use crate::size::Size;
 use crate::{Measured, Precision};
 use std::process::Command;
 
-/// The Python interpreter: `VM_BENCH_PYTHON`, else `python3`.
+/// The Python interpreter: `VM_BENCH_PYTHON`, else the project's environment `.venv` that
+/// `scripts/setup.sh` creates (Debian's own `python3` refuses `pip install`, PEP 668), else
+/// `python3`.
 pub fn python() -> String {
-    std::env::var("VM_BENCH_PYTHON").ok().filter(|p| !p.is_empty()).unwrap_or_else(|| "python3".into())
+    if let Some(p) = std::env::var("VM_BENCH_PYTHON").ok().filter(|p| !p.is_empty()) {
+        return p;
+    }
+    let venv = bench_dir().join("..").join(".venv").join("bin").join("python");
+    if venv.is_file() { venv.to_string_lossy().into_owned() } else { "python3".into() }
 }
 
 /// NumPy's version, or why NumPy cannot be used (no python3, or no numpy module).
@@ -19,7 +25,9 @@ pub fn available() -> Result<String, String> {
         .output()
         .map_err(|e| format!("no NumPy baseline: `{py}` cannot be run ({e})"))?;
     if !out.status.success() {
-        return Err(format!("no NumPy baseline: `{py} -c 'import numpy'` fails (install python3-numpy)"));
+        return Err(format!(
+            "no NumPy baseline: `{py} -c 'import numpy'` fails (run scripts/setup.sh, which installs NumPy into .venv)"
+        ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
