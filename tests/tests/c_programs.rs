@@ -4,7 +4,7 @@
 use vm_tests::{c_dir, check_program, workspace_root};
 
 /// The programs with a test below; every program in `tests/c` must be one of them.
-const PROGRAMS: &[&str] = &["heat.c", "basics.c", "errors.c", "doc_example.c", "cxx_smoke.cpp"];
+const PROGRAMS: &[&str] = &["heat.c", "basics.c", "errors.c", "out_of_memory.c", "doc_example.c", "cxx_smoke.cpp"];
 
 #[test]
 fn heat_stencil_matches_the_c_loop() {
@@ -36,6 +36,22 @@ fn bad_input_gives_clear_errors() {
         assert!(out.contains(case), "`{case}` missing from:\n{out}");
     }
     assert!(out.ends_with("errors ok\n"), "{out}");
+}
+
+#[test]
+fn allocation_failures_are_errors_not_aborts() {
+    let out = check_program("out_of_memory.c");
+    for case in [
+        "ok gather from broadcasts of extent 2^40 and 2^64-1\n",
+        "ok gather from a 2^40 base: VM_ERR_OUT_OF_MEMORY\n",
+        "ok scatter of 6 values into a 2^40 base: VM_ERR_OUT_OF_MEMORY\n",
+        "ok add_reduce of a 2^40 x 2 broadcast: VM_ERR_OUT_OF_MEMORY\n",
+        "ok add_accumulate of a 2^40 broadcast: VM_ERR_OUT_OF_MEMORY\n",
+        "ok range over 2^61 i16: VM_ERR_OUT_OF_MEMORY\n",
+    ] {
+        assert!(out.contains(case), "`{case}` missing from:\n{out}");
+    }
+    assert!(out.ends_with("out_of_memory ok\n"), "{out}");
 }
 
 #[test]

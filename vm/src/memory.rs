@@ -31,17 +31,26 @@ unsafe impl Send for Buffer {}
 unsafe impl Sync for Buffer {}
 
 impl Buffer {
-    /// A zero-filled buffer for `base`.
+    /// A zero-filled buffer for `base`, or [`Error::OutOfMemory`] naming the base and its size.
+    ///
+    /// The zeroed allocation comes straight from the system allocator (fresh pages for large
+    /// sizes), so a request that cannot be met fails here without touching any memory.
     pub fn new(base: &Base) -> Result<Buffer> {
-        let nbytes = (base.nelem as usize)
-            .checked_mul(base.dtype.size())
-            .ok_or_else(|| Error::OutOfMemory(format!("base {} of {} {} elements", base.id, base.nelem, base.dtype)))?;
-        let layout = Layout::from_size_align(nbytes.max(1), BUFFER_ALIGN)
-            .map_err(|_| Error::OutOfMemory(format!("base {} of {nbytes} bytes", base.id)))?;
+        let fail = || {
+            Error::OutOfMemory(format!(
+                "allocating {} for base {} ({} {} elements)",
+                bytes_of(base.nelem, base.dtype.size()),
+                base.id,
+                base.nelem,
+                base.dtype
+            ))
+        };
+        let nbytes =
+            usize::try_from(base.nelem).ok().and_then(|n| n.checked_mul(base.dtype.size())).ok_or_else(fail)?;
+        let layout = Layout::from_size_align(nbytes.max(1), BUFFER_ALIGN).map_err(|_| fail())?;
         // SAFETY: the layout has a nonzero size.
         let ptr = unsafe { alloc_zeroed(layout) };
-        let ptr = NonNull::new(ptr)
-            .ok_or_else(|| Error::OutOfMemory(format!("allocating {nbytes} bytes for base {}", base.id)))?;
+        let ptr = NonNull::new(ptr).ok_or_else(fail)?;
         Ok(Buffer { ptr, nbytes, dtype: base.dtype })
     }
 
@@ -123,6 +132,43 @@ impl Drop for Buffer {
     }
 }
 
+/// `n` elements of `size` bytes, in words: "N bytes" (exact, whatever the product).
+fn bytes_of(n: u64, size: usize) -> String {
+    format!("{} bytes", u128::from(n) * size as u128)
+}
+
+/// The error for a failed allocation of `len` elements of `T` for `what`, on behalf of `base`.
+fn scratch_error<T>(len: usize, base: BaseId, what: &str) -> Error {
+    Error::OutOfMemory(format!(
+        "allocating {} for {what} base {base} ({len} elements of {} bytes)",
+        bytes_of(len as u64, std::mem::size_of::<T>()),
+        std::mem::size_of::<T>()
+    ))
+}
+
+/// An empty `Vec` with room for `len` elements, for `what` (engine scratch memory: staged
+/// results, copies, partial sums) on behalf of `base`; [`Error::OutOfMemory`] naming the base
+/// and the size when the allocation fails. `what` ends where the base's name follows, as in
+/// "a copy of a view of" (base #3).
+///
+/// Every engine allocation whose size comes from user input (a view's extent, a base's size)
+/// goes through this function or [`try_collect`] rather than `Vec::with_capacity`, `vec![..]` or
+/// `collect`, which abort the process when the allocator says no. Nothing is written to the
+/// memory here, so a request the system would only grant lazily costs nothing until used.
+pub fn try_vec<T>(len: usize, base: BaseId, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len).map_err(|_| scratch_error::<T>(len, base, what))?;
+    Ok(v)
+}
+
+/// The items of `iter` in a `Vec` allocated by [`try_vec`] (once: the iterator's length is
+/// exact).
+pub fn try_collect<I: ExactSizeIterator>(iter: I, base: BaseId, what: &str) -> Result<Vec<I::Item>> {
+    let mut v = try_vec(iter.len(), base, what)?;
+    v.extend(iter);
+    Ok(v)
+}
+
 /// The host buffers of all bases that have one.
 #[derive(Debug, Default)]
 pub struct HostMemory {
@@ -195,6 +241,24 @@ mod tests {
         assert_eq!(mem.allocated_bytes(), 40);
         mem.free(base.id);
         assert!(!mem.is_allocated(base.id));
+    }
+
+    #[test]
+    fn impossible_allocations_are_errors_naming_base_and_size() {
+        // 2^40 f64 elements: 8 TiB, more than any machine running the tests can map.
+        let huge = Base { id: BaseId(7), dtype: DType::F64, nelem: 1 << 40 };
+        let e = Buffer::new(&huge).unwrap_err();
+        assert!(matches!(e, Error::OutOfMemory(_)), "{e}");
+        assert!(e.to_string().contains("base #7") && e.to_string().contains("8796093022208 bytes"), "{e}");
+        let e = try_vec::<f64>(1 << 40, BaseId(3), "a copy of").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "out of memory: allocating 8796093022208 bytes for a copy of base #3 (1099511627776 elements of 8 bytes)"
+        );
+        // A size past the address space is the same error, with the exact byte count.
+        let e = try_collect(std::iter::repeat_n(0u64, usize::MAX), BaseId(4), "values for").unwrap_err();
+        assert!(e.to_string().contains("147573952589676412920 bytes") && e.to_string().contains("base #4"), "{e}");
+        assert_eq!(try_collect([1, 2, 3].into_iter(), BaseId(1), "x").unwrap(), vec![1, 2, 3]);
     }
 
     #[test]

@@ -115,6 +115,19 @@ impl View {
         self.start + idx.iter().zip(&self.stride).map(|(&i, &s)| i as i64 * s).sum::<i64>()
     }
 
+    /// Offset in the base of the element at row-major position `k` (`k < nelem()`): the
+    /// multi-index of `k` with the last dimension varying fastest, through
+    /// [`View::offset_of`]. For random access (gather, scatter); walking a view in order is
+    /// cheaper with an odometer.
+    pub fn offset_at(&self, mut k: usize) -> i64 {
+        let mut offset = self.start;
+        for (&n, &s) in self.shape.iter().zip(&self.stride).rev() {
+            offset += (k % n) as i64 * s;
+            k /= n;
+        }
+        offset
+    }
+
     /// Smallest and largest base offsets the view touches, or `None` when it is empty or the
     /// arithmetic overflows `i64` (which [`View::validate`] rejects).
     pub fn extent(&self) -> Option<(i64, i64)> {
@@ -380,6 +393,21 @@ mod tests {
                 Overlap::Identical => prop_assert_eq!(sa, sb),
             }
             prop_assert_eq!(a.overlap(&b), b.overlap(&a));
+        }
+
+        #[test]
+        fn offset_at_follows_the_row_major_multi_index(a in arb_view(64)) {
+            let mut idx = vec![0usize; a.ndim()];
+            for k in 0..a.nelem() {
+                prop_assert_eq!(a.offset_at(k), a.offset_of(&idx));
+                for d in (0..idx.len()).rev() {
+                    idx[d] += 1;
+                    if idx[d] < a.shape[d] {
+                        break;
+                    }
+                    idx[d] = 0;
+                }
+            }
         }
 
         #[test]

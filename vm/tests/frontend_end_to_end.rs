@@ -498,3 +498,21 @@ fn generic_code_over_float_types() -> Result<()> {
     assert_eq!(normalize(&b)?.to_vec()?, [0.0, 0.5, 0.25, 1.0]);
     Ok(())
 }
+
+/// Reading a broadcast view of 2^40 elements (8 TiB as f64) is an out-of-memory error naming
+/// the base and the size, not an abort; gathering from it reads it in place, and the VM stays
+/// usable.
+#[test]
+fn huge_broadcasts_cost_no_memory_until_copied() -> Result<()> {
+    let vm = vm();
+    let one = vm.full::<f64>(&[1], 2.5)?;
+    let huge = one.broadcast_to(&[1 << 40])?;
+    let e = huge.to_vec().unwrap_err();
+    assert!(matches!(e, Error::OutOfMemory(_)), "{e}");
+    let want = format!("allocating 8796093022208 bytes for a copy of a view of base {}", one.base().id);
+    assert!(e.to_string().contains(&want), "`{want}` missing from: {e}");
+    let idx = vm.from_slice::<u64>(&[2], &[0, (1 << 40) - 1])?;
+    assert_eq!(huge.gather(&idx)?.to_vec()?, [2.5, 2.5]);
+    assert_eq!(one.to_vec()?, [2.5], "the VM stays usable");
+    Ok(())
+}

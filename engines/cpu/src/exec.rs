@@ -9,7 +9,8 @@ use crate::codegen::ArgLayout;
 use crate::pool::Pool;
 use crate::program::{Binding, Program};
 use crate::{reduce, views};
-use vm_core::{HostMemory, Result, with_dtype};
+use vm_core::memory::try_vec;
+use vm_core::{BaseId, Error, HostMemory, Result, with_dtype};
 
 /// How kernels are cut into blocks.
 #[derive(Debug, Clone, Copy)]
@@ -50,9 +51,21 @@ fn partial_span(shape: &[usize], strides: &[i64], lo: usize, hi: usize) -> (usiz
     }
 }
 
-/// 8-byte aligned zeroed storage for `nbytes` bytes.
-fn storage(nbytes: usize) -> Vec<u64> {
-    vec![0u64; nbytes.div_ceil(8)]
+/// The most blocks a kernel is cut into. Past it blocks grow beyond the configured size, so
+/// that the per-block bookkeeping (partial spans, the partials' pointers, the pool's queue) stays
+/// a few MiB however large the iteration space: a reduction of a broadcast view can have more
+/// positions than the machine has bytes. With the default block size only kernels of more than
+/// 2^35 positions are affected.
+const MAX_BLOCKS: usize = 1 << 20;
+
+/// 8-byte aligned zeroed storage for `nelem` elements of `size` bytes, for `what` on behalf of
+/// base `base`; [`Error::OutOfMemory`] when the allocation fails.
+fn storage(nelem: usize, size: usize, base: BaseId, what: &str) -> Result<Vec<u64>> {
+    // Element sizes are at most 8 bytes, so the word count fits whatever `nelem`.
+    let words = (nelem as u128 * size as u128).div_ceil(8) as usize;
+    let mut v = try_vec(words, base, what)?;
+    v.resize(words, 0);
+    Ok(v)
 }
 
 fn bytes_mut(v: &mut [u64]) -> &mut [u8] {
@@ -74,6 +87,15 @@ pub fn run(
     if n == 0 {
         return Ok(0);
     }
+    if i64::try_from(n).is_err() {
+        // Generated code counts positions in i64.
+        return Err(Error::Unsupported(format!("a kernel of {n} positions: the cpu engine runs at most 2^63 - 1")));
+    }
+    // Every base first, the reductions' outputs included: one too large for the machine fails
+    // here, named, before any scratch memory is sized after it.
+    for r in &bind.partials {
+        views::buffer(mem, &r.out)?;
+    }
     let lay = ArgLayout::of(p);
     let nd = p.ndim;
     let mut args = vec![0i64; lay.words(p.consts.len())];
@@ -86,7 +108,7 @@ pub fn run(
         for d in 0..nd {
             args[lay.slot_stride(k, d)] = s.strides[d] * size as i64;
         }
-        moved += (n * size) as u64;
+        moved = moved.saturating_add((n as u64).saturating_mul(size as u64));
     }
     for (q, r) in bind.partials.iter().enumerate() {
         for d in 0..nd {
@@ -104,29 +126,31 @@ pub fn run(
         };
     }
 
-    let nblocks = if n <= cfg.min_parallel { 1 } else { n.div_ceil(cfg.block.max(1)) };
+    let nblocks = if n <= cfg.min_parallel { 1 } else { n.div_ceil(cfg.block.max(1)).min(MAX_BLOCKS) };
     let block = n.div_ceil(nblocks);
     let nblocks = n.div_ceil(block); // no empty block at the end
-    let range = |b: usize| (b * block, ((b + 1) * block).min(n));
+    let range = |b: usize| (b * block, b.saturating_add(1).saturating_mul(block).min(n));
 
     // Partial buffers: per reduction, one region per block covering the positions it touches.
     let np = bind.partials.len();
     let mut spans: Vec<Vec<(usize, usize, usize)>> = Vec::with_capacity(np); // (min, max, offset)
     let mut parts: Vec<Vec<u64>> = Vec::with_capacity(np);
-    let mut words = vec![0i64; nblocks * np.max(1)];
+    let first = bind.partials.first().map_or(BaseId(0), |r| r.out.base.id);
+    let mut words: Vec<i64> = try_vec(nblocks * np.max(1), first, "the partials' pointers of a reduction into")?;
+    words.resize(nblocks * np.max(1), 0);
     for (q, r) in bind.partials.iter().enumerate() {
         let size = r.out.dtype().size();
-        let mut total = 0;
-        let s: Vec<(usize, usize, usize)> = (0..nblocks)
-            .map(|b| {
-                let (lo, hi) = range(b);
-                let (mn, mx) = partial_span(&bind.shape, &r.strides, lo, hi);
-                let off = total;
-                total += mx - mn + 1;
-                (mn, mx, off)
-            })
-            .collect();
-        let mut buf = storage(total * size);
+        let id = r.out.base.id;
+        let mut s = try_vec(nblocks, id, "the per-block spans of a reduction into")?;
+        let mut total = 0usize;
+        for b in 0..nblocks {
+            let (lo, hi) = range(b);
+            let (mn, mx) = partial_span(&bind.shape, &r.strides, lo, hi);
+            s.push((mn, mx, total));
+            // An overflow here can only mean more than memory can hold: storage fails on it.
+            total = total.saturating_add(mx - mn + 1);
+        }
+        let mut buf = storage(total, size, id, "the per-block partial results of a reduction into")?;
         reduce::fill_identity(r.opcode, r.out.dtype(), &mut bytes_mut(&mut buf)[..total * size]);
         let base = buf.as_mut_ptr() as i64;
         for (b, &(mn, _, off)) in s.iter().enumerate() {
@@ -152,7 +176,7 @@ pub fn run(
         let dt = r.out.dtype();
         let size = dt.size();
         let m = r.out.nelem();
-        let mut acc = storage(m * size);
+        let mut acc = storage(m, size, r.out.base.id, "the combined partial results of a reduction into")?;
         let acc_bytes = &mut bytes_mut(&mut acc)[..m * size];
         reduce::fill_identity(r.opcode, dt, acc_bytes);
         let part = bytes_mut(&mut parts[q]);
@@ -171,7 +195,7 @@ pub fn run(
             let values = unsafe { std::slice::from_raw_parts(acc.as_ptr().cast::<T>(), m) };
             views::write::<T>(mem, &r.out, values)?;
         });
-        moved += (m * size) as u64;
+        moved = moved.saturating_add((m * size) as u64);
     }
     Ok(moved)
 }

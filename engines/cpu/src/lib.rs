@@ -21,6 +21,13 @@
 //! Scans, gathers and scatters run as plain Rust ([`native`]). Extension methods go to the
 //! fallback child, when there is one; without one they are [`vm_core::Error::Unsupported`].
 //!
+//! Memory: every allocation whose size comes from the program (bases, copies of views, staged
+//! gather and scatter values, reduction partials) is fallible, and failing is
+//! [`vm_core::Error::OutOfMemory`] naming the base and the size, never an abort. Views are read
+//! in place wherever a copy is not needed (a broadcast view can visit more elements than memory
+//! has bytes), and a kernel is cut into at most 2^20 blocks, so that its bookkeeping stays small
+//! however many positions it has.
+//!
 //! Kernels compile at Cranelift's `opt_level = "none"` by default. Vector loops are unrolled
 //! [`simd::UNROLL`] times and the copies emitted interleaved, operation by operation, so that a
 //! long chain of dependent operations (a fused kernel of hundreds of element-wise instructions)

@@ -3,6 +3,7 @@
 
 use crate::reduce::{Reducible, scan};
 use crate::views;
+use vm_core::memory::try_collect;
 use vm_core::{Error, HostMemory, Instruction, Kind, Operand, Result, View, with_dtype};
 
 fn view(instr: &Instruction, i: usize) -> Result<&View> {
@@ -23,6 +24,9 @@ pub fn execute(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
 fn accumulate(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let (out, input) = (view(instr, 0)?, view(instr, 1)?);
     let axis = instr.axis().ok_or_else(|| Error::invalid(Some(2), "missing axis"))?;
+    // The output first: its base bounds the copy of the input (same shape), and when it cannot
+    // be allocated the error names it.
+    views::buffer(mem, out)?;
     with_dtype!(out.dtype(), T => {
         let mut data = views::read::<T>(mem, input)?;
         scan(instr.opcode, &mut data, &input.shape, axis);
@@ -33,30 +37,40 @@ fn accumulate(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
 fn empty_reduce(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let out = view(instr, 0)?;
     with_dtype!(out.dtype(), T => {
-        let values = vec![T::identity(instr.opcode); out.nelem()];
-        views::write(mem, out, &values)
+        let identity = T::identity(instr.opcode);
+        let data = views::buffer(mem, out)?.as_mut_slice::<T>();
+        for o in views::offsets(out) {
+            data[o as usize] = identity;
+        }
+        Ok(())
     })
 }
 
-/// The index view's values as positions, checked against `len`.
-fn positions(instr: &Instruction, mem: &mut HostMemory, len: usize) -> Result<Vec<usize>> {
-    let index = view(instr, 2)?;
-    let raw: Vec<i128> = with_dtype!(index.dtype(), I => {
-        views::read::<I>(mem, index)?.into_iter().map(ToIndex::index).collect()
-    });
-    raw.iter()
-        .enumerate()
-        .map(|(i, &k)| {
-            if k < 0 || k >= len as i128 {
-                Err(Error::Execution(format!(
-                    "{}: index {k} (at position {i} of the index) is out of range for {len} elements",
-                    instr.opcode
-                )))
-            } else {
-                Ok(k as usize)
-            }
-        })
-        .collect()
+/// The index view's values, row-major, read in place (its base allocated), as exact integers.
+fn raw_index<'m>(mem: &'m HostMemory, index: &'m View) -> Result<Box<dyn ExactSizeIterator<Item = i128> + 'm>> {
+    with_dtype!(index.dtype(), I => {
+        let values = views::elements::<I>(mem, index)?;
+        Ok(Box::new(values.map(ToIndex::index)))
+    })
+}
+
+/// Checks every index of `instr` against `len` before anything is written. The positions are
+/// not stored: an index may be a broadcast view of any extent, and it is read again when used.
+fn check_positions(instr: &Instruction, mem: &HostMemory, index: &View, len: usize) -> Result<()> {
+    for (i, k) in raw_index(mem, index)?.enumerate() {
+        if k < 0 || k >= len as i128 {
+            return Err(Error::Execution(format!(
+                "{}: index {k} (at position {i} of the index) is out of range for {len} elements",
+                instr.opcode
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The positions the index holds, checked before by [`check_positions`].
+fn positions<'m>(mem: &'m HostMemory, index: &'m View) -> Result<impl ExactSizeIterator<Item = usize> + 'm> {
+    Ok(raw_index(mem, index)?.map(|k| k as usize))
 }
 
 /// Index elements as `i128` (validation admits only integer index dtypes; the others are here
@@ -76,29 +90,45 @@ impl ToIndex for bool {
     }
 }
 
+/// Allocates the bases of every view operand of `instr` (the output first), so that its inputs
+/// can be read in place through a shared borrow of `mem`.
+fn allocate(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+    for v in instr.operands.iter().filter_map(Operand::as_view) {
+        views::buffer(mem, v)?;
+    }
+    Ok(())
+}
+
 fn gather(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
-    let (out, src) = (view(instr, 0)?, view(instr, 1)?);
-    let pos = positions(instr, mem, src.nelem())?;
+    let (out, src, index) = (view(instr, 0)?, view(instr, 1)?, view(instr, 2)?);
+    allocate(instr, mem)?;
+    check_positions(instr, mem, index, src.nelem())?;
     with_dtype!(out.dtype(), T => {
-        let data = views::read::<T>(mem, src)?;
-        let values: Vec<T> = pos.iter().map(|&k| data[k]).collect();
+        // The source is indexed where it lies (a broadcast source may visit far more elements
+        // than its base holds); the values are staged because the output may overlap it.
+        let from = views::data::<T>(mem, src)?;
+        let values = positions(mem, index)?.map(|k| from[src.offset_at(k) as usize]);
+        let values = try_collect(values, out.base.id, "the values gather writes to")?;
         views::write(mem, out, &values)
     })
 }
 
 fn scatter(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
-    let dst = view(instr, 0)?;
-    let index = view(instr, 2)?;
-    let pos = positions(instr, mem, dst.nelem())?;
-    let offsets: Vec<i64> = views::offsets(dst).collect();
+    let (dst, index) = (view(instr, 0)?, view(instr, 2)?);
+    allocate(instr, mem)?;
+    check_positions(instr, mem, index, dst.nelem())?;
     with_dtype!(dst.dtype(), T => {
-        let values: Vec<T> = match &instr.operands[1] {
-            Operand::View(v) => views::read::<T>(mem, v)?,
-            Operand::Const(s) => vec![s.get::<T>(); index.nelem()],
+        // Writes are staged (one per index element) so that a source or index overlapping the
+        // destination is read in full first; the destination is addressed position by position.
+        let values: Box<dyn ExactSizeIterator<Item = T>> = match &instr.operands[1] {
+            Operand::View(v) => Box::new(views::elements::<T>(mem, v)?),
+            Operand::Const(s) => Box::new(std::iter::repeat_n(s.get::<T>(), index.nelem())),
         };
+        let writes = positions(mem, index)?.zip(values).map(|(k, x)| (dst.offset_at(k) as usize, x));
+        let writes = try_collect(writes, dst.base.id, "the values scatter writes to")?;
         let data = views::buffer(mem, dst)?.as_mut_slice::<T>();
-        for (&k, &x) in pos.iter().zip(&values) {
-            data[offsets[k] as usize] = x;
+        for (o, x) in writes {
+            data[o] = x;
         }
         Ok(())
     })

@@ -1,10 +1,15 @@
 //! Plain-Rust access to views of host memory, for the routines that are not generated code
 //! (scans, gathers, scatters, combining reduction partials, snapshots of overlapping inputs).
+//!
+//! Copies of views ([`read`]) are allocated fallibly: a view's extent comes from the program,
+//! and a broadcast view may visit far more elements than its base holds, so routines that only
+//! need to look at a view read it in place ([`elements`], [`data`] with [`View::offset_at`]).
 
+use vm_core::memory::try_collect;
 use vm_core::{Buffer, Element, Error, HostMemory, Result, View};
 
 /// Row-major element offsets (in elements, into the base) of every position of `v`.
-pub fn offsets(v: &View) -> impl Iterator<Item = i64> + '_ {
+pub fn offsets(v: &View) -> impl ExactSizeIterator<Item = i64> + '_ {
     let n = v.nelem();
     let nd = v.ndim();
     let mut idx = vec![0usize; nd];
@@ -39,10 +44,25 @@ pub fn buffer<'m>(mem: &'m mut HostMemory, v: &View) -> Result<&'m mut Buffer> {
     Ok(buf)
 }
 
-/// The elements of `v`, in row-major order.
+/// The elements of `v`, in row-major order, in a copy allocated fallibly (naming `v`'s base).
 pub fn read<T: Element>(mem: &mut HostMemory, v: &View) -> Result<Vec<T>> {
     let data = buffer(mem, v)?.as_slice::<T>();
-    Ok(offsets(v).map(|o| data[o as usize]).collect())
+    try_collect(offsets(v).map(|o| data[o as usize]), v.base.id, "a copy of a view of")
+}
+
+/// The data of `v`'s base for reading in place; the base must have been allocated with
+/// [`buffer`] (a shared borrow of `mem` cannot allocate).
+pub fn data<'m, T: Element>(mem: &'m HostMemory, v: &View) -> Result<&'m [T]> {
+    let buf = mem
+        .get(v.base.id)
+        .ok_or_else(|| Error::Internal(format!("base {} read in place before it was allocated", v.base.id)))?;
+    Ok(buf.as_slice::<T>())
+}
+
+/// The elements of `v`, in row-major order, read in place (see [`data`]).
+pub fn elements<'m, T: Element>(mem: &'m HostMemory, v: &'m View) -> Result<impl ExactSizeIterator<Item = T> + 'm> {
+    let data = data::<T>(mem, v)?;
+    Ok(offsets(v).map(move |o| data[o as usize]))
 }
 
 /// Writes `values` (row-major) into `v`.
@@ -66,5 +86,9 @@ mod tests {
         assert_eq!(offsets(&v).collect::<Vec<_>>(), vec![11, 9, 7, 5, 3, 1]);
         let s = View::new(b, 4, &[], &[]).unwrap();
         assert_eq!(offsets(&s).collect::<Vec<_>>(), vec![4]);
+        for v in [v, s, View::new(b, 3, &[2, 1, 3], &[0, 5, 4]).unwrap()] {
+            let random_access: Vec<i64> = (0..v.nelem()).map(|k| v.offset_at(k)).collect();
+            assert_eq!(random_access, offsets(&v).collect::<Vec<_>>(), "{v}");
+        }
     }
 }

@@ -1,8 +1,9 @@
 //! Element-wise instructions: unary, binary, `identity` (copy and cast) and `select`. Each one
-//! reads its inputs in full (constants broadcast), maps them element by element, then writes.
+//! maps its inputs (read in place, constants broadcast) element by element into its result,
+//! then writes it.
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
-use crate::iterate::{read_operand, write_view};
+use crate::iterate::{operand, prepare, result, write_view};
 use vm_core::scalar::Cast;
 use vm_core::{DType, Error, HostMemory, Instruction, Opcode, Result, TypeRule, View, with_dtype};
 
@@ -31,18 +32,20 @@ pub fn expect_operands(instr: &Instruction, n: usize) -> Result<()> {
 /// `out = f(in)` element-wise.
 fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: fn(A) -> R) -> Result<()> {
     let out = output(instr)?;
-    let a = read_operand::<A>(mem, &instr.operands[1], &out.shape)?;
-    let r: Vec<R> = a.into_iter().map(f).collect();
-    write_view(mem, out, &r)
+    prepare(mem, instr)?;
+    let a = operand::<A>(mem, &instr.operands[1], &out.shape)?;
+    let r = result(out, a.map(f))?;
+    write_view(mem, out, r)
 }
 
 /// `out = f(in1, in2)` element-wise.
 fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: fn(A, A) -> R) -> Result<()> {
     let out = output(instr)?;
-    let a = read_operand::<A>(mem, &instr.operands[1], &out.shape)?;
-    let b = read_operand::<A>(mem, &instr.operands[2], &out.shape)?;
-    let r: Vec<R> = a.into_iter().zip(b).map(|(x, y)| f(x, y)).collect();
-    write_view(mem, out, &r)
+    prepare(mem, instr)?;
+    let a = operand::<A>(mem, &instr.operands[1], &out.shape)?;
+    let b = operand::<A>(mem, &instr.operands[2], &out.shape)?;
+    let r = result(out, a.zip(b).map(|(x, y)| f(x, y)))?;
+    write_view(mem, out, r)
 }
 
 /// Executes a [`vm_core::Kind::Unary`] instruction (`identity` included).
@@ -88,11 +91,12 @@ pub fn binary(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
 pub fn select(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     expect_operands(instr, 4)?;
     let out = output(instr)?;
+    prepare(mem, instr)?;
     with_dtype!(out.dtype(), T => {
-        let cond = read_operand::<bool>(mem, &instr.operands[1], &out.shape)?;
-        let a = read_operand::<T>(mem, &instr.operands[2], &out.shape)?;
-        let b = read_operand::<T>(mem, &instr.operands[3], &out.shape)?;
-        let r: Vec<T> = cond.into_iter().zip(a.into_iter().zip(b)).map(|(c, (x, y))| if c { x } else { y }).collect();
-        write_view(mem, out, &r)
+        let cond = operand::<bool>(mem, &instr.operands[1], &out.shape)?;
+        let a = operand::<T>(mem, &instr.operands[2], &out.shape)?;
+        let b = operand::<T>(mem, &instr.operands[3], &out.shape)?;
+        let r = result(out, cond.zip(a.zip(b)).map(|(c, (x, y))| if c { x } else { y }))?;
+        write_view(mem, out, r)
     })
 }

@@ -2,24 +2,17 @@
 
 use crate::elem::Elem;
 use crate::elementwise::{expect_operands, output};
-use crate::iterate::{buffer, offsets, read_operand, read_view, write_view};
+use crate::iterate::{Elements, buffer, data, elements, operand, prepare, result, write_view};
 use vm_core::random::{FromRandomBits, random_bits};
 use vm_core::scalar::Cast;
 use vm_core::{Error, HostMemory, Instruction, Operand, Result, Scalar, View, with_dtype};
-
-/// `out[i] = i` for `0 <= i < n`, cast to `T`.
-fn iota<T: Elem>(n: usize) -> Vec<T>
-where
-    u64: Cast<T>,
-{
-    (0..n as u64).map(Cast::cast).collect()
-}
 
 /// Executes `range out`: `out[i] = i` (row-major position), cast to out's dtype.
 pub fn range(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     expect_operands(instr, 1)?;
     let out = output(instr)?;
-    with_dtype!(out.dtype(), T => write_view(mem, out, &iota::<T>(out.nelem())))
+    // Nothing is read, so the values go straight into the output.
+    with_dtype!(out.dtype(), T => write_view(mem, out, (0..out.nelem()).map(|i| Cast::<T>::cast(i as u64))))
 }
 
 /// The `u64` constant parameter at operand `i`.
@@ -37,42 +30,52 @@ pub fn random(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let out = output(instr)?;
     let (seed, offset) = (u64_param(instr, 1)?, u64_param(instr, 2)?);
     with_dtype!(out.dtype(), T => {
-        let values: Vec<T> =
-            (0..out.nelem() as u64).map(|i| T::from_random_bits(random_bits(seed, offset.wrapping_add(i)))).collect();
-        write_view(mem, out, &values)
+        let values =
+            (0..out.nelem()).map(|i| T::from_random_bits(random_bits(seed, offset.wrapping_add(i as u64))));
+        write_view(mem, out, values)
     })
 }
 
-/// The index view (operand 2) read row-major as exact integers.
-fn read_index(instr: &Instruction, mem: &mut HostMemory) -> Result<(Vec<i128>, View)> {
+/// The index view (operand 2), which must have an integer dtype.
+fn index_view(instr: &Instruction) -> Result<&View> {
     let index = instr.operands[2]
         .as_view()
         .ok_or_else(|| Error::invalid(Some(2), format!("{}'s index must be a view", instr.opcode)))?;
-    let values = with_dtype!(index.dtype(), I => {
-        read_view::<I>(mem, index)?.into_iter().map(Elem::to_index).collect::<Option<Vec<i128>>>()
-    });
-    let values = values.ok_or_else(|| {
-        Error::invalid(Some(2), format!("{}'s index must be an integer dtype, got {}", instr.opcode, index.dtype()))
-    })?;
-    Ok((values, index.clone()))
+    if !index.dtype().is_integer() {
+        return Err(Error::invalid(
+            Some(2),
+            format!("{}'s index must be an integer dtype, got {}", instr.opcode, index.dtype()),
+        ));
+    }
+    Ok(index)
 }
 
-/// The positions `index` as `usize`, after checking every one against `len`: an error naming
-/// the first index out of range, before anything is written.
-fn check_indices(what: &str, index: &[i128], len: usize) -> Result<Vec<usize>> {
-    index
-        .iter()
-        .enumerate()
-        .map(|(i, &k)| {
-            if k < 0 || k >= len as i128 {
-                Err(Error::Execution(format!(
-                    "{what}: index {k} (at position {i} of the index) is out of range for {len} elements"
-                )))
-            } else {
-                Ok(k as usize)
-            }
-        })
-        .collect()
+/// The index view's elements, row-major, read in place (its base must be prepared), as exact
+/// integers ([`index_view`] admits integer dtypes only, so nothing maps to the -1 fallback).
+fn raw_index<'m>(mem: &'m HostMemory, index: &'m View) -> Result<Box<dyn ExactSizeIterator<Item = i128> + 'm>> {
+    with_dtype!(index.dtype(), I => {
+        let values = elements::<I>(mem, index)?;
+        Ok(Box::new(values.map(|k| Elem::to_index(k).unwrap_or(-1))))
+    })
+}
+
+/// Checks every index against `len` before anything is written: an error naming the first
+/// index out of range. The indices are not stored: they are read again when used, and reading
+/// costs no memory.
+fn check_positions(what: &str, mem: &HostMemory, index: &View, len: usize) -> Result<()> {
+    for (i, k) in raw_index(mem, index)?.enumerate() {
+        if k < 0 || k >= len as i128 {
+            return Err(Error::Execution(format!(
+                "{what}: index {k} (at position {i} of the index) is out of range for {len} elements"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The positions the index view holds, checked before by [`check_positions`].
+fn positions<'m>(mem: &'m HostMemory, index: &'m View) -> Result<impl ExactSizeIterator<Item = usize> + 'm> {
+    Ok(raw_index(mem, index)?.map(|k| k as usize))
 }
 
 /// Executes `gather out, src, index`: `out[i] = src.flat[index[i]]`.
@@ -82,15 +85,17 @@ pub fn gather(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let src = instr.operands[1]
         .as_view()
         .ok_or_else(|| Error::invalid(Some(1), "gather's source must be a view".to_string()))?;
-    let (index, index_view) = read_index(instr, mem)?;
-    if index_view.shape != out.shape {
+    let index = index_view(instr)?;
+    if index.shape != out.shape {
         return Err(Error::invalid(Some(2), "gather: the index's shape differs from the output's".to_string()));
     }
-    let positions = check_indices("gather", &index, src.nelem())?;
+    prepare(mem, instr)?;
+    check_positions("gather", mem, index, src.nelem())?;
     with_dtype!(out.dtype(), T => {
-        let data = read_view::<T>(mem, src)?;
-        let values: Vec<T> = positions.iter().map(|&k| data[k]).collect();
-        write_view(mem, out, &values)
+        // The source is indexed where it lies: a broadcast source may be far larger than its base.
+        let from = data::<T>(mem, src)?;
+        let values = result(out, positions(mem, index)?.map(|k| from[src.offset_at(k) as usize]))?;
+        write_view(mem, out, values)
     })
 }
 
@@ -99,14 +104,18 @@ pub fn gather(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
 pub fn scatter(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     expect_operands(instr, 3)?;
     let dst = output(instr)?;
-    let (index, index_view) = read_index(instr, mem)?;
-    let positions = check_indices("scatter", &index, dst.nelem())?;
+    let index = index_view(instr)?;
+    prepare(mem, instr)?;
+    check_positions("scatter", mem, index, dst.nelem())?;
     with_dtype!(dst.dtype(), T => {
-        let values = read_operand::<T>(mem, &instr.operands[1], &index_view.shape)?;
-        let dst_offsets: Vec<usize> = offsets(dst).collect();
+        // The writes are staged, so that a source or index overlapping the destination is read
+        // in full first; there is one per index element, the size of the instruction's result.
+        let values: Elements<T> = operand(mem, &instr.operands[1], &index.shape)?;
+        let writes = positions(mem, index)?.zip(values).map(|(k, v)| (dst.offset_at(k) as usize, v));
+        let writes = result(dst, writes)?;
         let data = buffer(mem, &dst.base)?.as_mut_slice::<T>();
-        for (&k, &v) in positions.iter().zip(&values) {
-            data[dst_offsets[k]] = v;
+        for (o, v) in writes {
+            data[o] = v;
         }
         Ok(())
     })

@@ -1,10 +1,18 @@
-//! View traversal and the two ways the engine touches memory: reading a whole operand into a
-//! row-major `Vec`, and writing a row-major `Vec` into a view. Every instruction reads all its
-//! inputs this way before it writes anything, which gives the opcode table's "inputs are read
-//! in full first" semantics for overlapping operands without further thought.
+//! View traversal and how the engine touches memory. An instruction runs in three steps:
+//! [`prepare`] allocates every base it touches; its result is computed into a row-major `Vec`
+//! while its inputs are read in place ([`elements`], [`operand`]); then [`write_view`] stores the
+//! result. Every input is thus read in full before the output is written, which gives the opcode
+//! table's "inputs are read in full first" semantics for overlapping operands without further
+//! thought, and no input is ever copied: a broadcast (stride-0) view may visit far more elements
+//! than its base holds, and reading it costs no memory. The result holds one value per element
+//! written (the output view's size, whose base exists by then; for `scatter`, the index's), and
+//! its `Vec` is allocated fallibly ([`room`], [`result`]), so asking for more memory than the
+//! machine has is [`vm_core::Error::OutOfMemory`], never an abort. Instructions that read
+//! nothing (`range`, `random`) write their values directly.
 
 use crate::elem::Elem;
-use vm_core::{Base, Buffer, Error, HostMemory, Operand, Result, View};
+use vm_core::memory::try_vec;
+use vm_core::{Base, Buffer, Error, HostMemory, Instruction, Operand, Result, View};
 
 /// The base offsets of a view's elements in row-major order of the view's index space (the
 /// last dimension varies fastest). A 0-d view yields its one element; a view with an extent 0
@@ -80,6 +88,17 @@ pub fn buffer<'m>(mem: &'m mut HostMemory, base: &Base) -> Result<&'m mut Buffer
     Ok(buf)
 }
 
+/// Allocates (zero-filled) the base of every view operand of `instr` that has no buffer yet, so
+/// that its inputs can then be read in place through a shared borrow of `mem`. Bases are
+/// allocated in operand order, the output first: a base too large for the machine fails here,
+/// before anything is computed or written.
+pub fn prepare(mem: &mut HostMemory, instr: &Instruction) -> Result<()> {
+    for v in instr.operands.iter().filter_map(Operand::as_view) {
+        buffer(mem, &v.base)?;
+    }
+    Ok(())
+}
+
 /// Checks that the element type `T` is the dtype of `view` (a bug in the engine otherwise).
 fn check_type<T: Elem>(view: &View) -> Result<()> {
     if view.dtype() != T::DTYPE {
@@ -88,16 +107,60 @@ fn check_type<T: Elem>(view: &View) -> Result<()> {
     Ok(())
 }
 
-/// The elements of `view`, row-major. A base with no buffer yet reads as zeros.
-pub fn read_view<T: Elem>(mem: &mut HostMemory, view: &View) -> Result<Vec<T>> {
+/// The data of `view`'s base, which [`prepare`] allocated.
+pub fn data<'m, T: Elem>(mem: &'m HostMemory, view: &View) -> Result<&'m [T]> {
     check_type::<T>(view)?;
-    let data = buffer(mem, &view.base)?.as_slice::<T>();
-    Ok(offsets(view).map(|o| data[o]).collect())
+    let buf = mem
+        .get(view.base.id)
+        .ok_or_else(|| Error::Internal(format!("interp read base {} before allocating it", view.base.id)))?;
+    Ok(buf.as_slice::<T>())
+}
+
+/// The elements of an input operand in row-major order, read where they lie (see the module
+/// documentation): a view's elements, or a constant repeated.
+pub enum Elements<'m, T> {
+    /// A view's elements, at these offsets of its base's data.
+    View(&'m [T], Offsets<'m>),
+    /// A constant, this many more times.
+    Const(T, usize),
+}
+
+impl<T: Copy> Iterator for Elements<'_, T> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        match self {
+            Elements::View(data, offsets) => offsets.next().map(|o| data[o]),
+            Elements::Const(x, left) => {
+                if *left == 0 {
+                    return None;
+                }
+                *left -= 1;
+                Some(*x)
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = match self {
+            Elements::View(_, offsets) => offsets.len(),
+            Elements::Const(_, left) => *left,
+        };
+        (n, Some(n))
+    }
+}
+
+impl<T: Copy> ExactSizeIterator for Elements<'_, T> {}
+
+/// The elements of `view`, row-major, read in place (its base must be [`prepare`]d).
+pub fn elements<'m, T: Elem>(mem: &'m HostMemory, view: &'m View) -> Result<Elements<'m, T>> {
+    Ok(Elements::View(data::<T>(mem, view)?, offsets(view)))
 }
 
 /// The elements of a data operand, row-major, as an array of `shape`: a view (which must have
-/// that shape) or a constant (broadcast to it).
-pub fn read_operand<T: Elem>(mem: &mut HostMemory, operand: &Operand, shape: &[usize]) -> Result<Vec<T>> {
+/// that shape, and whose base must be [`prepare`]d) or a constant (broadcast to it).
+pub fn operand<'m, T: Elem>(mem: &'m HostMemory, operand: &'m Operand, shape: &[usize]) -> Result<Elements<'m, T>> {
     match operand {
         Operand::View(v) => {
             if v.shape[..] != *shape {
@@ -106,20 +169,39 @@ pub fn read_operand<T: Elem>(mem: &mut HostMemory, operand: &Operand, shape: &[u
                     format!("input shape {:?} differs from the expected {:?}", &v.shape[..], shape),
                 ));
             }
-            read_view(mem, v)
+            elements(mem, v)
         }
         Operand::Const(s) => {
             if s.dtype() != T::DTYPE {
                 return Err(Error::Internal(format!("interp read a {} constant as {}", s.dtype(), T::DTYPE)));
             }
-            Ok(vec![T::from_scalar(*s); shape.iter().product()])
+            Ok(Elements::Const(T::from_scalar(*s), shape.iter().product()))
         }
     }
 }
 
+/// An empty `Vec`, allocated fallibly, with room for `len` values of the result of an
+/// instruction writing `out`.
+pub fn room<T>(out: &View, len: usize) -> Result<Vec<T>> {
+    try_vec(len, out.base.id, "the result of an instruction writing")
+}
+
+/// The values of `iter` (an instruction's result, row-major) in a `Vec` from [`room`], for
+/// writing into `out` once every input has been read.
+pub fn result<I: ExactSizeIterator>(out: &View, iter: I) -> Result<Vec<I::Item>> {
+    let mut values = room(out, iter.len())?;
+    values.extend(iter);
+    Ok(values)
+}
+
 /// Writes `values` (row-major) into `view`, allocating its base if needed.
-pub fn write_view<T: Elem>(mem: &mut HostMemory, view: &View, values: &[T]) -> Result<()> {
+pub fn write_view<T: Elem>(
+    mem: &mut HostMemory,
+    view: &View,
+    values: impl IntoIterator<Item = T, IntoIter: ExactSizeIterator>,
+) -> Result<()> {
     check_type::<T>(view)?;
+    let values = values.into_iter();
     if values.len() != view.nelem() {
         return Err(Error::Internal(format!(
             "interp computed {} values for an output of {} elements",
@@ -128,7 +210,7 @@ pub fn write_view<T: Elem>(mem: &mut HostMemory, view: &View, values: &[T]) -> R
         )));
     }
     let data = buffer(mem, &view.base)?.as_mut_slice::<T>();
-    for (o, &v) in offsets(view).zip(values) {
+    for (o, v) in offsets(view).zip(values) {
         data[o] = v;
     }
     Ok(())
@@ -169,6 +251,8 @@ mod tests {
             let fast: Vec<usize> = offsets(v).collect();
             assert_eq!(fast, by_division(v), "{v}");
             assert_eq!(offsets(v).len(), v.nelem());
+            let random_access: Vec<usize> = (0..v.nelem()).map(|k| v.offset_at(k) as usize).collect();
+            assert_eq!(random_access, fast, "{v}");
         }
     }
 }

@@ -1,11 +1,16 @@
 //! # vm-interp: the reference engine
 //!
 //! `interp` executes a batch one instruction at a time, straight from the semantics in
-//! [`vm_core::opcode`]: every input operand is read in full into a row-major `Vec` (constants
-//! broadcast), the result is computed element by element with the per-dtype tables of the
-//! `elem` module, and then written into the output view. It is the test oracle for every other
-//! engine, so it is written to be obviously correct rather than fast (it is still linear in the
-//! number of elements touched).
+//! [`vm_core::opcode`]: the result is computed element by element into a row-major `Vec` with
+//! the per-dtype tables of the `elem` module, reading the inputs where they lie (constants
+//! broadcast), and then written into the output view, so every input is read in full before the
+//! output is written. It is the test oracle for every other engine, so it is written to be
+//! obviously correct rather than fast (it is still linear in the number of elements touched).
+//!
+//! Memory: no input is ever copied (a broadcast view may visit far more elements than its base
+//! holds), and every allocation whose size comes from the program (bases, results) is fallible:
+//! a program asking for more than the machine has gets [`vm_core::Error::OutOfMemory`] naming
+//! the base and the size, and the engine stays usable.
 //!
 //! Host memory is the only memory: bases are allocated lazily (zero-filled) by the first
 //! instruction that touches them, `sync` and `discard` have nothing to do, `free` releases the

@@ -4,7 +4,7 @@
 
 use crate::elem::Elem;
 use crate::elementwise::not_defined;
-use crate::iterate::{read_view, write_view};
+use crate::iterate::{data, prepare, result, write_view};
 use vm_core::instr::visits_each_element_once;
 use vm_core::{Error, HostMemory, Instruction, Opcode, Result, View, with_dtype};
 
@@ -57,26 +57,30 @@ fn operands(instr: &Instruction) -> Result<(&View, &View, &View)> {
     Ok((out, a, b))
 }
 
-/// `out = a @ b` for row-major `a` (m x k) and `b` (k x n).
-fn product<T: Elem>(a: &[T], b: &[T], m: usize, k: usize, n: usize) -> Result<Vec<T>> {
+/// `out = a @ b`, row-major, for the 2-d views `a` (m x k) and `b` (k x n), read in place from
+/// their bases' data `x` and `y` (broadcast views cost nothing however large `k` is).
+fn product<'m, T: Elem>(
+    (x, a): (&'m [T], &'m View),
+    (y, b): (&'m [T], &'m View),
+) -> Result<impl ExactSizeIterator<Item = T> + 'm> {
     let add = T::binary(Opcode::Add).ok_or_else(|| not_defined(Opcode::Add, T::DTYPE))?;
     let mul = T::binary(Opcode::Multiply).ok_or_else(|| not_defined(Opcode::Multiply, T::DTYPE))?;
     let zero = T::reduce_identity(Opcode::AddReduce).ok_or_else(|| not_defined(Opcode::AddReduce, T::DTYPE))?;
-    let mut out = Vec::with_capacity(m * n);
-    for i in 0..m {
-        for j in 0..n {
-            out.push((0..k).fold(zero, |acc, p| add(acc, mul(a[i * k + p], b[p * n + j]))));
-        }
-    }
-    Ok(out)
+    let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
+    let at = |v: &View, r: usize, c: usize| (v.start + r as i64 * v.stride[0] + c as i64 * v.stride[1]) as usize;
+    Ok((0..m * n).map(move |ij| {
+        let (i, j) = (ij / n, ij % n);
+        (0..k).fold(zero, |acc, p| add(acc, mul(x[at(a, i, p)], y[at(b, p, j)])))
+    }))
 }
 
 /// Executes a `matmul` instruction.
 pub fn matmul(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let (out, a, b) = operands(instr)?;
-    let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
+    prepare(mem, instr)?;
     with_dtype!(out.dtype(), T => {
-        let (x, y) = (read_view::<T>(mem, a)?, read_view::<T>(mem, b)?);
-        write_view(mem, out, &product(&x, &y, m, k, n)?)
+        let values = product((data::<T>(mem, a)?, a), (data::<T>(mem, b)?, b))?;
+        let values = result(out, values)?;
+        write_view(mem, out, values)
     })
 }

@@ -1,5 +1,6 @@
-//! Reductions and scans along one axis of a view of any layout. The input is read row-major into
-//! a `Vec` of its shape; the axis is then walked with plain index arithmetic.
+//! Reductions and scans along one axis of a view of any layout. The input is read in place, in
+//! row-major order, and folded into a result of the output's size: a reduction of a broadcast
+//! view costs no memory beyond its result, however many elements it visits.
 //!
 //! Order of combination: along the axis, left to right, starting from the first element
 //! (`((x0 op x1) op x2) ...`), as NumPy does for a non-empty reduction without an `initial`
@@ -8,7 +9,7 @@
 
 use crate::elem::{Elem, to_bool_binary, truth};
 use crate::elementwise::{expect_operands, not_defined, output};
-use crate::iterate::{read_view, write_view};
+use crate::iterate::{elements, prepare, room, write_view};
 use vm_core::{Error, HostMemory, Instruction, Opcode, Result, TypeRule, View, with_dtype};
 
 /// The shape split at `axis`: (product of the dims before, the axis' extent, product after).
@@ -16,34 +17,66 @@ fn split(shape: &[usize], axis: usize) -> (usize, usize, usize) {
     (shape[..axis].iter().product(), shape[axis], shape[axis + 1..].iter().product())
 }
 
-/// Reduces row-major `data` of `shape` along `axis` with `f`; `identity` for an empty axis.
-/// The result is row-major in `shape` without `axis`.
-pub fn reduce_axis<T: Copy>(data: &[T], shape: &[usize], axis: usize, identity: T, f: fn(T, T) -> T) -> Vec<T> {
+/// Reduces the row-major `values` of an array of `shape` along `axis` with `f`; `identity` for
+/// an empty axis. The result, row-major in `shape` without `axis`, is built in `acc` (emptied
+/// first), which must have room for it: the caller allocates it fallibly.
+pub fn reduce_axis<T: Copy>(
+    values: impl Iterator<Item = T>,
+    shape: &[usize],
+    axis: usize,
+    identity: T,
+    f: fn(T, T) -> T,
+    mut acc: Vec<T>,
+) -> Vec<T> {
     let (outer, len, inner) = split(shape, axis);
-    let mut out = Vec::with_capacity(outer * inner);
-    for o in 0..outer {
-        for i in 0..inner {
-            let at = |k: usize| data[(o * len + k) * inner + i];
-            let r = if len == 0 { identity } else { (1..len).fold(at(0), |acc, k| f(acc, at(k))) };
-            out.push(r);
-        }
-    }
-    out
-}
-
-/// The running reduction of row-major `data` of `shape` along `axis` with `f` (same shape).
-pub fn accumulate_axis<T: Copy>(data: &[T], shape: &[usize], axis: usize, f: fn(T, T) -> T) -> Vec<T> {
-    let (outer, len, inner) = split(shape, axis);
-    let mut out = data.to_vec();
-    for o in 0..outer {
-        for i in 0..inner {
-            for k in 1..len {
-                let (prev, here) = ((o * len + k - 1) * inner + i, (o * len + k) * inner + i);
-                out[here] = f(out[prev], data[here]);
+    debug_assert!(acc.capacity() >= outer * inner, "reduce_axis needs room for its result");
+    acc.clear();
+    acc.resize(outer * inner, identity);
+    // Values arrive in row-major order (o, k, i); (row, k, i) follows them, row = o * inner.
+    let (mut row, mut k, mut i) = (0, 0, 0);
+    for v in values {
+        let r = &mut acc[row + i];
+        *r = if k == 0 { v } else { f(*r, v) };
+        i += 1;
+        if i == inner {
+            i = 0;
+            k += 1;
+            if k == len {
+                k = 0;
+                row += inner;
             }
         }
     }
-    out
+    acc
+}
+
+/// The running reduction of the row-major `values` of an array of `shape` along `axis` with
+/// `f` (same shape), built in `acc` (emptied first), which must have room for it.
+pub fn accumulate_axis<T: Copy>(
+    values: impl Iterator<Item = T>,
+    shape: &[usize],
+    axis: usize,
+    f: fn(T, T) -> T,
+    mut acc: Vec<T>,
+) -> Vec<T> {
+    let (_, len, inner) = split(shape, axis);
+    debug_assert!(acc.capacity() >= shape.iter().product(), "accumulate_axis needs room for its result");
+    acc.clear();
+    // Values arrive in row-major order (o, k, i); the one before along the axis is `inner` back.
+    let (mut k, mut i) = (0, 0);
+    for v in values {
+        let r = if k == 0 { v } else { f(acc[acc.len() - inner], v) };
+        acc.push(r);
+        i += 1;
+        if i == inner {
+            i = 0;
+            k += 1;
+            if k == len {
+                k = 0;
+            }
+        }
+    }
+    acc
 }
 
 /// The reduced view (operand 1) and the axis (operand 2, checked against the view).
@@ -79,17 +112,20 @@ pub fn reduce(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let (input, axis) = input_and_axis(instr)?;
     let out = output(instr)?;
     let dt = input.dtype();
+    prepare(mem, instr)?;
     match op.type_rule() {
         TypeRule::Same(_) => with_dtype!(dt, T => {
             let f = op.combiner().and_then(T::binary).ok_or_else(|| not_defined(op, dt))?;
             let identity = T::reduce_identity(op).ok_or_else(|| not_defined(op, dt))?;
-            let data = read_view::<T>(mem, input)?;
-            write_view(mem, out, &reduce_axis(&data, &input.shape, axis, identity, f))
+            let values = elements::<T>(mem, input)?;
+            let r = reduce_axis(values, &input.shape, axis, identity, f, room(out, out.nelem())?);
+            write_view(mem, out, r)
         }),
         TypeRule::ToBool(_) => with_dtype!(dt, T => {
             let (f, identity) = logical(op).ok_or_else(|| not_defined(op, dt))?;
-            let data: Vec<bool> = read_view::<T>(mem, input)?.into_iter().map(truth).collect();
-            write_view(mem, out, &reduce_axis(&data, &input.shape, axis, identity, f))
+            let values = elements::<T>(mem, input)?.map(truth);
+            let r = reduce_axis(values, &input.shape, axis, identity, f, room(out, out.nelem())?);
+            write_view(mem, out, r)
         }),
         rule => Err(Error::Internal(format!("reduction {op} with type rule {rule:?}"))),
     }
@@ -101,10 +137,12 @@ pub fn accumulate(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let (input, axis) = input_and_axis(instr)?;
     let out = output(instr)?;
     let dt = input.dtype();
+    prepare(mem, instr)?;
     with_dtype!(dt, T => {
         let f = op.combiner().and_then(T::binary).ok_or_else(|| not_defined(op, dt))?;
-        let data = read_view::<T>(mem, input)?;
-        write_view(mem, out, &accumulate_axis(&data, &input.shape, axis, f))
+        let values = elements::<T>(mem, input)?;
+        let r = accumulate_axis(values, &input.shape, axis, f, room(out, input.nelem())?);
+        write_view(mem, out, r)
     })
 }
 
@@ -117,11 +155,20 @@ mod tests {
         // shape [2, 3], row-major [[1, 2, 3], [4, 5, 6]]
         let data = [1i32, 2, 3, 4, 5, 6];
         let add: fn(i32, i32) -> i32 = |a, b| a + b;
-        assert_eq!(reduce_axis(&data, &[2, 3], 0, 0, add), vec![5, 7, 9]);
-        assert_eq!(reduce_axis(&data, &[2, 3], 1, 0, add), vec![6, 15]);
-        assert_eq!(accumulate_axis(&data, &[2, 3], 0, add), vec![1, 2, 3, 5, 7, 9]);
-        assert_eq!(accumulate_axis(&data, &[2, 3], 1, add), vec![1, 3, 6, 4, 9, 15]);
-        assert_eq!(reduce_axis(&[] as &[i32], &[3, 0], 1, 7, add), vec![7, 7, 7]);
-        assert_eq!(reduce_axis(&[] as &[i32], &[0, 3], 1, 7, add), Vec::<i32>::new());
+        let red = |data: &[i32], shape: &[usize], axis| {
+            reduce_axis(data.iter().copied(), shape, axis, 7, add, Vec::with_capacity(16))
+        };
+        let acc =
+            |shape: &[usize], axis| accumulate_axis(data.iter().copied(), shape, axis, add, Vec::with_capacity(16));
+        assert_eq!(red(&data, &[2, 3], 0), vec![5, 7, 9]);
+        assert_eq!(red(&data, &[2, 3], 1), vec![6, 15]);
+        assert_eq!(red(&data, &[3, 1, 2], 1), vec![1, 2, 3, 4, 5, 6]);
+        assert_eq!(red(&data, &[1, 2, 3], 2), vec![6, 15]);
+        assert_eq!(acc(&[2, 3], 0), vec![1, 2, 3, 5, 7, 9]);
+        assert_eq!(acc(&[2, 3], 1), vec![1, 3, 6, 4, 9, 15]);
+        assert_eq!(acc(&[1, 2, 3], 1), vec![1, 2, 3, 5, 7, 9]);
+        assert_eq!(red(&[], &[3, 0], 1), vec![7, 7, 7]);
+        assert_eq!(red(&[], &[0, 3], 1), Vec::<i32>::new());
+        assert_eq!(red(&[], &[2, 0, 2], 1), vec![7; 4]);
     }
 }

@@ -113,17 +113,18 @@ pub(super) fn to_bytes<T: ScalarElement>(data: &[T]) -> Vec<u8> {
     out
 }
 
-/// The elements of `view` in row-major order, read from the base's host data `data`.
-pub(super) fn gather_view<T: Copy>(data: &[T], view: &View) -> Vec<T> {
+/// The elements of `view` in row-major order, read from the base's host data `data`, in a
+/// `Vec` allocated fallibly: a broadcast view may hold far more elements than its base.
+pub(super) fn gather_view<T: Copy>(data: &[T], view: &View) -> Result<Vec<T>> {
     let n = view.nelem();
-    let mut out = Vec::with_capacity(n);
+    let mut out = crate::memory::try_vec(n, view.base.id, "a copy of a view of")?;
     if n == 0 {
-        return out;
+        return Ok(out);
     }
     if view.is_contiguous() {
         let s = view.start as usize;
         out.extend_from_slice(&data[s..s + n]);
-        return out;
+        return Ok(out);
     }
     let nd = view.ndim();
     let (inner_n, inner_s) = (view.shape[nd - 1], view.stride[nd - 1]);
@@ -139,7 +140,7 @@ pub(super) fn gather_view<T: Copy>(data: &[T], view: &View) -> Vec<T> {
         let mut d = nd - 1;
         loop {
             if d == 0 {
-                return out;
+                return Ok(out);
             }
             d -= 1;
             idx[d] += 1;
@@ -275,7 +276,7 @@ impl<T: Element> Array<T> {
         if rt.host_slice::<T>(id).is_err() {
             rt.sync(id)?;
         }
-        Ok(gather_view(rt.host_slice::<T>(id)?, &self.view))
+        gather_view(rt.host_slice::<T>(id)?, &self.view)
     }
 
     /// The one element of a 0-d (or one-element) array; see [`Array::to_vec`].
