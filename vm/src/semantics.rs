@@ -1,5 +1,6 @@
 //! The element semantics of the opcodes that need more than one std call: NumPy's integer
-//! division family, integer powers, shifts, NumPy's float `divmod`, NaN-propagating min/max.
+//! division family, integer powers, shifts, NumPy's float `divmod`, NaN-propagating min/max,
+//! `asinh` and `acosh` that stay finite at the largest finite values.
 //! Written once, here, for every engine that computes on the host (the reference interpreter and
 //! the block routines of the JIT engine); each function works on one or two elements and is meant
 //! to be checked by eye against the opcode table's doc comments.
@@ -162,6 +163,18 @@ pub trait Float:
     fn copysign(self, sign: Self) -> Self;
     /// True for NaN.
     fn is_nan(self) -> bool;
+    /// 2^28: above it, `sqrt(x * x + 1)` and `sqrt(x * x - 1)` are `x` to far below the last bit.
+    const ASYMPTOTIC: Self;
+    /// ln 2.
+    const LN_2: Self;
+    /// `|self|`.
+    fn abs(self) -> Self;
+    /// The natural logarithm (libm's).
+    fn ln(self) -> Self;
+    /// `std`'s inverse hyperbolic sine.
+    fn std_asinh(self) -> Self;
+    /// `std`'s inverse hyperbolic cosine.
+    fn std_acosh(self) -> Self;
 }
 
 macro_rules! float_impl {
@@ -173,6 +186,13 @@ macro_rules! float_impl {
             fn floor(self) -> $t { <$t>::floor(self) }
             fn copysign(self, sign: $t) -> $t { <$t>::copysign(self, sign) }
             fn is_nan(self) -> bool { <$t>::is_nan(self) }
+            const ASYMPTOTIC: $t = 268_435_456.0;
+            // Rounded from f64, which is f32::consts::LN_2 for f32.
+            const LN_2: $t = std::f64::consts::LN_2 as $t;
+            fn abs(self) -> $t { <$t>::abs(self) }
+            fn ln(self) -> $t { <$t>::ln(self) }
+            fn std_asinh(self) -> $t { <$t>::asinh(self) }
+            fn std_acosh(self) -> $t { <$t>::acosh(self) }
         }
     )* };
 }
@@ -248,6 +268,19 @@ pub fn float_sign<T: Float>(a: T) -> T {
     }
 }
 
+/// `asinh`. `std`'s overflows to infinity near the largest finite values (it adds about `|a|` to
+/// `|a|`), where the answer is about 710 (89 for f32); above 2^28 this is `ln|a| + ln 2`, as libm
+/// computes it.
+pub fn float_asinh<T: Float>(a: T) -> T {
+    if a.abs() > T::ASYMPTOTIC { (a.abs().ln() + T::LN_2).copysign(a) } else { a.std_asinh() }
+}
+
+/// `acosh`. `std`'s overflows to infinity near the largest finite values (it multiplies two
+/// square roots of about `a`); above 2^28 this is `ln a + ln 2`, as libm computes it.
+pub fn float_acosh<T: Float>(a: T) -> T {
+    if a > T::ASYMPTOTIC { a.ln() + T::LN_2 } else { a.std_acosh() }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,5 +304,24 @@ mod tests {
         assert_eq!(float_remainder(-7.0f64, 2.0), 1.0);
         assert!(float_remainder(1.0f64, 0.0).is_nan());
         assert_eq!(float_floor_divide(1.0f64, 0.0), f64::INFINITY);
+    }
+
+    #[test]
+    fn inverse_hyperbolic_functions_stay_finite_at_the_largest_values() {
+        // libm's values (glibc asinh, asinhf, acosh, acoshf).
+        assert_eq!(float_asinh(f64::MAX), 710.475_860_073_943_9);
+        assert_eq!(float_asinh(f64::MIN), -710.475_860_073_943_9);
+        assert_eq!(float_acosh(f64::MAX), 710.475_860_073_943_9);
+        assert_eq!(float_asinh(f32::MAX), 89.415_985);
+        assert_eq!(float_acosh(f32::MAX), 89.415_985);
+        assert_eq!(float_asinh(f64::NEG_INFINITY), f64::NEG_INFINITY);
+        assert_eq!(float_acosh(f32::INFINITY), f32::INFINITY);
+        assert!(float_asinh(f32::NAN).is_nan() && float_acosh(0.5f64).is_nan());
+        assert_eq!(float_asinh(-0.0f64).to_bits(), (-0.0f64).to_bits());
+        assert_eq!(float_asinh(2.5f64), 2.5f64.asinh());
+        // The asymptotic form continues std's within an ulp or two.
+        let (below, above) = (268_435_456.0f64, f64::from_bits(268_435_456.0f64.to_bits() + 1));
+        assert!((float_asinh(above) - float_asinh(below)).abs() < 1e-14);
+        assert!((float_acosh(above) - float_acosh(below)).abs() < 1e-14);
     }
 }

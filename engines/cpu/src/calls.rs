@@ -8,7 +8,8 @@
 //! `b` the counter of element 0, passed as integers.
 //!
 //! The element functions are `std`'s float math and [`vm_core::semantics`] (NumPy's division
-//! family and integer powers), the same functions the reference interpreter applies.
+//! family, integer powers, `asinh` and `acosh`), the same functions the reference interpreter
+//! applies.
 
 use vm_core::semantics;
 use vm_core::{DType, Opcode};
@@ -59,16 +60,22 @@ unsafe extern "C" fn binary_block<T: Copy, F: Binary<T>>(n: i64, dst: *mut u8, a
 }
 
 macro_rules! float_unary {
-    ($($name:ident => $f:ident),* $(,)?) => {
+    ($($name:ident => $f:expr),* $(,)?) => {
         $(
             struct $name;
             impl Unary<f32> for $name {
                 #[inline(always)]
-                fn f(x: f32) -> f32 { f32::$f(x) }
+                fn f(x: f32) -> f32 {
+                    let f: fn(f32) -> f32 = $f;
+                    f(x)
+                }
             }
             impl Unary<f64> for $name {
                 #[inline(always)]
-                fn f(x: f64) -> f64 { f64::$f(x) }
+                fn f(x: f64) -> f64 {
+                    let f: fn(f64) -> f64 = $f;
+                    f(x)
+                }
             }
         )*
         fn float_unary<T: Copy>(op: Opcode) -> Option<BlockFn>
@@ -83,26 +90,26 @@ macro_rules! float_unary {
 }
 
 float_unary! {
-    Cbrt => cbrt,
-    Exp => exp,
-    Exp2 => exp2,
-    Expm1 => exp_m1,
-    Log => ln,
-    Log2 => log2,
-    Log10 => log10,
-    Log1p => ln_1p,
-    Sin => sin,
-    Cos => cos,
-    Tan => tan,
-    Arcsin => asin,
-    Arccos => acos,
-    Arctan => atan,
-    Sinh => sinh,
-    Cosh => cosh,
-    Tanh => tanh,
-    Arcsinh => asinh,
-    Arccosh => acosh,
-    Arctanh => atanh,
+    Cbrt => |x| x.cbrt(),
+    Exp => |x| x.exp(),
+    Exp2 => |x| x.exp2(),
+    Expm1 => |x| x.exp_m1(),
+    Log => |x| x.ln(),
+    Log2 => |x| x.log2(),
+    Log10 => |x| x.log10(),
+    Log1p => |x| x.ln_1p(),
+    Sin => |x| x.sin(),
+    Cos => |x| x.cos(),
+    Tan => |x| x.tan(),
+    Arcsin => |x| x.asin(),
+    Arccos => |x| x.acos(),
+    Arctan => |x| x.atan(),
+    Sinh => |x| x.sinh(),
+    Cosh => |x| x.cosh(),
+    Tanh => |x| x.tanh(),
+    Arcsinh => semantics::float_asinh,
+    Arccosh => semantics::float_acosh,
+    Arctanh => |x| x.atanh(),
 }
 
 macro_rules! float_binary {

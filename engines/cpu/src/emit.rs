@@ -128,6 +128,16 @@ fn fcmp_cc(op: Opcode) -> FloatCC {
     }
 }
 
+/// NumPy's float `maximum`/`minimum` (`nan_of` = `a`) and `fmax`/`fmin` (`nan_of` = `y`), as
+/// [`vm_core::semantics`] writes them: `a` where `a cc y` holds or `nan_of` is NaN, else `y`.
+/// Cranelift's `fmax`/`fmin` order -0.0 below +0.0, where these keep `a` of two equal zeros.
+fn numpy_pick(b: &mut FunctionBuilder, cc: FloatCC, a: Value, y: Value, nan_of: Value) -> Value {
+    let keep = b.ins().fcmp(cc, a, y);
+    let nan = b.ins().fcmp(FloatCC::Unordered, nan_of, nan_of);
+    let keep = b.ins().bor(keep, nan);
+    b.ins().select(keep, a, y)
+}
+
 fn unsupported(op: Opcode, d: DType) -> Error {
     Error::Internal(format!("no inline code for {op} on {d}"))
 }
@@ -147,20 +157,14 @@ pub fn emit(b: &mut FunctionBuilder, op: Opcode, d: DType, ind: DType, args: &[V
         O::Multiply if float => b.ins().fmul(a, bv()),
         O::Multiply => b.ins().imul(a, bv()),
         O::Divide => b.ins().fdiv(a, bv()),
-        O::Maximum if float => b.ins().fmax(a, bv()),
-        O::Minimum if float => b.ins().fmin(a, bv()),
+        O::Maximum if float => numpy_pick(b, FloatCC::GreaterThanOrEqual, a, bv(), a),
+        O::Minimum if float => numpy_pick(b, FloatCC::LessThanOrEqual, a, bv(), a),
         O::Maximum if signed => b.ins().smax(a, bv()),
         O::Maximum => b.ins().umax(a, bv()),
         O::Minimum if signed => b.ins().smin(a, bv()),
         O::Minimum => b.ins().umin(a, bv()),
-        O::Fmax | O::Fmin => {
-            let y = bv();
-            let m = if op == O::Fmax { b.ins().fmax(a, y) } else { b.ins().fmin(a, y) };
-            let a_nan = b.ins().fcmp(FloatCC::Unordered, a, a);
-            let y_nan = b.ins().fcmp(FloatCC::Unordered, y, y);
-            let m = b.ins().select(y_nan, a, m);
-            b.ins().select(a_nan, y, m)
-        }
+        O::Fmax => numpy_pick(b, FloatCC::GreaterThanOrEqual, a, bv(), bv()),
+        O::Fmin => numpy_pick(b, FloatCC::LessThanOrEqual, a, bv(), bv()),
         O::Copysign => b.ins().fcopysign(a, bv()),
         O::Negative if float => b.ins().fneg(a),
         O::Negative => b.ins().ineg(a),
@@ -196,12 +200,13 @@ pub fn emit(b: &mut FunctionBuilder, op: Opcode, d: DType, ind: DType, args: &[V
         }
         O::Sqrt => b.ins().sqrt(a),
         O::Deg2rad | O::Rad2deg => {
-            // As Rust's to_radians/to_degrees: one multiplication by the rounded factor.
+            // As Rust's to_radians/to_degrees: one multiplication by the factor they use (f32's
+            // to_degrees uses 180/pi rounded once, not 180 over the rounded pi).
             let k = match (op, d) {
-                (O::Deg2rad, DType::F32) => f64::from(std::f32::consts::PI / 180.0f32),
-                (O::Deg2rad, _) => std::f64::consts::PI / 180.0,
-                (_, DType::F32) => f64::from(180.0f32 / std::f32::consts::PI),
-                _ => 180.0 / std::f64::consts::PI,
+                (O::Deg2rad, DType::F32) => f64::from(1f32.to_radians()),
+                (O::Deg2rad, _) => 1f64.to_radians(),
+                (_, DType::F32) => f64::from(1f32.to_degrees()),
+                _ => 1f64.to_degrees(),
             };
             let k = fconst(b, d, k);
             b.ins().fmul(a, k)

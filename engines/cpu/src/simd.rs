@@ -85,8 +85,17 @@ fn emit_vec(b: &mut FunctionBuilder, op: Opcode, vty: Type, args: &[Value]) -> V
         O::Subtract => b.ins().fsub(a, args[1]),
         O::Multiply => b.ins().fmul(a, args[1]),
         O::Divide => b.ins().fdiv(a, args[1]),
-        O::Maximum => b.ins().fmax(a, args[1]),
-        O::Minimum => b.ins().fmin(a, args[1]),
+        // NumPy's maximum/minimum: `a` where `a >= y` (`<=`) or `a` is NaN, else `y`; Cranelift's
+        // fmax/fmin would order -0.0 below +0.0 where these keep `a`.
+        O::Maximum | O::Minimum => {
+            let cc = if op == O::Maximum { FloatCC::GreaterThanOrEqual } else { FloatCC::LessThanOrEqual };
+            let keep = b.ins().fcmp(cc, a, args[1]);
+            let nan = b.ins().fcmp(FloatCC::Unordered, a, a);
+            let keep = b.ins().bor(keep, nan);
+            let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+            let mask = b.ins().bitcast(vty, flags, keep);
+            b.ins().bitselect(mask, a, args[1])
+        }
         O::Negative => b.ins().fneg(a),
         O::Absolute => b.ins().fabs(a),
         O::Sqrt => b.ins().sqrt(a),

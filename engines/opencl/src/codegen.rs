@@ -25,7 +25,8 @@
 //! with 0 for a zero divisor, wrapping powers, saturated shifts) and for the exactly rounded float
 //! operations (arithmetic, `sqrt`, `fmod`, NumPy's float `floor_divide`/`remainder`, rounding,
 //! min/max, `copysign`); transcendental functions use the OpenCL C built-ins, which the OpenCL
-//! specification bounds to a few ulp (16 for `pow`).
+//! specification bounds to a few ulp (16 for `pow`), except where a built-in misses an exact
+//! answer at special values (`log1p` of subnormals, f32 `tanh` of large values and infinities).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
@@ -359,6 +360,13 @@ fn unary(op: Opcode, d: DType, to: DType, a: &str, h: &mut Helpers) -> Option<St
         Opcode::Deg2rad if float => format!("(({a}) * {})", literal(Scalar::F64(1f64.to_radians()))),
         Opcode::Rad2deg if d == DType::F32 => format!("(({a}) * {})", literal(Scalar::F32(1f32.to_degrees()))),
         Opcode::Rad2deg if float => format!("(({a}) * {})", literal(Scalar::F64(1f64.to_degrees()))),
+        // Below 2^-24 (f32) or 2^-53 (f64), log1p(a) rounds to `a` itself; the built-in of some
+        // devices (PoCL) flushes subnormals there, to 0 or to the smallest normal.
+        Opcode::Log1p if d == DType::F32 => format!("(fabs({a}) < 0x1p-24f ? ({a}) : log1p({a}))"),
+        Opcode::Log1p if float => format!("(fabs({a}) < 0x1p-53 ? ({a}) : log1p({a}))"),
+        // Beyond 9.1, the f32 tanh(a) rounds to +-1; PoCL's f32 built-in gives the float just
+        // below 1 there, even at infinity.
+        Opcode::Tanh if d == DType::F32 => format!("(fabs({a}) > 9.1f ? copysign(1.0f, {a}) : tanh({a}))"),
         Opcode::Isnan if float => format!("((uchar)(isnan({a}) ? 1 : 0))"),
         Opcode::Isinf if float => format!("((uchar)(isinf({a}) ? 1 : 0))"),
         Opcode::Isfinite if float => format!("((uchar)(isfinite({a}) ? 1 : 0))"),

@@ -119,6 +119,26 @@ fn integer_division_powers_and_shifts_have_numpy_semantics_at_the_edges() {
     assert_eq!(cl.stats().fallback_instructions, 0, "{:?}", cl.stats());
 }
 
+/// Every element-wise opcode taking floats, on every special value (`vm_core::testing::
+/// SpecialValues`): signed zeros, infinities, NaNs, subnormals, the largest finite values.
+#[test]
+fn every_float_opcode_matches_interp_at_special_values() {
+    let Some(mut cl) = engine() else { return };
+    for d in [DType::F64, DType::F32] {
+        let p = vm_core::testing::SpecialValues::new(d);
+        let (mut a, mut b) = (HostMemory::new(), HostMemory::new());
+        p.fill(&mut a).unwrap();
+        p.fill(&mut b).unwrap();
+        cl.execute(&p.batch, &mut a).unwrap();
+        vm_interp::Interp::new(None).execute(&p.batch, &mut b).unwrap();
+        if let Err(e) = p.check(&a, &b, &vm_opencl::codegen::is_approximate, APPROX_ULPS) {
+            panic!("{e}");
+        }
+        release(&mut cl, &mut a, &p.bases);
+    }
+    assert_eq!(cl.stats().fallback_instructions, 0, "{:?}", cl.stats());
+}
+
 #[test]
 fn float_division_family_is_exact_at_the_edges() {
     let Some(mut cl) = engine() else { return };
@@ -424,3 +444,4 @@ fn every_reduction_and_dtype_along_every_axis_matches_interp() {
     assert_eq!(cl.stats().fallback_instructions, 0, "{:?}", cl.stats());
     assert!(cases > 60);
 }
+
