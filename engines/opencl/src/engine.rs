@@ -501,19 +501,28 @@ impl OpenClEngine {
         ReducePlan { group, target_groups: (4 * self.chosen.compute_units as usize).max(8) }
     }
 
-    /// Runs `src` when there is one and its check passes, else hands `instrs` to the fallback.
-    fn run_or_fallback(&mut self, src: Option<Source>, instrs: Vec<Instruction>, mem: &mut HostMemory) -> Result<()> {
+    /// Runs `src` when there is one and its check passes, else hands the instructions at
+    /// `positions` of `batch` to the fallback.
+    fn run_or_fallback(
+        &mut self,
+        src: Option<Source>,
+        batch: &[Instruction],
+        positions: &[usize],
+        mem: &mut HostMemory,
+    ) -> Result<()> {
         if let Some(src) = src
             && self.run(&src, mem)?
         {
             return Ok(());
         }
-        self.fallback(instrs, mem)
+        self.fallback(batch, positions, mem)
     }
 
-    /// Runs instructions on the fallback child: their bases are brought to the host first and
-    /// their outputs' device copies dropped after.
-    fn fallback(&mut self, instrs: Vec<Instruction>, mem: &mut HostMemory) -> Result<()> {
+    /// Runs the instructions at `positions` of `batch` on the fallback child: their bases are
+    /// brought to the host first and their outputs' device copies dropped after. The child's
+    /// errors name the instruction by its position in `batch`, as every engine's do.
+    fn fallback(&mut self, batch: &[Instruction], positions: &[usize], mem: &mut HostMemory) -> Result<()> {
+        let instrs: Vec<Instruction> = positions.iter().map(|&i| batch[i].clone()).collect();
         let mut bases: Vec<Base> = Vec::new();
         for v in instrs.iter().flat_map(|i| i.views()) {
             if !bases.iter().any(|b| b.id == v.base.id) {
@@ -533,7 +542,7 @@ impl OpenClEngine {
         };
         self.stats.fallback_instructions += instrs.len() as u64;
         let outputs: HashSet<BaseId> = instrs.iter().filter_map(|i| i.output()).map(|v| v.base.id).collect();
-        child.execute(&instrs, mem)?;
+        child.execute(&instrs, mem).map_err(|e| renumber(e, positions))?;
         for id in outputs {
             self.release(id);
         }
@@ -558,9 +567,10 @@ impl OpenClEngine {
         Ok(())
     }
 
-    /// Runs one non-blockable instruction: scans, gather and scatter on the device, the rest
-    /// (extension methods, reductions of nothing) on the fallback.
-    fn single(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+    /// Runs the non-blockable instruction at `position` of `batch`: scans, gather and scatter on
+    /// the device, the rest (extension methods, reductions of nothing) on the fallback.
+    fn single(&mut self, batch: &[Instruction], position: usize, mem: &mut HostMemory) -> Result<()> {
+        let instr = &batch[position];
         let target = self.target;
         let src = match instr.opcode.kind() {
             Kind::Accumulate => codegen::generate_accumulate(instr, target),
@@ -568,7 +578,7 @@ impl OpenClEngine {
             Kind::Scatter => codegen::generate_scatter(instr, target),
             _ => None,
         };
-        self.run_or_fallback(src, vec![instr.clone()], mem)
+        self.run_or_fallback(src, batch, &[position], mem)
     }
 
     /// Runs a fused kernel. One without reductions is one program. One with reductions runs in
@@ -577,14 +587,13 @@ impl OpenClEngine {
     /// reduction, gets a device buffer (it never reaches the host unless the fallback needs it).
     fn kernel(&mut self, batch: &[Instruction], k: &kernel::Kernel, mem: &mut HostMemory) -> Result<()> {
         let target = self.target;
-        let all = |ids: &[usize]| ids.iter().map(|&i| batch[i].clone()).collect::<Vec<_>>();
         if k.instrs.len() == 1 && kernel::needs_isolation(&batch[k.instrs[0]]) {
-            return self.fallback(all(&k.instrs), mem);
+            return self.fallback(batch, &k.instrs, mem);
         }
         let is_reduce = |i: usize| batch[i].opcode.kind() == Kind::Reduce;
         if !k.instrs.iter().any(|&i| is_reduce(i)) {
             let src = codegen::generate(batch, k, target);
-            return self.run_or_fallback(src, all(&k.instrs), mem);
+            return self.run_or_fallback(src, batch, &k.instrs, mem);
         }
         let mut pieces: Vec<Vec<usize>> = Vec::new();
         for &i in &k.instrs {
@@ -597,7 +606,7 @@ impl OpenClEngine {
         for p in &pieces {
             if is_reduce(p[0]) {
                 let src = codegen::generate_reduce(&batch[p[0]], target, self.reduce_plan());
-                self.run_or_fallback(src, all(p), mem)?;
+                self.run_or_fallback(src, batch, p, mem)?;
                 continue;
             }
             let temps = k
@@ -608,7 +617,7 @@ impl OpenClEngine {
                 .collect();
             let sub = kernel::Kernel { instrs: p.clone(), shape: k.shape.clone(), temps, after: Vec::new() };
             let src = codegen::generate(batch, &sub, target);
-            self.run_or_fallback(src, all(p), mem)?;
+            self.run_or_fallback(src, batch, p, mem)?;
         }
         Ok(())
     }
@@ -616,7 +625,7 @@ impl OpenClEngine {
     fn step(&mut self, step: &Step, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
         match step {
             Step::System(i) => self.system(&batch[*i], mem),
-            Step::Single(i) => self.single(&batch[*i], mem),
+            Step::Single(i) => self.single(batch, *i, mem),
             Step::Kernel(k) => {
                 self.kernel(batch, k, mem)?;
                 for &i in &k.after {
@@ -625,6 +634,30 @@ impl OpenClEngine {
                 Ok(())
             }
         }
+    }
+}
+
+/// The error `e` of the fallback child, which ran the instructions at `positions` of a batch as
+/// a batch of their own, naming the instruction by its position in the whole batch: the child's
+/// `instruction K` (the start of the reference engine's and the cpu engine's execution errors)
+/// becomes `instruction positions[K]`; a message without it gets one when a single instruction
+/// ran.
+fn renumber(e: Error, positions: &[usize]) -> Error {
+    match e {
+        Error::InvalidInstruction { index: Some(k), operand, message } => {
+            Error::InvalidInstruction { index: Some(positions.get(k).copied().unwrap_or(k)), operand, message }
+        }
+        Error::Execution(m) => {
+            let rest = m.strip_prefix("instruction ");
+            let digits = rest.map_or(0, |r| r.bytes().take_while(u8::is_ascii_digit).count());
+            let position = rest.and_then(|r| r[..digits].parse::<usize>().ok()).and_then(|k| positions.get(k));
+            match (position, rest) {
+                (Some(p), Some(r)) => Error::Execution(format!("instruction {p}{}", &r[digits..])),
+                _ if positions.len() == 1 => Error::Execution(format!("instruction {}: {m}", positions[0])),
+                _ => Error::Execution(m),
+            }
+        }
+        e => e,
     }
 }
 
@@ -696,5 +729,26 @@ impl Component for OpenClEngine {
             Some(child) => child.shutdown(),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fallback_errors_name_positions_in_the_whole_batch() {
+        let positions = [4, 7, 9];
+        let exec = |m: &str| renumber(Error::Execution(m.into()), &positions).to_string();
+        assert_eq!(exec("instruction 1 (gather): index 3"), "execution failed: instruction 7 (gather): index 3");
+        assert_eq!(exec("instruction 2: index 3"), "execution failed: instruction 9: index 3");
+        // Not a position of the child's batch, or no position at all: left as it is.
+        assert_eq!(exec("instruction 3: x"), "execution failed: instruction 3: x");
+        assert_eq!(exec("no position"), "execution failed: no position");
+        let one = renumber(Error::Execution("no position".into()), &[12]);
+        assert_eq!(one.to_string(), "execution failed: instruction 12: no position");
+        let invalid = Error::InvalidInstruction { index: Some(2), operand: Some(1), message: "bad".into() };
+        assert_eq!(renumber(invalid, &positions).to_string(), "invalid instruction 9, operand 1: bad");
+        assert_eq!(renumber(Error::Device("d".into()), &positions), Error::Device("d".into()));
     }
 }

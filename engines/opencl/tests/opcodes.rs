@@ -445,3 +445,50 @@ fn every_reduction_and_dtype_along_every_axis_matches_interp() {
     assert!(cases > 60);
 }
 
+/// The number after "instruction " in an error's text.
+fn instruction_index(e: &vm_core::Error) -> Option<usize> {
+    let text = e.to_string();
+    let rest = &text[text.find("instruction ")? + "instruction ".len()..];
+    rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+}
+
+#[test]
+fn a_failing_instruction_is_named_by_its_position_in_the_batch_on_every_engine() {
+    let Some(mut cl) = engine() else { return };
+    let (src, index, out, x) =
+        (base(1, DType::F64, 10), base(2, DType::I64, 8), base(3, DType::F64, 8), base(4, DType::F64, 8));
+    let bad = |position: usize, scatter: bool| {
+        // Element-wise instructions before the failing one (fused into one kernel), the failing
+        // gather or scatter (index 10 of 10 elements) at `position`, and one after it.
+        let mut batch: Vec<Instruction> = (0..position)
+            .map(|k| Instruction::new(Opcode::Add, [whole(x), whole(x), Scalar::F64(k as f64).into()]))
+            .collect();
+        batch.push(if scatter {
+            Instruction::new(Opcode::Scatter, [whole(src), whole(out), whole(index)])
+        } else {
+            Instruction::new(Opcode::Gather, [whole(out), whole(src), whole(index)])
+        });
+        batch.push(Instruction::new(Opcode::Sync, [whole(out)]));
+        batch
+    };
+    let memory = || {
+        let mut m = HostMemory::new();
+        let idx: Vec<u8> = [0i64, 3, 9, 10, 1, 2, 3, 4].iter().flat_map(|k| k.to_le_bytes()).collect();
+        m.ensure(&index).unwrap().write_bytes(0, &idx).unwrap();
+        m
+    };
+    for scatter in [false, true] {
+        for position in [0, 2, 5] {
+            let batch = bad(position, scatter);
+            let mut cpu = vm_cpu::CpuEngine::new(vm_cpu::Config::default(), None).unwrap();
+            let engines: [(&str, &mut dyn Component); 3] =
+                [("interp", &mut vm_interp::Interp::new(None)), ("cpu", &mut cpu), ("opencl", &mut cl)];
+            for (name, e) in engines {
+                let err = e.execute(&batch, &mut memory()).unwrap_err();
+                assert!(matches!(err, vm_core::Error::Execution(_)), "{name}: {err}");
+                assert_eq!(instruction_index(&err), Some(position), "{name}, scatter {scatter}: {err}");
+            }
+            release(&mut cl, &mut memory(), &[src, index, out, x]);
+        }
+    }
+}
