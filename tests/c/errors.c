@@ -34,6 +34,14 @@ static void bad_configs(void) {
     write_file("good.toml", "stack = \"interp\"\n[stacks]\ninterp = [\"node\", \"interp\"]\n");
     EXPECT_ERROR("unknown stack", VM_ERR_CONFIG, "no-such-stack", vm_init_stack("good.toml", "no-such-stack", &ctx));
     REQUIRE(ctx == NULL);
+    /* A setting beyond what the machine can give is refused when the stack is planned, before
+       anything is built: no thread is started. */
+    write_file("threads.toml", "stack = \"cpu\"\n[stacks]\ncpu = [\"node\", \"cpu\"]\n[cpu]\nthreads = 100000\n");
+    EXPECT_ERROR("too many threads", VM_ERR_CONFIG, "threads.toml:5", vm_init_stack("threads.toml", "cpu", &ctx));
+    EXPECT_ERROR("too many threads names the limit", VM_ERR_CONFIG,
+                 "[cpu] threads = 100000 is out of range: accepted are 0 to 1024",
+                 vm_init_stack("threads.toml", "cpu", &ctx));
+    REQUIRE(ctx == NULL);
     CHECK(vm_init_stack("good.toml", "interp", &ctx));
     REQUIRE(strcmp(vm_last_error(), "") == 0);
     CHECK(vm_shutdown(ctx));

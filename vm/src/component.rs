@@ -73,6 +73,34 @@ pub struct SettingSpec {
     pub default: &'static str,
     /// What it means.
     pub doc: &'static str,
+    /// For a setting that takes integers, the least and the greatest value accepted (both
+    /// included). [`crate::stack::StackPlan::new`] rejects an integer outside it, naming the key
+    /// and the limits, so that a setting cannot ask for more than the machine or the engine can
+    /// give (a million threads, say) and fail later, half-built. Values of other types are left
+    /// to the constructor's typed getters ([`Settings::usize`], [`Settings::string`], ...).
+    pub range: Option<(i64, i64)>,
+}
+
+impl SettingSpec {
+    /// The accepted values of [`SettingSpec::range`] in words: `0 to 1024`, `1 or more`.
+    pub fn range_text(&self) -> Option<String> {
+        self.range.map(|(lo, hi)| match (lo, hi) {
+            (lo, i64::MAX) => format!("{lo} or more"),
+            (i64::MIN, hi) => format!("{hi} or less"),
+            (lo, hi) => format!("{lo} to {hi}"),
+        })
+    }
+
+    /// Checks `value` against [`SettingSpec::range`]: `Err` with the accepted values in words
+    /// when it is an integer outside the range.
+    pub fn check_range(&self, value: &toml::Value) -> std::result::Result<(), String> {
+        match (self.range, value) {
+            (Some((lo, hi)), toml::Value::Integer(i)) if *i < lo || *i > hi => {
+                Err(self.range_text().unwrap_or_default())
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Builds a component from its settings and its child (the rest of the stack below it, if any).
@@ -192,5 +220,19 @@ mod tests {
         let e = s.int("threads", 0).unwrap_err();
         assert_eq!(e.to_string(), "config vm.toml:7: [cpu] threads must be an integer, got \"many\"");
         assert!(s.bool("verbose", true).unwrap());
+    }
+
+    #[test]
+    fn ranges_in_words_and_checks() {
+        let spec = |range| SettingSpec { key: "k", default: "0", doc: "", range };
+        assert_eq!(spec(Some((0, 1024))).range_text().as_deref(), Some("0 to 1024"));
+        assert_eq!(spec(Some((1, i64::MAX))).range_text().as_deref(), Some("1 or more"));
+        assert_eq!(spec(None).range_text(), None);
+        let s = spec(Some((0, 1024)));
+        assert!(s.check_range(&toml::Value::Integer(1024)).is_ok());
+        assert!(s.check_range(&toml::Value::Integer(0)).is_ok());
+        assert_eq!(s.check_range(&toml::Value::Integer(1025)), Err("0 to 1024".to_string()));
+        assert!(s.check_range(&toml::Value::Integer(-1)).is_err());
+        assert!(s.check_range(&toml::Value::String("many".into())).is_ok());
     }
 }

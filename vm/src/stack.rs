@@ -52,9 +52,15 @@ impl Registry {
                     imp.name, spec.key
                 )));
             }
-            if parse_value(spec.default).is_none() {
+            let Some(default) = parse_value(spec.default) else {
                 return Err(Error::Internal(format!(
                     "implementation `{}`: default of `{}` is not a TOML value: {}",
+                    imp.name, spec.key, spec.default
+                )));
+            };
+            if let Err(accepted) = spec.check_range(&default) {
+                return Err(Error::Internal(format!(
+                    "implementation `{}`: default of `{}` ({}) is outside its own range ({accepted})",
                     imp.name, spec.key, spec.default
                 )));
             }
@@ -235,6 +241,9 @@ impl StackPlan {
             });
         }
         apply_env(&mut components, &resolved, env)?;
+        for (c, (_, imp)) in components.iter().zip(&resolved) {
+            check_ranges(c, imp)?;
+        }
 
         Ok(StackPlan { stack: def.name.clone(), source: config.source.clone(), choice, components })
     }
@@ -297,6 +306,22 @@ impl StackPlan {
         }
         s
     }
+}
+
+/// Checks every setting of `c` that `imp` declares a range for; the error names the component,
+/// the key, the value, where it was set (file and line, or the variable) and the values accepted.
+fn check_ranges(c: &PlannedComponent, imp: &Implementation) -> Result<()> {
+    for spec in imp.settings {
+        let Some(v) = c.settings.values.get(spec.key) else { continue };
+        if let Err(accepted) = spec.check_range(&v.value) {
+            return Err(Error::config(
+                &v.source,
+                v.line,
+                format!("[{}] {} = {} is out of range: accepted are {accepted}", c.name, spec.key, v.value),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn accepted(imp: &Implementation) -> String {
@@ -410,13 +435,13 @@ mod tests {
     }
 
     const CPU_SETTINGS: &[SettingSpec] = &[
-        SettingSpec { key: "threads", default: "0", doc: "worker threads" },
-        SettingSpec { key: "verbose", default: "false", doc: "talk" },
-        SettingSpec { key: "block_size", default: "4096", doc: "elements per block" },
+        SettingSpec { key: "threads", default: "0", doc: "worker threads", range: Some((0, 64)) },
+        SettingSpec { key: "verbose", default: "false", doc: "talk", range: None },
+        SettingSpec { key: "block_size", default: "4096", doc: "elements per block", range: Some((1, i64::MAX)) },
     ];
     const OPENCL_SETTINGS: &[SettingSpec] = &[
-        SettingSpec { key: "device", default: "0", doc: "device index" },
-        SettingSpec { key: "platform", default: "\"any\"", doc: "platform name" },
+        SettingSpec { key: "device", default: "0", doc: "device index", range: Some((0, i64::MAX)) },
+        SettingSpec { key: "platform", default: "\"any\"", doc: "platform name", range: None },
     ];
 
     fn imp(i: usize) -> Implementation {
@@ -479,22 +504,31 @@ device = 1
         assert!(matches!(r.register(imp(2)), Err(Error::Internal(_))));
         let bad = Implementation {
             name: "bad",
-            settings: &[SettingSpec { key: "mode", default: "fast", doc: "" }],
+            settings: &[SettingSpec { key: "mode", default: "fast", doc: "", range: None }],
             ..imp(1)
         };
         assert!(matches!(r.register(bad), Err(Error::Internal(m)) if m.contains("mode")));
-        let reserved =
-            Implementation { name: "res", settings: &[SettingSpec { key: "impl", default: "1", doc: "" }], ..imp(1) };
+        let reserved = Implementation {
+            name: "res",
+            settings: &[SettingSpec { key: "impl", default: "1", doc: "", range: None }],
+            ..imp(1)
+        };
         assert!(r.register(reserved).is_err());
         let twice = Implementation {
             name: "twice",
             settings: &[
-                SettingSpec { key: "a", default: "1", doc: "" },
-                SettingSpec { key: "a", default: "2", doc: "" },
+                SettingSpec { key: "a", default: "1", doc: "", range: None },
+                SettingSpec { key: "a", default: "2", doc: "", range: None },
             ],
             ..imp(1)
         };
         assert!(r.register(twice).is_err());
+        let outside = Implementation {
+            name: "outside",
+            settings: &[SettingSpec { key: "n", default: "9", doc: "", range: Some((0, 8)) }],
+            ..imp(1)
+        };
+        assert!(matches!(r.register(outside), Err(Error::Internal(m)) if m.contains("`n`") && m.contains("0 to 8")));
     }
 
     #[test]
@@ -655,9 +689,30 @@ device = 1
         let p = plan(CONFIG, &Env::new().with_var("VM_CPU_THREADS", "many")).unwrap();
         let e = p.build(&registry()).err().unwrap();
         assert_config_err(&e, "<environment> VM_CPU_THREADS", None, &["[cpu] threads", "integer", "\"many\""]);
-        let p = plan(CONFIG, &Env::new().with_var("VM_CPU_THREADS", "-1")).unwrap();
-        let e = p.build(&registry()).err().unwrap();
-        assert_config_err(&e, "<environment> VM_CPU_THREADS", None, &["non-negative"]);
+        // A negative count is outside the declared range: caught when planning.
+        let e = plan_err(CONFIG, &Env::new().with_var("VM_CPU_THREADS", "-1"));
+        assert_config_err(&e, "<environment> VM_CPU_THREADS", None, &["threads = -1", "0 to 64"]);
+    }
+
+    #[test]
+    fn integers_outside_a_declared_range_are_errors_when_planning() {
+        // In the file: the error names the file, the line, the key, the value and the limits.
+        let text = CONFIG.replace("threads = 2", "threads = 100000");
+        let e = plan_err(&text, &Env::new());
+        assert_config_err(&e, "vm.toml", Some(8), &["[cpu] threads = 100000 is out of range", "0 to 64"]);
+        let text = CONFIG.replace("threads = 2", "threads = 2\nblock_size = 0");
+        let e = plan_err(&text, &Env::new());
+        assert_config_err(&e, "vm.toml", Some(9), &["[cpu] block_size = 0", "1 or more"]);
+        // In the environment: the error names the variable.
+        let e = plan_err(CONFIG, &Env::new().with_var("VM_CPU_THREADS", "65"));
+        assert_config_err(&e, "<environment> VM_CPU_THREADS", None, &["[cpu] threads = 65", "0 to 64"]);
+        // Of a named component.
+        let e = plan_err(CONFIG, &Env::new().with_var("VM_STACK", "gpu").with_var("VM_GPU0_DEVICE", "-1"));
+        assert_config_err(&e, "<environment> VM_GPU0_DEVICE", None, &["[gpu0] device = -1", "0 or more"]);
+        // The limits themselves are accepted, and values of other types are the getters' business.
+        assert!(plan(CONFIG, &Env::new().with_var("VM_CPU_THREADS", "64")).is_ok());
+        assert!(plan(CONFIG, &Env::new().with_var("VM_CPU_THREADS", "0")).is_ok());
+        assert!(plan(CONFIG, &Env::new().with_var("VM_CPU_THREADS", "many")).is_ok());
     }
 
     #[test]

@@ -179,16 +179,19 @@ pub const SETTINGS: &[SettingSpec] = &[
         key: "overlap",
         default: "true",
         doc: "latency hiding: run local work while messages are in flight (false: wait first, then compute)",
+        range: None,
     },
     SettingSpec {
         key: "fuse",
         default: "true",
         doc: "plan runs of element-wise instructions together so the child fuses them (false: one at a time)",
+        range: None,
     },
     SettingSpec {
         key: "profile",
         default: "false",
         doc: "at each shutdown, print every rank's instructions, traffic, batch time and time waiting",
+        range: None,
     },
 ];
 

@@ -109,16 +109,28 @@ pub struct CpuEngine {
 const SNAPSHOT_BASE: u64 = u64::MAX - (1 << 20);
 
 impl CpuEngine {
-    /// An engine with `config` and an optional fallback child.
+    /// An engine with `config` and an optional fallback child. More than
+    /// [`crate::MAX_THREADS`] threads is [`Error::InvalidArgument`] (a config gets the
+    /// same limit as a config error when its stack is planned); a thread the system refuses is
+    /// [`Error::OutOfMemory`], with every worker already started stopped again.
     pub fn new(config: Config, child: Option<Box<dyn Component>>) -> Result<CpuEngine> {
         let threads = match config.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n if n > crate::MAX_THREADS => {
+                return Err(Error::InvalidArgument(format!(
+                    "[{}] threads = {n}: at most {} worker threads",
+                    config.table,
+                    crate::MAX_THREADS
+                )));
+            }
             n => n,
         };
+        let pool = Pool::new(threads)
+            .map_err(|e| Error::OutOfMemory(format!("[{}] threads = {threads}: {e}", config.table)))?;
         Ok(CpuEngine {
             cache: Cache::new(&config.opt_level, config.verify, config.dump)?,
             plans: PartitionCache::default(),
-            pool: Pool::new(threads),
+            pool,
             config,
             child,
             profile: Profile::default(),

@@ -65,30 +65,54 @@ pub use engine::{Config, CpuEngine};
 use vm_core::component::Settings;
 use vm_core::{Component, Implementation, Result, SettingSpec};
 
+/// The most worker threads a `cpu` component may have (the `threads` setting's limit). Far
+/// more than any machine this engine runs on has cores: beyond the core count threads only
+/// contend, and asking for hundreds of thousands exhausts the process's thread limit.
+pub const MAX_THREADS: usize = 1024;
+
 /// The settings of the `cpu` component.
 pub const SETTINGS: &[SettingSpec] = &[
-    SettingSpec { key: "threads", default: "0", doc: "worker threads, the caller included; 0 = one per core" },
-    SettingSpec { key: "profile", default: "false", doc: "print kernel, compile and cache statistics at shutdown" },
+    SettingSpec {
+        key: "threads",
+        default: "0",
+        doc: "worker threads, the caller included; 0 = one per core; at most 1024",
+        range: Some((0, MAX_THREADS as i64)),
+    },
+    SettingSpec {
+        key: "profile",
+        default: "false",
+        doc: "print kernel, compile and cache statistics at shutdown",
+        range: None,
+    },
     SettingSpec {
         key: "block_size",
         default: "32768",
         doc: "positions of a kernel's iteration space per block (the unit of parallel work)",
+        range: Some((1, i64::MAX)),
     },
     SettingSpec {
         key: "min_parallel",
         default: "131072",
         doc: "kernels with at most this many positions run as one block on the calling thread",
+        range: Some((0, i64::MAX)),
     },
-    SettingSpec { key: "max_kernel", default: "256", doc: "the most instructions fused into one kernel" },
+    SettingSpec {
+        key: "max_kernel",
+        default: "256",
+        doc: "the most instructions fused into one kernel; 0 = no limit",
+        range: Some((0, i64::MAX)),
+    },
     SettingSpec {
         key: "opt_level",
         default: "\"none\"",
         doc: "Cranelift optimisation level, \"none\" or \"speed\" (see the crate documentation)",
+        range: None,
     },
     SettingSpec {
         key: "dump",
         default: "false",
         doc: "print every kernel compiled (program, Cranelift IR, machine code) to stderr",
+        range: None,
     },
 ];
 

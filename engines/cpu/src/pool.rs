@@ -35,6 +35,30 @@ struct Shared {
     stealers: Vec<Stealer<usize>>,
 }
 
+/// Why [`Pool::new`] failed: the system refused to start a worker thread.
+#[derive(Debug)]
+pub struct SpawnError {
+    /// The worker that could not be started (1-based; the caller is thread 0).
+    pub index: usize,
+    /// The threads asked for, the caller included.
+    pub threads: usize,
+    /// What the system said.
+    pub error: std::io::Error,
+}
+
+impl std::fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the system refused worker thread {} of the {} asked for ({}); the {} already started were stopped",
+            self.index,
+            self.threads,
+            self.error,
+            self.index - 1
+        )
+    }
+}
+
 /// The worker pool.
 pub struct Pool {
     shared: Arc<Shared>,
@@ -61,7 +85,18 @@ fn work(job: &Job, local: &Worker<usize>, stealers: &[Stealer<usize>]) {
 
 impl Pool {
     /// A pool of `threads` threads in all, the caller included (so `threads - 1` are spawned).
-    pub fn new(threads: usize) -> Pool {
+    ///
+    /// When the system refuses a thread (a process or user thread limit, no memory for its
+    /// stack), the threads already started are stopped and joined and the error says how many
+    /// were asked for and which one failed; nothing is left running.
+    pub fn new(threads: usize) -> Result<Pool, SpawnError> {
+        Pool::start(threads, "vm-cpu", |_| None)
+    }
+
+    /// [`Pool::new`] with workers named `{name}-{i}`, where `refuse(i)`, when it returns an
+    /// error, stands for the system refusing worker `i` (tests cannot make the system do so
+    /// without exhausting the machine's threads for every other process).
+    fn start(threads: usize, name: &str, refuse: impl Fn(usize) -> Option<std::io::Error>) -> Result<Pool, SpawnError> {
         let threads = threads.max(1);
         let locals: Vec<Worker<usize>> = (0..threads).map(|_| Worker::new_fifo()).collect();
         let stealers = locals.iter().map(Worker::stealer).collect();
@@ -73,18 +108,24 @@ impl Pool {
         });
         let mut locals = locals.into_iter();
         let local = locals.next().expect("at least one deque");
-        let handles = locals
-            .enumerate()
-            .map(|(i, local)| {
-                let shared = Arc::clone(&shared);
-                std::thread::Builder::new()
-                    .name(format!("vm-cpu-{}", i + 1))
+        // The pool owns the threads from the first spawn on, so that a failure part way drops
+        // it, and its Drop stops and joins the workers already running.
+        let mut pool = Pool { shared, local, handles: Vec::with_capacity(threads - 1) };
+        for (i, local) in locals.enumerate() {
+            let shared = Arc::clone(&pool.shared);
+            let spawned = match refuse(i + 1) {
+                Some(error) => Err(error),
+                None => std::thread::Builder::new()
+                    .name(format!("{name}-{}", i + 1))
                     .stack_size(8 << 20)
-                    .spawn(move || worker_main(&shared, &local))
-                    .expect("spawning a worker thread")
-            })
-            .collect();
-        Pool { shared, local, handles }
+                    .spawn(move || worker_main(&shared, &local)),
+            };
+            match spawned {
+                Ok(handle) => pool.handles.push(handle),
+                Err(error) => return Err(SpawnError { index: i + 1, threads, error }),
+            }
+        }
+        Ok(pool)
     }
 
     /// Number of threads, the caller included.
@@ -174,7 +215,7 @@ mod tests {
 
     #[test]
     fn every_block_runs_once() {
-        let pool = Pool::new(3);
+        let pool = Pool::new(3).unwrap();
         for n in [0, 1, 2, 7, 1000] {
             let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
             pool.run(n, &|i| {
@@ -182,5 +223,56 @@ mod tests {
             });
             assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
         }
+    }
+
+    /// The names of this process's threads that start with `prefix`, waiting up to a second
+    /// for threads just joined to leave the kernel's list (a joined thread's entry can outlive
+    /// the join by a moment).
+    fn threads_named(prefix: &str) -> Vec<String> {
+        let mut names = named_now(prefix);
+        for _ in 0..100 {
+            if names.is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            names = named_now(prefix);
+        }
+        names
+    }
+
+    fn named_now(prefix: &str) -> Vec<String> {
+        let mut names = Vec::new();
+        for task in std::fs::read_dir("/proc/self/task").unwrap() {
+            // A thread may end between listing and reading: skip it.
+            if let Ok(comm) = std::fs::read_to_string(task.unwrap().path().join("comm"))
+                && comm.starts_with(prefix)
+            {
+                names.push(comm.trim().to_string());
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn a_refused_thread_stops_the_ones_started_and_is_an_error() {
+        let refuse = |i| (i == 5).then(|| std::io::Error::from(std::io::ErrorKind::WouldBlock));
+        let e = match Pool::start(8, "vmtest-refuse", refuse) {
+            Err(e) => e,
+            Ok(_) => panic!("worker 5 was refused, yet the pool started"),
+        };
+        assert_eq!((e.index, e.threads), (5, 8));
+        let text = e.to_string();
+        assert!(
+            text.contains("worker thread 5 of the 8 asked for") && text.contains("the 4 already started"),
+            "{text}"
+        );
+        // The four workers started before the refusal were stopped and joined, not left behind.
+        assert_eq!(threads_named("vmtest-refuse"), Vec::<String>::new());
+        // Without a refusal the same pool starts and names its workers.
+        let pool = Pool::start(3, "vmtest-start", |_| None).unwrap();
+        assert_eq!(pool.threads(), 3);
+        assert_eq!(named_now("vmtest-start").len(), 2);
+        drop(pool);
+        assert_eq!(threads_named("vmtest-start"), Vec::<String>::new());
     }
 }

@@ -55,22 +55,44 @@ pub use engine::{Config, OpenClEngine, Stats};
 use vm_core::component::Settings;
 use vm_core::{Component, Implementation, Result, SettingSpec};
 
+/// The largest `work_group_size` setting accepted: more than any OpenCL device runs in one work
+/// group (their limits are in the hundreds or thousands), and small enough that rounding a launch
+/// up to whole groups cannot overflow.
+pub const MAX_WORK_GROUP_SIZE: usize = 1 << 16;
+
 /// The settings of the `opencl` component.
 pub const SETTINGS: &[SettingSpec] = &[
-    SettingSpec { key: "platform", default: "\"\"", doc: "platform by index or name substring; empty = any" },
-    SettingSpec { key: "device", default: "\"\"", doc: "device by index or name substring; empty = any" },
-    SettingSpec { key: "device_type", default: "\"any\"", doc: "any, gpu or cpu" },
+    SettingSpec {
+        key: "platform",
+        default: "\"\"",
+        doc: "platform by index or name substring; empty = any",
+        range: Some((0, i64::MAX)),
+    },
+    SettingSpec {
+        key: "device",
+        default: "\"\"",
+        doc: "device by index or name substring; empty = any",
+        range: Some((0, i64::MAX)),
+    },
+    SettingSpec { key: "device_type", default: "\"any\"", doc: "any, gpu or cpu", range: None },
     SettingSpec {
         key: "work_group_size",
         default: "0",
         doc: "work-group size; 0 = the driver's choice for element-wise kernels and 256 (or the device maximum) for tree reductions",
+        range: Some((0, MAX_WORK_GROUP_SIZE as i64)),
     },
     SettingSpec {
         key: "cache_dir",
         default: "\"\"",
         doc: "directory for compiled program binaries, reused by later runs; empty = cache in memory only",
+        range: None,
     },
-    SettingSpec { key: "max_kernel", default: "256", doc: "the most instructions fused into one kernel" },
+    SettingSpec {
+        key: "max_kernel",
+        default: "256",
+        doc: "the most instructions fused into one kernel; 0 = no limit",
+        range: Some((0, i64::MAX)),
+    },
 ];
 
 fn construct(settings: &Settings, child: Option<Box<dyn Component>>) -> Result<Box<dyn Component>> {
