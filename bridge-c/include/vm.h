@@ -178,7 +178,9 @@ typedef struct vm_view {
 
 /**
  * A constant. The value lives in the union member its dtype selects: signed integers in i,
- * unsigned integers and bool in u, f32 and f64 in f (as a double).
+ * unsigned integers and bool in u, f32 and f64 in f (as a double). vm_submit rejects a value
+ * its dtype cannot hold (an i8 of 300, a bool of 2, a finite f32 beyond +-3.4e38) with
+ * VM_ERR_INVALID_INSTRUCTION; infinities and NaN are constants of f32 and f64.
  */
 typedef struct vm_constant {
     uint32_t dtype;

@@ -49,7 +49,7 @@ pub struct VmView {
 pub union VmValue {
     /// Signed integers (`i8` ..= `i64`), sign-extended.
     pub i: i64,
-    /// Unsigned integers (`u8` ..= `u64`), zero-extended, and `bool` (0 or nonzero).
+    /// Unsigned integers (`u8` ..= `u64`), zero-extended, and `bool` (0 or 1).
     pub u: u64,
     /// `f32` and `f64`, as a double.
     pub f: f64,
@@ -115,14 +115,17 @@ fn at(e: Error, i: usize, k: usize) -> Error {
 }
 
 impl VmConstant {
-    /// The constant as a [`Scalar`]; `VM_ERR_UNKNOWN_DTYPE` for a bad dtype id.
+    /// The constant as a [`Scalar`]; `VM_ERR_UNKNOWN_DTYPE` for a bad dtype id, and
+    /// `VM_ERR_INVALID_INSTRUCTION` naming the value and the dtype's range for a value the dtype
+    /// cannot hold (an i8 of 300, a bool of 2, a finite f32 beyond f32's range): the checks of
+    /// [`Scalar::try_from_payload`], which the text form applies to the same constants.
     pub fn to_scalar(&self) -> Result<Scalar> {
         let dtype = DType::from_id(self.dtype)?;
         // SAFETY: every member of the union is 8 bytes of plain integer or float data for which
         // every bit pattern is valid, and `to_payload` defines the value by those bits, so
         // reading `u` is reading the payload whichever member the caller wrote.
         let payload = unsafe { self.value.u };
-        Ok(Scalar::from_payload(dtype, payload))
+        Scalar::try_from_payload(dtype, payload).map_err(|m| Error::invalid(None, m))
     }
 
     /// The C form of a scalar.
@@ -211,7 +214,7 @@ impl VmInstruction {
                         Error::UnknownDType(d) => {
                             Error::UnknownDType(format!("{d} (constant operand {k} of instruction {i})"))
                         }
-                        e => e,
+                        e => at(e, i, k),
                     })?)
                 }
                 other => {
@@ -289,5 +292,35 @@ mod tests {
         assert_eq!(c.to_scalar().unwrap(), Scalar::F32(0.5));
         let c = VmConstant { dtype: DType::Bool.id(), value: VmValue { u: 1 } };
         assert_eq!(c.to_scalar().unwrap(), Scalar::Bool(true));
+    }
+
+    #[test]
+    fn constants_out_of_their_dtype_are_invalid_not_truncated() {
+        let cases = [
+            (
+                VmConstant { dtype: DType::I8.id(), value: VmValue { i: 300 } },
+                "constant 300 is out of range for i8 (-128 to 127)",
+            ),
+            (
+                VmConstant { dtype: DType::U8.id(), value: VmValue { u: (1 << 40) + 7 } },
+                "constant 1099511627783 is out of range for u8 (0 to 255)",
+            ),
+            (VmConstant { dtype: DType::Bool.id(), value: VmValue { u: 2 } }, "constant 2 is out of range for bool"),
+            (
+                VmConstant { dtype: DType::F32.id(), value: VmValue { f: 1e300 } },
+                "constant 1e300 is out of range for f32",
+            ),
+        ];
+        for (c, want) in cases {
+            match c.to_scalar() {
+                Err(Error::InvalidInstruction { message, .. }) => assert!(message.starts_with(want), "{message}"),
+                other => panic!("{want}: got {other:?}"),
+            }
+        }
+        // Infinities, NaN and values that merely round are constants of f32.
+        for x in [f64::INFINITY, f64::NAN, 0.1, 1e-300] {
+            let c = VmConstant { dtype: DType::F32.id(), value: VmValue { f: x } };
+            assert!(c.to_scalar().is_ok(), "{x}");
+        }
     }
 }

@@ -33,6 +33,12 @@ fn bad_input_gives_clear_errors() {
         "ok too many threads: VM_ERR_CONFIG",
         "ok too many threads names the limit: VM_ERR_CONFIG",
         "ok unknown dtype: VM_ERR_UNKNOWN_DTYPE",
+        "ok i8 constant 300: VM_ERR_INVALID_INSTRUCTION",
+        "ok i8 constant -129: VM_ERR_INVALID_INSTRUCTION",
+        "ok u8 constant 2^40+7: VM_ERR_INVALID_INSTRUCTION",
+        "ok bool constant 2: VM_ERR_INVALID_INSTRUCTION",
+        "ok f32 constant 1e300: VM_ERR_INVALID_INSTRUCTION",
+        "ok f32 constants that round or are infinite pass\n",
         "ok use after shutdown: VM_ERR_INVALID_ARGUMENT",
     ] {
         assert!(out.contains(case), "`{case}` missing from:\n{out}");

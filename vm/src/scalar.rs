@@ -164,7 +164,101 @@ impl Scalar {
         }
     }
 
-    /// The inverse of [`Scalar::to_payload`].
+    /// The values a constant of `dtype` may be written as, in words, for errors: `-128 to 127`,
+    /// `0 (false) or 1 (true)`, f32's largest magnitude.
+    pub fn accepted(dtype: DType) -> String {
+        macro_rules! int_range {
+            ($t:ty) => {
+                format!("{} to {}", <$t>::MIN, <$t>::MAX)
+            };
+        }
+        match dtype {
+            DType::Bool => "0 (false) or 1 (true)".to_string(),
+            DType::I8 => int_range!(i8),
+            DType::I16 => int_range!(i16),
+            DType::I32 => int_range!(i32),
+            DType::I64 => int_range!(i64),
+            DType::U8 => int_range!(u8),
+            DType::U16 => int_range!(u16),
+            DType::U32 => int_range!(u32),
+            DType::U64 => int_range!(u64),
+            DType::F32 => format!("finite values of magnitude up to {:e}, inf or NaN", f32::MAX),
+            DType::F64 => format!("finite values of magnitude up to {:e}, inf or NaN", f64::MAX),
+        }
+    }
+
+    /// The constant `value` of dtype `dtype`, when `dtype` holds it exactly: the one range check
+    /// of integer constants written in a wider type than their dtype (the text form's `300i8`,
+    /// the C ABI's 64-bit `vm_constant` payload). `bool` takes 0 and 1; a float dtype takes the
+    /// value rounded as by [`Scalar::from_float`]. The error is `out of range for DTYPE
+    /// (RANGE)`, for the caller to prefix with the constant as it was written.
+    pub fn from_int(dtype: DType, value: i128) -> Result<Scalar, String> {
+        let out = || format!("out of range for {dtype} ({})", Scalar::accepted(dtype));
+        let fit = |lo: i128, hi: i128| if (lo..=hi).contains(&value) { Ok(()) } else { Err(out()) };
+        macro_rules! int {
+            ($t:ty, $v:ident) => {{
+                fit(i128::from(<$t>::MIN), i128::from(<$t>::MAX))?;
+                Scalar::$v(value as $t)
+            }};
+        }
+        Ok(match dtype {
+            DType::Bool => {
+                fit(0, 1)?;
+                Scalar::Bool(value == 1)
+            }
+            DType::I8 => int!(i8, I8),
+            DType::I16 => int!(i16, I16),
+            DType::I32 => int!(i32, I32),
+            DType::I64 => int!(i64, I64),
+            DType::U8 => int!(u8, U8),
+            DType::U16 => int!(u16, U16),
+            DType::U32 => int!(u32, U32),
+            DType::U64 => int!(u64, U64),
+            DType::F32 | DType::F64 => Scalar::from_float(dtype, value as f64)?,
+        })
+    }
+
+    /// The constant `value` of float dtype `dtype`: f64 holds every value; f32 holds the value
+    /// rounded to the nearest f32, except that a finite value beyond f32's finite range (which
+    /// would round to infinity) is an error: a program that writes `1e300` as an f32 means a
+    /// number, not infinity. Infinities and NaN pass through. An integer dtype takes a value
+    /// with no fractional part through [`Scalar::from_int`]. Errors as for
+    /// [`Scalar::from_int`].
+    pub fn from_float(dtype: DType, value: f64) -> Result<Scalar, String> {
+        match dtype {
+            DType::F64 => Ok(Scalar::F64(value)),
+            DType::F32 => {
+                let x = value as f32;
+                if value.is_finite() && x.is_infinite() {
+                    return Err(format!("out of range for f32 ({})", Scalar::accepted(DType::F32)));
+                }
+                Ok(Scalar::F32(x))
+            }
+            d if value.is_finite() && value.fract() == 0.0 && value.abs() < 2f64.powi(64) => {
+                Scalar::from_int(d, value as i128)
+            }
+            d => Err(format!("out of range for {d} ({})", Scalar::accepted(d))),
+        }
+    }
+
+    /// The constant whose C ABI payload (see [`Scalar::to_payload`]) is `payload`, checked:
+    /// the signed value of a signed dtype, the unsigned value of an unsigned dtype or `bool`,
+    /// and the `f64` of a float dtype must fit `dtype` ([`Scalar::from_int`],
+    /// [`Scalar::from_float`]). The error names the value as the payload holds it.
+    pub fn try_from_payload(dtype: DType, payload: u64) -> Result<Scalar, String> {
+        let (shown, result) = match dtype {
+            DType::F32 | DType::F64 => {
+                let x = f64::from_bits(payload);
+                (format!("{x:?}"), Scalar::from_float(dtype, x))
+            }
+            d if d.is_signed() => (format!("{}", payload as i64), Scalar::from_int(d, i128::from(payload as i64))),
+            d => (format!("{payload}"), Scalar::from_int(d, i128::from(payload))),
+        };
+        result.map_err(|why| format!("constant {shown} is {why}"))
+    }
+
+    /// The inverse of [`Scalar::to_payload`], for payloads known to fit `dtype` (others are
+    /// truncated as by [`Cast`]; [`Scalar::try_from_payload`] checks).
     pub fn from_payload(dtype: DType, payload: u64) -> Scalar {
         match dtype {
             DType::F32 => Scalar::F32(f64::from_bits(payload) as f32),
@@ -209,6 +303,64 @@ mod tests {
             for v in [-3.0f64, 0.0, 1.0, 200.0] {
                 let s = Scalar::F64(v).cast(d);
                 assert_eq!(Scalar::from_payload(d, s.to_payload()), s, "{d} {v}");
+            }
+        }
+    }
+
+    #[test]
+    fn from_int_checks_the_range_of_every_integer_dtype() {
+        assert_eq!(Scalar::from_int(DType::I8, -128), Ok(Scalar::I8(-128)));
+        assert_eq!(Scalar::from_int(DType::I8, 127), Ok(Scalar::I8(127)));
+        assert_eq!(Scalar::from_int(DType::I8, 300), Err("out of range for i8 (-128 to 127)".into()));
+        assert_eq!(Scalar::from_int(DType::U8, -1), Err("out of range for u8 (0 to 255)".into()));
+        assert_eq!(Scalar::from_int(DType::U64, u64::MAX.into()), Ok(Scalar::U64(u64::MAX)));
+        assert!(Scalar::from_int(DType::U64, i128::from(u64::MAX) + 1).is_err());
+        assert!(Scalar::from_int(DType::I64, i128::from(i64::MIN) - 1).is_err());
+        assert_eq!(Scalar::from_int(DType::Bool, 1), Ok(Scalar::Bool(true)));
+        assert_eq!(Scalar::from_int(DType::Bool, 0), Ok(Scalar::Bool(false)));
+        assert_eq!(Scalar::from_int(DType::Bool, 2), Err("out of range for bool (0 (false) or 1 (true))".into()));
+        assert_eq!(Scalar::from_int(DType::F64, 3), Ok(Scalar::F64(3.0)));
+    }
+
+    #[test]
+    fn from_float_rejects_finite_values_beyond_f32_only() {
+        assert_eq!(Scalar::from_float(DType::F32, 0.1), Ok(Scalar::F32(0.1)), "rounding is fine");
+        assert_eq!(Scalar::from_float(DType::F32, f64::from(f32::MAX)), Ok(Scalar::F32(f32::MAX)));
+        assert_eq!(Scalar::from_float(DType::F32, 1e-300), Ok(Scalar::F32(0.0)), "underflow rounds");
+        assert_eq!(Scalar::from_float(DType::F32, f64::INFINITY), Ok(Scalar::F32(f32::INFINITY)));
+        assert!(matches!(Scalar::from_float(DType::F32, f64::NAN), Ok(Scalar::F32(x)) if x.is_nan()));
+        let e = Scalar::from_float(DType::F32, 1e300).unwrap_err();
+        assert!(e.starts_with("out of range for f32 (") && e.contains("3.4028235e38"), "{e}");
+        assert!(Scalar::from_float(DType::F32, -1e39).is_err());
+        assert_eq!(Scalar::from_float(DType::F64, 1e300), Ok(Scalar::F64(1e300)));
+        assert_eq!(Scalar::from_float(DType::I8, 5.0), Ok(Scalar::I8(5)));
+        assert!(Scalar::from_float(DType::I8, 0.5).is_err());
+    }
+
+    #[test]
+    fn try_from_payload_checks_what_from_payload_truncates() {
+        let i = |x: i64| x as u64;
+        assert_eq!(Scalar::try_from_payload(DType::I8, i(-7)), Ok(Scalar::I8(-7)));
+        assert_eq!(
+            Scalar::try_from_payload(DType::I8, 300),
+            Err("constant 300 is out of range for i8 (-128 to 127)".into())
+        );
+        assert_eq!(Scalar::from_payload(DType::I8, 300), Scalar::I8(44), "the unchecked form truncates");
+        let e = Scalar::try_from_payload(DType::U8, (1 << 40) + 7).unwrap_err();
+        assert_eq!(e, "constant 1099511627783 is out of range for u8 (0 to 255)");
+        assert!(Scalar::try_from_payload(DType::U8, i(-1)).is_err(), "a negative u8 is 2^64-1");
+        assert_eq!(Scalar::try_from_payload(DType::Bool, 1), Ok(Scalar::Bool(true)));
+        assert!(Scalar::try_from_payload(DType::Bool, 2).unwrap_err().contains("constant 2 is out of range for bool"));
+        let e = Scalar::try_from_payload(DType::F32, 1e300f64.to_bits()).unwrap_err();
+        assert!(e.starts_with("constant 1e300 is out of range for f32"), "{e}");
+        assert_eq!(
+            Scalar::try_from_payload(DType::F32, f64::NEG_INFINITY.to_bits()),
+            Ok(Scalar::F32(f32::NEG_INFINITY))
+        );
+        for d in DType::ALL {
+            for v in [-3.0f64, 0.0, 1.0, 200.0] {
+                let s = Scalar::F64(v).cast(d);
+                assert_eq!(Scalar::try_from_payload(d, s.to_payload()), Ok(s), "{d} {v}");
             }
         }
     }

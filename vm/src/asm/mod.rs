@@ -342,27 +342,40 @@ const SUFFIXES: [(&str, DType); 10] = [
     ("u8", DType::U8),
 ];
 
-/// A suffixed numeric constant such as `-3i32`, `2.5f64`, `-inff32` or `NaNf64`.
+/// A suffixed numeric constant such as `-3i32`, `2.5f64`, `-inff32` or `NaNf64`. The range of
+/// each dtype is [`Scalar::from_int`]'s and [`Scalar::from_float`]'s, the checks the C ABI
+/// applies to the same constants.
 fn parse_const(tok: &str) -> std::result::Result<Scalar, String> {
     let Some((num, dtype)) = SUFFIXES.iter().find_map(|&(s, d)| tok.strip_suffix(s).map(|n| (n, d))) else {
         return Err(format!("constant `{tok}` lacks a dtype suffix (write e.g. `{tok}i64` or `{tok}f64`)"));
     };
     let bad = || format!("bad {dtype} constant `{tok}`");
-    let int = || -> std::result::Result<i128, String> { num.parse::<i128>().map_err(|_| bad()) };
-    let range = |_| format!("constant `{tok}` is out of range for {dtype}");
-    Ok(match dtype {
-        DType::I8 => Scalar::I8(int()?.try_into().map_err(range)?),
-        DType::I16 => Scalar::I16(int()?.try_into().map_err(range)?),
-        DType::I32 => Scalar::I32(int()?.try_into().map_err(range)?),
-        DType::I64 => Scalar::I64(int()?.try_into().map_err(range)?),
-        DType::U8 => Scalar::U8(int()?.try_into().map_err(range)?),
-        DType::U16 => Scalar::U16(int()?.try_into().map_err(range)?),
-        DType::U32 => Scalar::U32(int()?.try_into().map_err(range)?),
-        DType::U64 => Scalar::U64(int()?.try_into().map_err(range)?),
-        DType::F32 => Scalar::F32(num.parse().map_err(|_| bad())?),
-        DType::F64 => Scalar::F64(num.parse().map_err(|_| bad())?),
+    let range = |why: String| format!("constant `{tok}` is {why}");
+    // Literals with digits are numbers; `inf` and `NaN` are the only ways to write the others.
+    let finite_literal = num.bytes().any(|b| b.is_ascii_digit());
+    match dtype {
+        DType::F32 => {
+            // The value is the literal rounded once, to f32 (rounding through f64 first could
+            // round twice); the range is checked on the f64 reading, which still has the
+            // magnitude of a literal too large for f32.
+            let x: f32 = num.parse().map_err(|_| bad())?;
+            let wide: f64 = num.parse().map_err(|_| bad())?;
+            if finite_literal && wide.is_infinite() {
+                return Err(range(format!("out of range for f32 ({})", Scalar::accepted(DType::F32))));
+            }
+            Scalar::from_float(DType::F32, wide).map_err(range)?;
+            Ok(Scalar::F32(x))
+        }
+        DType::F64 => {
+            let x: f64 = num.parse().map_err(|_| bad())?;
+            if finite_literal && x.is_infinite() {
+                return Err(range(format!("out of range for f64 ({})", Scalar::accepted(DType::F64))));
+            }
+            Ok(Scalar::F64(x))
+        }
         DType::Bool => unreachable!("bool constants are `true` and `false`"),
-    })
+        d => Scalar::from_int(d, num.parse::<i128>().map_err(|_| bad())?).map_err(range),
+    }
 }
 
 /// `NaN(0xBITS)f32` or `NaN(0xBITS)f64`, the cursor just after `NaN`.

@@ -150,6 +150,8 @@ fn constants_of_every_dtype_read_back_bit_for_bit() {
         ("5e-324f64", Scalar::F64(5e-324)),
         ("1.1754944e-38f32", Scalar::F32(f32::MIN_POSITIVE)),
         ("3.4028235e38f32", Scalar::F32(f32::MAX)),
+        ("0.1f32", Scalar::F32(0.1)),
+        ("-inff32", Scalar::F32(f32::NEG_INFINITY)),
         ("NaNf64", Scalar::F64(f64::NAN)),
         ("NaNf32", Scalar::F32(f32::NAN)),
         ("inff32", Scalar::F32(f32::INFINITY)),
@@ -166,6 +168,9 @@ fn constants_of_every_dtype_read_back_bit_for_bit() {
         assert!(same_scalar(got, want), "{text}: {got:?} != {want:?}");
         assert_eq!(print(&p), src, "{text}");
     }
+    // A literal below f32's smallest subnormal rounds to zero, as any rounding: not an error.
+    let p = parse(".base x f32 1\nidentity x, 1e-300f32\n").unwrap();
+    assert_eq!(p.instructions[0].operands[1].as_const(), Some(Scalar::F32(0.0)));
     // Leniency: a sign on NaN/infinities, `+`, lower-case `nan` and `infinity`.
     let p = parse(".base x f64 1\nadd x, -NaNf64, +1f64").unwrap();
     assert_eq!(p.instructions[0].operands[1].as_const().unwrap().as_f64().to_bits(), (-f64::NAN).to_bits());
@@ -244,7 +249,11 @@ fn errors_name_the_line_and_the_problem() {
     assert_err(&at("add a, a, 1.5"), 3, "constant `1.5` lacks a dtype suffix");
     assert_err(&at("add i, i, 1.5i64"), 3, "bad i64 constant `1.5i64`");
     assert_err(&at("add i, i, 300u8"), 3, "constant `300u8` is out of range for u8");
-    assert_err(&at("add i, i, -1u64"), 3, "constant `-1u64` is out of range for u64");
+    assert_err(&at("add i, i, -1u64"), 3, "constant `-1u64` is out of range for u64 (0 to 18446744073709551615)");
+    assert_err(&at("add a, a, 1e400f64"), 3, "constant `1e400f64` is out of range for f64");
+    assert_err(&at("add i, i, 300i8"), 3, "constant `300i8` is out of range for i8 (-128 to 127)");
+    assert_err(&at("identity a, 1e300f32"), 3, "constant `1e300f32` is out of range for f32 (finite values");
+    assert_err(&at("identity a, -3.5e38f32"), 3, "constant `-3.5e38f32` is out of range for f32");
     assert_err(&at("add a, a, 1.2.3f64"), 3, "bad f64 constant `1.2.3f64`");
     assert_err(&at("add a, a, NaN(0x1)f64"), 3, "bad NaN constant `NaN(0x1)f64`");
     assert_err(&at("add a, a, NaN(0x7ff8000000000000)f32"), 3, "bad NaN constant");
