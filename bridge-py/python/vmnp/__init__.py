@@ -1,0 +1,700 @@
+"""vmnp: NumPy programs on the vector VM.
+
+``import vmnp as np`` gives a NumPy-like namespace whose arrays (:class:`vmnp.ndarray`) live in
+the VM: operations are recorded as bytecode and run only when a value is observed (repr, item,
+bool, conversion to NumPy, a result-dependent shape) or on :func:`flush`. The per-operation path
+(operators, ufuncs, basic indexing, reductions) is native; this module builds the rest of the
+namespace on top, and falls back to NumPy (with a :class:`FallbackWarning`) for what the VM
+cannot express. ``python -m vmnp prog.py`` runs an unchanged NumPy program on the VM.
+"""
+
+import builtins as _b
+import importlib as _importlib
+import math as _math
+import os as _os
+import warnings as _warnings
+
+import numpy as _np
+
+from . import _vmnp
+from ._vmnp import VMError, flush, ndarray
+
+__all__ = ["ndarray", "VMError", "FallbackWarning", "flush"]
+
+__version__ = "0.1.0"
+
+# NumPy's dtype objects and scalar types are reused rather than re-invented.
+dtype = _np.dtype
+bool_ = _np.bool_
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
+float32, float64 = _np.float32, _np.float64
+intp, uintp, int_, float_ = _np.intp, _np.uintp, _np.int_, _np.float64
+double, single, byte, ubyte, short, ushort = _np.double, _np.single, _np.byte, _np.ubyte, _np.short, _np.ushort
+intc, uintc, longlong, ulonglong = _np.intc, _np.uintc, _np.longlong, _np.ulonglong
+generic, number, integer, signedinteger, unsignedinteger = (
+    _np.generic,
+    _np.number,
+    _np.integer,
+    _np.signedinteger,
+    _np.unsignedinteger,
+)
+floating, inexact, bool = _np.floating, _np.inexact, _np.bool  # noqa: A001 (NumPy's name)
+finfo, iinfo, can_cast, promote_types = _np.finfo, _np.iinfo, _np.can_cast, _np.promote_types
+newaxis = None
+pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
+PINF, NINF, NAN, Inf, Infinity = _np.inf, -_np.inf, _np.nan, _np.inf, _np.inf
+errstate, seterr, geterr = _np.errstate, _np.seterr, _np.geterr
+
+_SUPPORTED = frozenset(
+    ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+)
+
+
+class FallbackWarning(UserWarning):
+    """A function ran on NumPy instead of the VM (its arguments were synced and converted)."""
+
+
+class FallbackError(VMError):
+    """A fallback to NumPy was needed while ``VMNP_FALLBACK=error`` forbids it."""
+
+
+def _dt(dtype_like):
+    """NumPy's name of a dtype-like, checked to be one the VM has; ``None`` passes through."""
+    if dtype_like is None:
+        return None
+    d = _np.dtype(dtype_like)
+    if d.name not in _SUPPORTED:
+        raise TypeError(f"vmnp does not support dtype {d.name}")
+    return d.name
+
+
+def _scalar_dtype(x):
+    """The dtype NumPy gives a Python scalar on its own."""
+    if isinstance(x, _b.bool):
+        return "bool"
+    if isinstance(x, int):
+        return "int64"
+    return "float64"
+
+
+# ---------------------------------------------------------------------------------- conversion
+
+
+def asarray(a, dtype=None, order=None, copy=None, like=None):
+    """A vmnp array of ``a``: vmnp arrays pass through (cast when ``dtype`` differs), anything
+    else is converted by NumPy and copied in."""
+    if isinstance(a, ndarray):
+        if dtype is not None and _dt(dtype) != a.dtype.name:
+            return _vmnp._cast(a, _dt(dtype))
+        return a.copy() if copy else a
+    if isinstance(a, (list, tuple)) and _b.any(isinstance(x, ndarray) for x in _flat(a)):
+        return stack([asarray(x) for x in a]) if a else asarray(_np.asarray(a), dtype)
+    n = _np.asarray(a, dtype=dtype)
+    if n.dtype.name not in _SUPPORTED:
+        if n.dtype.kind == "f" and n.dtype.itemsize < 4:
+            n = n.astype(_np.float32)
+        elif n.dtype.kind in "U" and n.size == 0:
+            n = n.astype(_np.float64)
+        else:
+            raise TypeError(f"vmnp does not support dtype {n.dtype.name}")
+    n = _np.ascontiguousarray(n)
+    return _vmnp._from_bytes(n.tobytes(), n.dtype.name, list(n.shape))
+
+
+def _flat(seq):
+    for x in seq:
+        if isinstance(x, (list, tuple)):
+            yield from _flat(x)
+        else:
+            yield x
+
+
+def array(a, dtype=None, copy=True, order="K", subok=False, ndmin=0, like=None):
+    """A new vmnp array with the data of ``a`` (a copy, unless ``copy=False`` allows sharing)."""
+    r = asarray(a, dtype)
+    if copy and r is a:
+        r = r.copy()
+    while r.ndim < ndmin:
+        r = r[None]
+    return r
+
+
+asanyarray = ascontiguousarray = asarray
+
+
+def _to_numpy(a):
+    """The array's elements as a new NumPy array (runs what they depend on)."""
+    data = a._host()
+    return _np.frombuffer(data, dtype=a.dtype).reshape(a.shape)
+
+
+def asnumpy(a):
+    """``a`` as a NumPy array (vmnp arrays are synced and copied out)."""
+    return _to_numpy(a) if isinstance(a, ndarray) else _np.asarray(a)
+
+
+def _convert(obj):
+    """Operand conversion for the native layer: NumPy arrays, NumPy scalars and sequences."""
+    if isinstance(obj, (_np.ndarray, _np.generic, list, tuple)):
+        try:
+            return asarray(obj)
+        except TypeError:
+            return None
+    return None
+
+
+def _from_numpy(n):
+    """A NumPy result back as vmnp (arrays of supported dtypes); anything else unchanged."""
+    if isinstance(n, _np.ndarray) and n.dtype.name in _SUPPORTED:
+        return asarray(n)
+    if isinstance(n, (list, tuple)):
+        return type(n)(_from_numpy(x) for x in n)
+    return n
+
+
+# ------------------------------------------------------------------------------------ fallback
+
+_warned = set()
+
+
+def _fallback(name, func, args, kwargs):
+    """Runs NumPy's ``func`` on synced copies of the arguments and converts the result back."""
+    if _os.environ.get("VMNP_FALLBACK", "") == "error":
+        raise FallbackError(f"vmnp: {name} is not implemented on the VM (VMNP_FALLBACK=error)")
+    if name not in _warned:
+        _warned.add(name)
+        _warnings.warn(f"vmnp: {name} falls back to NumPy", FallbackWarning, stacklevel=3)
+
+    def down(x):
+        if isinstance(x, ndarray):
+            return _to_numpy(x)
+        if isinstance(x, (list, tuple)):
+            return type(x)(down(y) for y in x)
+        return x
+
+    out = kwargs.get("out")
+    args = [down(a) for a in args]
+    kwargs = {k: down(v) for k, v in kwargs.items() if k != "out"}
+    r = func(*args, **kwargs)
+    if out is not None:
+        target = out[0] if isinstance(out, tuple) else out
+        target[...] = r
+        return target
+    return _from_numpy(r)
+
+
+def __getattr__(name):
+    """Anything NumPy has and vmnp does not: NumPy's, through the fallback."""
+    try:
+        obj = getattr(_np, name)
+    except AttributeError:
+        raise AttributeError(f"module 'vmnp' has no attribute {name!r}") from None
+    if callable(obj) and not isinstance(obj, type):
+
+        def wrapper(*args, **kwargs):
+            return _fallback(name, obj, args, kwargs)
+
+        wrapper.__name__ = name
+        wrapper.__doc__ = obj.__doc__
+        return wrapper
+    return obj
+
+
+# ------------------------------------------------------------------------------------- ufuncs
+
+
+class ufunc:
+    """A NumPy ufunc recorded on the VM: call, ``reduce``, ``accumulate``, ``outer``."""
+
+    def __init__(self, name, op, nin):
+        self.__name__ = name
+        self._op = op
+        self.nin = nin
+        self.nout = 1
+        self.nargs = nin + 1
+
+    def __repr__(self):
+        return f"<ufunc '{self.__name__}'>"
+
+    def __call__(self, *inputs, out=None, where=True, dtype=None, casting="same_kind", **kwargs):
+        if len(inputs) > self.nin:
+            if out is not None:
+                raise TypeError("cannot specify 'out' as both a positional and keyword argument")
+            inputs, out = inputs[: self.nin], inputs[self.nin]
+        if isinstance(out, tuple):
+            (out,) = out
+        if where is not True or kwargs or (out is not None and not isinstance(out, ndarray)):
+            return _fallback(self.__name__, getattr(_np, self.__name__), inputs, {"out": out, "where": where, **kwargs})
+        if dtype is not None:
+            inputs = tuple(asarray(x, dtype) for x in inputs)
+        r = _vmnp._ufunc(self._op, inputs, out)
+        if r is None:
+            return NotImplemented
+        return r
+
+    def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
+        """Reduces ``a`` along ``axis`` (None: all axes) with this ufunc."""
+        r = _vmnp._reduce(self.__name__, asarray(a), axis, keepdims, _dt(dtype))
+        return _store(r, out)
+
+    def accumulate(self, a, axis=0, dtype=None, out=None):
+        """Running reduction along ``axis``."""
+        names = {"add": "cumsum", "multiply": "cumprod"}
+        if self.__name__ not in names:
+            return _fallback(
+                f"{self.__name__}.accumulate", getattr(_np, self.__name__).accumulate, (a,), {"axis": axis}
+            )
+        a = asarray(a)
+        r = _vmnp._accumulate(names[self.__name__], a, axis, _dt(dtype) or a.dtype.name)
+        return _store(r, out)
+
+    def outer(self, a, b, **kwargs):
+        """``self(a[..., None, ...], b)``: every pair of elements."""
+        a, b = asarray(a), asarray(b)
+        return self(a.reshape(a.shape + (1,) * b.ndim), b, **kwargs)
+
+
+def _store(r, out):
+    if out is None:
+        return r
+    out[...] = r
+    return out
+
+
+_UFUNCS = {
+    # binary
+    "add": "add",
+    "subtract": "subtract",
+    "multiply": "multiply",
+    "divide": "divide",
+    "true_divide": "divide",
+    "floor_divide": "floor_divide",
+    "remainder": "remainder",
+    "mod": "remainder",
+    "fmod": "fmod",
+    "power": "power",
+    "maximum": "maximum",
+    "minimum": "minimum",
+    "fmax": "fmax",
+    "fmin": "fmin",
+    "arctan2": "arctan2",
+    "hypot": "hypot",
+    "copysign": "copysign",
+    "equal": "equal",
+    "not_equal": "not_equal",
+    "less": "less",
+    "less_equal": "less_equal",
+    "greater": "greater",
+    "greater_equal": "greater_equal",
+    "logical_and": "logical_and",
+    "logical_or": "logical_or",
+    "logical_xor": "logical_xor",
+    "bitwise_and": "bitwise_and",
+    "bitwise_or": "bitwise_or",
+    "bitwise_xor": "bitwise_xor",
+    "left_shift": "left_shift",
+    "right_shift": "right_shift",
+    # unary
+    "negative": "negative",
+    "positive": "identity",
+    "absolute": "absolute",
+    "fabs": "absolute",
+    "sign": "sign",
+    "square": "square",
+    "reciprocal": "reciprocal",
+    "sqrt": "sqrt",
+    "cbrt": "cbrt",
+    "exp": "exp",
+    "exp2": "exp2",
+    "expm1": "expm1",
+    "log": "log",
+    "log2": "log2",
+    "log10": "log10",
+    "log1p": "log1p",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "arcsin": "arcsin",
+    "arccos": "arccos",
+    "arctan": "arctan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "tanh": "tanh",
+    "arcsinh": "arcsinh",
+    "arccosh": "arccosh",
+    "arctanh": "arctanh",
+    "deg2rad": "deg2rad",
+    "rad2deg": "rad2deg",
+    "radians": "deg2rad",
+    "degrees": "rad2deg",
+    "floor": "floor",
+    "ceil": "ceil",
+    "trunc": "trunc",
+    "rint": "rint",
+    "isnan": "isnan",
+    "isinf": "isinf",
+    "isfinite": "isfinite",
+    "signbit": "signbit",
+    "logical_not": "logical_not",
+    "invert": "invert",
+    "bitwise_not": "invert",
+}
+
+for _name, _op in _UFUNCS.items():
+    globals()[_name] = ufunc(_name, _op, getattr(_np, _name).nin)
+abs = absolute  # noqa: A001, F821 (NumPy's alias; defined by the loop above)
+bitwise_invert, bitwise_left_shift, bitwise_right_shift = invert, left_shift, right_shift  # noqa: F821
+acos, asin, atan, atan2 = arccos, arcsin, arctan, arctan2  # noqa: F821
+acosh, asinh, atanh, pow = arccosh, arcsinh, arctanh, power  # noqa: A001, F821
+conj = conjugate = positive  # noqa: F821 (real dtypes only)
+
+
+def round(a, decimals=0, out=None):  # noqa: A001 (NumPy's name)
+    """Rounds half to even at ``decimals`` digits (NumPy's algorithm: scale, rint, unscale)."""
+    a = asarray(a)
+    if a.dtype.kind in "biu":
+        return _store(a.copy(), out)
+    if decimals == 0:
+        return rint(a, out=out)  # noqa: F821
+    f = 10.0**decimals
+    return _store(rint(a * f) / f, out)  # noqa: F821
+
+
+around = round_ = round
+
+
+# --------------------------------------------------------------------------------- reductions
+
+
+def _red(name, a, axis, dtype, out, keepdims):
+    a = asarray(a)
+    return _store(_vmnp._reduce(name, a, axis, _b.bool(keepdims), _dt(dtype)), out)
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
+    """Sum of elements over the given axes."""
+    r = _red("sum", a, axis, dtype, out, keepdims)
+    return r if initial is None else r + initial
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    """Product of elements over the given axes."""
+    r = _red("prod", a, axis, dtype, out, keepdims)
+    return r if initial is None else r * initial
+
+
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
+    """Minimum over the given axes."""
+    return _red("min", a, axis, None, out, keepdims)
+
+
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
+    """Maximum over the given axes."""
+    return _red("max", a, axis, None, out, keepdims)
+
+
+amin, amax = min, max
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
+    """True where every element along the axes is nonzero."""
+    return _red("all", a, axis, None, out, keepdims)
+
+
+def any(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
+    """True where some element along the axes is nonzero."""
+    return _red("any", a, axis, None, out, keepdims)
+
+
+def _count(a, axis):
+    if axis is None:
+        return a.size
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    n = 1
+    for ax in axes:
+        n *= a.shape[ax]
+    return n
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """Arithmetic mean over the given axes (integers average in float64)."""
+    a = asarray(a)
+    if dtype is None and a.dtype.kind in "biu":
+        dtype = float64
+    s = _vmnp._reduce("sum", a, axis, _b.bool(keepdims), _dt(dtype))
+    return _store(s / _count(a, axis), out)
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
+    """Variance over the given axes: the mean of squared deviations, over ``n - ddof``."""
+    a = asarray(a)
+    if correction is not None:
+        ddof = correction
+    if dtype is None and a.dtype.kind in "biu":
+        dtype = float64
+    m = _vmnp._reduce("sum", a, axis, True, _dt(dtype)) / _count(a, axis)
+    d = a - m
+    s = _vmnp._reduce("sum", d * d, axis, _b.bool(keepdims), _dt(dtype))
+    return _store(s / _b.max(_count(a, axis) - ddof, 0), out)
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
+    """Standard deviation over the given axes."""
+    return _store(sqrt(var(a, axis, dtype, None, ddof, keepdims, correction=correction)), out)  # noqa: F821
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """Running sum along ``axis`` (None: over the flattened array)."""
+    a = asarray(a)
+    return _store(_vmnp._accumulate("cumsum", a, axis, _dt(dtype)), out)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    """Running product along ``axis`` (None: over the flattened array)."""
+    a = asarray(a)
+    return _store(_vmnp._accumulate("cumprod", a, axis, _dt(dtype)), out)
+
+
+def _arg(name, a, axis, out, keepdims):
+    # No opcode computes positions; the values are synced and NumPy finds them.
+    a = asarray(a)
+    r = getattr(_np, name)(_to_numpy(a), axis=axis, keepdims=keepdims)
+    return _store(asarray(r), out)
+
+
+def argmin(a, axis=None, out=None, *, keepdims=False):
+    """Positions of the minima along ``axis`` (computed on the synced data)."""
+    return _arg("argmin", a, axis, out, keepdims)
+
+
+def argmax(a, axis=None, out=None, *, keepdims=False):
+    """Positions of the maxima along ``axis`` (computed on the synced data)."""
+    return _arg("argmax", a, axis, out, keepdims)
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    """Number of nonzero elements over the given axes."""
+    a = asarray(a)
+    nz = a if a.dtype.name == "bool" else a != 0
+    return _vmnp._reduce("sum", nz, axis, _b.bool(keepdims), "int64")
+
+
+def nonzero(a):
+    """Indexes of the nonzero elements (a result-dependent shape: computed on the synced data)."""
+    return tuple(asarray(i) for i in _np.nonzero(_to_numpy(asarray(a))))
+
+
+def flatnonzero(a):
+    """Flat indexes of the nonzero elements."""
+    return asarray(_np.flatnonzero(_to_numpy(asarray(a))))
+
+
+def argwhere(a):
+    """Indexes of the nonzero elements, one row each."""
+    return asarray(_np.argwhere(_to_numpy(asarray(a))))
+
+
+# ----------------------------------------------------------------------------------- creation
+
+
+def _shape(shape):
+    if isinstance(shape, (int, _np.integer)):
+        return [int(shape)]
+    return [int(s) for s in shape]
+
+
+def empty(shape, dtype=float, order="C", *, device=None, like=None):
+    """A new array with unspecified contents."""
+    return _vmnp._empty(_shape(shape), _dt(dtype))
+
+
+def zeros(shape, dtype=float, order="C", *, device=None, like=None):
+    """A new array of zeros."""
+    return _vmnp._full(_shape(shape), 0, _dt(dtype))
+
+
+def ones(shape, dtype=float, order="C", *, device=None, like=None):
+    """A new array of ones."""
+    return _vmnp._full(_shape(shape), 1, _dt(dtype))
+
+
+def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    """A new array filled with ``fill_value``."""
+    if dtype is None:
+        dtype = fill_value.dtype if hasattr(fill_value, "dtype") else _scalar_dtype(fill_value)
+    return _vmnp._full(_shape(shape), fill_value, _dt(dtype))
+
+
+def _like(a, dtype, shape):
+    a = asarray(a)
+    return (a.shape if shape is None else shape), (a.dtype if dtype is None else dtype)
+
+
+def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """A new array shaped like ``a``, unspecified contents."""
+    return empty(*_like(a, dtype, shape))
+
+
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """Zeros shaped like ``a``."""
+    return zeros(*_like(a, dtype, shape))
+
+
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """Ones shaped like ``a``."""
+    return ones(*_like(a, dtype, shape))
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
+    """``fill_value`` shaped like ``a``."""
+    s, d = _like(a, dtype, shape)
+    return full(s, fill_value, d)
+
+
+def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
+    """Evenly spaced values in ``[start, stop)``: ``start + i * step``."""
+    if stop is None:
+        start, stop = 0, start
+    if step is None:
+        step = 1
+    if step == 0:
+        raise ZeroDivisionError("division by zero")
+    n = _b.max(int(_math.ceil((stop - start) / step)), 0)
+    if dtype is None:
+        ints = _b.all(isinstance(x, (int, _np.integer)) for x in (start, stop, step))
+        dtype = int64 if ints else float64
+    name = _dt(dtype)
+    r = _vmnp._range(n, name)
+    if step != 1:
+        r = (r * step).astype(name)
+    if start != 0:
+        r = (r + start).astype(name)
+    return r
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's arithmetic order)."""
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    delta = stop - start
+    y = _vmnp._range(num, "float64")
+    step = delta / div if div > 0 else _np.nan
+    if div > 0:
+        y = y * step + start if step != 0 else y / div * delta + start
+    else:
+        y = y * delta + start
+    if endpoint and num > 1:
+        y[-1] = stop
+    if dtype is not None:
+        y = y.astype(dtype)
+    return (y, step) if retstep else y
+
+
+def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
+    """A 2-D array with ones on diagonal ``k``."""
+    M = N if M is None else M
+    r = zeros((N, M), dtype)
+    n = _b.max(0, _b.min(N, M - k) if k >= 0 else _b.min(N + k, M))
+    if n > 0:
+        start = k if k >= 0 else -k * M
+        _vmnp._view(r, start, [n], [M + 1])[...] = 1
+    return r
+
+
+def identity(n, dtype=None, *, like=None):
+    """The ``n x n`` identity matrix."""
+    return eye(n, dtype=float if dtype is None else dtype)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """Coordinate matrices from coordinate vectors."""
+    xs = [asarray(x).ravel() for x in xi]
+    nd = len(xs)
+    out = []
+    for i, x in enumerate(xs):
+        shape = [1] * nd
+        shape[i] = x.size
+        if indexing == "xy" and nd > 1 and i < 2:
+            shape[0], shape[1] = shape[1], shape[0]
+        out.append(x.reshape(shape))
+    if sparse:
+        return tuple(out)
+    full_shape = broadcast_shapes(*[o.shape for o in out])
+    return tuple(broadcast_to(o, full_shape).copy() for o in out)
+
+
+def broadcast_shapes(*shapes):
+    """The shape the given shapes broadcast to."""
+    return _np.broadcast_shapes(*shapes)
+
+
+def broadcast_to(a, shape, subok=False):
+    """A read-only-by-convention view of ``a`` stretched to ``shape``."""
+    a = asarray(a)
+    shape = tuple(_shape(shape))
+    full_shape = _np.broadcast_shapes(a.shape, shape)
+    if full_shape != shape:
+        raise ValueError(f"cannot broadcast a non-scalar to a scalar array {a.shape} -> {shape}")
+    lead = len(shape) - a.ndim
+    strides = [0] * lead + [0 if (n == 1 and m != 1) else s for n, m, s in zip(a.shape, shape[lead:], a._strides)]
+    return _vmnp._view(a, a._start, list(shape), strides)
+
+
+def broadcast_arrays(*args):
+    """The arguments broadcast against each other (views)."""
+    arrays = [asarray(a) for a in args]
+    shape = _np.broadcast_shapes(*[a.shape for a in arrays])
+    return tuple(broadcast_to(a, shape) for a in arrays)
+
+
+from ._compare import allclose, array_equal, isclose, isscalar, result_type  # noqa: E402
+from ._manip import (  # noqa: E402 (needs the names above)
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    clip,
+    column_stack,
+    concatenate,
+    copy,
+    diag,
+    diagonal,
+    dot,
+    expand_dims,
+    fill_diagonal,
+    flip,
+    hstack,
+    inner,
+    matmul,
+    moveaxis,
+    ndim,
+    outer,
+    ravel,
+    repeat,
+    reshape,
+    roll,
+    shape,
+    size,
+    squeeze,
+    stack,
+    swapaxes,
+    tile,
+    trace,
+    transpose,
+    tril,
+    triu,
+    vdot,
+    vstack,
+    where,
+)
+
+# Submodules are imported by path: `from . import name` would consult the module __getattr__
+# above first, which hands out NumPy's attributes.
+random = _importlib.import_module(".random", __name__)
+_methods = _importlib.import_module("._methods", __name__)
+
+concat = concatenate
+permute_dims = transpose
+_vmnp._set_hooks(_methods.hooks())

@@ -1,0 +1,440 @@
+"""Shape manipulation, joining, and the linear algebra the VM expresses with broadcasting."""
+
+import builtins as _b
+
+import numpy as _np
+
+from . import _vmnp, asarray, empty
+
+
+def _norm_axis(axis, ndim):
+    if not -ndim <= axis < ndim:
+        raise _np.exceptions.AxisError(axis, ndim)
+    return axis % ndim
+
+
+def _row_major(shape):
+    strides, s = [], 1
+    for n in reversed(shape):
+        strides.append(s)
+        s *= n
+    return strides[::-1]
+
+
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """``a`` with a new shape: a view when ``a`` is contiguous, else a reshaped copy."""
+    a = asarray(a)
+    if shape is None:
+        shape = newshape
+    shape = [int(shape)] if isinstance(shape, (int, _np.integer)) else [int(s) for s in shape]
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if -1 in shape:
+        known = 1
+        for s in shape:
+            if s != -1:
+                known *= s
+        if known == 0 or a.size % known:
+            raise ValueError(f"cannot reshape array of size {a.size} into shape {tuple(shape)}")
+        shape[shape.index(-1)] = a.size // known
+    n = 1
+    for s in shape:
+        n *= s
+    if n != a.size:
+        raise ValueError(f"cannot reshape array of size {a.size} into shape {tuple(shape)}")
+    if not a._contiguous:
+        a = copy(a)
+    return _vmnp._view(a, a._start, shape, _row_major(shape))
+
+
+def ravel(a, order="C"):
+    """``a`` as 1-D (a view when contiguous)."""
+    a = asarray(a)
+    return reshape(a, [a.size])
+
+
+def copy(a, order="K", subok=False):
+    """A new array with ``a``'s elements."""
+    a = asarray(a)
+    return _vmnp._cast(a, a.dtype.name)
+
+
+def transpose(a, axes=None):
+    """``a`` with its axes permuted (a view)."""
+    a = asarray(a)
+    nd = a.ndim
+    axes = list(range(nd))[::-1] if axes is None else [_norm_axis(x, nd) for x in axes]
+    if sorted(axes) != list(range(nd)):
+        raise ValueError("axes don't match array")
+    st = a._strides
+    return _vmnp._view(a, a._start, [a.shape[i] for i in axes], [st[i] for i in axes])
+
+
+def swapaxes(a, axis1, axis2):
+    """``a`` with two axes swapped (a view)."""
+    a = asarray(a)
+    p = list(range(a.ndim))
+    i, j = _norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)
+    p[i], p[j] = p[j], p[i]
+    return transpose(a, p)
+
+
+def moveaxis(a, source, destination):
+    """``a`` with axis ``source`` moved to ``destination`` (a view)."""
+    a = asarray(a)
+    s, d = _norm_axis(source, a.ndim), _norm_axis(destination, a.ndim)
+    p = [i for i in range(a.ndim) if i != s]
+    p.insert(d, s)
+    return transpose(a, p)
+
+
+def expand_dims(a, axis):
+    """``a`` with new axes of extent 1 at ``axis`` (a view)."""
+    a = asarray(a)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    nd = a.ndim + len(axes)
+    axes = sorted(_norm_axis(x, nd) for x in axes)
+    shape, strides = list(a.shape), list(a._strides)
+    for x in axes:
+        shape.insert(x, 1)
+        strides.insert(x, 0)
+    return _vmnp._view(a, a._start, shape, strides)
+
+
+def squeeze(a, axis=None):
+    """``a`` without axes of extent 1 (a view)."""
+    a = asarray(a)
+    if axis is None:
+        keep = [i for i in range(a.ndim) if a.shape[i] != 1]
+    else:
+        axes = {_norm_axis(x, a.ndim) for x in (axis if isinstance(axis, tuple) else (axis,))}
+        for x in axes:
+            if a.shape[x] != 1:
+                raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+        keep = [i for i in range(a.ndim) if i not in axes]
+    return _vmnp._view(a, a._start, [a.shape[i] for i in keep], [a._strides[i] for i in keep])
+
+
+def flip(a, axis=None):
+    """``a`` reversed along ``axis`` (all axes when None; a view)."""
+    a = asarray(a)
+    axes = range(a.ndim) if axis is None else [axis] if isinstance(axis, int) else axis
+    key = [slice(None)] * a.ndim
+    for x in axes:
+        key[_norm_axis(x, a.ndim)] = slice(None, None, -1)
+    return a[tuple(key)]
+
+
+def atleast_1d(*arys):
+    """Each argument with at least one dimension."""
+    r = [asarray(a) if asarray(a).ndim >= 1 else asarray(a).reshape(1) for a in arys]
+    return r[0] if len(r) == 1 else r
+
+
+def atleast_2d(*arys):
+    """Each argument with at least two dimensions."""
+    r = []
+    for a in arys:
+        a = asarray(a)
+        r.append(a.reshape(1, 1) if a.ndim == 0 else a[None, :] if a.ndim == 1 else a)
+    return r[0] if len(r) == 1 else r
+
+
+def atleast_3d(*arys):
+    """Each argument with at least three dimensions."""
+    r = []
+    for a in arys:
+        a = asarray(a)
+        if a.ndim == 0:
+            a = a.reshape(1, 1, 1)
+        elif a.ndim == 1:
+            a = a[None, :, None]
+        elif a.ndim == 2:
+            a = a[:, :, None]
+        r.append(a)
+    return r[0] if len(r) == 1 else r
+
+
+def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    """The arrays joined along an existing axis (``axis=None``: flattened)."""
+    arrays = [asarray(a) for a in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to concatenate")
+    if axis is None:
+        arrays = [ravel(a) for a in arrays]
+        axis = 0
+    nd = arrays[0].ndim
+    if nd == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    axis = _norm_axis(axis, nd)
+    for i, a in enumerate(arrays):
+        if a.ndim != nd:
+            raise ValueError(
+                "all the input array dimensions except for the concatenation axis must match exactly, but along "
+                f"dimension 0, the array at index 0 has {nd} dimension(s) and the array at index {i} has {a.ndim} "
+                "dimension(s)"
+            )
+        for d in range(nd):
+            if d != axis and a.shape[d] != arrays[0].shape[d]:
+                raise ValueError(
+                    "all the input array dimensions except for the concatenation axis must match exactly, but along "
+                    f"dimension {d}, the array at index 0 has size {arrays[0].shape[d]} and the array at index {i} "
+                    f"has size {a.shape[d]}"
+                )
+    shape = list(arrays[0].shape)
+    shape[axis] = _b.sum(a.shape[axis] for a in arrays)
+    dt = dtype if dtype is not None else _np.result_type(*[a.dtype for a in arrays])
+    r = empty(shape, dt) if out is None else out
+    pos = 0
+    for a in arrays:
+        key = [slice(None)] * nd
+        key[axis] = slice(pos, pos + a.shape[axis])
+        r[tuple(key)] = a
+        pos += a.shape[axis]
+    return r
+
+
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """The arrays joined along a new axis."""
+    arrays = [asarray(a) for a in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    if _b.any(a.shape != arrays[0].shape for a in arrays):
+        raise ValueError("all input arrays must have the same shape")
+    axis = _norm_axis(axis, arrays[0].ndim + 1)
+    return concatenate([expand_dims(a, axis) for a in arrays], axis, out, dtype)
+
+
+def hstack(tup, *, dtype=None, casting="same_kind"):
+    """The arrays joined column-wise (along axis 1, or 0 for 1-D)."""
+    arrs = [atleast_1d(a) for a in tup]
+    return concatenate(arrs, 0 if arrs[0].ndim == 1 else 1, dtype=dtype)
+
+
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    """The arrays joined row-wise."""
+    return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype)
+
+
+def column_stack(tup):
+    """1-D arrays as columns of a 2-D array."""
+    return concatenate([a[:, None] if asarray(a).ndim == 1 else asarray(a) for a in tup], 1)
+
+
+def repeat(a, repeats, axis=None):
+    """Each element repeated ``repeats`` times (an integer count)."""
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _norm_axis(axis, a.ndim)
+    x = expand_dims(a, axis + 1)
+    shape = list(x.shape)
+    shape[axis + 1] = int(repeats)
+    from . import broadcast_to
+
+    r = broadcast_to(x, shape).copy()
+    out_shape = list(a.shape)
+    out_shape[axis] *= int(repeats)
+    return reshape(r, out_shape)
+
+
+def tile(a, reps):
+    """``a`` repeated ``reps`` times along each axis."""
+    a = asarray(a)
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    nd = _b.max(a.ndim, len(reps))
+    a = a.reshape((1,) * (nd - a.ndim) + a.shape)
+    reps = (1,) * (nd - len(reps)) + reps
+    from . import broadcast_to
+
+    x = a.reshape(tuple(v for n in a.shape for v in (1, n)))
+    big = broadcast_to(x, tuple(v for r, n in zip(reps, a.shape) for v in (r, n))).copy()
+    return reshape(big, [r * n for r, n in zip(reps, a.shape)])
+
+
+def roll(a, shift, axis=None):
+    """Elements shifted cyclically along ``axis``."""
+    a = asarray(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), a.shape)
+    axis = _norm_axis(axis, a.ndim)
+    n = a.shape[axis]
+    if n == 0:
+        return a.copy()
+    s = int(shift) % n
+    if s == 0:
+        return a.copy()
+    lo = [slice(None)] * a.ndim
+    hi = [slice(None)] * a.ndim
+    lo[axis], hi[axis] = slice(n - s, None), slice(None, n - s)
+    return concatenate([a[tuple(lo)], a[tuple(hi)]], axis)
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """The diagonal of the 2-D array ``a`` (a view)."""
+    a = asarray(a)
+    if a.ndim != 2 or {axis1, axis2} != {0, 1}:
+        from . import _fallback
+
+        return _fallback("diagonal", _np.diagonal, (a, offset, axis1, axis2), {})
+    n, m = a.shape
+    s0, s1 = a._strides
+    k = _b.max(0, _b.min(n, m - offset) if offset >= 0 else _b.min(n + offset, m))
+    start = a._start + (offset * s1 if offset >= 0 else -offset * s0)
+    return _vmnp._view(a, start if k else a._start, [k], [s0 + s1])
+
+
+def diag(v, k=0):
+    """The diagonal of a 2-D array, or a 2-D array with ``v`` on its diagonal."""
+    v = asarray(v)
+    if v.ndim == 2:
+        return diagonal(v, k).copy()
+    n = v.shape[0] + _b.abs(k)
+    from . import zeros
+
+    r = zeros((n, n), v.dtype)
+    diagonal(r, k)[...] = v
+    return r
+
+
+def fill_diagonal(a, val, wrap=False):
+    """Writes ``val`` on the main diagonal of ``a`` (in place)."""
+    if a.ndim < 2:
+        raise ValueError("array must be at least 2-d")
+    if a.ndim > 2 and len(set(a.shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    k = _b.min(a.shape)
+    _vmnp._view(a, a._start, [k], [_b.sum(a._strides)])[...] = val
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """Sum of the diagonal."""
+    from . import sum as vsum
+
+    return vsum(diagonal(a, offset, axis1, axis2), dtype=dtype, out=out)
+
+
+def tril(m, k=0):
+    """``m`` with the elements above diagonal ``k`` zeroed."""
+    from . import arange, where
+
+    m = asarray(m)
+    rows, cols = m.shape[-2:]
+    mask = arange(rows)[:, None] + k >= arange(cols)[None, :]
+    return where(mask, m, 0).astype(m.dtype)
+
+
+def triu(m, k=0):
+    """``m`` with the elements below diagonal ``k`` zeroed."""
+    from . import arange, where
+
+    m = asarray(m)
+    rows, cols = m.shape[-2:]
+    mask = arange(rows)[:, None] + k <= arange(cols)[None, :]
+    return where(mask, m, 0).astype(m.dtype)
+
+
+def matmul(a, b, out=None, **kwargs):
+    """Matrix product (broadcast multiply and a sum over the shared axis)."""
+    from . import _store
+    from . import sum as vsum
+
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: Input operand 0 does not have enough dimensions")
+    va, vb = a.ndim == 1, b.ndim == 1
+    if va:
+        a = a[None, :]
+    if vb:
+        b = b[:, None]
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(
+            f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+            f"(n?,k),(k,m?)->(n?,m?) (size {b.shape[-2]} is different from {a.shape[-1]})"
+        )
+    r = vsum(a[..., :, :, None] * b[..., None, :, :], axis=-2)
+    if va:
+        r = r[..., 0, :]
+    if vb:
+        r = r[..., 0]
+    return _store(r, out)
+
+
+def dot(a, b, out=None):
+    """Dot product: ``matmul`` for 1-D and 2-D operands, a product for scalars."""
+    from . import _store, multiply
+
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b, out=out)
+    if a.ndim <= 2 and b.ndim <= 2:
+        return matmul(a, b, out=out)
+    from . import _fallback
+
+    return _store(_fallback("dot", _np.dot, (a, b), {}), out)
+
+
+def vdot(a, b):
+    """Dot product of the flattened arrays."""
+    from . import sum as vsum
+
+    return vsum(ravel(asarray(a)) * ravel(asarray(b)))
+
+
+def inner(a, b):
+    """Inner product over the last axes."""
+    from . import sum as vsum
+
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    return vsum(a[(..., *([None] * (b.ndim - 1)), slice(None))] * b, axis=-1)
+
+
+def outer(a, b, out=None):
+    """Every product of an element of ``a`` with one of ``b``."""
+    from . import _store
+
+    a, b = ravel(asarray(a)), ravel(asarray(b))
+    return _store(a[:, None] * b[None, :], out)
+
+
+def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
+    """``a`` limited to ``[a_min, a_max]``."""
+    from . import _store, maximum, minimum
+
+    a_min = min if a_min is None else a_min
+    a_max = max if a_max is None else a_max
+    r = asarray(a)
+    if a_min is not None:
+        r = maximum(r, a_min)
+    if a_max is not None:
+        r = minimum(r, a_max)
+    return _store(r, out)
+
+
+def where(condition, x=None, y=None):
+    """``x`` where ``condition`` holds, else ``y`` (one argument: ``nonzero``)."""
+    if x is None and y is None:
+        from . import nonzero
+
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
+    return _vmnp._where(condition, x, y)
+
+
+def ndim(a):
+    """Number of dimensions."""
+    return asarray(a).ndim if not hasattr(a, "ndim") else a.ndim
+
+
+def shape(a):
+    """The shape."""
+    return asarray(a).shape if not hasattr(a, "shape") else a.shape
+
+
+def size(a, axis=None):
+    """Number of elements (along ``axis``)."""
+    a = a if hasattr(a, "shape") else asarray(a)
+    return a.size if axis is None else a.shape[axis]

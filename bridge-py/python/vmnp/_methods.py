@@ -1,0 +1,257 @@
+"""The Python side of ``vmnp.ndarray``: methods the native class forwards here, advanced
+indexing, display, conversion, and the NumPy protocols (``__array_ufunc__``,
+``__array_function__``)."""
+
+import builtins as _b
+
+import numpy as _np
+
+import vmnp as _v
+
+from . import _vmnp
+
+
+def _np_key(key):
+    """An index with vmnp arrays replaced by NumPy ones (for the host path)."""
+    if isinstance(key, tuple):
+        return tuple(_np_key(k) for k in key)
+    if isinstance(key, _v.ndarray):
+        return _v._to_numpy(key)
+    return key
+
+
+def _is_mask(key, a):
+    return isinstance(key, (_v.ndarray, _np.ndarray)) and key.dtype == _np.bool_ and key.shape == a.shape
+
+
+def getitem(a, key):
+    """Advanced indexing: a 1-D integer array on a 1-D array gathers on the VM; masks and other
+    fancy indexes have result-dependent shapes and run on the synced data."""
+    if isinstance(key, (_v.ndarray, list)) and a.ndim == 1:
+        idx = _v.asarray(key)
+        if idx.dtype.kind in "iu":
+            n = a.shape[0]
+            if idx.size and (idx.dtype.kind == "i" and bool((idx < -n).any()) or bool((idx >= n).any())):
+                bad = _v._to_numpy(idx)
+                bad = bad[(bad < -n) | (bad >= n)][0]
+                raise IndexError(f"index {bad} is out of bounds for axis 0 with size {n}")
+            if idx.dtype.kind == "i":
+                idx = _v.where(idx < 0, idx + n, idx)
+            return _vmnp._gather(a, idx)
+    r = _v._to_numpy(a)[_np_key(key)]
+    return _v.asarray(r)
+
+
+def setitem(a, key, value):
+    """Advanced assignment: a same-shape mask with a broadcastable value is a lazy ``where``;
+    anything else runs on the synced data and is written back."""
+    if _is_mask(key, a):
+        v = value if isinstance(value, (int, float, bool, _v.ndarray)) else _v.asarray(value)
+        if not isinstance(v, _v.ndarray) or v.ndim == 0:
+            _vmnp._assign(a, _v.where(key, v, a))
+            return
+    n = _v._to_numpy(a).copy()
+    n[_np_key(key)] = value.__array__() if isinstance(value, _v.ndarray) else value
+    _vmnp._assign(a, _v.asarray(n))
+
+
+def convert(obj):
+    """Operands the native layer does not know directly (NumPy arrays and scalars, lists)."""
+    return _v._convert(obj)
+
+
+def __repr__(a):
+    if a.ndim == 0:
+        return repr(_v._to_numpy(a)[()])
+    return repr(_v._to_numpy(a))
+
+
+def __str__(a):
+    if a.ndim == 0:
+        return str(_v._to_numpy(a)[()])
+    return str(_v._to_numpy(a))
+
+
+def __format__(a, spec):
+    if a.ndim == 0:
+        return format(_v._to_numpy(a)[()], spec)
+    return format(_v._to_numpy(a), spec)
+
+
+def item(a, *args):
+    if not args and a.size != 1:
+        raise ValueError("can only convert an array of size 1 to a Python scalar")
+    return _v._to_numpy(a).item(*args)
+
+
+def tolist(a):
+    return _v._to_numpy(a).tolist()
+
+
+def __array__(a, dtype=None, copy=None):
+    n = _v._to_numpy(a)
+    return n if dtype is None else n.astype(dtype)
+
+
+def __bool__(a):
+    if a.size != 1:
+        raise ValueError("The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()")
+    return _b.bool(item(a))
+
+
+def __float__(a):
+    if a.size != 1:
+        raise TypeError("only length-1 arrays can be converted to Python scalars")
+    return float(item(a))
+
+
+def __int__(a):
+    if a.size != 1:
+        raise TypeError("only length-1 arrays can be converted to Python scalars")
+    return int(item(a))
+
+
+def __index__(a):
+    if a.ndim != 0 or a.dtype.kind not in "iub":
+        raise TypeError("only integer scalar arrays can be converted to a scalar index")
+    return int(item(a))
+
+
+def __iter__(a):
+    if a.ndim == 0:
+        raise TypeError("iteration over a 0-d array")
+    return (a[i] for i in range(a.shape[0]))
+
+
+def __contains__(a, item):
+    return _b.bool((a == item).any())
+
+
+def __matmul__(a, b):
+    return _v.matmul(a, b)
+
+
+def __rmatmul__(a, b):
+    return _v.matmul(b, a)
+
+
+def __divmod__(a, b):
+    return _v.floor_divide(a, b), _v.remainder(a, b)
+
+
+def __rdivmod__(a, b):
+    return _v.floor_divide(b, a), _v.remainder(b, a)
+
+
+def __round__(a, ndigits=None):
+    return _v.round(a, ndigits or 0)
+
+
+def __copy__(a):
+    return _v.copy(a)
+
+
+def __deepcopy__(a, memo=None):
+    return _v.copy(a)
+
+
+def __reduce__(a):
+    return (_v.asarray, (_v._to_numpy(a).copy(),))
+
+
+def __setstate__(a, state):
+    raise TypeError("vmnp arrays are restored through __reduce__")
+
+
+def __array_namespace__(a, api_version=None):
+    return _v
+
+
+def to_device(a, device, stream=None):
+    return a
+
+
+def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    if not copy and _np.dtype(dtype) == a.dtype:
+        return a
+    return _vmnp._cast(a, _v._dt(dtype))
+
+
+def fill(a, value):
+    a[...] = value
+
+
+def reshape(a, *shape, order="C", copy=None):
+    if len(shape) == 1 and not isinstance(shape[0], (int, _np.integer)):
+        shape = shape[0]
+    return _v.reshape(a, shape)
+
+
+def flatten(a, order="C"):
+    return _v.ravel(a).copy()
+
+
+def transpose(a, *axes):
+    if len(axes) == 1 and not isinstance(axes[0], int):
+        axes = axes[0]
+    return _v.transpose(a, axes or None)
+
+
+def nonzero(a):
+    return _v.nonzero(a)
+
+
+def _forward(name):
+    func = getattr(_v, name)
+
+    def method(a, *args, **kwargs):
+        return func(a, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+_FORWARDED = [
+    "sum", "prod", "min", "max", "mean", "std", "var", "any", "all", "argmin", "argmax", "cumsum", "cumprod",
+    "ravel", "swapaxes", "copy", "clip", "dot", "round", "squeeze", "diagonal", "conj", "conjugate",
+]  # fmt: skip
+
+_UFUNC_METHODS = {"__call__", "reduce", "accumulate", "outer"}
+
+
+def __array_ufunc__(a, ufunc, method, *inputs, **kwargs):
+    """NumPy ufuncs called on vmnp arrays (``numpy.add(x, y)``) run on the VM."""
+    mine = getattr(_v, ufunc.__name__, None)
+    if isinstance(mine, _v.ufunc) and method in _UFUNC_METHODS:
+        out = kwargs.get("out")
+        if isinstance(out, tuple):
+            kwargs["out"] = out[0] if len(out) == 1 else out
+        if method == "__call__":
+            return mine(*inputs, **kwargs)
+        return getattr(mine, method)(*inputs, **kwargs)
+    func = getattr(ufunc, method) if method != "__call__" else ufunc
+    return _v._fallback(f"{ufunc.__name__}.{method}", func, inputs, kwargs)
+
+
+def __array_function__(a, func, types, args, kwargs):
+    """NumPy functions called on vmnp arrays (``numpy.sum(x)``) run on the VM where vmnp has
+    them, else through the fallback."""
+    mine = _v.__dict__.get(func.__name__)
+    if mine is not None and callable(mine) and func.__module__.startswith("numpy") and mine is not func:
+        return mine(*args, **kwargs)
+    return _v._fallback(func.__name__, func, args, kwargs)
+
+
+def hooks():
+    """The dict the native class calls into."""
+    h = {name: _forward(name) for name in _FORWARDED}
+    g = globals()
+    for name in [
+        "getitem", "setitem", "convert", "__repr__", "__str__", "__format__", "item", "tolist", "__array__",
+        "__bool__", "__float__", "__int__", "__index__", "__iter__", "__contains__", "__matmul__", "__rmatmul__",
+        "__divmod__", "__rdivmod__", "__round__", "__copy__", "__deepcopy__", "__reduce__", "__setstate__",
+        "__array_namespace__", "to_device", "astype", "fill", "reshape", "flatten", "transpose", "nonzero",
+        "__array_ufunc__", "__array_function__",
+    ]:  # fmt: skip
+        h[name] = g[name]
+    return h

@@ -1,0 +1,722 @@
+//! `vmnp.ndarray`: a view of a VM base plus a shared handle that frees the base when the last
+//! array viewing it goes away. Operators record instructions; basic indexing is view arithmetic;
+//! everything else forwards to the Python layer's hooks.
+
+use crate::dtypes::Weak;
+use crate::ops::{self, np_name};
+use crate::session::{BaseHandle, hook, host_bytes, index_err, value_err};
+use pyo3::basic::CompareOp;
+use pyo3::exceptions::PyOverflowError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyByteArray, PyDict, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyTuple};
+use std::sync::Arc;
+use vm_core::view::Shape;
+use vm_core::{Opcode, View};
+
+/// A NumPy-compatible array whose data lives in the VM.
+#[pyclass(module = "vmnp", name = "ndarray", frozen)]
+pub struct NdArray {
+    /// The window onto the base.
+    pub view: View,
+    /// Keeps the base alive; the last clone's drop frees it.
+    pub handle: Arc<BaseHandle>,
+}
+
+/// One operand of an operation, after conversion from Python.
+#[derive(Debug, Clone)]
+pub enum Arg {
+    /// An array (or a NumPy scalar or array, copied in as one).
+    Arr(View),
+    /// A Python scalar (NEP 50 weak).
+    Weak(Weak),
+}
+
+/// Converts a Python operand; `None` for types vmnp does not take. The second element keeps a
+/// converted array alive until the caller has recorded its use.
+pub fn arg<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<(Arg, Option<Bound<'py, PyAny>>)>> {
+    if let Ok(a) = obj.cast::<NdArray>() {
+        return Ok(Some((Arg::Arr(a.get().view.clone()), None)));
+    }
+    if obj.is_exact_instance_of::<PyFloat>() {
+        return Ok(Some((Arg::Weak(Weak::Float(obj.extract()?)), None)));
+    }
+    if obj.is_exact_instance_of::<PyBool>() {
+        return Ok(Some((Arg::Weak(Weak::Bool(obj.extract()?)), None)));
+    }
+    if obj.is_exact_instance_of::<PyInt>() {
+        return match obj.extract::<i64>() {
+            Ok(i) => Ok(Some((Arg::Weak(Weak::Int(i)), None))),
+            Err(_) => Err(PyOverflowError::new_err(format!("Python integer {obj} out of bounds for int64"))),
+        };
+    }
+    let conv = hook(obj.py(), "convert")?.call1((obj,))?;
+    if conv.is_none() {
+        return Ok(None);
+    }
+    let a = conv.cast::<NdArray>()?;
+    Ok(Some((Arg::Arr(a.get().view.clone()), Some(conv))))
+}
+
+/// Python's text of a shape: `(3,)`, `(2, 3)`, `()`.
+pub fn shape_text(shape: &[usize]) -> String {
+    match shape {
+        [n] => format!("({n},)"),
+        s => format!("({})", s.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+/// The shape the array operands broadcast to (NumPy's rules), or NumPy's `ValueError`.
+pub fn broadcast_shapes(args: &[Arg]) -> PyResult<Shape> {
+    let mut out = Shape::new();
+    let mut first = true;
+    for a in args {
+        let Arg::Arr(v) = a else { continue };
+        if first {
+            out = v.shape.clone();
+            first = false;
+            continue;
+        }
+        if v.shape == out {
+            continue;
+        }
+        let n = out.len().max(v.ndim());
+        let mut s = Shape::from_elem(1, n);
+        for i in 0..n {
+            let x = if i + out.len() >= n { out[i + out.len() - n] } else { 1 };
+            let y = if i + v.ndim() >= n { v.shape[i + v.ndim() - n] } else { 1 };
+            s[i] = match (x, y) {
+                (x, y) if x == y => x,
+                (1, y) => y,
+                (x, 1) => x,
+                _ => {
+                    let shapes: Vec<String> = args
+                        .iter()
+                        .filter_map(|a| if let Arg::Arr(v) = a { Some(shape_text(&v.shape)) } else { None })
+                        .collect();
+                    return Err(value_err(format!(
+                        "operands could not be broadcast together with shapes {} ",
+                        shapes.join(" ")
+                    )));
+                }
+            };
+        }
+        out = s;
+    }
+    Ok(out)
+}
+
+/// `v` stretched to `shape` (which it broadcasts to) with stride-0 axes.
+pub fn broadcast_view(v: &View, shape: &[usize]) -> View {
+    if v.shape[..] == *shape {
+        return v.clone();
+    }
+    let lead = shape.len() - v.ndim();
+    let stride = (0..shape.len())
+        .map(|i| if i < lead || (v.shape[i - lead] == 1 && shape[i] != 1) { 0 } else { v.stride[i - lead] })
+        .collect();
+    View { base: v.base, start: v.start, shape: Shape::from_slice(shape), stride }
+}
+
+/// What one entry of an index tuple is.
+enum Key<'py> {
+    Int(isize),
+    Slice(Bound<'py, PySlice>),
+    NewAxis,
+    Ellipsis,
+}
+
+fn is_basic_int(item: &Bound<'_, PyAny>) -> Option<isize> {
+    if item.is_instance_of::<PyBool>() {
+        return None;
+    }
+    if item.is_exact_instance_of::<PyInt>() {
+        return item.extract().ok();
+    }
+    if item.is_instance_of::<NdArray>() || item.is_instance_of::<PyList>() || item.is_instance_of::<PyTuple>() {
+        return None;
+    }
+    // NumPy integer scalars: they have `__index__` and no dimensions.
+    if item.hasattr("__index__").unwrap_or(false)
+        && item.getattr("ndim").and_then(|n| n.extract::<usize>()).unwrap_or(0) == 0
+    {
+        return item.call_method0("__index__").and_then(|i| i.extract()).ok();
+    }
+    None
+}
+
+impl NdArray {
+    /// The view `key` selects when it is basic (ints, slices, `...`, `None`); `Ok(None)` when it
+    /// needs advanced indexing.
+    fn basic(&self, key: &Bound<'_, PyAny>) -> PyResult<Option<View>> {
+        let py = key.py();
+        let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
+            Ok(t) => t.iter().collect(),
+            Err(_) => vec![key.clone()],
+        };
+        let mut keys = Vec::with_capacity(items.len());
+        let mut consumed = 0;
+        let mut ellipses = 0;
+        for item in &items {
+            keys.push(if item.is_none() {
+                Key::NewAxis
+            } else if item.is(PyEllipsis::get(py)) {
+                ellipses += 1;
+                Key::Ellipsis
+            } else if let Ok(s) = item.cast::<PySlice>() {
+                consumed += 1;
+                Key::Slice(s.clone())
+            } else if let Some(i) = is_basic_int(item) {
+                consumed += 1;
+                Key::Int(i)
+            } else {
+                return Ok(None);
+            });
+        }
+        if ellipses > 1 {
+            return Err(index_err("an index can only have a single ellipsis ('...')"));
+        }
+        let v = &self.view;
+        if consumed > v.ndim() {
+            return Err(index_err(format!(
+                "too many indices for array: array is {}-dimensional, but {consumed} were indexed",
+                v.ndim()
+            )));
+        }
+        let (mut start, mut shape, mut stride) = (v.start, Shape::new(), vm_core::view::Strides::new());
+        let mut d = 0;
+        let mut apply = |k: &Key, d: &mut usize| -> PyResult<()> {
+            match k {
+                Key::NewAxis => {
+                    shape.push(1);
+                    stride.push(0);
+                }
+                Key::Ellipsis => {
+                    for _ in 0..v.ndim() - consumed {
+                        shape.push(v.shape[*d]);
+                        stride.push(v.stride[*d]);
+                        *d += 1;
+                    }
+                }
+                Key::Int(i) => {
+                    let n = v.shape[*d] as isize;
+                    if *i < -n || *i >= n {
+                        return Err(index_err(format!("index {i} is out of bounds for axis {d} with size {n}")));
+                    }
+                    start += i.rem_euclid(n) as i64 * v.stride[*d];
+                    *d += 1;
+                }
+                Key::Slice(s) => {
+                    let ind = s.indices(v.shape[*d] as isize)?;
+                    if ind.slicelength > 0 {
+                        start += ind.start as i64 * v.stride[*d];
+                    }
+                    shape.push(ind.slicelength);
+                    stride.push(v.stride[*d] * ind.step as i64);
+                    *d += 1;
+                }
+            }
+            Ok(())
+        };
+        for k in &keys {
+            apply(k, &mut d)?;
+        }
+        while d < v.ndim() {
+            shape.push(v.shape[d]);
+            stride.push(v.stride[d]);
+            d += 1;
+        }
+        Ok(Some(View { base: v.base, start, shape, stride }))
+    }
+
+    fn with_view(&self, py: Python<'_>, view: View) -> PyResult<Py<NdArray>> {
+        Py::new(py, NdArray { view, handle: self.handle.clone() })
+    }
+}
+
+static DTYPES: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
+
+fn np_dtype(py: Python<'_>, d: vm_core::DType) -> PyResult<Py<PyAny>> {
+    let all = DTYPES.get_or_try_init(py, || -> PyResult<Vec<Py<PyAny>>> {
+        let np = py.import("numpy")?;
+        vm_core::DType::ALL.iter().map(|&d| Ok(np.getattr("dtype")?.call1((np_name(d),))?.unbind())).collect()
+    })?;
+    Ok(all[d as usize].clone_ref(py))
+}
+
+/// `a op= b`: writes into `a`'s view (NumPy's `same_kind` casting rule applies).
+fn inplace(slf: &Bound<'_, NdArray>, op: Opcode, other: &Bound<'_, PyAny>) -> PyResult<()> {
+    match ops::binary(slf.py(), op, slf.as_any(), other, Some(slf))? {
+        Some(_) => Ok(()),
+        None => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "unsupported operand type for {}: 'vmnp.ndarray' and '{}'",
+            op.name(),
+            other.get_type().name()?
+        ))),
+    }
+}
+
+fn binop(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, op: Opcode) -> PyResult<Py<PyAny>> {
+    let py = a.py();
+    Ok(ops::binary(py, op, a, b, None)?.unwrap_or_else(|| py.NotImplemented()))
+}
+
+// The operators are spelled out (not generated by a macro): PyO3's slot methods must be written
+// in this crate's edition for their generated wrappers to compile.
+#[pymethods]
+impl NdArray {
+    fn __add__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.as_any(), other, Opcode::Add)
+    }
+
+    fn __radd__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(other, slf.as_any(), Opcode::Add)
+    }
+
+    fn __iadd__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, Opcode::Add, other)
+    }
+
+    fn __sub__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.as_any(), other, Opcode::Subtract)
+    }
+
+    fn __rsub__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(other, slf.as_any(), Opcode::Subtract)
+    }
+
+    fn __isub__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, Opcode::Subtract, other)
+    }
+
+    fn __mul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.as_any(), other, Opcode::Multiply)
+    }
+
+    fn __rmul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(other, slf.as_any(), Opcode::Multiply)
+    }
+
+    fn __imul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, Opcode::Multiply, other)
+    }
+
+    fn __truediv__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.as_any(), other, Opcode::Divide)
+    }
+
+    fn __rtruediv__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(other, slf.as_any(), Opcode::Divide)
+    }
+
+    fn __itruediv__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, Opcode::Divide, other)
+    }
+
+    fn __floordiv__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.as_any(), other, Opcode::FloorDivide)
+    }
+
+    fn __rfloordiv__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(other, slf.as_any(), Opcode::FloorDivide)
+    }
+
+    fn __ifloordiv__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, Opcode::FloorDivide, other)
+    }
+
+    fn __mod__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.as_any(), other, Opcode::Remainder)
+    }
+
+    fn __rmod__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(other, slf.as_any(), Opcode::Remainder)
+    }
+
+    fn __imod__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, Opcode::Remainder, other)
+    }
+
+    fn __and__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.as_any(), other, Opcode::BitwiseAnd)
+    }
+
+    fn __rand__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(other, slf.as_any(), Opcode::BitwiseAnd)
+    }
+
+    fn __iand__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, Opcode::BitwiseAnd, other)
+    }
+
+    fn __or__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.as_any(), other, Opcode::BitwiseOr)
+    }
+
+    fn __ror__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(other, slf.as_any(), Opcode::BitwiseOr)
+    }
+
+    fn __ior__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, Opcode::BitwiseOr, other)
+    }
+
+    fn __xor__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.as_any(), other, Opcode::BitwiseXor)
+    }
+
+    fn __rxor__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(other, slf.as_any(), Opcode::BitwiseXor)
+    }
+
+    fn __ixor__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, Opcode::BitwiseXor, other)
+    }
+
+    fn __lshift__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.as_any(), other, Opcode::LeftShift)
+    }
+
+    fn __rlshift__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(other, slf.as_any(), Opcode::LeftShift)
+    }
+
+    fn __ilshift__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, Opcode::LeftShift, other)
+    }
+
+    fn __rshift__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(slf.as_any(), other, Opcode::RightShift)
+    }
+
+    fn __rrshift__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(other, slf.as_any(), Opcode::RightShift)
+    }
+
+    fn __irshift__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, Opcode::RightShift, other)
+    }
+}
+
+fn forward(
+    slf: &Bound<'_, NdArray>,
+    name: &str,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    let py = slf.py();
+    let mut all: Vec<Bound<'_, PyAny>> = Vec::with_capacity(args.len() + 1);
+    all.push(slf.clone().into_any());
+    all.extend(args.iter());
+    Ok(hook(py, name)?.call(PyTuple::new(py, all)?, kwargs)?.unbind())
+}
+
+macro_rules! forwarded {
+    ($($name:ident),* $(,)?) => {
+        #[pymethods]
+        impl NdArray {
+            $(
+                #[doc = concat!("NumPy's `ndarray.", stringify!($name), "` (see the Python layer).")]
+                #[pyo3(signature = (*args, **kwargs))]
+                fn $name(slf: &Bound<'_, Self>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
+                    forward(slf, stringify!($name), args, kwargs)
+                }
+            )*
+        }
+    };
+}
+
+forwarded!(
+    sum,
+    prod,
+    min,
+    max,
+    mean,
+    std,
+    var,
+    any,
+    all,
+    argmin,
+    argmax,
+    cumsum,
+    cumprod,
+    reshape,
+    ravel,
+    flatten,
+    transpose,
+    swapaxes,
+    astype,
+    copy,
+    fill,
+    item,
+    tolist,
+    clip,
+    dot,
+    nonzero,
+    round,
+    squeeze,
+    diagonal,
+    __array__,
+    __array_ufunc__,
+    __array_function__,
+    __array_namespace__,
+    __format__,
+    __deepcopy__,
+    __reduce__,
+    __copy__,
+    to_device,
+    conj,
+    conjugate,
+    __round__,
+    __setstate__,
+);
+
+fn call1(slf: &Bound<'_, NdArray>, name: &str, args: impl IntoIterator<Item = Py<PyAny>>) -> PyResult<Py<PyAny>> {
+    let py = slf.py();
+    let mut all: Vec<Py<PyAny>> = vec![slf.clone().into_any().unbind()];
+    all.extend(args);
+    Ok(hook(py, name)?.call1(PyTuple::new(py, all)?)?.unbind())
+}
+
+#[pymethods]
+impl NdArray {
+    fn __matmul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        call1(slf, "__matmul__", [other.clone().unbind()])
+    }
+
+    fn __rmatmul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        call1(slf, "__rmatmul__", [other.clone().unbind()])
+    }
+
+    fn __divmod__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        call1(slf, "__divmod__", [other.clone().unbind()])
+    }
+
+    fn __rdivmod__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        call1(slf, "__rdivmod__", [other.clone().unbind()])
+    }
+}
+
+#[pymethods]
+impl NdArray {
+    fn __pow__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, _modulo: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        Ok(ops::binary(py, Opcode::Power, slf.as_any(), other, None)?.unwrap_or_else(|| py.NotImplemented()))
+    }
+
+    fn __rpow__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, _modulo: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        Ok(ops::binary(py, Opcode::Power, other, slf.as_any(), None)?.unwrap_or_else(|| py.NotImplemented()))
+    }
+
+    fn __ipow__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, _modulo: &Bound<'_, PyAny>) -> PyResult<()> {
+        inplace(slf, Opcode::Power, other)
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        call1(slf, "__repr__", [])?.extract(slf.py())
+    }
+
+    fn __str__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        call1(slf, "__str__", [])?.extract(slf.py())
+    }
+
+    fn __bool__(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        call1(slf, "__bool__", [])?.extract(slf.py())
+    }
+
+    fn __float__(slf: &Bound<'_, Self>) -> PyResult<f64> {
+        call1(slf, "__float__", [])?.extract(slf.py())
+    }
+
+    fn __int__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        call1(slf, "__int__", [])
+    }
+
+    fn __index__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        call1(slf, "__index__", [])
+    }
+
+    fn __iter__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        call1(slf, "__iter__", [])
+    }
+
+    fn __contains__(slf: &Bound<'_, Self>, item: &Bound<'_, PyAny>) -> PyResult<bool> {
+        call1(slf, "__contains__", [item.clone().unbind()])?.extract(slf.py())
+    }
+}
+
+#[pymethods]
+impl NdArray {
+    /// The shape, as a tuple.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.view.shape.iter())
+    }
+
+    /// Number of dimensions.
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.view.ndim()
+    }
+
+    /// Number of elements.
+    #[getter]
+    fn size(&self) -> usize {
+        self.view.nelem()
+    }
+
+    /// The element type, as a `numpy.dtype`.
+    #[getter]
+    fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        np_dtype(py, self.view.dtype())
+    }
+
+    /// Bytes per element.
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.view.dtype().size()
+    }
+
+    /// Bytes of the elements viewed.
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.view.dtype().size() * self.view.nelem()
+    }
+
+    /// Byte strides, as NumPy reports them.
+    #[getter]
+    fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let s = self.view.dtype().size() as i64;
+        PyTuple::new(py, self.view.stride.iter().map(|x| x * s))
+    }
+
+    /// Strides in elements (for the Python layer's view arithmetic).
+    #[getter]
+    fn _strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.view.stride.iter())
+    }
+
+    /// Offset of the first element in the base, in elements.
+    #[getter]
+    fn _start(&self) -> i64 {
+        self.view.start
+    }
+
+    /// True when the view is row-major contiguous.
+    #[getter]
+    fn _contiguous(&self) -> bool {
+        self.view.is_contiguous()
+    }
+
+    /// The transpose (a view).
+    #[getter(T)]
+    fn t(&self, py: Python<'_>) -> PyResult<Py<NdArray>> {
+        let mut v = self.view.clone();
+        v.shape.reverse();
+        v.stride.reverse();
+        self.with_view(py, v)
+    }
+
+    /// `(data, dtype name, shape)`: the elements in row-major order, after running everything
+    /// recorded that they depend on (the GIL is released meanwhile).
+    fn _host<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyByteArray>> {
+        let v = &self.view;
+        let es = v.dtype().size();
+        let n = v.nelem();
+        let mut out = vec![0u8; n * es];
+        if n > 0 {
+            let dst = &mut out;
+            host_bytes(py, v.base.id, |src: &[u8]| copy_view(v, src, dst, es))?;
+        }
+        Ok(PyByteArray::new(py, &out))
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.view
+            .shape
+            .first()
+            .copied()
+            .ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("len() of unsized object"))
+    }
+
+    fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        match slf.get().basic(key)? {
+            Some(v) => Ok(slf.get().with_view(py, v)?.into_any()),
+            None => Ok(hook(py, "getitem")?.call1((slf, key))?.unbind()),
+        }
+    }
+
+    fn __setitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        match slf.get().basic(key)? {
+            Some(v) => {
+                let target = Bound::new(py, NdArray { view: v, handle: slf.get().handle.clone() })?;
+                ops::_assign(py, &target, value)
+            }
+            None => hook(py, "setitem")?.call1((slf, key, value)).map(drop),
+        }
+    }
+
+    fn __neg__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        Ok(ops::unary(slf.py(), Opcode::Negative, slf.as_any(), None)?.expect("an array operand"))
+    }
+
+    fn __pos__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        Ok(ops::unary(slf.py(), Opcode::Identity, slf.as_any(), None)?.expect("an array operand"))
+    }
+
+    fn __abs__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        Ok(ops::unary(slf.py(), Opcode::Absolute, slf.as_any(), None)?.expect("an array operand"))
+    }
+
+    fn __invert__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let op = if slf.get().view.dtype() == vm_core::DType::Bool { Opcode::LogicalNot } else { Opcode::Invert };
+        Ok(ops::unary(slf.py(), op, slf.as_any(), None)?.expect("an array operand"))
+    }
+
+    fn __richcmp__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let op = match op {
+            CompareOp::Lt => Opcode::Less,
+            CompareOp::Le => Opcode::LessEqual,
+            CompareOp::Eq => Opcode::Equal,
+            CompareOp::Ne => Opcode::NotEqual,
+            CompareOp::Gt => Opcode::Greater,
+            CompareOp::Ge => Opcode::GreaterEqual,
+        };
+        Ok(ops::binary(py, op, slf.as_any(), other, None)?.unwrap_or_else(|| py.NotImplemented()))
+    }
+
+    #[classattr]
+    fn __array_priority__() -> f64 {
+        // Above NumPy's, so `numpy_array + vmnp_array` defers to vmnp.
+        100.0
+    }
+}
+
+/// Copies the elements of `v` (row-major order) out of its base's bytes `src` into `dst`.
+fn copy_view(v: &View, src: &[u8], dst: &mut [u8], es: usize) {
+    if v.is_contiguous() {
+        let s = v.start as usize * es;
+        dst.copy_from_slice(&src[s..s + dst.len()]);
+        return;
+    }
+    let nd = v.ndim();
+    let mut idx = vec![0usize; nd];
+    let mut off = v.start;
+    for k in 0..v.nelem() {
+        let s = off as usize * es;
+        dst[k * es..(k + 1) * es].copy_from_slice(&src[s..s + es]);
+        for d in (0..nd).rev() {
+            idx[d] += 1;
+            off += v.stride[d];
+            if idx[d] < v.shape[d] {
+                break;
+            }
+            off -= v.stride[d] * v.shape[d] as i64;
+            idx[d] = 0;
+        }
+    }
+}

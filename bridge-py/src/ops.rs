@@ -1,0 +1,675 @@
+//! Recording operations: element-wise ufuncs with NumPy's dtype resolution and broadcasting,
+//! reductions and scans over axes, creation, casts, `where`, gather and scatter.
+
+use crate::array::{Arg, NdArray, arg, broadcast_shapes, broadcast_view, shape_text};
+use crate::dtypes::{Weak, float_of, promote, promote_weak};
+use crate::session::{BaseHandle, value_err, vm};
+use pyo3::exceptions::{PyOverflowError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyModule, PyTuple};
+use std::sync::Arc;
+use vm_core::view::row_major_strides;
+use vm_core::{DType, Instruction, Opcode, Operand, Scalar, View};
+
+/// NumPy's name of a dtype.
+pub fn np_name(d: DType) -> &'static str {
+    match d {
+        DType::Bool => "bool",
+        DType::I8 => "int8",
+        DType::I16 => "int16",
+        DType::I32 => "int32",
+        DType::I64 => "int64",
+        DType::U8 => "uint8",
+        DType::U16 => "uint16",
+        DType::U32 => "uint32",
+        DType::U64 => "uint64",
+        DType::F32 => "float32",
+        DType::F64 => "float64",
+    }
+}
+
+/// The dtype NumPy calls `name` (as `numpy.dtype(x).name` spells it).
+pub fn dtype_of(name: &str) -> PyResult<DType> {
+    DType::ALL
+        .into_iter()
+        .find(|&d| np_name(d) == name)
+        .ok_or_else(|| PyTypeError::new_err(format!("vmnp does not support dtype {name}")))
+}
+
+/// A new row-major array of `shape` (memory is allocated lazily by the engine that writes it).
+pub fn new_array(shape: &[usize], dtype: DType) -> PyResult<(View, Arc<BaseHandle>)> {
+    let nelem = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(|| value_err("array is too big"))?;
+    let base = vm()?.new_base(dtype, nelem)?;
+    Ok((View::row_major(base, shape), Arc::new(BaseHandle { base })))
+}
+
+/// Wraps a fresh view and its base's handle as a Python array.
+pub fn wrap(py: Python<'_>, view: View, handle: Arc<BaseHandle>) -> PyResult<Py<NdArray>> {
+    Py::new(py, NdArray { view, handle })
+}
+
+/// `v` converted to `dtype` in a new array (an `identity` instruction).
+pub fn cast_view(py: Python<'_>, v: &View, dtype: DType) -> PyResult<(View, Arc<BaseHandle>)> {
+    let (out, h) = new_array(&v.shape, dtype)?;
+    vm()?.submit(py, Instruction::new(Opcode::Identity, [Operand::View(out.clone()), Operand::View(v.clone())]))?;
+    Ok((out, h))
+}
+
+fn same_kind(from: DType, to: DType) -> bool {
+    let kind = |d: DType| match d {
+        DType::Bool => 0,
+        _ if d.is_float() => 3,
+        _ if d.is_signed() => 2,
+        _ => 1,
+    };
+    let (kf, kt) = (kind(from), kind(to));
+    kf <= kt && !(kf == 2 && kt == 1)
+}
+
+fn type_error(msg: String) -> PyErr {
+    PyTypeError::new_err(msg)
+}
+
+/// The opcode, compute dtype and output dtype of binary ufunc `op` on operands of promoted
+/// dtype `rt`, following NumPy's loops (bool arithmetic as logic, true division in floats).
+pub fn binary_types(op: Opcode, rt: DType) -> PyResult<(Opcode, DType, DType)> {
+    use Opcode as O;
+    let b = rt == DType::Bool;
+    Ok(match op {
+        O::Add | O::Maximum | O::Fmax if b => (O::LogicalOr, rt, rt),
+        O::Multiply | O::Minimum | O::Fmin if b => (O::LogicalAnd, rt, rt),
+        O::Subtract if b => {
+            return Err(type_error(
+                "numpy boolean subtract, the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the logical_xor function instead.".into(),
+            ));
+        }
+        O::FloorDivide | O::Remainder | O::Fmod | O::Power | O::LeftShift | O::RightShift if b => {
+            (op, DType::I8, DType::I8)
+        }
+        O::Divide | O::Arctan2 | O::Hypot | O::Copysign => (op, float_of(rt), float_of(rt)),
+        O::Fmax if !rt.is_float() => (O::Maximum, rt, rt),
+        O::Fmin if !rt.is_float() => (O::Minimum, rt, rt),
+        O::Equal | O::NotEqual | O::Less | O::LessEqual | O::Greater | O::GreaterEqual => (op, rt, DType::Bool),
+        O::LogicalAnd | O::LogicalOr | O::LogicalXor => (op, rt, DType::Bool),
+        O::BitwiseAnd | O::BitwiseOr | O::BitwiseXor | O::LeftShift | O::RightShift if rt.is_float() => {
+            return Err(type_error(format!(
+                "ufunc '{}' not supported for the input types, and the inputs could not be safely coerced to any supported types according to the casting rule ''safe''",
+                op.name()
+            )));
+        }
+        _ => (op, rt, rt),
+    })
+}
+
+/// The opcode, compute dtype and output dtype of unary ufunc `op` on dtype `d`.
+pub fn unary_types(op: Opcode, d: DType) -> PyResult<(Opcode, DType, DType)> {
+    use Opcode as O;
+    let b = d == DType::Bool;
+    Ok(match op {
+        O::Negative if b => {
+            return Err(type_error(
+                "The numpy boolean negative, the `-` operator, is not supported, use the `~` operator or the logical_not function instead.".into(),
+            ));
+        }
+        O::Absolute if b => (O::Identity, d, d),
+        O::Square | O::Sign if b => (op, DType::I8, DType::I8),
+        O::Invert if d.is_float() => {
+            return Err(type_error(
+                "ufunc 'invert' not supported for the input types, and the inputs could not be safely coerced to any supported types according to the casting rule ''safe''".into(),
+            ));
+        }
+        O::LogicalNot => (op, d, DType::Bool),
+        O::Isnan | O::Isinf | O::Isfinite | O::Signbit => (op, float_of(d), DType::Bool),
+        O::Negative | O::Absolute | O::Sign | O::Square | O::Invert | O::Identity => (op, d, d),
+        _ => (op, float_of(d), float_of(d)),
+    })
+}
+
+/// The dtype an operand list promotes to (NEP 50: weak scalars only when no array is present).
+pub fn result_type(args: &[Arg]) -> DType {
+    let mut strong: Option<DType> = None;
+    for a in args {
+        if let Arg::Arr(v) = a {
+            strong = Some(strong.map_or(v.dtype(), |s| promote(s, v.dtype())));
+        }
+    }
+    let mut weak_only: Option<DType> = None;
+    for a in args {
+        if let Arg::Weak(w) = a {
+            match strong {
+                Some(s) => strong = Some(promote_weak(s, *w)),
+                None => weak_only = Some(weak_only.map_or(w.default_dtype(), |d| promote(d, w.default_dtype()))),
+            }
+        }
+    }
+    strong.or(weak_only).unwrap_or(DType::F64)
+}
+
+/// Records `op` over `inputs` broadcast together, computing in `ct` and writing `out_dtype`
+/// (into `out` when given: then its shape must be the broadcast shape, and a dtype it cannot
+/// hold under NumPy's `same_kind` rule is a `TypeError`).
+pub fn record(
+    py: Python<'_>,
+    op: Opcode,
+    inputs: &[Arg],
+    ct: DType,
+    out_dtype: DType,
+    out: Option<&NdArray>,
+) -> PyResult<Option<(View, Arc<BaseHandle>)>> {
+    let shape = broadcast_shapes(inputs)?;
+    let mut temps: Vec<Arc<BaseHandle>> = Vec::new();
+    let mut operands: smallvec_ops::Ops = smallvec_ops::Ops::new();
+    operands.push(Operand::Const(Scalar::Bool(false))); // placeholder for the output
+    for (i, a) in inputs.iter().enumerate() {
+        // select's condition stays bool whatever the values compute in
+        let ct = if op == Opcode::Select && i == 0 { DType::Bool } else { ct };
+        operands.push(match a {
+            Arg::Arr(v) => {
+                let v = if v.dtype() == ct {
+                    broadcast_view(v, &shape)
+                } else {
+                    let (c, h) = cast_view(py, v, ct)?;
+                    temps.push(h);
+                    broadcast_view(&c, &shape)
+                };
+                Operand::View(v)
+            }
+            Arg::Weak(w) => Operand::Const(w.to_scalar(ct).ok_or_else(|| {
+                let Weak::Int(i) = w else { unreachable!("only ints overflow") };
+                PyOverflowError::new_err(format!("Python integer {i} out of bounds for {}", np_name(ct)))
+            })?),
+        });
+    }
+    let vm = vm()?;
+    match out {
+        Some(o) if o.view.shape[..] != shape[..] => Err(value_err(format!(
+            "non-broadcastable output operand with shape {} doesn't match the broadcast shape {}",
+            shape_text(&o.view.shape),
+            shape_text(&shape)
+        ))),
+        Some(o) if !same_kind(out_dtype, o.view.dtype()) => Err(type_error(format!(
+            "Cannot cast ufunc '{}' output from dtype('{}') to dtype('{}') with casting rule 'same_kind'",
+            op.name(),
+            np_name(out_dtype),
+            np_name(o.view.dtype())
+        ))),
+        Some(o) if o.view.dtype() == out_dtype => {
+            operands[0] = Operand::View(o.view.clone());
+            vm.submit(py, Instruction { opcode: op, operands })?;
+            Ok(None)
+        }
+        Some(o) => {
+            let (tmp, _h) = new_array(&shape, out_dtype)?;
+            operands[0] = Operand::View(tmp.clone());
+            vm.submit(py, Instruction { opcode: op, operands })?;
+            vm.submit(py, Instruction::new(Opcode::Identity, [Operand::View(o.view.clone()), Operand::View(tmp)]))?;
+            Ok(None)
+        }
+        None => {
+            let (v, h) = new_array(&shape, out_dtype)?;
+            operands[0] = Operand::View(v.clone());
+            vm.submit(py, Instruction { opcode: op, operands })?;
+            Ok(Some((v, h)))
+        }
+    }
+}
+
+mod smallvec_ops {
+    /// The operand list of an instruction, as `Instruction` stores it.
+    pub type Ops = smallvec::SmallVec<[vm_core::Operand; 3]>;
+}
+
+/// Records binary ufunc `op` on two Python operands; `Ok(None)` when an operand is of a type
+/// vmnp does not know (the caller returns `NotImplemented`).
+pub fn binary(
+    py: Python<'_>,
+    op: Opcode,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    out: Option<&Bound<'_, NdArray>>,
+) -> PyResult<Option<Py<PyAny>>> {
+    let (Some((x, _kx)), Some((y, _ky))) = (arg(a)?, arg(b)?) else { return Ok(None) };
+    let args = [x, y];
+    let (op, ct, od) = binary_types(op, result_type(&args))?;
+    finish(py, op, &args, ct, od, out)
+}
+
+/// Records unary ufunc `op` on a Python operand.
+pub fn unary(
+    py: Python<'_>,
+    op: Opcode,
+    a: &Bound<'_, PyAny>,
+    out: Option<&Bound<'_, NdArray>>,
+) -> PyResult<Option<Py<PyAny>>> {
+    let Some((x, _k)) = arg(a)? else { return Ok(None) };
+    let args = [x];
+    let (op, ct, od) = unary_types(op, result_type(&args))?;
+    finish(py, op, &args, ct, od, out)
+}
+
+fn finish(
+    py: Python<'_>,
+    op: Opcode,
+    args: &[Arg],
+    ct: DType,
+    od: DType,
+    out: Option<&Bound<'_, NdArray>>,
+) -> PyResult<Option<Py<PyAny>>> {
+    match record(py, op, args, ct, od, out.map(|o| o.get()))? {
+        Some((v, h)) => Ok(Some(wrap(py, v, h)?.into_any())),
+        None => Ok(out.map(|o| o.clone().unbind().into_any())),
+    }
+}
+
+fn opcode(name: &str) -> PyResult<Opcode> {
+    let alias = match name {
+        "true_divide" => "divide",
+        "abs" => "absolute",
+        "mod" => "remainder",
+        "conjugate" | "conj" | "positive" => "identity",
+        n => n,
+    };
+    Opcode::from_name(alias)
+        .filter(|op| op.kind().is_elementwise())
+        .ok_or_else(|| PyTypeError::new_err(format!("vmnp has no ufunc {name}")))
+}
+
+/// `ufunc(*inputs, out=out)` for the ufunc NumPy calls `name`; `None` when an input is of an
+/// unknown type.
+#[pyfunction]
+#[pyo3(signature = (name, inputs, out=None))]
+fn _ufunc(
+    py: Python<'_>,
+    name: &str,
+    inputs: &Bound<'_, PyTuple>,
+    out: Option<&Bound<'_, NdArray>>,
+) -> PyResult<Option<Py<PyAny>>> {
+    let op = opcode(name)?;
+    match (op.kind(), inputs.len()) {
+        (vm_core::Kind::Binary, 2) => binary(py, op, &inputs.get_item(0)?, &inputs.get_item(1)?, out),
+        (vm_core::Kind::Unary, 1) => unary(py, op, &inputs.get_item(0)?, out),
+        _ => Err(PyTypeError::new_err(format!(
+            "{name} takes {} inputs, got {}",
+            op.kind().arity().map_or(0, |a| a.0 - 1),
+            inputs.len()
+        ))),
+    }
+}
+
+/// `where(cond, x, y)` with NumPy's promotion of `x` and `y`.
+#[pyfunction]
+fn _where(py: Python<'_>, cond: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    let unknown = || PyTypeError::new_err("where: unsupported operand types");
+    let (c, _kc) = arg(cond)?.ok_or_else(unknown)?;
+    let (a, _ka) = arg(x)?.ok_or_else(unknown)?;
+    let (b, _kb) = arg(y)?.ok_or_else(unknown)?;
+    let c = match c {
+        Arg::Weak(w) => Arg::Weak(Weak::Bool(w.to_scalar(DType::Bool).is_some_and(|s| s == Scalar::Bool(true)))),
+        other => other,
+    };
+    let rt = result_type(&[a.clone(), b.clone()]);
+    let (v, h) = record(py, Opcode::Select, &[c, a, b], rt, rt, None)?.expect("a new array");
+    Ok(wrap(py, v, h)?.into_any())
+}
+
+/// `x.astype(dtype)`: always a new array.
+#[pyfunction]
+fn _cast(py: Python<'_>, a: &Bound<'_, NdArray>, dtype: &str) -> PyResult<Py<NdArray>> {
+    let (v, h) = cast_view(py, &a.get().view, dtype_of(dtype)?)?;
+    wrap(py, v, h)
+}
+
+/// Writes `value` (broadcast, cast unsafely as NumPy's assignment does) into `dst`'s view.
+#[pyfunction]
+pub fn _assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    let (a, _k) = arg(value)?.ok_or_else(|| PyTypeError::new_err("cannot assign this value to a vmnp array"))?;
+    let d = dst.get();
+    if let Arg::Arr(v) = &a
+        && v == &d.view
+    {
+        return Ok(()); // `x[...] = x` after an in-place operator on the same view
+    }
+    let shape = broadcast_shapes(std::slice::from_ref(&a))?;
+    if broadcast_shapes(&[Arg::Arr(d.view.clone()), a.clone()]).map(|s| s[..] != d.view.shape[..]).unwrap_or(true)
+        || shape.len() > d.view.ndim()
+    {
+        return Err(value_err(format!(
+            "could not broadcast input array from shape {} into shape {}",
+            shape_text(&shape),
+            shape_text(&d.view.shape)
+        )));
+    }
+    let dt = d.view.dtype();
+    let src = match a {
+        Arg::Arr(v) => Operand::View(broadcast_view(&v, &d.view.shape)),
+        Arg::Weak(w) => Operand::Const(match w {
+            Weak::Int(_) if dt.is_integer() => w.to_scalar(dt).ok_or_else(|| {
+                PyOverflowError::new_err(format!("Python integer {} out of bounds for {}", value, np_name(dt)))
+            })?,
+            Weak::Int(i) => Scalar::I64(i).cast(dt),
+            _ => w.to_scalar(dt).expect("bools and floats always convert"),
+        }),
+    };
+    vm()?.submit(py, Instruction::new(Opcode::Identity, [Operand::View(d.view.clone()), src]))
+}
+
+/// An array of `shape` filled with `value` in `dtype`.
+#[pyfunction]
+fn _full(py: Python<'_>, shape: Vec<usize>, value: &Bound<'_, PyAny>, dtype: &str) -> PyResult<Py<NdArray>> {
+    let (v, h) = new_array(&shape, dtype_of(dtype)?)?;
+    let a = Bound::new(py, NdArray { view: v, handle: h })?;
+    _assign(py, &a, value)?;
+    Ok(a.unbind())
+}
+
+/// An array of `shape` whose contents are unspecified (its memory is allocated lazily).
+#[pyfunction]
+fn _empty(py: Python<'_>, shape: Vec<usize>, dtype: &str) -> PyResult<Py<NdArray>> {
+    let (v, h) = new_array(&shape, dtype_of(dtype)?)?;
+    wrap(py, v, h)
+}
+
+/// `0, 1, ..., n-1` in `dtype` (the `range` instruction).
+#[pyfunction]
+fn _range(py: Python<'_>, n: usize, dtype: &str) -> PyResult<Py<NdArray>> {
+    let (v, h) = new_array(&[n], dtype_of(dtype)?)?;
+    vm()?.submit(py, Instruction::new(Opcode::Range, [Operand::View(v.clone())]))?;
+    wrap(py, v, h)
+}
+
+/// Counter-based random numbers of `shape`: floats uniform in [0, 1), integers of random bits;
+/// element `i` (row-major) is drawn from counter `offset + i` of stream `seed`.
+#[pyfunction]
+fn _random(py: Python<'_>, shape: Vec<usize>, dtype: &str, seed: u64, offset: u64) -> PyResult<Py<NdArray>> {
+    let (v, h) = new_array(&shape, dtype_of(dtype)?)?;
+    vm()?.submit(
+        py,
+        Instruction::new(
+            Opcode::Random,
+            [Operand::View(v.clone()), Operand::Const(Scalar::U64(seed)), Operand::Const(Scalar::U64(offset))],
+        ),
+    )?;
+    wrap(py, v, h)
+}
+
+/// An array of `shape` copied in from host bytes (row-major, `dtype`).
+#[pyfunction]
+fn _from_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>, dtype: &str, shape: Vec<usize>) -> PyResult<Py<NdArray>> {
+    let dt = dtype_of(dtype)?;
+    let (v, h) = new_array(&shape, dt)?;
+    let bytes = data.as_bytes();
+    if bytes.len() != v.nelem() * dt.size() {
+        return Err(value_err(format!("{} bytes do not make a {} array of {dtype}", bytes.len(), shape_text(&shape))));
+    }
+    if !bytes.is_empty() {
+        let bytes = bytes.to_vec();
+        let id = v.base.id;
+        vm()?.run(py, move |rt| rt.write(id, 0, &bytes))?;
+    }
+    wrap(py, v, h)
+}
+
+/// A new view of `a`'s base: `start`, `shape` and `strides` in elements of the base.
+#[pyfunction]
+fn _view(
+    py: Python<'_>,
+    a: &Bound<'_, NdArray>,
+    start: i64,
+    shape: Vec<usize>,
+    strides: Vec<i64>,
+) -> PyResult<Py<NdArray>> {
+    let a = a.get();
+    if shape.len() != strides.len() {
+        return Err(value_err("shape and strides differ in length"));
+    }
+    let v = View::new(a.view.base, start, &shape, &strides).map_err(|e| value_err(e.to_string()))?;
+    Py::new(py, NdArray { view: v, handle: a.handle.clone() })
+}
+
+/// `out[i] = a.flat[index[i]]` (positions in `a`'s row-major order).
+#[pyfunction]
+fn _gather(py: Python<'_>, a: &Bound<'_, NdArray>, index: &Bound<'_, NdArray>) -> PyResult<Py<NdArray>> {
+    let (a, index) = (a.get(), index.get());
+    let (v, h) = new_array(&index.view.shape, a.view.dtype())?;
+    let instr = Instruction::new(
+        Opcode::Gather,
+        [Operand::View(v.clone()), Operand::View(a.view.clone()), Operand::View(index.view.clone())],
+    );
+    vm()?.submit(py, instr)?;
+    wrap(py, v, h)
+}
+
+/// `a.flat[index[i]] = values[i]` (values broadcast to the index's shape and cast to `a`'s dtype).
+#[pyfunction]
+fn _scatter(
+    py: Python<'_>,
+    a: &Bound<'_, NdArray>,
+    index: &Bound<'_, NdArray>,
+    values: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let (a, index) = (a.get(), index.get());
+    let (src, _h) = new_array(&index.view.shape, a.view.dtype())?;
+    let tmp = Bound::new(py, NdArray { view: src.clone(), handle: _h.clone() })?;
+    _assign(py, &tmp, values)?;
+    let instr = Instruction::new(
+        Opcode::Scatter,
+        [Operand::View(a.view.clone()), Operand::View(src), Operand::View(index.view.clone())],
+    );
+    vm()?.submit(py, instr)
+}
+
+fn reduce_op(name: &str) -> PyResult<Opcode> {
+    Ok(match name {
+        "sum" | "add" => Opcode::AddReduce,
+        "prod" | "multiply" => Opcode::MultiplyReduce,
+        "min" | "minimum" | "fmin" => Opcode::MinimumReduce,
+        "max" | "maximum" | "fmax" => Opcode::MaximumReduce,
+        "all" | "logical_and" => Opcode::LogicalAndReduce,
+        "any" | "logical_or" => Opcode::LogicalOrReduce,
+        "logical_xor" => Opcode::LogicalXorReduce,
+        "bitwise_and" => Opcode::BitwiseAndReduce,
+        "bitwise_or" => Opcode::BitwiseOrReduce,
+        "bitwise_xor" => Opcode::BitwiseXorReduce,
+        "cumsum" => Opcode::AddAccumulate,
+        "cumprod" => Opcode::MultiplyAccumulate,
+        _ => return Err(PyTypeError::new_err(format!("vmnp cannot reduce with {name}"))),
+    })
+}
+
+/// The dtype `sum`/`prod`/`cumsum` accumulate in by default (NumPy: at least the platform int).
+fn accumulating(d: DType) -> DType {
+    match d {
+        DType::Bool | DType::I8 | DType::I16 | DType::I32 => DType::I64,
+        DType::U8 | DType::U16 | DType::U32 => DType::U64,
+        d => d,
+    }
+}
+
+fn axis_error(py: Python<'_>, axis: isize, ndim: usize) -> PyErr {
+    match py.import("numpy.exceptions").and_then(|m| m.getattr("AxisError")).and_then(|c| c.call1((axis, ndim))) {
+        Ok(e) => PyErr::from_value(e),
+        Err(e) => e,
+    }
+}
+
+/// Normalised axes (sorted, distinct) from `None`, an int or a tuple of ints.
+pub fn axes(py: Python<'_>, axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyResult<Vec<usize>> {
+    let raw: Vec<isize> = match axis {
+        None => return Ok((0..ndim).collect()),
+        Some(a) if a.is_none() => return Ok((0..ndim).collect()),
+        Some(a) => match a.extract::<isize>() {
+            Ok(i) => vec![i],
+            Err(_) => a.extract::<Vec<isize>>()?,
+        },
+    };
+    let mut out = Vec::with_capacity(raw.len());
+    for i in raw {
+        let n = ndim as isize;
+        if i < -n || i >= n {
+            return Err(axis_error(py, i, ndim));
+        }
+        let a = i.rem_euclid(n.max(1)) as usize;
+        if out.contains(&a) {
+            return Err(value_err("duplicate value in 'axis'"));
+        }
+        out.push(a);
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// Reduces `a` over `axis` (None: all) with the reduction NumPy calls `name`.
+#[pyfunction]
+#[pyo3(signature = (name, a, axis=None, keepdims=false, dtype=None))]
+fn _reduce(
+    py: Python<'_>,
+    name: &str,
+    a: &Bound<'_, NdArray>,
+    axis: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+    dtype: Option<&str>,
+) -> PyResult<Py<NdArray>> {
+    let mut op = reduce_op(name)?;
+    let a = a.get();
+    let d = a.view.dtype();
+    let ct = match (dtype, op) {
+        (Some(t), _) => dtype_of(t)?,
+        (None, Opcode::AddReduce | Opcode::MultiplyReduce) => accumulating(d),
+        _ => d,
+    };
+    if ct == DType::Bool {
+        op = match op {
+            Opcode::MaximumReduce | Opcode::AddReduce => Opcode::LogicalOrReduce,
+            Opcode::MinimumReduce | Opcode::MultiplyReduce => Opcode::LogicalAndReduce,
+            op => op,
+        };
+    }
+    let out_dtype = match op {
+        Opcode::LogicalAndReduce | Opcode::LogicalOrReduce | Opcode::LogicalXorReduce => DType::Bool,
+        _ => ct,
+    };
+    let ax = axes(py, axis, a.view.ndim())?;
+    let mut v = a.view.clone();
+    let mut keep: Arc<BaseHandle> = a.handle.clone();
+    if ax.iter().any(|&i| v.shape[i] == 0) {
+        let identity = match op {
+            Opcode::AddReduce
+            | Opcode::LogicalOrReduce
+            | Opcode::LogicalXorReduce
+            | Opcode::BitwiseOrReduce
+            | Opcode::BitwiseXorReduce => 0.0,
+            Opcode::MultiplyReduce | Opcode::LogicalAndReduce => 1.0,
+            Opcode::BitwiseAndReduce => -1.0,
+            _ => {
+                return Err(value_err(format!(
+                    "zero-size array to reduction operation {} which has no identity",
+                    op.combiner().map_or(name.to_string(), |c| c.name().to_string())
+                )));
+            }
+        };
+        let shape: Vec<usize> = (0..v.ndim()).filter(|i| !ax.contains(i)).map(|i| v.shape[i]).collect();
+        let (o, h) = new_array(&shape, out_dtype)?;
+        vm()?.submit(
+            py,
+            Instruction::new(Opcode::Identity, [Operand::View(o.clone()), Operand::Const(Scalar::F64(identity))]),
+        )?;
+        return finish_keepdims(py, o, h, &ax, a.view.ndim(), keepdims);
+    }
+    if v.dtype() != ct && !matches!(op, Opcode::LogicalAndReduce | Opcode::LogicalOrReduce | Opcode::LogicalXorReduce) {
+        let (c, h) = cast_view(py, &v, ct)?;
+        v = c;
+        keep = h;
+    }
+    if ax.is_empty() {
+        let (c, h) = cast_view(py, &v, out_dtype)?;
+        return finish_keepdims(py, c, h, &ax, a.view.ndim(), keepdims);
+    }
+    for &i in ax.iter().rev() {
+        let mut shape = v.shape.clone();
+        shape.remove(i);
+        let (o, h) = new_array(&shape, out_dtype)?;
+        let instr =
+            Instruction::new(op, [Operand::View(o.clone()), Operand::View(v), Operand::Const(Scalar::I64(i as i64))]);
+        vm()?.submit(py, instr)?;
+        v = o;
+        keep = h;
+    }
+    finish_keepdims(py, v, keep, &ax, a.view.ndim(), keepdims)
+}
+
+fn finish_keepdims(
+    py: Python<'_>,
+    v: View,
+    h: Arc<BaseHandle>,
+    ax: &[usize],
+    ndim: usize,
+    keepdims: bool,
+) -> PyResult<Py<NdArray>> {
+    if !keepdims {
+        return wrap(py, v, h);
+    }
+    let mut shape = Vec::with_capacity(ndim);
+    let mut it = v.shape.iter();
+    for i in 0..ndim {
+        shape.push(if ax.contains(&i) { 1 } else { *it.next().expect("one extent per kept axis") });
+    }
+    let view = View { base: v.base, start: v.start, shape: shape.as_slice().into(), stride: row_major_strides(&shape) };
+    wrap(py, view, h)
+}
+
+/// `cumsum`/`cumprod` along `axis` (None: over the flattened array).
+#[pyfunction]
+#[pyo3(signature = (name, a, axis=None, dtype=None))]
+fn _accumulate(
+    py: Python<'_>,
+    name: &str,
+    a: &Bound<'_, NdArray>,
+    axis: Option<isize>,
+    dtype: Option<&str>,
+) -> PyResult<Py<NdArray>> {
+    let op = reduce_op(name)?;
+    let a = a.get();
+    let ct = match dtype {
+        Some(t) => dtype_of(t)?,
+        None => accumulating(a.view.dtype()),
+    };
+    let (mut v, mut keep) = (a.view.clone(), a.handle.clone());
+    if v.dtype() != ct || (axis.is_none() && !v.is_contiguous()) {
+        (v, keep) = cast_view(py, &v, ct)?;
+    }
+    let ax = match axis {
+        None => {
+            v = View { base: v.base, start: v.start, shape: [v.nelem()][..].into(), stride: [1i64][..].into() };
+            0
+        }
+        Some(i) => axes(py, Some(&i.into_pyobject(py)?.into_any()), v.ndim())?[0],
+    };
+    if v.nelem() == 0 {
+        return wrap(py, v, keep);
+    }
+    let (o, h) = new_array(&v.shape, ct)?;
+    vm()?.submit(
+        py,
+        Instruction::new(op, [Operand::View(o.clone()), Operand::View(v), Operand::Const(Scalar::I64(ax as i64))]),
+    )?;
+    drop(keep);
+    wrap(py, o, h)
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_ufunc, m)?)?;
+    m.add_function(wrap_pyfunction!(_where, m)?)?;
+    m.add_function(wrap_pyfunction!(_cast, m)?)?;
+    m.add_function(wrap_pyfunction!(_assign, m)?)?;
+    m.add_function(wrap_pyfunction!(_full, m)?)?;
+    m.add_function(wrap_pyfunction!(_empty, m)?)?;
+    m.add_function(wrap_pyfunction!(_range, m)?)?;
+    m.add_function(wrap_pyfunction!(_random, m)?)?;
+    m.add_function(wrap_pyfunction!(_from_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(_view, m)?)?;
+    m.add_function(wrap_pyfunction!(_gather, m)?)?;
+    m.add_function(wrap_pyfunction!(_scatter, m)?)?;
+    m.add_function(wrap_pyfunction!(_reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(_accumulate, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,164 @@
+//! The process's VM context and the Python-side hooks.
+//!
+//! One context per process, created on first use through `vm-bridge` (the stack is planned from
+//! the config file and `VM_STACK`, as for `vm_init`) and registered in its table of live
+//! contexts. Instructions are queued with the GIL held (queueing is cheap); whenever the VM may
+//! execute work (a flush, a sync, a host write) the GIL is released first.
+
+use crate::VMError;
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyModule};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use vm::context::{self, Context};
+use vm_core::{Base, BaseId, DType, Error, Instruction, Runtime};
+
+/// Instructions queued since the last flush after which this module flushes on its own, with
+/// the GIL released; below the runtime's batch limit (4096), so the runtime never flushes while
+/// the GIL is held.
+const FLUSH_AFTER: usize = 4000;
+
+/// The process's VM.
+pub struct Vm {
+    ctx: Arc<Context>,
+    token: usize,
+    queued: AtomicUsize,
+}
+
+static VM: OnceLock<std::result::Result<Vm, String>> = OnceLock::new();
+
+/// The process's VM, built on first use; an error to Python when the stack cannot be built.
+pub fn vm() -> PyResult<&'static Vm> {
+    let v = VM.get_or_init(|| {
+        let (rt, plan) = vm::engines::build_runtime(None, None).map_err(|e| e.to_string())?;
+        let token = context::register(Context::new(rt, format!("{plan:?}")));
+        let ctx = context::lookup(token).map_err(|e| e.to_string())?;
+        Ok(Vm { ctx, token: token.addr(), queued: AtomicUsize::new(0) })
+    });
+    v.as_ref().map_err(|e| VMError::new_err(e.clone()))
+}
+
+/// A VM error as the Python exception `vmnp.VMError`, also recorded as `vm_last_error()`.
+pub fn vm_err(e: Error) -> PyErr {
+    let text = e.to_string();
+    vm::errors::set_last_error(&text);
+    VMError::new_err(text)
+}
+
+impl Vm {
+    /// Runs `f` on the runtime with the GIL held (for work that executes nothing).
+    pub fn with<T>(&self, f: impl FnOnce(&mut Runtime) -> vm_core::Result<T>) -> PyResult<T> {
+        self.ctx.with(f).map_err(vm_err)
+    }
+
+    /// Runs `f` on the runtime with the GIL released (for work that may execute batches).
+    pub fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut Runtime) -> vm_core::Result<T> + Send,
+    ) -> PyResult<T> {
+        self.queued.store(0, Ordering::Relaxed);
+        py.detach(|| self.ctx.with(f)).map_err(vm_err)
+    }
+
+    /// Queues one instruction; flushes (GIL released) every [`FLUSH_AFTER`] instructions.
+    pub fn submit(&self, py: Python<'_>, instr: Instruction) -> PyResult<()> {
+        self.with(|rt| rt.submit_one(instr))?;
+        if self.queued.fetch_add(1, Ordering::Relaxed) + 1 >= FLUSH_AFTER {
+            self.run(py, |rt| rt.flush())?;
+        }
+        Ok(())
+    }
+
+    /// A new base of `nelem` elements.
+    pub fn new_base(&self, dtype: DType, nelem: usize) -> PyResult<Base> {
+        self.with(|rt| rt.new_base(dtype, nelem as u64))
+    }
+}
+
+/// Owns one base: when the last array viewing it goes away, the base is freed (a FREE is queued),
+/// so a long loop's memory stays flat.
+#[derive(Debug)]
+pub struct BaseHandle {
+    /// The base owned.
+    pub base: Base,
+}
+
+impl Drop for BaseHandle {
+    fn drop(&mut self) {
+        if let Some(Ok(vm)) = VM.get() {
+            // A failed FREE (the context was shut down) leaves nothing to clean up.
+            let _ = vm.ctx.with(|rt| rt.free(self.base.id));
+            vm.queued.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+static HOOKS: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+
+/// The Python function the package registered under `name` (see `_set_hooks`).
+pub fn hook<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    let hooks = HOOKS.get(py).ok_or_else(|| PyTypeError::new_err("vmnp is not initialised (import vmnp)"))?;
+    hooks.bind(py).get_item(name)?.ok_or_else(|| PyTypeError::new_err(format!("vmnp has no hook {name}")))
+}
+
+/// Registers the Python-side hooks (a dict of name -> function); called once by `vmnp`.
+#[pyfunction]
+fn _set_hooks(py: Python<'_>, hooks: Bound<'_, PyDict>) -> PyResult<()> {
+    let _ = HOOKS.set(py, hooks.unbind());
+    Ok(())
+}
+
+/// Runs every recorded operation now (the GIL is released while the VM works).
+#[pyfunction]
+fn flush(py: Python<'_>) -> PyResult<()> {
+    vm()?.run(py, |rt| rt.flush())
+}
+
+/// The context token this process's VM is registered under (the `vm_context *` C would hold).
+#[pyfunction]
+fn _context_token() -> PyResult<usize> {
+    Ok(vm()?.token)
+}
+
+/// Number of live bases of the VM (for memory tests).
+#[pyfunction]
+fn _live_bases() -> PyResult<usize> {
+    vm()?.with(|rt| Ok(rt.live_bases()))
+}
+
+/// The stack the VM was built from, as `vm info` would describe it.
+#[pyfunction]
+fn _describe() -> PyResult<String> {
+    Ok(vm()?.ctx.description.clone())
+}
+
+/// Bytes of the base as the host sees them after a sync (flushes, GIL released).
+pub fn host_bytes(py: Python<'_>, id: BaseId, f: impl FnOnce(&[u8]) + Send) -> PyResult<()> {
+    vm()?.run(py, |rt| {
+        rt.sync(id)?;
+        f(rt.host_data(id)?);
+        Ok(())
+    })
+}
+
+/// `ValueError` with NumPy's text.
+pub fn value_err(msg: impl Into<String>) -> PyErr {
+    PyValueError::new_err(msg.into())
+}
+
+/// `IndexError` with NumPy's text.
+pub fn index_err(msg: impl Into<String>) -> PyErr {
+    PyIndexError::new_err(msg.into())
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_set_hooks, m)?)?;
+    m.add_function(wrap_pyfunction!(flush, m)?)?;
+    m.add_function(wrap_pyfunction!(_context_token, m)?)?;
+    m.add_function(wrap_pyfunction!(_live_bases, m)?)?;
+    m.add_function(wrap_pyfunction!(_describe, m)?)?;
+    Ok(())
+}
