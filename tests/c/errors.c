@@ -235,6 +235,16 @@ static void bad_bases_and_data(vm_context *ctx) {
     EXPECT_ERROR("unknown extension", VM_ERR_UNSUPPORTED, "warp_drive", vm_extension(ctx, "warp_drive", &op));
     EXPECT_ERROR("extension without name", VM_ERR_INVALID_ARGUMENT, "name is NULL", vm_extension(ctx, NULL, &op));
     EXPECT_ERROR("extension without out", VM_ERR_INVALID_ARGUMENT, "NULL", vm_extension(ctx, "matmul", NULL));
+    /* An extension method the VM knows is checked by vm_submit, like an opcode, not at the flush. */
+    CHECK(vm_extension(ctx, "matmul", &op));
+    in = vm_instr1(op, vm_operand_view(vm_view_2d(a, 0, 2, 2, 2, 1)));
+    EXPECT_ERROR("matmul with one operand", VM_ERR_INVALID_INSTRUCTION,
+                 "instruction 0: matmul takes 3 operands (out, a, b), got 1", vm_submit(ctx, &in, 1));
+    in = vm_instr3(op, vm_operand_view(vm_view_2d(a, 0, 2, 2, 2, 1)), vm_operand_view(vm_view_2d(a, 0, 2, 2, 2, 1)),
+                   vm_operand_f64(1.0));
+    EXPECT_ERROR("matmul with a constant", VM_ERR_INVALID_INSTRUCTION, "operand 2: matmul's operands must be views",
+                 vm_submit(ctx, &in, 1));
+    CHECK(vm_flush(ctx));
 
     gone = a;
     CHECK(vm_base_free(ctx, a));

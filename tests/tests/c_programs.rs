@@ -40,6 +40,8 @@ fn bad_input_gives_clear_errors() {
         "ok f32 constant 1e300: VM_ERR_INVALID_INSTRUCTION",
         "ok f32 constants that round or are infinite pass\n",
         "ok use after shutdown: VM_ERR_INVALID_ARGUMENT",
+        "ok matmul with one operand: VM_ERR_INVALID_INSTRUCTION",
+        "ok matmul with a constant: VM_ERR_INVALID_INSTRUCTION",
     ] {
         assert!(out.contains(case), "`{case}` missing from:\n{out}");
     }

@@ -21,6 +21,7 @@ pub mod component;
 pub mod config;
 pub mod dtype;
 pub mod error;
+pub mod extension;
 pub mod frontend;
 pub mod instr;
 pub mod kernel;

@@ -9,6 +9,7 @@
 
 use crate::component::{Component, ComponentInfo};
 use crate::dtype::{DType, Element};
+use crate::extension::ExtensionRule;
 use crate::instr::{Instruction, Operand};
 use crate::memory::HostMemory;
 use crate::opcode::Opcode;
@@ -64,7 +65,9 @@ pub struct Runtime {
     bases: HashMap<BaseId, BaseState>,
     next_base: u64,
     pending: Vec<Instruction>,
-    extensions: Vec<String>,
+    /// Registered extension methods by opcode number: the name, and the operand rule when the
+    /// VM knows the method ([`crate::extension::rule`]).
+    extensions: Vec<(String, Option<&'static ExtensionRule>)>,
     options: RuntimeOptions,
     stats: RuntimeStats,
 }
@@ -186,12 +189,20 @@ impl Runtime {
                 ));
             }
         }
-        if let Opcode::Extension(n) = instr.opcode
-            && n as usize >= self.extensions.len()
-        {
-            return Err(Error::UnknownOpcode(instr.opcode.id()));
+        let rule = match instr.opcode {
+            Opcode::Extension(n) => match self.extensions.get(n as usize) {
+                Some((_, rule)) => *rule,
+                None => return Err(Error::UnknownOpcode(instr.opcode.id())),
+            },
+            _ => None,
+        };
+        instr.validate()?;
+        // Known extension methods are checked here, like opcodes, so that a mistake is reported
+        // by the call that made it rather than by the flush that runs it.
+        match rule {
+            Some(rule) => (rule.validate)(instr),
+            None => Ok(()),
         }
-        instr.validate()
     }
 
     /// Executes the pending batch. On error the batch is dropped (bases it wrote are in an
@@ -292,9 +303,10 @@ impl Runtime {
     }
 
     /// Registers the extension method `name` with the stack and returns its opcode. Registering
-    /// a name twice returns the same opcode. Fails when no component implements it.
+    /// a name twice returns the same opcode. Fails when no component implements it. Instructions
+    /// calling a method of [`crate::extension::RULES`] are checked by its rule when submitted.
     pub fn register_extension(&mut self, name: &str) -> Result<Opcode> {
-        if let Some(n) = self.extensions.iter().position(|e| e == name) {
+        if let Some(n) = self.extensions.iter().position(|(e, _)| e == name) {
             return Ok(Opcode::Extension(n as u32));
         }
         let opcode = Opcode::Extension(self.extensions.len() as u32);
@@ -303,14 +315,14 @@ impl Runtime {
                 "no component of this stack implements the extension method `{name}`"
             )));
         }
-        self.extensions.push(name.to_string());
+        self.extensions.push((name.to_string(), crate::extension::rule(name)));
         Ok(opcode)
     }
 
     /// The name of a registered extension opcode.
     pub fn extension_name(&self, opcode: Opcode) -> Option<&str> {
         match opcode {
-            Opcode::Extension(n) => self.extensions.get(n as usize).map(String::as_str),
+            Opcode::Extension(n) => self.extensions.get(n as usize).map(|(name, _)| name.as_str()),
             _ => None,
         }
     }
@@ -361,7 +373,7 @@ mod tests {
             Ok(())
         }
         fn register_extension(&mut self, name: &str, _: Opcode) -> Result<bool> {
-            Ok(name == "known")
+            Ok(name == "known" || name == crate::extension::MATMUL)
         }
         fn describe(&self) -> Vec<ComponentInfo> {
             vec![]
@@ -452,5 +464,27 @@ mod tests {
         let b = rt.new_base(DType::F64, 4).unwrap();
         let e = rt.submit(vec![Instruction::new(Opcode::Extension(5), [View::of_base(b).into()])]).unwrap_err();
         assert!(matches!(e, Error::UnknownOpcode(_)));
+    }
+
+    #[test]
+    fn known_extensions_are_checked_at_submit() {
+        let (mut rt, batches) = runtime();
+        let matmul = rt.register_extension(crate::extension::MATMUL).unwrap();
+        let known = rt.register_extension("known").unwrap();
+        let b = rt.new_base(DType::F64, 4).unwrap();
+        let square = View::new(b, 0, &[2, 2], &[2, 1]).unwrap();
+        // One operand: rejected by the submit, with the instruction's position, and nothing queued.
+        let e = rt.submit(vec![add_one(b), Instruction::new(matmul, [square.clone().into()])]).unwrap_err();
+        assert!(matches!(e, Error::InvalidInstruction { index: Some(1), .. }), "{e}");
+        assert!(e.to_string().contains("matmul takes 3 operands (out, a, b), got 1"), "{e}");
+        let e = rt.submit_one(Instruction::new(matmul, [square.clone().into(), square.clone().into()])).unwrap_err();
+        assert!(e.to_string().contains("got 2"), "{e}");
+        assert_eq!(rt.stats().instructions, 0);
+        // A valid call is queued; a method the VM has no rule for is left to its engine.
+        let ok = Instruction::new(matmul, [square.clone().into(), square.clone().into(), square.into()]);
+        rt.submit(vec![ok]).unwrap();
+        rt.submit_one(Instruction::new(known, [View::of_base(b).into()])).unwrap();
+        rt.flush().unwrap();
+        assert_eq!(*batches.lock().unwrap(), vec![2]);
     }
 }
