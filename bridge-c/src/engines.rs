@@ -36,6 +36,17 @@ pub fn plan(config_path: Option<&Path>, stack: Option<&str>, env: &Env) -> Resul
     let Some(stack) = stack else {
         return StackPlan::discover(config_path, &registry()?, env);
     };
+    // An empty name would read as an unset VM_STACK below and quietly build the configuration's
+    // own choice; a caller who names a stack means one.
+    if stack.is_empty() {
+        return Err(Error::Config {
+            file: REQUESTED_STACK.into(),
+            line: None,
+            message: "the requested stack name is empty: name one of the configuration's [stacks], or pass no \
+                      name (NULL) to build the stack the configuration chooses"
+                .into(),
+        });
+    }
     // A stack asked for by name is chosen exactly as `VM_STACK` would choose it; errors about
     // the choice then say who asked.
     let env = env.clone().with_var("VM_STACK", stack);
@@ -83,5 +94,12 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains(REQUESTED_STACK) && text.contains("the requested stack `nope`"), "{text}");
         assert!(!text.contains("VM_STACK="), "{text}");
+    }
+
+    #[test]
+    fn an_empty_stack_name_is_a_config_error() {
+        let e = plan(None, Some(""), &Env::new().with_cwd(std::env::temp_dir())).unwrap_err();
+        assert!(matches!(&e, Error::Config { file, .. } if file == REQUESTED_STACK), "{e}");
+        assert!(e.to_string().contains("the requested stack name is empty"), "{e}");
     }
 }

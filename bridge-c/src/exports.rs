@@ -53,7 +53,8 @@ pub unsafe extern "C" fn vm_init(config_path: *const c_char, out: *mut *mut VmCo
 
 /// `int vm_init_stack(const char *config_path, const char *stack, vm_context **out)`: builds the
 /// stack named `stack` (or the configuration's) from the config file `config_path` (or the one
-/// the lookup order finds) and stores a new context in `*out` (set to NULL on failure).
+/// the lookup order finds) and stores a new context in `*out` (set to NULL on failure). An
+/// empty `stack` is `VM_ERR_CONFIG`, not the configuration's choice.
 ///
 /// # Safety
 /// `config_path` and `stack` are NULL or NUL-terminated strings; `out` is NULL or valid for

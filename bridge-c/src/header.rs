@@ -236,7 +236,10 @@ uint32_t vm_abi_version(void);
  */
 int vm_init(const char *config_path, vm_context **out);
 
-/** Like vm_init, but stack (when not NULL) names the stack to build, as VM_STACK would. */
+/**
+ * Like vm_init, but stack (when not NULL) names the stack to build, as VM_STACK would; an empty
+ * name is VM_ERR_CONFIG.
+ */
 int vm_init_stack(const char *config_path, const char *stack, vm_context **out);
 
 /** Runs pending work, shuts the stack down and frees the context (even when it reports an error). */

@@ -35,6 +35,9 @@ static void bad_configs(void) {
     write_file("good.toml", "stack = \"interp\"\n[stacks]\ninterp = [\"node\", \"interp\"]\n");
     EXPECT_ERROR("unknown stack", VM_ERR_CONFIG, "no-such-stack", vm_init_stack("good.toml", "no-such-stack", &ctx));
     REQUIRE(ctx == NULL);
+    ctx = (vm_context *)&ctx;
+    EXPECT_ERROR("empty stack name", VM_ERR_CONFIG, "the requested stack name is empty", vm_init_stack(NULL, "", &ctx));
+    REQUIRE(ctx == NULL);
     /* A setting beyond what the machine can give is refused when the stack is planned, before
        anything is built: no thread is started. */
     write_file("threads.toml", "stack = \"cpu\"\n[stacks]\ncpu = [\"node\", \"cpu\"]\n[cpu]\nthreads = 100000\n");

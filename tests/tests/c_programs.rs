@@ -30,6 +30,7 @@ fn bad_input_gives_clear_errors() {
         "ok use after free: VM_ERR_INVALID_INSTRUCTION",
         "ok sync after free: VM_ERR_UNKNOWN_BASE",
         "ok config syntax error: VM_ERR_CONFIG",
+        "ok empty stack name: VM_ERR_CONFIG",
         "ok too many threads: VM_ERR_CONFIG",
         "ok too many threads names the limit: VM_ERR_CONFIG",
         "ok unknown dtype: VM_ERR_UNKNOWN_DTYPE",
