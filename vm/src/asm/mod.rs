@@ -58,7 +58,15 @@ const RESERVED: [&str; 6] = ["true", "false", "NaNf32", "NaNf64", "inff32", "inf
 
 /// Parses the text form. Errors are [`Error::Parse`] with the 1-based line.
 pub fn parse(text: &str) -> Result<Program> {
+    parse_with_lines(text).map(|(program, _)| program)
+}
+
+/// [`parse`], also returning the 1-based line of each instruction (`lines[i]` is the line of
+/// `program.instructions[i]`), so that a runner can place errors found later, at submission or
+/// execution, in the source.
+pub fn parse_with_lines(text: &str) -> Result<(Program, Vec<usize>)> {
     let mut p = Parser::default();
+    let mut lines = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let code = raw.split_once('#').map_or(raw, |(code, _)| code);
         let mut c = Cursor { s: code, pos: 0, line: i + 1 };
@@ -71,9 +79,10 @@ pub fn parse(text: &str) -> Result<Program> {
         } else {
             let instr = p.instruction(&mut c)?;
             p.program.instructions.push(instr);
+            lines.push(i + 1);
         }
     }
-    Ok(p.program)
+    Ok((p.program, lines))
 }
 
 #[derive(Default)]
@@ -347,7 +356,14 @@ const SUFFIXES: [(&str, DType); 10] = [
 /// applies to the same constants.
 fn parse_const(tok: &str) -> std::result::Result<Scalar, String> {
     let Some((num, dtype)) = SUFFIXES.iter().find_map(|&(s, d)| tok.strip_suffix(s).map(|n| (n, d))) else {
-        return Err(format!("constant `{tok}` lacks a dtype suffix (write e.g. `{tok}i64` or `{tok}f64`)"));
+        return Err(match unknown_suffix(tok) {
+            Some(suffix) => format!(
+                "unknown dtype suffix `{suffix}` in constant `{tok}` (the suffixes are {}; bool constants are \
+                 `true` and `false`)",
+                SUFFIXES.iter().map(|(s, _)| *s).collect::<Vec<_>>().join(", ")
+            ),
+            None => format!("constant `{tok}` lacks a dtype suffix (write e.g. `{tok}i64` or `{tok}f64`)"),
+        });
     };
     let bad = || format!("bad {dtype} constant `{tok}`");
     let range = |why: String| format!("constant `{tok}` is {why}");
@@ -376,6 +392,21 @@ fn parse_const(tok: &str) -> std::result::Result<Scalar, String> {
         DType::Bool => unreachable!("bool constants are `true` and `false`"),
         d => Scalar::from_int(d, num.parse::<i128>().map_err(|_| bad())?).map_err(range),
     }
+}
+
+/// The dtype-like suffix of a constant that has none of the known ones: the letters (and digits
+/// after them) that end a token starting like a number, as in `0.25f46`, `3x` or `7i`. An
+/// exponent (`1e5`) is not a suffix, nor is a token without a number before its letters
+/// (`-inf`).
+fn unknown_suffix(tok: &str) -> Option<&str> {
+    let digits = tok.len() - tok.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let letters_end = tok.len() - digits;
+    let letters =
+        tok[..letters_end].len() - tok[..letters_end].trim_end_matches(|c: char| c.is_ascii_alphabetic()).len();
+    let start = letters_end - letters;
+    let before = tok[..start].chars().next_back();
+    let is_exponent = matches!(&tok[start..letters_end], "e" | "E") && digits > 0;
+    (letters > 0 && before.is_some_and(|c| c.is_ascii_digit() || c == '.') && !is_exponent).then(|| &tok[start..])
 }
 
 /// `NaN(0xBITS)f32` or `NaN(0xBITS)f64`, the cursor just after `NaN`.

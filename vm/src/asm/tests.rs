@@ -61,6 +61,9 @@ fn the_example_parses_to_what_it_says() {
     assert_eq!(p.bases[3].1.id, BaseId(4));
     assert_eq!(p.base("s"), Some(s));
     assert_eq!(p.extensions, ["matmul"]);
+    let (same, lines) = parse_with_lines(EXAMPLE).unwrap();
+    assert_eq!(same, p);
+    assert_eq!(lines, [7, 8, 9, 10, 11, 12, 13]);
     let whole = Operand::View(View::of_base(a));
     let i = &p.instructions;
     assert_eq!(i.len(), 7);
@@ -250,6 +253,10 @@ fn errors_name_the_line_and_the_problem() {
     assert_err(&at("add i, i, 1.5i64"), 3, "bad i64 constant `1.5i64`");
     assert_err(&at("add i, i, 300u8"), 3, "constant `300u8` is out of range for u8");
     assert_err(&at("add i, i, -1u64"), 3, "constant `-1u64` is out of range for u64 (0 to 18446744073709551615)");
+    assert_err(&at("add a, a, 0.25f46"), 3, "unknown dtype suffix `f46` in constant `0.25f46` (the suffixes are i16");
+    assert_err(&at("add a, a, 3x"), 3, "unknown dtype suffix `x`");
+    assert_err(&at("add a, a, 1e5"), 3, "constant `1e5` lacks a dtype suffix (write e.g. `1e5i64`");
+    assert_err(&at("add a, a, -inf"), 3, "constant `-inf` lacks a dtype suffix");
     assert_err(&at("add a, a, 1e400f64"), 3, "constant `1e400f64` is out of range for f64");
     assert_err(&at("add i, i, 300i8"), 3, "constant `300i8` is out of range for i8 (-128 to 127)");
     assert_err(&at("identity a, 1e300f32"), 3, "constant `1e300f32` is out of range for f32 (finite values");
