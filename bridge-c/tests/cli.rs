@@ -84,7 +84,7 @@ fn run_reports_errors_with_a_nonzero_status() {
     let out = vm(&["run", bad.to_str().unwrap()], None);
     assert!(!out.status.success());
     let err = text(&out.stderr);
-    assert!(err.starts_with("vm: error: ") && err.contains("line 2"), "{err}");
+    assert_eq!(err, format!("vm: error: {}:2: `add` takes 3 operands, got 2\n", bad.display()));
 
     let missing = vm(&["run", "no/such/file.vm"], None);
     assert!(!missing.status.success());
@@ -105,6 +105,98 @@ fn run_reports_errors_with_a_nonzero_status() {
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("no_such_method"), "{}", text(&out.stderr));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Writes `program` to a file of a fresh directory, runs `vm run` on it and returns the file's
+/// path (as the error names it) with the result.
+fn run_file(name: &str, program: &str) -> (String, Output) {
+    let dir = std::env::temp_dir().join(format!("vm-cli-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{name}.vm"));
+    std::fs::write(&file, program).unwrap();
+    let out = vm(&["run", file.to_str().unwrap()], None);
+    let _ = std::fs::remove_dir_all(&dir);
+    (file.display().to_string(), out)
+}
+
+#[test]
+fn run_errors_name_the_file_and_line() {
+    // A parse error: the line the parser stopped on; an unknown suffix is called that.
+    let (file, out) = run_file("suffix", ".base a f64 4\n\nadd a, a, 0.25f46\n");
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with(&format!("vm: error: {file}:3: unknown dtype suffix `f46` in constant `0.25f46`")),
+        "{err}"
+    );
+    assert!(!err.contains("0.25f46i64"), "{err}");
+    // An error found at submission (an extension method's operands): the instruction's line,
+    // even when earlier instructions and syncs ran fine.
+    let program = ".base a f64 4\n.base m f64 4\nrange a\nsync a\nadd a, a, 1f64\next matmul m\nsync m\n";
+    let (file, out) = run_file("matmul", program);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "a: f64[4] = [0, 1, 2, 3]\n", "what ran before the error is printed");
+    let err = text(&out.stderr);
+    assert_eq!(err, format!("vm: error: {file}:6: invalid instruction: matmul takes 3 operands (out, a, b), got 1\n"));
+    // An execution error: the line of the sync whose batch failed.
+    let program = ".base a f64 4\n.base i i64 1\n.base o f64 1\nidentity i, 9i64\ngather o, a, i\nsync o\n";
+    let (file, out) = run_file("gather", program);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.starts_with(&format!("vm: error: {file}:6: execution failed: ")), "{err}");
+}
+
+/// Peak memory of `vm run` printing a base of 2^26 u8 elements: the output (192 MiB of text)
+/// streams; building it in memory first took about 60 bytes per element, 4 GiB here. The
+/// child runs under an address-space limit of 1 GiB, which the old way could not live within.
+#[test]
+fn run_streams_its_output() {
+    let n: usize = 1 << 26;
+    let dir = std::env::temp_dir().join(format!("vm-cli-test-{}-stream", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("big.vm");
+    std::fs::write(&file, format!(".base big u8 {n}\nrange big\nsync big\n")).unwrap();
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(r#"ulimit -v 1048576 && exec "$0" run "$1" --stack interp"#)
+        .arg(env!("CARGO_BIN_EXE_vm"))
+        .arg(&file)
+        .current_dir(root())
+        .env("HOME", &dir)
+        .env("XDG_CONFIG_HOME", dir.join(".config"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, _) in std::env::vars_os() {
+        if k.to_str().is_some_and(|k| k.starts_with("VM_")) {
+            cmd.env_remove(k);
+        }
+    }
+    let mut child = cmd.spawn().unwrap();
+    // Read the output as it comes, keeping only its length, start and end.
+    let mut stdout = child.stdout.take().unwrap();
+    let (mut len, mut head, mut tail) = (0usize, Vec::new(), Vec::new());
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let k = std::io::Read::read(&mut stdout, &mut buf).unwrap();
+        if k == 0 {
+            break;
+        }
+        if head.len() < 64 {
+            head.extend_from_slice(&buf[..k.min(64 - head.len())]);
+        }
+        tail.extend_from_slice(&buf[..k]);
+        let cut = tail.len().saturating_sub(64);
+        tail.drain(..cut);
+        len += k;
+    }
+    let out = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "{}: {}", out.status, text(&out.stderr));
+    assert!(text(&head).starts_with("big: u8[67108864] = [0, 1, 2, 3, 4,"), "{}", text(&head));
+    assert!(text(&tail).ends_with(", 252, 253, 254, 255]\n"), "{}", text(&tail));
+    // Each element is its digits and ", " (the last one "]\n"): 0..=255 repeated.
+    let per_cycle: usize = (0..256).map(|x: usize| x.to_string().len() + 2).sum();
+    assert_eq!(len, "big: u8[67108864] = [".len() + per_cycle * (n / 256));
 }
 
 #[test]

@@ -41,9 +41,10 @@ fn range_over_a_base_of_2_pow_61_i16_is_out_of_memory() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{stack}: {}\n{err}", out.status);
         assert!(
-            err.starts_with(
-                "vm: error: out of memory: allocating 4611686018427387904 bytes for base #1 (2305843009213693952 i16 elements)"
-            ),
+            err.starts_with("vm: error: ")
+                && err.contains(
+                    "range.vm:3: out of memory: allocating 4611686018427387904 bytes for base #1 (2305843009213693952 i16 elements)"
+                ),
             "{stack}: {err}"
         );
     }

@@ -13,6 +13,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use vm::engines;
+use vm::run::{Failure, RunError};
 use vm_core::{Error, Result};
 
 /// The vector VM's command-line tool.
@@ -61,7 +62,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Info { stack } => info(&stack),
+        Command::Info { stack } => info(&stack).map_err(|e| e.to_string()),
         Command::Run { file, stack } => run(&file, &stack),
         Command::Header => {
             emit(&vm::header::render());
@@ -124,12 +125,23 @@ fn info(args: &StackArgs) -> Result<()> {
     built.map(|_| ())
 }
 
-fn run(file: &Path, args: &StackArgs) -> Result<()> {
+/// `vm run FILE`: the synced arrays stream to stdout as they are printed; errors in the program
+/// come back as `FILE:LINE: message`.
+fn run(file: &Path, args: &StackArgs) -> std::result::Result<(), String> {
+    let shown = file.display().to_string();
     let text = std::fs::read_to_string(file)
-        .map_err(|e| Error::InvalidArgument(format!("cannot read {}: {e}", file.display())))?;
-    let (mut rt, _) = engines::build_runtime(args.config.as_deref(), args.stack.as_deref())?;
-    let result = vm::run::run_text(&text, &mut rt);
-    let shut = rt.shutdown();
-    emit(&result?);
-    shut
+        .map_err(|e| Error::InvalidArgument(format!("cannot read {shown}: {e}")).to_string())?;
+    let (mut rt, _) =
+        engines::build_runtime(args.config.as_deref(), args.stack.as_deref()).map_err(|e| e.to_string())?;
+    let result = {
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+        vm::run::run_text(&text, &mut rt, &mut out)
+    };
+    let shut = rt.shutdown().map_err(|e| e.to_string());
+    match result {
+        // The reader went away (`vm run big.vm | head`): what it wanted was written.
+        Err(RunError { failure: Failure::Output(e), .. }) if e.kind() == std::io::ErrorKind::BrokenPipe => shut,
+        Err(e) => Err(e.in_file(&shown)),
+        Ok(()) => shut,
+    }
 }
