@@ -156,6 +156,17 @@ pub fn record(
     out_dtype: DType,
     out: Option<&NdArray>,
 ) -> PyResult<Option<(View, Arc<BaseHandle>)>> {
+    // NumPy resolves dtypes before it broadcasts, so a bad cast is reported first.
+    if let Some(o) = out
+        && !same_kind(out_dtype, o.view.dtype())
+    {
+        return Err(type_error(format!(
+            "Cannot cast ufunc '{}' output from dtype('{}') to dtype('{}') with casting rule 'same_kind'",
+            op.name(),
+            np_name(out_dtype),
+            np_name(o.view.dtype())
+        )));
+    }
     let shape = broadcast_shapes(inputs)?;
     let mut temps: Vec<Arc<BaseHandle>> = Vec::new();
     let mut operands: smallvec_ops::Ops = smallvec_ops::Ops::new();
@@ -186,12 +197,6 @@ pub fn record(
             "non-broadcastable output operand with shape {} doesn't match the broadcast shape {}",
             shape_text(&o.view.shape),
             shape_text(&shape)
-        ))),
-        Some(o) if !same_kind(out_dtype, o.view.dtype()) => Err(type_error(format!(
-            "Cannot cast ufunc '{}' output from dtype('{}') to dtype('{}') with casting rule 'same_kind'",
-            op.name(),
-            np_name(out_dtype),
-            np_name(o.view.dtype())
         ))),
         Some(o) if o.view.dtype() == out_dtype => {
             operands[0] = Operand::View(o.view.clone());
@@ -230,7 +235,14 @@ pub fn binary(
 ) -> PyResult<Option<Py<PyAny>>> {
     let (Some((x, _kx)), Some((y, _ky))) = (arg(a)?, arg(b)?) else { return Ok(None) };
     let args = [x, y];
-    let (op, ct, od) = binary_types(op, result_type(&args))?;
+    let (op, mut ct, od) = binary_types(op, result_type(&args))?;
+    if od == DType::Bool && ct.is_integer() {
+        // NumPy 2 compares an out-of-range Python int exactly instead of raising.
+        let fits = |a: &Arg| !matches!(a, Arg::Weak(w @ Weak::Int(_)) if w.to_scalar(ct).is_none());
+        if !args.iter().all(fits) {
+            ct = if ct == DType::U64 { DType::F64 } else { DType::I64 };
+        }
+    }
     finish(py, op, &args, ct, od, out)
 }
 

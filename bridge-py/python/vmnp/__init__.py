@@ -98,7 +98,8 @@ def asarray(a, dtype=None, order=None, copy=None, like=None):
             n = n.astype(_np.float64)
         else:
             raise TypeError(f"vmnp does not support dtype {n.dtype.name}")
-    n = _np.ascontiguousarray(n)
+    if not n.flags.c_contiguous:
+        n = n.copy(order="C")
     return _vmnp._from_bytes(n.tobytes(), n.dtype.name, list(n.shape))
 
 

@@ -43,7 +43,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if n != a.size:
         raise ValueError(f"cannot reshape array of size {a.size} into shape {tuple(shape)}")
     if not a._contiguous:
-        a = copy(a)
+        a = _vmnp._cast(a, a.dtype.name)
     return _vmnp._view(a, a._start, shape, _row_major(shape))
 
 

@@ -1,0 +1,200 @@
+"""The namespace, the array's methods and protocols, and errors, each compared with NumPy."""
+
+import numpy as np
+import pytest
+import vmnp
+
+
+def same(got, want):
+    g, w = np.asarray(got), np.asarray(want)
+    assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, g.dtype, w.shape, w.dtype)
+    np.testing.assert_allclose(g, w, rtol=1e-12) if g.dtype.kind == "f" else np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "m.zeros((2, 3))",
+        "m.ones(4, dtype=m.int32)",
+        "m.full((2, 2), 7)",
+        "m.full((2, 2), 1.5, dtype=m.float32)",
+        "m.zeros_like(m.ones((2, 3), dtype=m.int8))",
+        "m.ones_like(m.zeros(3))",
+        "m.full_like(m.zeros(3), 2)",
+        "m.arange(10)",
+        "m.arange(2, 11, 3)",
+        "m.arange(0.5, 3.0, 0.5)",
+        "m.arange(5, dtype=m.float32)",
+        "m.linspace(-1, 1, 7)",
+        "m.linspace(0, 10, 4, endpoint=False)",
+        "m.eye(3)",
+        "m.eye(3, 4, k=1)",
+        "m.eye(4, k=-2, dtype=m.int64)",
+        "m.identity(3)",
+        "m.meshgrid(m.arange(3), m.arange(2))[0]",
+        "m.meshgrid(m.arange(3), m.arange(2))[1]",
+        "m.meshgrid(m.arange(3), m.arange(2), indexing='ij')[1]",
+        "m.concatenate([m.arange(3), m.arange(2)])",
+        "m.concatenate([m.ones((2, 2)), m.zeros((1, 2))], axis=0)",
+        "m.concatenate([m.ones((2, 2)), m.zeros((2, 1))], axis=1)",
+        "m.stack([m.arange(3), m.arange(3)], axis=1)",
+        "m.vstack([m.arange(3), m.arange(3)])",
+        "m.hstack([m.arange(3), m.arange(2)])",
+        "m.clip(m.arange(10), 2, 6)",
+        "m.dot(m.arange(4.0), m.arange(4.0))",
+        "m.dot(m.arange(6.0).reshape(2, 3), m.arange(6.0).reshape(3, 2))",
+        "m.arange(6.0).reshape(2, 3) @ m.arange(3.0)",
+        "m.matmul(m.arange(3.0), m.arange(6.0).reshape(3, 2))",
+        "m.outer(m.arange(3), m.arange(4))",
+        "m.where(m.arange(5) > 2, m.arange(5), -1)",
+        "m.arange(12).reshape(3, 4).T",
+        "m.arange(12).reshape(3, -1)[:, ::2].ravel()",
+        "m.arange(12).reshape(3, 4).transpose(1, 0).flatten()",
+        "m.arange(24).reshape(2, 3, 4).swapaxes(0, 2)",
+        "m.arange(6).astype(m.float32) / 4",
+        "m.arange(6).reshape(2, 3).copy()",
+        "m.expand_dims(m.arange(3), 0)",
+        "m.squeeze(m.zeros((1, 3, 1)))",
+        "m.flip(m.arange(5))",
+        "m.roll(m.arange(5), 2)",
+        "m.tile(m.arange(3), 2)",
+        "m.repeat(m.arange(3), 2)",
+        "m.diag(m.arange(9).reshape(3, 3))",
+        "m.tril(m.ones((3, 3)))",
+        "m.round(m.linspace(0, 1, 5) * 3.3, 1)",
+        "m.argmax(m.array([3, 9, 2]))",
+        "m.argmin(m.array([[3, 9], [0, 2]]), axis=1)",
+        "m.count_nonzero(m.arange(5) % 2)",
+        "m.isclose(m.arange(3.0), m.array([0.0, 1.0 + 1e-9, 3.0]))",
+        "m.add.reduce(m.arange(12).reshape(3, 4), axis=1)",
+        "m.multiply.accumulate(m.arange(1, 6))",
+        "m.maximum.reduce(m.arange(12).reshape(3, 4))",
+        "m.add.outer(m.arange(3), m.arange(2))",
+        "m.abs(m.arange(-3, 3))",
+        "m.sign(m.arange(-3.0, 3.0))",
+        "m.arange(10)[m.arange(10) % 3 == 0]",
+        "m.arange(-5, 5) ** 2",
+        "2 ** m.arange(5)",
+        "m.arange(5.0) ** 0.5",
+        "divmod(m.arange(-5, 5), 3)[0]",
+        "m.arange(10) // 3",
+        "-m.arange(4.0)",
+        "~(m.arange(4) > 1)",
+        "m.logical_not(m.arange(3))",
+        "m.arange(10).reshape(2, 5).mean(axis=1)",
+        "m.arange(10).reshape(2, 5).var(axis=0, ddof=1)",
+        "m.arange(10.0).std()",
+        "m.arange(10).sum(dtype=m.float32)",
+        "m.arange(1, 5).prod()",
+        "m.arange(12).reshape(3, 4).cumsum(axis=0)",
+        "m.arange(12).reshape(3, 4).cumsum()",
+        "m.arange(12).reshape(3, 4).max(axis=(0, 1), keepdims=True)",
+        "m.arange(12).reshape(3, 4)[..., None, 1:3]",
+        "m.arange(12).reshape(3, 4)[-1, ::-2]",
+    ],
+)
+def test_namespace_matches_numpy(expr):
+    same(eval(expr, {"m": vmnp}), eval(expr, {"m": np}))
+
+
+def test_repr_and_str_are_numpys():
+    for a in [np.arange(5), np.linspace(0, 1, 4), np.ones((2, 3), dtype=np.int8), np.array(3.5), np.array(True)]:
+        v = vmnp.asarray(a)
+        want = repr(a) if a.ndim else repr(a[()])
+        assert repr(v) == want
+        assert str(v) == (str(a) if a.ndim else str(a[()]))
+
+
+def test_conversions_and_scalar_protocols():
+    a = vmnp.arange(6).reshape(2, 3)
+    assert isinstance(np.asarray(a), np.ndarray)
+    assert np.asarray(a).tolist() == a.tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert len(a) == 2 and [r.tolist() for r in a] == [[0, 1, 2], [3, 4, 5]]
+    assert a[1, 2].item() == 5 and int(a[1, 2]) == 5 and float(a[1, 2]) == 5.0
+    assert [10, 20, 30][vmnp.int64(1)] == 20 and [10, 20, 30][a[0, 1]] == 20
+    assert bool(a[0, 1]) and not bool(a[0, 0])
+    assert a.shape == (2, 3) and a.ndim == 2 and a.size == 6 and a.itemsize == 8 and a.nbytes == 48
+    assert a.dtype == np.int64 and a.astype(np.float32).dtype == np.float32
+    b = vmnp.zeros(3)
+    b.fill(2.5)
+    assert b.tolist() == [2.5, 2.5, 2.5]
+
+
+def test_numpy_functions_and_ufuncs_stay_on_the_vm():
+    a = vmnp.arange(4.0)
+    for r in [np.add(a, 1), np.sum(a), np.sqrt(a), np.add.reduce(a), np.mean(a), np.where(a > 1, a, 0), 2.0 * a]:
+        assert isinstance(r, vmnp.ndarray), type(r)
+    assert isinstance(np.arange(3) + a[:3], vmnp.ndarray)
+    same(np.sum(a), np.sum(np.arange(4.0)))
+
+
+def test_views_share_the_base():
+    a = vmnp.zeros((4, 4))
+    v = a[1:3, ::2]
+    v += 1
+    a.T[0, :] = 7
+    want = np.zeros((4, 4))
+    want[1:3, ::2] += 1
+    want.T[0, :] = 7
+    same(a, want)
+    r = a.reshape(16)
+    r[0] = -1
+    assert a[0, 0].item() == -1
+
+
+def test_errors_are_numpys():
+    a = vmnp.zeros((2, 3))
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        a + vmnp.zeros(4)
+    with pytest.raises(IndexError, match="out of bounds"):
+        a[2]
+    with pytest.raises(IndexError, match="too many indices"):
+        a[0, 0, 0]
+    with pytest.raises(TypeError):
+        vmnp.zeros(3, dtype=np.complex128)
+    with pytest.raises(TypeError):
+        (vmnp.arange(3) > 1) - (vmnp.arange(3) > 0)
+    with pytest.raises(np.exceptions.AxisError):
+        a.sum(axis=2)
+    with pytest.raises(ValueError, match="cannot reshape"):
+        a.reshape(4)
+    with pytest.raises(ValueError, match="ambiguous"):
+        bool(a)
+    with pytest.raises(ValueError, match="zero-size array"):
+        vmnp.zeros(0).max()
+    with pytest.raises(OverflowError):
+        vmnp.zeros(3, dtype=np.uint8) + 300
+
+
+def test_vm_errors_become_vmerror():
+    a = vmnp.arange(3)
+    bad = vmnp._vmnp._gather(a, vmnp.asarray([0, 5]))  # out of range: found when the VM runs it
+    with pytest.raises(vmnp.VMError, match="5"):
+        bad.tolist()
+    assert a.tolist() == [0, 1, 2]  # the VM goes on working
+    assert issubclass(vmnp.VMError, Exception)
+
+
+def test_random_streams_are_reproducible_and_continue():
+    g1, g2 = vmnp.random.default_rng(7), vmnp.random.default_rng(7)
+    a, b = g1.random(100), g2.random(100)
+    same(a, b)
+    c = g1.random(100)
+    assert not np.array_equal(np.asarray(a), np.asarray(c))
+    x = np.asarray(vmnp.random.default_rng(1).random(10_000))
+    assert 0 <= x.min() and x.max() < 1 and abs(x.mean() - 0.5) < 0.02
+    n = np.asarray(vmnp.random.default_rng(1).normal(2.0, 3.0, 20_000))
+    assert abs(n.mean() - 2.0) < 0.1 and abs(n.std() - 3.0) < 0.1
+    i = np.asarray(vmnp.random.default_rng(1).integers(3, 9, 1000))
+    assert i.dtype == np.int64 and i.min() == 3 and i.max() == 8
+    vmnp.random.seed(5)
+    r1 = vmnp.random.rand(3, 2)
+    vmnp.random.seed(5)
+    same(vmnp.random.rand(3, 2), r1)
+    assert vmnp.random.randn(4).shape == (4,) and vmnp.random.randint(0, 5, size=7).shape == (7,)
+
+
+def test_array_api_namespace():
+    a = vmnp.ones(3)
+    assert a.__array_namespace__() is vmnp
+    same(vmnp.permute_dims(vmnp.arange(6).reshape(2, 3), (1, 0)), np.arange(6).reshape(2, 3).T)

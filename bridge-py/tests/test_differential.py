@@ -1,0 +1,285 @@
+"""Differential tests: every operation on random inputs, vmnp against NumPy itself."""
+
+import numpy as np
+import pytest
+import vmnp
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+FLOATS = ["float32", "float64"]
+ALL = ["bool", *INTS, *FLOATS]
+
+
+def arrays(dtypes=ALL, max_dims=4, min_side=1, max_side=5, shape=None):
+    """NumPy arrays of the given dtypes, up to 4-d, with finite floats of moderate size."""
+
+    def elements(dt):
+        if dt in FLOATS:
+            return st.floats(-100, 100, width=32 if dt == "float32" else 64)
+        return None
+
+    return st.sampled_from(dtypes).flatmap(
+        lambda dt: hnp.arrays(
+            dt,
+            shape
+            if shape is not None
+            else hnp.array_shapes(min_dims=0, max_dims=max_dims, min_side=min_side, max_side=max_side),
+            elements=elements(dt),
+        )
+    )
+
+
+def kind(e):
+    """The exception class vmnp must raise where NumPy raised ``e`` (NumPy's private subclasses,
+    such as ``UFuncTypeError``, count as their public base)."""
+    for base in (OverflowError, IndexError, ValueError, TypeError):
+        if isinstance(e, base):
+            return base
+    return type(e)
+
+
+def check(got, want, exact=False):
+    """``got`` (vmnp) equals ``want`` (NumPy): same shape and dtype, values equal (floats to a
+    few ulps unless ``exact``)."""
+    g = np.asarray(got)
+    w = np.asarray(want)
+    assert g.shape == w.shape, (g.shape, w.shape)
+    assert g.dtype == w.dtype, (g.dtype, w.dtype)
+    if exact or g.dtype.kind in "biu":
+        np.testing.assert_array_equal(g, w)
+    else:
+        rtol = 1e-5 if g.dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=0, equal_nan=True)
+
+
+BINARY = ["add", "subtract", "multiply", "maximum", "minimum", "equal", "not_equal", "less", "less_equal",
+          "greater", "greater_equal", "logical_and", "logical_or", "logical_xor"]  # fmt: skip
+
+
+@SETTINGS
+@given(st.sampled_from(BINARY), arrays(max_dims=3), arrays(max_dims=3))
+def test_binary_ufuncs_broadcast_and_promote_like_numpy(name, a, b):
+    try:
+        want = getattr(np, name)(a, b)
+    except (ValueError, TypeError) as e:
+        with pytest.raises(kind(e)):
+            getattr(vmnp, name)(vmnp.asarray(a), vmnp.asarray(b))
+        return
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(a, b)
+    check(getattr(vmnp, name)(vmnp.asarray(a), vmnp.asarray(b)), want)
+
+
+@SETTINGS
+@given(arrays(FLOATS, max_dims=3), arrays(FLOATS, max_dims=3))
+def test_true_division_of_floats(a, b):
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        return
+    with np.errstate(all="ignore"):
+        want = a / b
+    check(vmnp.asarray(a) / vmnp.asarray(b), want)
+
+
+@SETTINGS
+@given(
+    arrays(max_dims=3),
+    st.one_of(st.integers(-3, 3), st.floats(-3, 3), st.booleans()),
+    st.sampled_from(["+", "*", "-", "<", "=="]),
+)
+def test_python_scalars_are_weak_nep50(a, s, op):
+    fn = {"+": lambda x, y: x + y, "*": lambda x, y: x * y, "-": lambda x, y: x - y, "<": lambda x, y: x < y,
+          "==": lambda x, y: x == y}[op]  # fmt: skip
+    try:
+        with np.errstate(all="ignore"):
+            want = fn(a, s)
+    except (TypeError, OverflowError) as e:
+        with pytest.raises(kind(e)):
+            fn(vmnp.asarray(a), s)
+        return
+    check(fn(vmnp.asarray(a), s), want)
+    with np.errstate(all="ignore"):
+        check(fn(s, vmnp.asarray(a)), fn(s, a))
+
+
+UNARY_FLOAT = ["sqrt", "exp", "log", "sin", "cos", "tanh", "arctan", "floor", "ceil", "trunc", "rint", "absolute",
+               "negative", "square", "isnan", "isfinite", "sign", "log1p", "expm1"]  # fmt: skip
+
+
+@SETTINGS
+@given(st.sampled_from(UNARY_FLOAT), arrays(FLOATS))
+def test_unary_float_ufuncs(name, a):
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(a)
+    check(getattr(vmnp, name)(vmnp.asarray(a)), want)
+
+
+@SETTINGS
+@given(st.sampled_from(["absolute", "negative", "square", "invert", "logical_not"]), arrays(INTS))
+def test_unary_integer_ufuncs(name, a):
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(a)
+    check(getattr(vmnp, name)(vmnp.asarray(a)), want)
+
+
+@SETTINGS
+@given(arrays(INTS, max_dims=2), arrays(INTS, max_dims=2))
+def test_integer_floor_division_and_remainder(a, b):
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        return
+    with np.errstate(all="ignore"):
+        wq, wr = a // b, a % b
+    check(vmnp.asarray(a) // vmnp.asarray(b), wq)
+    check(vmnp.asarray(a) % vmnp.asarray(b), wr)
+
+
+REDUCTIONS = ["sum", "prod", "min", "max", "any", "all", "mean"]
+
+
+@SETTINGS
+@given(st.sampled_from(REDUCTIONS), arrays(max_dims=4), st.data(), st.booleans())
+def test_reductions_over_axes(name, a, data, keepdims):
+    axis = data.draw(st.one_of(st.none(), st.integers(-a.ndim, a.ndim - 1) if a.ndim else st.none()))
+    if name == "prod" and a.dtype.kind in "iu":
+        a = np.clip(a, -2, 2).astype(a.dtype)  # keep products exact and in range
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(a, axis=axis, keepdims=keepdims)
+    got = getattr(vmnp, name)(vmnp.asarray(a), axis=axis, keepdims=keepdims)
+    if a.dtype.kind == "f" or name == "mean":
+        g, w = np.asarray(got), np.asarray(want)
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-4 if g.dtype == np.float32 else 1e-9, atol=1e-9)
+    else:
+        check(got, want)
+
+
+@SETTINGS
+@given(arrays(FLOATS, max_dims=3, min_side=2), st.data())
+def test_multi_axis_reductions_and_std_var(a, data):
+    assume(a.ndim >= 2)
+    axes = tuple(sorted(data.draw(st.sets(st.integers(0, a.ndim - 1), min_size=1, max_size=a.ndim))))
+    for name in ["sum", "max", "std", "var"]:
+        want = getattr(np, name)(a, axis=axes)
+        got = np.asarray(getattr(vmnp, name)(vmnp.asarray(a), axis=axes))
+        # Summation order differs (pairwise in NumPy), so allow rounding relative to the data's size.
+        scale = float(np.abs(a).max()) + 1.0
+        np.testing.assert_allclose(got, want, rtol=1e-3 if a.dtype == np.float32 else 1e-9, atol=scale * 1e-5)
+
+
+@SETTINGS
+@given(arrays(["int32", "int64", "float64"], max_dims=3), st.data())
+def test_cumulative_sums_and_products(a, data):
+    axis = data.draw(st.one_of(st.none(), st.integers(0, a.ndim - 1) if a.ndim else st.none()))
+    if a.dtype.kind == "i":
+        a = np.clip(a, -3, 3).astype(a.dtype)
+    check(vmnp.cumsum(vmnp.asarray(a), axis=axis), np.cumsum(a, axis=axis), exact=a.dtype.kind != "f")
+    if a.size < 12:
+        np.testing.assert_allclose(np.asarray(vmnp.cumprod(vmnp.asarray(a), axis=axis)), np.cumprod(a, axis=axis))
+
+
+def slices(n):
+    return st.builds(
+        slice,
+        st.one_of(st.none(), st.integers(-n - 2, n + 2)),
+        st.one_of(st.none(), st.integers(-n - 2, n + 2)),
+        st.one_of(st.none(), st.integers(-3, 3).filter(bool)),
+    )
+
+
+@st.composite
+def basic_index(draw, shape):
+    key = []
+    for n in shape:
+        key.append(draw(st.one_of(slices(n), st.integers(-n, n - 1) if n else slices(n))))
+    if key and draw(st.booleans()):
+        key.insert(draw(st.integers(0, len(key))), None)
+    if draw(st.booleans()) and key:
+        cut = draw(st.integers(0, len(key)))
+        key = key[:cut] + [Ellipsis]
+    return tuple(key)
+
+
+@SETTINGS
+@given(arrays(max_dims=4, max_side=6), st.data())
+def test_basic_indexing_views_and_assignment(a, data):
+    key = data.draw(basic_index(a.shape))
+    v = vmnp.asarray(a)
+    check(v[key], a[key], exact=True)
+    # Assignment through the view writes into the base.
+    value = data.draw(st.integers(0, 1))
+    a2, v2 = a.copy(), vmnp.asarray(a)
+    a2[key] = value
+    v2[key] = value
+    check(v2, a2, exact=True)
+
+
+@SETTINGS
+@given(arrays(["int64", "float64"], max_dims=3), st.data())
+def test_masks_get_and_set(a, data):
+    mask = data.draw(hnp.arrays("bool", a.shape))
+    v = vmnp.asarray(a)
+    check(v[vmnp.asarray(mask)], a[mask], exact=True)
+    a[mask] = 7
+    v[vmnp.asarray(mask)] = 7
+    check(v, a, exact=True)
+
+
+@SETTINGS
+@given(arrays(["int32", "float64"], max_dims=1, min_side=1, max_side=8), st.data())
+def test_fancy_indexing_gather(a, data):
+    n = a.shape[0] if a.ndim else 1
+    assume(a.ndim == 1)
+    idx = np.array(data.draw(st.lists(st.integers(-n, n - 1), min_size=0, max_size=10)), dtype=np.int64)
+    check(vmnp.asarray(a)[vmnp.asarray(idx)], a[idx], exact=True)
+    check(vmnp.asarray(a)[list(idx)], a[list(idx)], exact=True)
+
+
+@SETTINGS
+@given(arrays(["float64", "int64"], max_dims=3), arrays(["float64", "int32"], max_dims=3))
+def test_where_with_broadcasting(x, y):
+    try:
+        shape = np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        return
+    cond = (np.arange(np.prod(shape, dtype=int)) % 3 == 0).reshape(shape)
+    check(vmnp.where(vmnp.asarray(cond), vmnp.asarray(x), vmnp.asarray(y)), np.where(cond, x, y), exact=True)
+
+
+@SETTINGS
+@given(arrays(["float64", "int16"], max_dims=2), arrays(["float32", "int64"], max_dims=2))
+def test_in_place_operators_write_into_the_left_operand(a, b):
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        return
+    want = a.copy()
+    v = vmnp.asarray(a)
+    try:
+        want += b
+    except (TypeError, ValueError) as e:
+        with pytest.raises(kind(e)):
+            v += vmnp.asarray(b)
+        return
+    alias = v
+    v += vmnp.asarray(b)
+    assert v is alias
+    check(v, want, exact=True)
+
+
+@SETTINGS
+@given(arrays(max_dims=3), st.sampled_from(ALL))
+def test_astype(a, dt):
+    if a.dtype.kind == "f" and np.dtype(dt).kind in "iu":
+        # Float to integer casts out of range are undefined in C and thus in NumPy; the VM saturates.
+        info = np.iinfo(dt)
+        assume(np.all((a > info.min - 1) & (a < info.max + 1)))
+    with np.errstate(all="ignore"):
+        want = a.astype(dt)
+    check(vmnp.asarray(a).astype(dt), want, exact=True)
