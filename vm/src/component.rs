@@ -190,6 +190,20 @@ impl Settings {
         }
     }
 
+    /// A setting that picks one of several things by position or by name (an OpenCL device,
+    /// say), or `default` when absent: an integer, which must not be negative, comes back as its
+    /// decimal text; a string comes back as written, for the caller to read as an index when it
+    /// is all digits and as a name otherwise. Users write `device = 1` as readily as
+    /// `device = "1"` or `device = "Tesla"`, so both types are accepted.
+    pub fn index_or_name(&self, key: &str, default: &str) -> Result<String> {
+        match self.values.get(key).map(|v| &v.value) {
+            None => Ok(default.to_string()),
+            Some(toml::Value::String(s)) => Ok(s.clone()),
+            Some(toml::Value::Integer(i)) if *i >= 0 => Ok(i.to_string()),
+            Some(_) => Err(self.wrong(key, "an index (an integer, 0 or more) or a name (a string)")),
+        }
+    }
+
     /// A string setting that must be one of `allowed`, or `default` when absent.
     pub fn choice(&self, key: &str, default: &str, allowed: &[&str]) -> Result<String> {
         let v = self.string(key, default)?;
@@ -220,6 +234,26 @@ mod tests {
         let e = s.int("threads", 0).unwrap_err();
         assert_eq!(e.to_string(), "config vm.toml:7: [cpu] threads must be an integer, got \"many\"");
         assert!(s.bool("verbose", true).unwrap());
+    }
+
+    #[test]
+    fn index_or_name_takes_integers_and_strings() {
+        let s = Settings::from_pairs(
+            "gpu1",
+            &[
+                ("device", toml::Value::Integer(1)),
+                ("platform", toml::Value::String("pocl".into())),
+                ("negative", toml::Value::Integer(-1)),
+                ("flag", toml::Value::Boolean(true)),
+            ],
+        );
+        assert_eq!(s.index_or_name("device", "").unwrap(), "1");
+        assert_eq!(s.index_or_name("platform", "").unwrap(), "pocl");
+        assert_eq!(s.index_or_name("absent", "any").unwrap(), "any");
+        for key in ["negative", "flag"] {
+            let e = s.index_or_name(key, "").unwrap_err().to_string();
+            assert!(e.contains(&format!("[gpu1] {key} must be an index (an integer, 0 or more) or a name")), "{e}");
+        }
     }
 
     #[test]

@@ -61,8 +61,8 @@ impl Config {
     /// Reads the settings.
     pub fn from_settings(s: &Settings) -> Result<Config> {
         Ok(Config {
-            platform: s.string("platform", "")?,
-            device: s.string("device", "")?,
+            platform: s.index_or_name("platform", "")?,
+            device: s.index_or_name("device", "")?,
             device_type: s.choice("device_type", "any", device::DEVICE_TYPES)?,
             work_group_size: s.usize("work_group_size", 0)?,
             cache_dir: s.string("cache_dir", "")?,

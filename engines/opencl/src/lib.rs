@@ -65,13 +65,13 @@ pub const SETTINGS: &[SettingSpec] = &[
     SettingSpec {
         key: "platform",
         default: "\"\"",
-        doc: "platform by index or name substring; empty = any",
+        doc: "platform by index (an integer) or name substring (a string); empty = any",
         range: Some((0, i64::MAX)),
     },
     SettingSpec {
         key: "device",
         default: "\"\"",
-        doc: "device by index or name substring; empty = any",
+        doc: "device by index within its platform (an integer) or name substring (a string); empty = any",
         range: Some((0, i64::MAX)),
     },
     SettingSpec { key: "device_type", default: "\"any\"", doc: "any, gpu or cpu", range: None },
