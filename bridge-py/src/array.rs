@@ -9,10 +9,10 @@ use pyo3::basic::CompareOp;
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyByteArray, PyDict, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyTuple};
+use pyo3::types::{PyBool, PyByteArray, PyDict, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyTuple, PyType};
 use std::sync::Arc;
 use vm_core::view::Shape;
-use vm_core::{Opcode, View};
+use vm_core::{DType, Opcode, Scalar, View};
 
 /// A NumPy-compatible array whose data lives in the VM.
 #[pyclass(module = "vmnp", name = "ndarray", frozen)]
@@ -30,6 +30,29 @@ pub enum Arg {
     Arr(View),
     /// A Python scalar (NEP 50 weak).
     Weak(Weak),
+    /// A NumPy scalar (`numpy.float32(2)`): typed, so it takes part in promotion like an array.
+    Strong(Scalar),
+}
+
+static NP_GENERIC: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// A NumPy scalar as a typed constant; `None` when `obj` is not one of a dtype the VM has.
+fn numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
+    let py = obj.py();
+    let generic = NP_GENERIC.get_or_try_init(py, || -> PyResult<Py<PyType>> {
+        Ok(py.import("numpy")?.getattr("generic")?.cast_into::<PyType>()?.unbind())
+    })?;
+    if !obj.is_instance(generic.bind(py))? {
+        return Ok(None);
+    }
+    let name: String = obj.getattr("dtype")?.getattr("name")?.extract()?;
+    let Ok(dt) = ops::dtype_of(&name) else { return Ok(None) };
+    Ok(Some(match dt {
+        DType::Bool => Scalar::Bool(obj.extract()?),
+        DType::U64 => Scalar::U64(obj.call_method0("__int__")?.extract()?),
+        d if d.is_integer() => Scalar::I64(obj.call_method0("__int__")?.extract()?).cast(d),
+        d => Scalar::F64(obj.call_method0("__float__")?.extract()?).cast(d),
+    }))
 }
 
 /// Converts a Python operand; `None` for types vmnp does not take. The second element keeps a
@@ -49,6 +72,9 @@ pub fn arg<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<(Arg, Option<Bound<'
             Ok(i) => Ok(Some((Arg::Weak(Weak::Int(i)), None))),
             Err(_) => Err(PyOverflowError::new_err(format!("Python integer {obj} out of bounds for int64"))),
         };
+    }
+    if let Some(s) = numpy_scalar(obj)? {
+        return Ok(Some((Arg::Strong(s), None)));
     }
     let conv = hook(obj.py(), "convert")?.call1((obj,))?;
     if conv.is_none() {

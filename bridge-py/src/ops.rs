@@ -129,9 +129,12 @@ pub fn unary_types(op: Opcode, d: DType) -> PyResult<(Opcode, DType, DType)> {
 pub fn result_type(args: &[Arg]) -> DType {
     let mut strong: Option<DType> = None;
     for a in args {
-        if let Arg::Arr(v) = a {
-            strong = Some(strong.map_or(v.dtype(), |s| promote(s, v.dtype())));
-        }
+        let d = match a {
+            Arg::Arr(v) => v.dtype(),
+            Arg::Strong(c) => c.dtype(),
+            Arg::Weak(_) => continue,
+        };
+        strong = Some(strong.map_or(d, |s| promote(s, d)));
     }
     let mut weak_only: Option<DType> = None;
     for a in args {
@@ -185,6 +188,7 @@ pub fn record(
                 };
                 Operand::View(v)
             }
+            Arg::Strong(c) => Operand::Const(c.cast(ct)),
             Arg::Weak(w) => Operand::Const(w.to_scalar(ct).ok_or_else(|| {
                 let Weak::Int(i) = w else { unreachable!("only ints overflow") };
                 PyOverflowError::new_err(format!("Python integer {i} out of bounds for {}", np_name(ct)))
@@ -354,6 +358,7 @@ pub fn _assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny
     let dt = d.view.dtype();
     let src = match a {
         Arg::Arr(v) => Operand::View(broadcast_view(&v, &d.view.shape)),
+        Arg::Strong(c) => Operand::Const(c.cast(dt)),
         Arg::Weak(w) => Operand::Const(match w {
             Weak::Int(_) if dt.is_integer() => w.to_scalar(dt).ok_or_else(|| {
                 PyOverflowError::new_err(format!("Python integer {} out of bounds for {}", value, np_name(dt)))

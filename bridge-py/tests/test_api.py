@@ -198,3 +198,11 @@ def test_array_api_namespace():
     a = vmnp.ones(3)
     assert a.__array_namespace__() is vmnp
     same(vmnp.permute_dims(vmnp.arange(6).reshape(2, 3), (1, 0)), np.arange(6).reshape(2, 3).T)
+
+
+@pytest.mark.parametrize("scalar", [np.float64(2), np.float32(2), np.int8(3), np.uint64(5), np.bool_(True)])
+@pytest.mark.parametrize("dtype", ["float32", "int16", "uint8", "bool"])
+def test_numpy_scalars_are_strong(scalar, dtype):
+    a = np.arange(4).astype(dtype)
+    same(vmnp.asarray(a) * scalar, a * scalar)
+    same(scalar + vmnp.asarray(a), scalar + a)
