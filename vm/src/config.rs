@@ -24,8 +24,9 @@
 //!
 //! This module checks what can be checked without knowing the implementations (syntax, shape,
 //! the default stack, empty stacks, a component twice in a stack). The checks that need the
-//! implementations (unknown implementations, unknown keys, a manager at the bottom) and the
-//! `VM_<COMPONENT>_<KEY>` overrides are applied by [`crate::stack::StackPlan::new`]. The
+//! implementations (unknown implementations, unknown keys, a manager at the bottom, integers
+//! outside a setting's declared range) and the `VM_<COMPONENT>_<KEY>` overrides are applied by
+//! [`crate::stack::StackPlan::new`]. The
 //! environment is an [`Env`] value, so tests never touch the process environment.
 
 use crate::component::SettingValue;

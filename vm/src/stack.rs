@@ -135,8 +135,12 @@ impl StackPlan {
     /// other stacks may be unknown: a config may list an `opencl` stack in a build without
     /// OpenCL); an unknown key in any table of a known implementation; a table no stack uses
     /// that names no known implementation (a typo); a manager (`needs_child`) at the bottom; an
-    /// override of an undeclared key of a component in the stack. Value types are checked by the
-    /// constructors through the [`Settings`] getters, whose errors name file and line.
+    /// override of an undeclared key of a component in the stack; an integer outside the range
+    /// its [`SettingSpec`] declares (in the file or from the environment). Value types are
+    /// checked by the constructors through the [`Settings`] getters, whose errors name file and
+    /// line.
+    ///
+    /// [`SettingSpec`]: crate::component::SettingSpec
     pub fn new(config: &Config, registry: &Registry, env: &Env) -> Result<StackPlan> {
         let (def, choice) = config.select_stack(env)?;
         let file_err = |line: Option<usize>, msg: String| Error::config(&config.source, line, msg);
