@@ -34,24 +34,24 @@ pub enum Arg {
     Strong(Scalar),
 }
 
-static NP_GENERIC: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+/// NumPy's scalar types of the VM's dtypes, looked up by identity (no attribute lookups on the
+/// per-operation path).
+static NP_SCALAR_TYPES: PyOnceLock<Vec<(Py<PyType>, DType)>> = PyOnceLock::new();
 
 /// A NumPy scalar as a typed constant; `None` when `obj` is not one of a dtype the VM has.
 fn numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     let py = obj.py();
-    let generic = NP_GENERIC.get_or_try_init(py, || -> PyResult<Py<PyType>> {
-        Ok(py.import("numpy")?.getattr("generic")?.cast_into::<PyType>()?.unbind())
+    let types = NP_SCALAR_TYPES.get_or_try_init(py, || -> PyResult<Vec<(Py<PyType>, DType)>> {
+        let np = py.import("numpy")?;
+        DType::ALL.iter().map(|&d| Ok((np.getattr(np_name(d))?.cast_into::<PyType>()?.unbind(), d))).collect()
     })?;
-    if !obj.is_instance(generic.bind(py))? {
-        return Ok(None);
-    }
-    let name: String = obj.getattr("dtype")?.getattr("name")?.extract()?;
-    let Ok(dt) = ops::dtype_of(&name) else { return Ok(None) };
+    let ty = obj.get_type();
+    let Some(&(_, dt)) = types.iter().find(|(t, _)| ty.is(t.bind(py))) else { return Ok(None) };
     Ok(Some(match dt {
         DType::Bool => Scalar::Bool(obj.extract()?),
-        DType::U64 => Scalar::U64(obj.call_method0("__int__")?.extract()?),
-        d if d.is_integer() => Scalar::I64(obj.call_method0("__int__")?.extract()?).cast(d),
-        d => Scalar::F64(obj.call_method0("__float__")?.extract()?).cast(d),
+        DType::U64 => Scalar::U64(obj.extract()?),
+        d if d.is_integer() => Scalar::I64(obj.extract()?).cast(d),
+        d => Scalar::F64(obj.extract()?).cast(d),
     }))
 }
 
