@@ -206,3 +206,33 @@ def test_numpy_scalars_are_strong(scalar, dtype):
     a = np.arange(4).astype(dtype)
     same(vmnp.asarray(a) * scalar, a * scalar)
     same(scalar + vmnp.asarray(a), scalar + a)
+
+
+def test_the_gil_is_released_while_the_vm_runs():
+    import threading
+    import time
+
+    x = vmnp.sqrt(vmnp.arange(4_000_000, dtype=vmnp.float64)) * 1.5 + 2.0
+    vmnp.flush()
+    window = []
+
+    def observe():
+        total = vmnp.sum(vmnp.exp(-x * x / 1e6) + vmnp.sin(x) * vmnp.cos(x))
+        for _ in range(20):
+            total = total + vmnp.sum(vmnp.sqrt(x + total))
+        t0 = time.perf_counter()
+        vmnp.flush()  # one native call: all the work above runs in it
+        window.extend([t0, time.perf_counter()])
+
+    ticks = []
+    t = threading.Thread(target=observe)
+    t.start()
+    while t.is_alive():
+        ticks.append(time.perf_counter())
+    t.join()
+    start, end = window
+    inside = [k for k in ticks if start < k < end]
+    # Had the flush held the GIL, this thread could only have run in a switch interval (5 ms)
+    # before the call began; it ran through most of the VM's work instead.
+    assert end - start > 0.02, end - start
+    assert inside and inside[-1] - inside[0] > 0.5 * (end - start), (len(inside), end - start)

@@ -283,3 +283,17 @@ def test_astype(a, dt):
     with np.errstate(all="ignore"):
         want = a.astype(dt)
     check(vmnp.asarray(a).astype(dt), want, exact=True)
+
+
+@SETTINGS
+@given(arrays(["int64", "float64"], max_dims=3, min_side=1), st.data())
+def test_fancy_indexing_of_nd_arrays_get_and_set(a, data):
+    assume(a.ndim >= 1)
+    n = a.shape[0]
+    idx = data.draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=6))
+    v = vmnp.asarray(a)
+    check(v[idx], a[idx], exact=True)
+    check(v[vmnp.asarray(np.array(idx)), ...], a[np.array(idx), ...], exact=True)
+    a[idx] = 3
+    v[idx] = 3
+    check(v, a, exact=True)
