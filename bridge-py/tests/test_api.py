@@ -236,3 +236,12 @@ def test_the_gil_is_released_while_the_vm_runs():
     # before the call began; it ran through most of the VM's work instead.
     assert end - start > 0.02, end - start
     assert inside and inside[-1] - inside[0] > 0.5 * (end - start), (len(inside), end - start)
+
+
+def test_array_api_inspection():
+    info = vmnp.__array_namespace_info__()
+    assert set(info.dtypes()) == {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                                  "float32", "float64"}  # fmt: skip
+    assert set(info.dtypes(kind="real floating")) == {"float32", "float64"}
+    assert info.default_dtypes()["real floating"] == np.float64
+    assert vmnp.__array_api_version__ == "2024.12"

@@ -698,4 +698,35 @@ _methods = _importlib.import_module("._methods", __name__)
 
 concat = concatenate
 permute_dims = transpose
+
+__array_api_version__ = "2024.12"
+
+
+class _Info:
+    """What the array API standard's inspection namespace reports about vmnp."""
+
+    def capabilities(self):
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 16}
+
+    def default_device(self):
+        return "vm"
+
+    def devices(self):
+        return ["vm"]
+
+    def default_dtypes(self, *, device=None):
+        return {"real floating": dtype("float64"), "integral": dtype("int64"), "indexing": dtype("int64")}
+
+    def dtypes(self, *, device=None, kind=None):
+        names = sorted(_SUPPORTED)
+        kinds = {"bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu", "real floating": "f"}
+        want = kinds.get(kind, "biuf") if isinstance(kind, str) or kind is None else "".join(kinds[k] for k in kind)
+        return {n: dtype(n) for n in names if dtype(n).kind in want}
+
+
+def __array_namespace_info__():
+    """The array API standard's inspection namespace."""
+    return _Info()
+
+
 _vmnp._set_hooks(_methods.hooks())
