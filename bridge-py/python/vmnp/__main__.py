@@ -11,8 +11,12 @@ def main(argv=None):
     if not argv or argv[0] in ("-h", "--help"):
         print("usage: python -m vmnp SCRIPT [ARGS...]\n\nRuns SCRIPT with `numpy` resolving to vmnp.", file=sys.stderr)
         return 2
-    from . import _hook
+    from . import _hook, _vmnp
 
+    # The VM is built before the program runs: on the cluster stack under mpirun, every rank but
+    # 0 serves rank 0's batches inside this call and exits when rank 0's process does, so only
+    # rank 0 runs the program.
+    _vmnp._context_token()
     _hook.install()
     script = argv[0]
     sys.argv = list(argv)
