@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 import vmnp
 
 ROOT = Path(__file__).resolve().parents[2]
