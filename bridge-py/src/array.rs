@@ -567,6 +567,12 @@ impl NdArray {
         call1(slf, "__iter__", [])
     }
 
+    /// Attributes the class lacks: the Python layer supplies NumPy's (`real`, `mT`, and any
+    /// other `numpy.ndarray` method through the fallback).
+    fn __getattr__(slf: &Bound<'_, Self>, name: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        call1(slf, "getattr", [name.clone().unbind()])
+    }
+
     fn __contains__(slf: &Bound<'_, Self>, item: &Bound<'_, PyAny>) -> PyResult<bool> {
         call1(slf, "__contains__", [item.clone().unbind()])?.extract(slf.py())
     }

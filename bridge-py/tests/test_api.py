@@ -246,3 +246,17 @@ def test_array_api_inspection():
     assert set(info.dtypes(kind="real floating")) == {"float32", "float64"}
     assert info.default_dtypes()["real floating"] == np.float64
     assert vmnp.__array_api_version__ == "2024.12"
+
+
+def test_other_ndarray_methods_fall_back_and_in_place_ones_write_back():
+    a = vmnp.asarray(np.array([3.0, 1.0, 2.0]))
+    assert a.real is a and a.imag.tolist() == [0.0, 0.0, 0.0]
+    with pytest.warns(vmnp.FallbackWarning), pytest.MonkeyPatch.context() as mp:
+        mp.setenv("VMNP_FALLBACK", "")
+        a.sort()
+        idx = a.argsort()
+    assert a.tolist() == [1.0, 2.0, 3.0] and idx.tolist() == [0, 1, 2]
+    with pytest.raises(vmnp.FallbackError):
+        a.argsort()
+    with pytest.raises(AttributeError):
+        a.no_such_attribute

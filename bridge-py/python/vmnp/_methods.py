@@ -242,10 +242,43 @@ def __array_function__(a, func, types, args, kwargs):
     return _v._fallback(func.__name__, func, args, kwargs)
 
 
+# numpy.ndarray methods that change the array in place: through the fallback they run on a
+# copy, which is then written back.
+_IN_PLACE = {"sort", "put", "partition", "itemset", "setfield", "byteswap"}
+
+
+def getattr_(a, name):
+    """Attributes of ``numpy.ndarray`` that vmnp's class does not define."""
+    if name == "real":
+        return a
+    if name == "imag":
+        return _v.zeros_like(a)
+    if name == "mT":
+        return _v.swapaxes(a, -1, -2)
+    if name == "device":
+        return "vm"
+    attr = None if name.startswith("__") else getattr(_np.ndarray, name, None)
+    if attr is None:
+        raise AttributeError(f"'vmnp.ndarray' object has no attribute '{name}'")
+    if not callable(attr):
+        return getattr(_v._to_numpy(a), name)
+
+    def method(*args, **kwargs):
+        n = _v._to_numpy(a).copy()
+        r = _v._fallback(f"ndarray.{name}", getattr(n, name), args, kwargs)
+        if name in _IN_PLACE:
+            _vmnp._assign(a, _v.asarray(n))
+        return r
+
+    method.__name__ = name
+    return method
+
+
 def hooks():
     """The dict the native class calls into."""
     h = {name: _forward(name) for name in _FORWARDED}
     g = globals()
+    h["getattr"] = getattr_
     for name in [
         "getitem", "setitem", "convert", "__repr__", "__str__", "__format__", "item", "tolist", "__array__",
         "__bool__", "__float__", "__int__", "__index__", "__iter__", "__contains__", "__matmul__", "__rmatmul__",
