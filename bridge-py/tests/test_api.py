@@ -259,4 +259,4 @@ def test_other_ndarray_methods_fall_back_and_in_place_ones_write_back():
     with pytest.raises(vmnp.FallbackError):
         a.argsort()
     with pytest.raises(AttributeError):
-        a.no_such_attribute
+        _ = a.no_such_attribute
