@@ -95,6 +95,14 @@ impl Source {
 /// The name of the main entry point of a generated program.
 pub const KERNEL_NAME: &str = "vm_kernel";
 
+/// `text` (a generated source, or one of its entry points' names) with every identifier of
+/// program scope in namespace `j`, so that the sources of several pieces of work can be built as
+/// one program: every function, kernel and macro the generated code defines is named `vm_...`
+/// or `VM_PARAMS`, and those become `vm{j}_...` and `VM{j}_PARAMS`.
+pub fn namespaced(text: &str, j: usize) -> String {
+    text.replace("vm_", &format!("vm{j}_")).replace("VM_PARAMS", &format!("VM{j}_PARAMS"))
+}
+
 /// How the engine wants reductions laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReducePlan {
@@ -1072,6 +1080,24 @@ mod tests {
         assert!(padded.contains("if (c >= prm[") && padded.contains("return;"), "{padded}");
         let global = add([1, 2, 3], 3, Target { constant_params: 3, ..TARGET });
         assert!(global.contains("#define VM_PARAMS __global const\n"), "{global}");
+    }
+
+    #[test]
+    fn namespaced_sources_share_no_identifier() {
+        let plan = ReducePlan { group: 64, target_groups: 8 };
+        let x = view(1, DType::F32, 5000, 0, &[5000], &[1]);
+        let o = view(2, DType::F32, 1, 0, &[], &[]);
+        let reduce = one(Instruction::new(Opcode::AddReduce, [o.into(), x.into(), Scalar::I64(0).into()]), |i| {
+            generate_reduce(i, TARGET, plan)
+        });
+        let texts = [heat(1, 2, 3, 10, 20, 22, 0.2).text, reduce.text];
+        let joined: Vec<String> = texts.iter().enumerate().map(|(j, t)| namespaced(t, j)).collect();
+        for (j, t) in joined.iter().enumerate() {
+            assert!(!t.contains("vm_") && !t.contains(" VM_PARAMS"), "{t}");
+            assert!(t.contains(&format!("void {}(", namespaced(KERNEL_NAME, j))), "{t}");
+            assert!(t.contains(&format!("#define VM{j}_PARAMS ")), "{t}");
+        }
+        assert!(joined[1].contains("vm1_combine(") && joined[1].contains("void vm1_kernel2("), "{}", joined[1]);
     }
 
     fn one(instr: Instruction, make: impl Fn(&Instruction) -> Option<Source>) -> Source {

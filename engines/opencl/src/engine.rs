@@ -5,7 +5,8 @@
 //! Generated source texts are structural (see [`crate::codegen`]): the in-memory cache is keyed
 //! by the text itself, and each built program keeps a parameter buffer into which a run writes
 //! its parameters (view layouts, extents, counts, constants) when they differ from the last
-//! run's.
+//! run's. A batch is planned in full before it runs ([`Action`]), so that the sources it needs
+//! and the cache lacks are compiled in one go.
 
 use crate::cache::{self, DiskCache};
 use crate::codegen::{self, ReducePlan, Source, Target};
@@ -90,6 +91,9 @@ pub struct Stats {
     pub hits: u64,
     /// Programs built from source (misses of both caches).
     pub builds: u64,
+    /// Runs of the device compiler on source: one for all the new programs of a batch built
+    /// together, one for each program built alone.
+    pub compilations: u64,
     /// Programs loaded from binaries in the disk cache.
     pub disk_hits: u64,
     /// Program binaries written to the disk cache.
@@ -111,6 +115,19 @@ struct Built {
     kernels: HashMap<&'static str, Kernel>,
     params: Option<Buffer<u64>>,
     values: Vec<u64>,
+    /// Built ahead of its first run (with the rest of its batch's new programs): that run is
+    /// not a cache hit.
+    fresh: bool,
+}
+
+/// One thing [`OpenClEngine::execute`] does, decided before anything runs so that the programs
+/// of the whole batch can be built together.
+enum Action {
+    /// Carry out the system instruction at this position.
+    System(usize),
+    /// Run the instructions at these positions: on the device by the source when there is one
+    /// (and its check passes), else on the fallback.
+    Run(Option<Source>, Vec<usize>),
 }
 
 /// The OpenCL engine.
@@ -324,8 +341,12 @@ impl OpenClEngine {
     /// Makes sure `src`'s program is in the in-memory cache: built (or loaded from the disk
     /// cache) when new.
     fn program(&mut self, src: &Source) -> Result<()> {
-        if self.cache.contains_key(src.text.as_str()) {
-            self.stats.hits += 1;
+        if let Some(built) = self.cache.get_mut(src.text.as_str()) {
+            if built.fresh {
+                built.fresh = false;
+            } else {
+                self.stats.hits += 1;
+            }
             return Ok(());
         }
         let started = Instant::now();
@@ -346,6 +367,7 @@ impl OpenClEngine {
                         ))
                     })?;
                 self.stats.builds += 1;
+                self.stats.compilations += 1;
                 if let Some(disk) = &self.disk
                     && let Ok(bins) = p.get_binaries()
                     && let Some(bin) = bins.first().filter(|b| !b.is_empty())
@@ -363,9 +385,48 @@ impl OpenClEngine {
             })?;
             kernels.insert(l.name, k);
         }
-        self.cache.insert(src.text.clone(), Built { kernels, params: None, values: Vec::new() });
+        self.cache.insert(src.text.clone(), Built { kernels, params: None, values: Vec::new(), fresh: false });
         self.stats.build_time += started.elapsed();
         Ok(())
+    }
+
+    /// Builds the programs of `actions` that are not in the cache as one OpenCL program, each
+    /// source's identifiers in a namespace of its own ([`codegen::namespaced`]): a device
+    /// compiler's cost is mostly per program (PoCL: about 80 ms each, against a few for one
+    /// more kernel in a program), and a batch often needs several new ones. Each source still
+    /// gets a cache entry of its own, with its own kernels and parameter buffer. With a disk
+    /// cache, whose files hold one source's binary each, and when the combined build fails (so
+    /// that [`OpenClEngine::program`] builds each alone and names the one that fails), nothing
+    /// is built here.
+    fn build_together(&mut self, actions: &[Action]) {
+        let mut new: Vec<&Source> = Vec::new();
+        for a in actions {
+            if let Action::Run(Some(src), _) = a
+                && !self.cache.contains_key(src.text.as_str())
+                && !new.iter().any(|n| n.text == src.text)
+            {
+                new.push(src);
+            }
+        }
+        if new.len() < 2 || self.disk.is_some() {
+            return;
+        }
+        let started = Instant::now();
+        let text: String = new.iter().enumerate().map(|(j, src)| codegen::namespaced(&src.text, j)).collect();
+        let Ok(program) = Program::create_and_build_from_source(&self.context, &text, BUILD_OPTIONS) else { return };
+        let mut built = Vec::with_capacity(new.len());
+        for (j, src) in new.iter().enumerate() {
+            let mut kernels = HashMap::new();
+            for l in &src.launches {
+                let Ok(k) = Kernel::create(&program, &codegen::namespaced(l.name, j)) else { return };
+                kernels.insert(l.name, k);
+            }
+            built.push((src.text.clone(), Built { kernels, params: None, values: Vec::new(), fresh: true }));
+        }
+        self.stats.builds += built.len() as u64;
+        self.stats.compilations += 1;
+        self.cache.extend(built);
+        self.stats.build_time += started.elapsed();
     }
 
     /// Makes the parameter buffer of `src`'s (built) program hold `src.params`, writing them only
@@ -505,13 +566,13 @@ impl OpenClEngine {
     /// `positions` of `batch` to the fallback.
     fn run_or_fallback(
         &mut self,
-        src: Option<Source>,
+        src: Option<&Source>,
         batch: &[Instruction],
         positions: &[usize],
         mem: &mut HostMemory,
     ) -> Result<()> {
         if let Some(src) = src
-            && self.run(&src, mem)?
+            && self.run(src, mem)?
         {
             return Ok(());
         }
@@ -567,9 +628,10 @@ impl OpenClEngine {
         Ok(())
     }
 
-    /// Runs the non-blockable instruction at `position` of `batch`: scans, gather and scatter on
-    /// the device, the rest (extension methods, reductions of nothing) on the fallback.
-    fn single(&mut self, batch: &[Instruction], position: usize, mem: &mut HostMemory) -> Result<()> {
+    /// What to do with the non-blockable instruction at `position` of `batch`: scans, gather and
+    /// scatter on the device, the rest (extension methods, reductions of nothing) on the
+    /// fallback.
+    fn plan_single(&self, batch: &[Instruction], position: usize, actions: &mut Vec<Action>) {
         let instr = &batch[position];
         let target = self.target;
         let src = match instr.opcode.kind() {
@@ -578,22 +640,24 @@ impl OpenClEngine {
             Kind::Scatter => codegen::generate_scatter(instr, target),
             _ => None,
         };
-        self.run_or_fallback(src, batch, &[position], mem)
+        actions.push(Action::Run(src, vec![position]));
     }
 
-    /// Runs a fused kernel. One without reductions is one program. One with reductions runs in
-    /// order as runs of element-wise instructions (one program each) and reductions (one program
-    /// each); a contracted temporary used by more than one of those pieces, or read by a
-    /// reduction, gets a device buffer (it never reaches the host unless the fallback needs it).
-    fn kernel(&mut self, batch: &[Instruction], k: &kernel::Kernel, mem: &mut HostMemory) -> Result<()> {
+    /// What to do with a fused kernel. One without reductions is one program. One with
+    /// reductions runs in order as runs of element-wise instructions (one program each) and
+    /// reductions (one program each); a contracted temporary used by more than one of those
+    /// pieces, or read by a reduction, gets a device buffer (it never reaches the host unless
+    /// the fallback needs it).
+    fn plan_kernel(&self, batch: &[Instruction], k: &kernel::Kernel, actions: &mut Vec<Action>) {
         let target = self.target;
         if k.instrs.len() == 1 && kernel::needs_isolation(&batch[k.instrs[0]]) {
-            return self.fallback(batch, &k.instrs, mem);
+            actions.push(Action::Run(None, k.instrs.clone()));
+            return;
         }
         let is_reduce = |i: usize| batch[i].opcode.kind() == Kind::Reduce;
         if !k.instrs.iter().any(|&i| is_reduce(i)) {
-            let src = codegen::generate(batch, k, target);
-            return self.run_or_fallback(src, batch, &k.instrs, mem);
+            actions.push(Action::Run(codegen::generate(batch, k, target), k.instrs.clone()));
+            return;
         }
         let mut pieces: Vec<Vec<usize>> = Vec::new();
         for &i in &k.instrs {
@@ -605,8 +669,8 @@ impl OpenClEngine {
         let touches = |p: &[usize], id: BaseId| p.iter().any(|&i| batch[i].views().any(|v| v.base.id == id));
         for p in &pieces {
             if is_reduce(p[0]) {
-                let src = codegen::generate_reduce(&batch[p[0]], target, self.reduce_plan());
-                self.run_or_fallback(src, batch, p, mem)?;
+                actions
+                    .push(Action::Run(codegen::generate_reduce(&batch[p[0]], target, self.reduce_plan()), p.clone()));
                 continue;
             }
             let temps = k
@@ -616,24 +680,24 @@ impl OpenClEngine {
                 .filter(|&t| touches(p, t) && pieces.iter().filter(|q| touches(q, t)).count() == 1)
                 .collect();
             let sub = kernel::Kernel { instrs: p.clone(), shape: k.shape.clone(), temps, after: Vec::new() };
-            let src = codegen::generate(batch, &sub, target);
-            self.run_or_fallback(src, batch, p, mem)?;
+            actions.push(Action::Run(codegen::generate(batch, &sub, target), p.clone()));
         }
-        Ok(())
     }
 
-    fn step(&mut self, step: &Step, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
-        match step {
-            Step::System(i) => self.system(&batch[*i], mem),
-            Step::Single(i) => self.single(batch, *i, mem),
-            Step::Kernel(k) => {
-                self.kernel(batch, k, mem)?;
-                for &i in &k.after {
-                    self.system(&batch[i], mem)?;
+    /// Everything the steps of `batch` do, in order.
+    fn plan(&self, steps: &[Step], batch: &[Instruction]) -> Vec<Action> {
+        let mut actions = Vec::with_capacity(steps.len());
+        for step in steps {
+            match step {
+                Step::System(i) => actions.push(Action::System(*i)),
+                Step::Single(i) => self.plan_single(batch, *i, &mut actions),
+                Step::Kernel(k) => {
+                    self.plan_kernel(batch, k, &mut actions);
+                    actions.extend(k.after.iter().map(|&i| Action::System(i)));
                 }
-                Ok(())
             }
         }
+        actions
     }
 }
 
@@ -671,8 +735,14 @@ impl Component for OpenClEngine {
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
         let opts = kernel::Options { max_instructions: self.config.max_kernel };
         self.unfinished.clear();
-        for step in self.plans.partition(batch, &opts) {
-            self.step(&step, batch, mem)?;
+        let steps = self.plans.partition(batch, &opts);
+        let actions = self.plan(&steps, batch);
+        self.build_together(&actions);
+        for action in &actions {
+            match action {
+                Action::System(i) => self.system(&batch[*i], mem)?,
+                Action::Run(src, positions) => self.run_or_fallback(src.as_ref(), batch, positions, mem)?,
+            }
         }
         let finished = self.queue.finish();
         let programs = std::mem::take(&mut self.unfinished);
@@ -703,8 +773,8 @@ impl Component for OpenClEngine {
             s.build_time.as_secs_f64() * 1e3
         ));
         notes.push(format!(
-            "{} programs built, {} loaded from the disk cache, {} stored there, {} launches, {} instructions on the fallback, {} uploads, {} downloads",
-            s.builds, s.disk_hits, s.disk_stores, s.launches, s.fallback_instructions, s.uploads, s.downloads
+            "{} programs built in {} compilations, {} loaded from the disk cache, {} stored there, {} launches, {} instructions on the fallback, {} uploads, {} downloads",
+            s.builds, s.compilations, s.disk_hits, s.disk_stores, s.launches, s.fallback_instructions, s.uploads, s.downloads
         ));
         let settings = vec![
             ("platform".into(), format!("{:?}", self.config.platform)),

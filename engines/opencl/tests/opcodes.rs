@@ -3,6 +3,11 @@
 //! axes one work item per output, long ones as tree reductions), scans, gather and scatter. All
 //! of them run on the device.
 //!
+//! The cases are grouped into a few batches, each instruction writing an output of its own: the
+//! engine fuses a batch's element-wise instructions into one program and compiles the programs
+//! of its reductions and scans together, so a run with an empty device-compiler cache builds
+//! tens of programs rather than the eighteen hundred of one batch per case (minutes on PoCL).
+//!
 //! Agreement: exact bits for integers, bools and the exactly rounded float operations; the
 //! transcendental functions and `pow` (see `vm_opencl::codegen::is_approximate`) within
 //! [`APPROX_ULPS`] ulps; float sums and products of tree reductions, which add in another order,
@@ -12,7 +17,7 @@ mod common;
 
 use common::*;
 use vm_core::opcode::{DTypeSet, TypeRule};
-use vm_core::{Base, Component, DType, HostMemory, Instruction, Kind, Opcode, Operand, Scalar};
+use vm_core::{Base, Component, DType, HostMemory, Instruction, Kind, Opcode, Operand, Scalar, View};
 
 const N: u64 = 97;
 
@@ -33,46 +38,57 @@ fn input_dtypes(op: Opcode) -> Vec<(DType, DType)> {
     }
 }
 
+/// One batch per dtype holds an instruction of every element-wise opcode defined on it (binary
+/// ones twice: on two views, and with a constant second operand), each writing its own output
+/// slice: the engine fuses the batch into one program per dtype.
 #[test]
 fn every_elementwise_opcode_and_dtype_matches_interp() {
     let Some(mut cl) = engine() else { return };
     let mut cases = 0;
-    for &op in Opcode::ALL {
-        let kind = op.kind();
-        if !matches!(kind, Kind::Unary | Kind::Binary | Kind::Select) || op == Opcode::Identity {
-            continue;
-        }
-        for (d, to) in input_dtypes(op) {
-            let (x, y, c, out) = (base(1, d, N), base(2, d, N), base(3, DType::Bool, N), base(4, to, N));
-            let ops: Vec<Operand> = match kind {
-                Kind::Unary => vec![whole(out), whole(x)],
-                Kind::Binary => vec![whole(out), whole(x), whole(y)],
-                _ => vec![whole(out), whole(c), whole(x), whole(y)],
-            };
-            let (mut a, mut b) = twin(&[x, y, c], 7 + cases);
-            let batch = [Instruction::new(op, ops.clone())];
-            compare_within(&mut cl, &batch, &mut a, &mut b, &[out], &format!("{op} {d}"), agree(op, d));
-            // With a constant second operand.
-            if kind == Kind::Binary {
-                let mut r = Rng(99 + cases);
-                let k = Operand::Const(value(&mut r, d));
-                let batch = [Instruction::new(op, [whole(out), whole(x), k])];
-                compare_within(
-                    &mut cl,
-                    &batch,
-                    &mut a,
-                    &mut b,
-                    &[out],
-                    &format!("{op} {d} with constant"),
-                    agree(op, d),
-                );
+    for (k, d) in DType::ALL.into_iter().enumerate() {
+        let mut r = Rng(99 + k as u64);
+        // (opcode, output dtype, constant second operand)
+        let mut wanted: Vec<(Opcode, DType, Option<Scalar>)> = Vec::new();
+        for &op in Opcode::ALL {
+            let kind = op.kind();
+            if !kind.is_elementwise() || op == Opcode::Identity {
+                continue;
             }
-            release(&mut cl, &mut a, &[x, y, c, out]);
+            if let Some(&(_, to)) = input_dtypes(op).iter().find(|(i, _)| *i == d) {
+                wanted.push((op, to, None));
+                if kind == Kind::Binary {
+                    wanted.push((op, to, Some(value(&mut r, d))));
+                }
+            }
+        }
+        let (x, y, c) = (base(1, d, N), base(2, d, N), base(3, DType::Bool, N));
+        let to: Vec<DType> = wanted.iter().map(|w| w.1).collect();
+        let (outputs, views) = slices(&to, N as usize, 10);
+        let mut batch = Vec::new();
+        let mut checks = Vec::new();
+        for (&(op, _, k), out) in wanted.iter().zip(&views) {
+            let o = Operand::View(out.clone());
+            let ops: Vec<Operand> = match (op.kind(), k) {
+                (Kind::Unary, _) => vec![o, whole(x)],
+                (Kind::Binary, None) => vec![o, whole(x), whole(y)],
+                (Kind::Binary, Some(k)) => vec![o, whole(x), Operand::Const(k)],
+                _ => vec![o, whole(c), whole(x), whole(y)],
+            };
+            batch.push(Instruction::new(op, ops));
+            let what = format!("{op} {d}{}", if k.is_some() { " with constant" } else { "" });
+            checks.push(Check::of(out, what, agree(op, d)));
             cases += 1;
         }
+        let (mut a, mut b) = twin(&[x, y, c], 7 + k as u64);
+        compare_checks(&mut cl, &batch, &mut a, &mut b, &checks);
+        let mut all = vec![x, y, c];
+        all.extend(outputs);
+        release(&mut cl, &mut a, &all);
     }
-    assert!(cases > 100);
-    assert_eq!(cl.stats().fallback_instructions, 0, "{:?}", cl.stats());
+    assert!(cases > 400, "{cases}");
+    let s = cl.stats();
+    assert_eq!(s.fallback_instructions, 0, "{s:?}");
+    assert!(s.builds <= 2 * DType::ALL.len() as u64, "one program per dtype: {s:?}");
 }
 
 /// Every pair of `values` as two bases `x`, `y` of dtype `d` (row-major over the pairs).
@@ -89,11 +105,33 @@ fn pairs(d: DType, values: &[Scalar]) -> (Base, Base, HostMemory, HostMemory) {
     (x, y, a, b)
 }
 
+/// Runs `binaries` on every pair of `values` and `unaries` on each value, in one batch of dtype
+/// `d` (one program), against interp.
+fn edge_cases(cl: &mut vm_opencl::OpenClEngine, d: DType, values: &[Scalar], binaries: &[Opcode], unaries: &[Opcode]) {
+    let (x, y, mut a, mut b) = pairs(d, values);
+    let n = x.nelem as usize;
+    let ops: Vec<Opcode> = binaries.iter().chain(unaries).copied().collect();
+    let (outputs, views) = slices(&vec![d; ops.len()], n, 10);
+    let mut batch = Vec::new();
+    let mut checks = Vec::new();
+    for (&op, out) in ops.iter().zip(&views) {
+        let o = Operand::View(out.clone());
+        let operands = if op.kind() == Kind::Binary { vec![o, whole(x), whole(y)] } else { vec![o, whole(x)] };
+        batch.push(Instruction::new(op, operands));
+        checks.push(Check::of(out, format!("{op} {d} edge cases"), agree(op, d)));
+    }
+    compare_checks(cl, &batch, &mut a, &mut b, &checks);
+    let mut all = vec![x, y];
+    all.extend(outputs);
+    release(cl, &mut a, &all);
+}
+
 #[test]
 fn integer_division_powers_and_shifts_have_numpy_semantics_at_the_edges() {
     let Some(mut cl) = engine() else { return };
     let binaries =
         [Opcode::FloorDivide, Opcode::Remainder, Opcode::Fmod, Opcode::Power, Opcode::LeftShift, Opcode::RightShift];
+    let unaries = [Opcode::Negative, Opcode::Absolute, Opcode::Sign, Opcode::Square];
     for d in DTypeSet::INTEGER.dtypes() {
         let bits = 8 * d.size() as i64;
         let mut values: Vec<Scalar> =
@@ -104,17 +142,7 @@ fn integer_division_powers_and_shifts_have_numpy_semantics_at_the_edges() {
         } else {
             [u64::MAX >> shift, (u64::MAX >> shift) - 1, 1 << (bits - 1)].map(Scalar::U64)
         });
-        let (x, y, mut a, mut b) = pairs(d, &values);
-        let out = base(3, d, x.nelem);
-        for op in binaries {
-            let batch = [Instruction::new(op, [whole(out), whole(x), whole(y)])];
-            compare(&mut cl, &batch, &mut a, &mut b, &[out], &format!("{op} {d} edge cases"));
-        }
-        for op in [Opcode::Negative, Opcode::Absolute, Opcode::Sign, Opcode::Square] {
-            let batch = [Instruction::new(op, [whole(out), whole(x)])];
-            compare(&mut cl, &batch, &mut a, &mut b, &[out], &format!("{op} {d} edge cases"));
-        }
-        release(&mut cl, &mut a, &[x, y, out]);
+        edge_cases(&mut cl, d, &values, &binaries, &unaries);
     }
     assert_eq!(cl.stats().fallback_instructions, 0, "{:?}", cl.stats());
 }
@@ -161,68 +189,78 @@ fn float_division_family_is_exact_at_the_edges() {
         5e-324,
     ];
     let values: Vec<Scalar> = specials.iter().map(|&v| Scalar::F64(v)).collect();
+    let binaries = [
+        Opcode::FloorDivide,
+        Opcode::Remainder,
+        Opcode::Fmod,
+        Opcode::Divide,
+        Opcode::Fmax,
+        Opcode::Fmin,
+        Opcode::Maximum,
+        Opcode::Minimum,
+        Opcode::Copysign,
+        Opcode::Power,
+        Opcode::Arctan2,
+        Opcode::Hypot,
+    ];
     for d in [DType::F32, DType::F64] {
-        let (x, y, mut a, mut b) = pairs(d, &values);
-        let out = base(3, d, x.nelem);
-        for op in [
-            Opcode::FloorDivide,
-            Opcode::Remainder,
-            Opcode::Fmod,
-            Opcode::Divide,
-            Opcode::Fmax,
-            Opcode::Fmin,
-            Opcode::Maximum,
-            Opcode::Minimum,
-            Opcode::Copysign,
-            Opcode::Power,
-            Opcode::Arctan2,
-            Opcode::Hypot,
-        ] {
-            let batch = [Instruction::new(op, [whole(out), whole(x), whole(y)])];
-            compare_within(&mut cl, &batch, &mut a, &mut b, &[out], &format!("{op} {d} edge cases"), agree(op, d));
-        }
-        release(&mut cl, &mut a, &[x, y, out]);
+        edge_cases(&mut cl, d, &values, &binaries, &[]);
     }
     assert_eq!(cl.stats().fallback_instructions, 0, "{:?}", cl.stats());
 }
 
+/// One batch holds every cast (one program).
 #[test]
 fn every_cast_matches_interp() {
     let Some(mut cl) = engine() else { return };
-    for (i, from) in DType::ALL.into_iter().enumerate() {
-        for to in DType::ALL {
-            let (x, out) = (base(1, from, N), base(2, to, N));
-            let (mut a, mut b) = twin(&[x], 3 + i as u64);
-            let batch = [Instruction::new(Opcode::Identity, [whole(out), whole(x)])];
-            compare(&mut cl, &batch, &mut a, &mut b, &[out], &format!("identity {from} -> {to}"));
-            release(&mut cl, &mut a, &[x, out]);
-        }
+    let inputs: Vec<Base> = DType::ALL.iter().map(|&d| base(1 + u64::from(d.id()), d, N)).collect();
+    let to: Vec<DType> = DType::ALL.iter().flat_map(|_| DType::ALL).collect();
+    let (outputs, views) = slices(&to, N as usize, 100);
+    let mut batch = Vec::new();
+    let mut checks = Vec::new();
+    for (k, out) in views.iter().enumerate() {
+        let (from, to) = (inputs[k / DType::ALL.len()], out.dtype());
+        batch.push(Instruction::new(Opcode::Identity, [Operand::View(out.clone()), whole(from)]));
+        checks.push(Check::of(out, format!("identity {} -> {to}", from.dtype), Agree::Exact));
     }
-    assert_eq!(cl.stats().fallback_instructions, 0, "{:?}", cl.stats());
+    let (mut a, mut b) = twin(&inputs, 3);
+    compare_checks(&mut cl, &batch, &mut a, &mut b, &checks);
+    let s = cl.stats();
+    assert_eq!(s.fallback_instructions, 0, "{s:?}");
+    assert_eq!(s.builds, 1, "{s:?}");
+    release(&mut cl, &mut a, &[inputs, outputs].concat());
 }
 
+/// One batch holds `range` and `random` on every dtype (one program).
 #[test]
 fn range_and_random_are_bit_identical() {
     let Some(mut cl) = engine() else { return };
-    for d in DType::ALL {
-        let out = base(1, d, 1000);
-        let (mut a, mut b) = twin(&[], 1);
-        compare(
-            &mut cl,
-            &[Instruction::new(Opcode::Range, [whole(out)])],
-            &mut a,
-            &mut b,
-            &[out],
-            &format!("range {d}"),
-        );
-        for (seed, offset) in [(0u64, 0u64), (42, 7), (u64::MAX, u64::MAX - 10)] {
-            let batch =
-                [Instruction::new(Opcode::Random, [whole(out), Scalar::U64(seed).into(), Scalar::U64(offset).into()])];
-            compare(&mut cl, &batch, &mut a, &mut b, &[out], &format!("random {d} seed {seed} offset {offset}"));
-        }
-        release(&mut cl, &mut a, &[out]);
+    let keys = [(0u64, 0u64), (42, 7), (u64::MAX, u64::MAX - 10)];
+    let to: Vec<DType> = DType::ALL.iter().flat_map(|&d| [d; 4]).collect();
+    let (outputs, views) = slices(&to, 1000, 10);
+    let mut batch = Vec::new();
+    let mut checks = Vec::new();
+    for (k, out) in views.iter().enumerate() {
+        let (o, d) = (Operand::View(out.clone()), out.dtype());
+        let (instr, what) = match k % 4 {
+            0 => (Instruction::new(Opcode::Range, [o]), format!("range {d}")),
+            r => {
+                let (seed, offset) = keys[r - 1];
+                let key: [Operand; 2] = [Scalar::U64(seed).into(), Scalar::U64(offset).into()];
+                (
+                    Instruction::new(Opcode::Random, [o, key[0].clone(), key[1].clone()]),
+                    format!("random {d} seed {seed} offset {offset}"),
+                )
+            }
+        };
+        batch.push(instr);
+        checks.push(Check::of(out, what, Agree::Exact));
     }
-    assert_eq!(cl.stats().fallback_instructions, 0, "{:?}", cl.stats());
+    let (mut a, mut b) = twin(&[], 1);
+    compare_checks(&mut cl, &batch, &mut a, &mut b, &checks);
+    let s = cl.stats();
+    assert_eq!((s.fallback_instructions, s.builds), (0, 1), "{s:?}");
+    release(&mut cl, &mut a, &outputs);
 }
 
 /// Fills `b` with values that sum and multiply without overflow: floats in [0.9, 1.1) (now and
@@ -243,6 +281,41 @@ fn fill_moderate(mem: &mut HostMemory, r: &mut Rng, b: &Base) {
     mem.ensure(b).unwrap().write_bytes(0, &data).unwrap();
 }
 
+/// The reductions with their (input, output) dtypes to run on one layout, `turn` choosing among
+/// them: every reduction once, on a dtype that changes with `turn`, and every dtype that no
+/// reduction drew with the first reduction defined on it. Over the turns, every reduction meets
+/// many dtypes and every dtype many reductions, at a program each rather than the hundred-odd
+/// programs of all pairs on every turn.
+fn reductions_for(turn: usize) -> Vec<(Opcode, DType, DType)> {
+    let ops: Vec<Opcode> = Opcode::ALL.iter().copied().filter(|o| o.kind() == Kind::Reduce).collect();
+    let mut picks: Vec<(Opcode, DType, DType)> = Vec::new();
+    for (k, &op) in ops.iter().enumerate() {
+        let ds = input_dtypes(op);
+        let (d, to) = ds[(k * 5 + turn * 3) % ds.len()];
+        picks.push((op, d, to));
+    }
+    for d in DType::ALL {
+        if !picks.iter().any(|p| p.1 == d) {
+            let (op, to) =
+                ops.iter().find_map(|&op| input_dtypes(op).into_iter().find(|p| p.0 == d).map(|p| (op, p.1))).unwrap();
+            picks.push((op, d, to));
+        }
+    }
+    picks
+}
+
+/// How a reduction's floats agree: sums and products reassociate (tree reductions), the rest
+/// are exact.
+fn reduce_agree(op: Opcode) -> Agree {
+    if matches!(op, Opcode::AddReduce | Opcode::MultiplyReduce) {
+        Agree::Relative(vm_core::testing::Tolerance::REORDERED)
+    } else {
+        Agree::Exact
+    }
+}
+
+/// Tree reductions on four layouts, each layout one batch of [`reductions_for`] (built as one
+/// program).
 #[test]
 fn long_reductions_run_as_tree_reductions_and_match_interp() {
     let Some(mut cl) = engine() else { return };
@@ -254,37 +327,39 @@ fn long_reductions_run_as_tree_reductions_and_match_interp() {
         (&[700, 3], &[-3, 1], 2097, 0),
         (&[2, 3000, 2], &[6000, 2, 1], 0, 1),
     ];
+    let mut seen = std::collections::HashSet::new();
     let mut cases = 0u64;
-    for &op in Opcode::ALL.iter().filter(|o| o.kind() == Kind::Reduce) {
-        for (d, to) in input_dtypes(op) {
-            for (li, &(shape, stride, start, axis)) in layouts.iter().enumerate() {
-                if li > 0 && ![DType::F32, DType::F64, DType::I32, DType::U8, DType::Bool].contains(&d) {
-                    continue;
-                }
-                let mut rshape = shape.to_vec();
-                rshape.remove(axis);
-                let x = base(1, d, 12000);
-                let out = base(2, to, rshape.iter().product::<usize>() as u64);
-                let (mut a, mut b) = twin(&[], 0);
-                fill_moderate(&mut a, &mut Rng(3 + cases), &x);
-                fill_moderate(&mut b, &mut Rng(3 + cases), &x);
-                let xv = vm_core::View::new(x, start, shape, stride).unwrap();
-                let ov = vm_core::View::contiguous(out, 0, &rshape).unwrap();
-                let batch = [Instruction::new(op, [ov.into(), xv.into(), Scalar::I64(axis as i64).into()])];
-                let how = if matches!(op, Opcode::AddReduce | Opcode::MultiplyReduce) {
-                    Agree::Relative(vm_core::testing::Tolerance::REORDERED)
-                } else {
-                    Agree::Exact
-                };
-                compare_within(&mut cl, &batch, &mut a, &mut b, &[out], &format!("{op} {d} layout {li}"), how);
-                release(&mut cl, &mut a, &[x, out]);
-                cases += 1;
-            }
+    for (li, &(shape, stride, start, axis)) in layouts.iter().enumerate() {
+        let picks = reductions_for(li);
+        let mut rshape = shape.to_vec();
+        rshape.remove(axis);
+        let m = rshape.iter().product::<usize>() as u64;
+        let inputs: Vec<Base> = DType::ALL.iter().map(|&d| base(1 + u64::from(d.id()), d, 12000)).collect();
+        let (mut a, mut b) = twin(&[], 0);
+        for x in &inputs {
+            fill_moderate(&mut a, &mut Rng(3 + li as u64 + u64::from(x.dtype.id())), x);
+            fill_moderate(&mut b, &mut Rng(3 + li as u64 + u64::from(x.dtype.id())), x);
         }
+        let mut batch = Vec::new();
+        let mut checks = Vec::new();
+        let mut outputs = Vec::new();
+        for (k, &(op, d, to)) in picks.iter().enumerate() {
+            let out = base(100 + k as u64, to, m);
+            let xv = View::new(inputs[d.id() as usize], start, shape, stride).unwrap();
+            let ov = View::contiguous(out, 0, &rshape).unwrap();
+            batch.push(Instruction::new(op, [ov.clone().into(), xv.into(), Scalar::I64(axis as i64).into()]));
+            checks.push(Check::of(&ov, format!("{op} {d} layout {li}"), reduce_agree(op)));
+            outputs.push(out);
+            seen.insert((op, d));
+            cases += 1;
+        }
+        compare_checks(&mut cl, &batch, &mut a, &mut b, &checks);
+        release(&mut cl, &mut a, &[inputs, outputs].concat());
     }
     let s = cl.stats();
     assert_eq!(s.fallback_instructions, 0, "{s:?}");
     assert!(s.launches > cases, "two-stage trees launch twice: {s:?}");
+    assert!(seen.len() > 40, "{} pairs of reduction and dtype", seen.len());
 }
 
 #[test]
@@ -295,7 +370,7 @@ fn a_float_sum_of_a_tree_reduction_is_deterministic() {
     for _ in 0..3 {
         let mut mem = HostMemory::new();
         fill_moderate(&mut mem, &mut Rng(5), &x);
-        let ov = vm_core::View::contiguous(out, 0, &[]).unwrap();
+        let ov = View::contiguous(out, 0, &[]).unwrap();
         let batch = [
             Instruction::new(Opcode::AddReduce, [ov.into(), whole(x), Scalar::I64(0).into()]),
             Instruction::new(Opcode::Sync, [whole(out)]),
@@ -307,31 +382,47 @@ fn a_float_sum_of_a_tree_reduction_is_deterministic() {
     assert!(sums.iter().all(|&s| s == sums[0]), "{sums:?}");
 }
 
+/// Every scan on every dtype, out of place and in place, along an axis that turns from case to
+/// case (so every axis sees many of them); one batch per dtype, built as one program.
 #[test]
 fn every_scan_and_dtype_along_every_axis_matches_interp() {
     let Some(mut cl) = engine() else { return };
     let shape = [3usize, 5, 4];
-    let mut cases = 0u64;
-    for &op in Opcode::ALL.iter().filter(|o| o.kind() == Kind::Accumulate) {
-        for (d, _) in input_dtypes(op) {
-            for axis in 0..3 {
-                let (x, out) = (base(1, d, 60), base(2, d, 60));
-                let (mut a, mut b) = twin(&[x], 21 + cases);
-                let xv = vm_core::View::new(x, 59, &shape, &[-20, -4, -1]).unwrap();
-                let ov = vm_core::View::new(out, 0, &shape, &[1, 3, 15]).unwrap();
+    let mut cases = 0usize;
+    let mut axes = [0usize; 3];
+    for d in DType::ALL {
+        let mut batch = Vec::new();
+        let mut checks = Vec::new();
+        let mut bases = Vec::new();
+        for &op in Opcode::ALL.iter().filter(|o| o.kind() == Kind::Accumulate) {
+            if !input_dtypes(op).iter().any(|p| p.0 == d) {
+                continue;
+            }
+            for in_place in [false, true] {
+                let axis = cases % 3;
+                axes[axis] += 1;
+                let k = bases.len() as u64;
+                let (x, out) = (base(1 + k, d, 60), base(2 + k, d, 60));
+                let xv = View::new(x, 59, &shape, &[-20, -4, -1]).unwrap();
+                let ov = if in_place { xv.clone() } else { View::new(out, 0, &shape, &[1, 3, 15]).unwrap() };
                 let ax: Operand = Scalar::I64(axis as i64).into();
-                let batch = [Instruction::new(op, [ov.into(), xv.clone().into(), ax.clone()])];
-                compare(&mut cl, &batch, &mut a, &mut b, &[out], &format!("{op} {d} axis {axis}"));
-                // In place, through the same view.
-                let batch = [Instruction::new(op, [xv.clone().into(), xv.into(), ax])];
-                compare(&mut cl, &batch, &mut a, &mut b, &[x], &format!("{op} {d} axis {axis} in place"));
-                release(&mut cl, &mut a, &[x, out]);
+                batch.push(Instruction::new(op, [ov.clone().into(), xv.into(), ax]));
+                let what = format!("{op} {d} axis {axis}{}", if in_place { " in place" } else { "" });
+                checks.push(Check { base: ov.base, start: 0, len: 60, what, agree: Agree::Exact });
+                bases.extend([x, out]);
                 cases += 1;
             }
         }
+        if batch.is_empty() {
+            continue;
+        }
+        let inputs: Vec<Base> = bases.iter().step_by(2).copied().collect();
+        let (mut a, mut b) = twin(&inputs, 21 + u64::from(d.id()));
+        compare_checks(&mut cl, &batch, &mut a, &mut b, &checks);
+        release(&mut cl, &mut a, &bases);
     }
     assert_eq!(cl.stats().fallback_instructions, 0, "{:?}", cl.stats());
-    assert!(cases > 40);
+    assert!(cases >= 40 && axes.iter().all(|&n| n > 10), "{cases} cases, per axis {axes:?}");
 }
 
 #[test]
@@ -349,14 +440,19 @@ fn gather_and_scatter_match_interp_and_bad_indices_are_the_fallbacks_error() {
             let data: Vec<u8> = (0..21u64).flat_map(|k| bytes(Scalar::U64((k * 7) % 10).cast(id))).collect();
             m.ensure(&index).unwrap().write_bytes(0, &data).unwrap();
         }
-        let srcv = vm_core::View::new(src, 59, &[2, 5], &[-20, -3]).unwrap();
-        let idxv = vm_core::View::new(index, 0, &[7, 3], &[3, 1]).unwrap();
-        let outv = vm_core::View::new(out, 1, &[7, 3], &[1, 10]).unwrap();
-        let batch = [Instruction::new(Opcode::Gather, [outv.clone().into(), srcv.clone().into(), idxv.clone().into()])];
-        compare(&mut cl, &batch, &mut a, &mut b, &[out], &format!("gather {d} by {id}"));
-        let batch =
-            [Instruction::new(Opcode::Scatter, [srcv.clone().into(), outv.clone().into(), idxv.clone().into()])];
-        compare(&mut cl, &batch, &mut a, &mut b, &[src], &format!("scatter {d} by {id}"));
+        let srcv = View::new(src, 59, &[2, 5], &[-20, -3]).unwrap();
+        let idxv = View::new(index, 0, &[7, 3], &[3, 1]).unwrap();
+        let outv = View::new(out, 1, &[7, 3], &[1, 10]).unwrap();
+        // One batch (one program): the gather, then a scatter of what it gathered.
+        let batch = [
+            Instruction::new(Opcode::Gather, [outv.clone().into(), srcv.clone().into(), idxv.clone().into()]),
+            Instruction::new(Opcode::Scatter, [srcv.clone().into(), outv.clone().into(), idxv.clone().into()]),
+        ];
+        let checks = [
+            Check { base: out, start: 0, len: 40, what: format!("gather {d} by {id}"), agree: Agree::Exact },
+            Check { base: src, start: 0, len: 60, what: format!("scatter {d} by {id}"), agree: Agree::Exact },
+        ];
+        compare_checks(&mut cl, &batch, &mut a, &mut b, &checks);
         let k: Operand = Scalar::I64(1).cast(d).into();
         let batch = [Instruction::new(Opcode::Scatter, [srcv.clone().into(), k, idxv.clone().into()])];
         compare(&mut cl, &batch, &mut a, &mut b, &[src], &format!("scatter of a constant {d} by {id}"));
@@ -386,7 +482,7 @@ fn fused_kernels_with_reductions_and_temporaries_run_on_the_device() {
             base(4, DType::F64, 1),
             base(5, DType::F64, n as u64),
         );
-        let scalar = |b: Base| Operand::View(vm_core::View::contiguous(b, 0, &[]).unwrap());
+        let scalar = |b: Base| Operand::View(View::contiguous(b, 0, &[]).unwrap());
         let (mut a, mut b) = twin(&[], 0);
         fill_moderate(&mut a, &mut Rng(8), &x);
         fill_moderate(&mut b, &mut Rng(8), &x);
@@ -419,30 +515,39 @@ fn a_bad_device_name_is_a_clear_error() {
     assert!(e.to_string().contains("no OpenCL device matches"), "{e}");
 }
 
+/// Every reduction on every dtype, along an axis that turns from case to case (so every axis
+/// sees many of them); one batch per dtype, built as one program.
 #[test]
 fn every_reduction_and_dtype_along_every_axis_matches_interp() {
     let Some(mut cl) = engine() else { return };
     let shape = [3usize, 5, 4];
-    let mut cases = 0u64;
-    for &op in Opcode::ALL.iter().filter(|o| o.kind() == Kind::Reduce) {
-        for (d, to) in input_dtypes(op) {
-            for axis in 0..3 {
-                let mut rshape = shape.to_vec();
-                rshape.remove(axis);
-                let x = base(1, d, 60);
-                let out = base(2, to, rshape.iter().product::<usize>() as u64);
-                let (mut a, mut b) = twin(&[x], 5 + cases);
-                let xv = vm_core::View::new(x, 59, &shape, &[-20, -4, -1]).unwrap();
-                let ov = vm_core::View::contiguous(out, 0, &rshape).unwrap();
-                let batch = [Instruction::new(op, [ov.into(), xv.into(), Scalar::I64(axis as i64).into()])];
-                compare(&mut cl, &batch, &mut a, &mut b, &[out], &format!("{op} {d} axis {axis}"));
-                release(&mut cl, &mut a, &[x, out]);
-                cases += 1;
-            }
+    let mut cases = 0usize;
+    let mut axes = [0usize; 3];
+    for d in DType::ALL {
+        let x = base(1, d, 60);
+        let xv = View::new(x, 59, &shape, &[-20, -4, -1]).unwrap();
+        let mut batch = Vec::new();
+        let mut checks = Vec::new();
+        let mut bases = vec![x];
+        for &op in Opcode::ALL.iter().filter(|o| o.kind() == Kind::Reduce) {
+            let Some(&(_, to)) = input_dtypes(op).iter().find(|p| p.0 == d) else { continue };
+            let axis = cases % 3;
+            axes[axis] += 1;
+            let mut rshape = shape.to_vec();
+            rshape.remove(axis);
+            let out = base(10 + bases.len() as u64, to, rshape.iter().product::<usize>() as u64);
+            let ov = View::contiguous(out, 0, &rshape).unwrap();
+            batch.push(Instruction::new(op, [ov.clone().into(), xv.clone().into(), Scalar::I64(axis as i64).into()]));
+            checks.push(Check::of(&ov, format!("{op} {d} axis {axis}"), Agree::Exact));
+            bases.push(out);
+            cases += 1;
         }
+        let (mut a, mut b) = twin(&[x], 5 + u64::from(d.id()));
+        compare_checks(&mut cl, &batch, &mut a, &mut b, &checks);
+        release(&mut cl, &mut a, &bases);
     }
     assert_eq!(cl.stats().fallback_instructions, 0, "{:?}", cl.stats());
-    assert!(cases > 60);
+    assert!(cases > 90 && axes.iter().all(|&n| n > 25), "{cases} cases, per axis {axes:?}");
 }
 
 /// The number after "instruction " in an error's text.

@@ -126,3 +126,60 @@ fn an_iterative_program_builds_each_program_once() {
     assert!(notes.iter().any(|n| n.starts_with(&want)), "{want} in {notes:?}");
     assert!(s.build_time > std::time::Duration::ZERO, "{s:?}");
 }
+
+/// A batch needing an element-wise kernel, a reduction, a scan and another kernel.
+fn mixed_batch() -> (Vec<Instruction>, Vec<Base>) {
+    let (x, t, s, c, u) = (
+        base(1, DType::F64, 1000),
+        base(2, DType::F64, 1000),
+        base(3, DType::F64, 1),
+        base(4, DType::F64, 1000),
+        base(5, DType::F64, 1000),
+    );
+    let rows = |b: Base| -> Operand { View::contiguous(b, 0, &[10, 100]).unwrap().into() };
+    let batch = vec![
+        Instruction::new(Opcode::Multiply, [whole(t), whole(x), Scalar::F64(2.0).into()]),
+        Instruction::new(
+            Opcode::AddReduce,
+            [View::contiguous(s, 0, &[]).unwrap().into(), whole(x), Scalar::I64(0).into()],
+        ),
+        Instruction::new(Opcode::AddAccumulate, [whole(c), whole(x), Scalar::I64(0).into()]),
+        Instruction::new(Opcode::Sqrt, [rows(u), rows(t)]),
+    ];
+    (batch, vec![x, t, s, c, u])
+}
+
+#[test]
+fn a_batch_builds_its_new_programs_in_one_compilation() {
+    let Some(mut cl) = engine() else { return };
+    let (batch, bases) = mixed_batch();
+    let (mut a, mut b) = twin(&bases[..1], 9);
+    compare(&mut cl, &batch, &mut a, &mut b, &bases, "a mixed batch");
+    let first = cl.stats();
+    assert!(first.builds >= 4 && first.compilations == 1, "{first:?}");
+    assert_eq!(first.hits, 0, "a program built ahead of its first run is no hit: {first:?}");
+    compare(&mut cl, &batch, &mut a, &mut b, &bases, "the mixed batch again");
+    let second = cl.stats();
+    assert_eq!((second.builds, second.compilations, second.hits), (first.builds, 1, first.builds), "{second:?}");
+    let notes = cl.describe()[0].notes.join("\n");
+    assert!(notes.contains(&format!("{} programs built in 1 compilations", first.builds)), "{notes}");
+}
+
+#[test]
+fn with_a_disk_cache_each_program_is_built_and_stored_alone() {
+    if engine().is_none() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("vm-opencl-one-by-one-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let settings =
+        vm_core::Settings::from_pairs("opencl", &[("cache_dir", toml::Value::String(dir.to_string_lossy().into()))]);
+    let config = vm_opencl::Config::from_settings(&settings).unwrap();
+    let mut cl = OpenClEngine::new(config, Some(Box::new(vm_interp::Interp::new(None)))).unwrap();
+    let (batch, bases) = mixed_batch();
+    let (mut a, mut b) = twin(&bases[..1], 9);
+    compare(&mut cl, &batch, &mut a, &mut b, &bases, "a mixed batch with a disk cache");
+    let s = cl.stats();
+    assert!(s.builds >= 4 && s.compilations == s.builds && s.disk_stores == s.builds, "{s:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

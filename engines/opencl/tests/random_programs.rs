@@ -66,7 +66,7 @@ fn program(seed: u64) -> (Vec<Instruction>, Vec<Base>, Vec<Base>) {
     let inputs: Vec<Base> = (0..3).map(|_| new_base(&mut r)).collect();
     let mut live = inputs.clone();
     let mut batch = Vec::new();
-    for _ in 0..1 + r.below(8) {
+    for _ in 0..1 + r.below(16) {
         let op = OPS[r.below(OPS.len())];
         let out = if r.below(3) == 0 { live[r.below(live.len())] } else { new_base(&mut r) };
         let o = view(&mut r, out, &shape, true);
@@ -142,11 +142,14 @@ fn o_view(batch: &[Instruction]) -> Operand {
     Operand::View(batch.last().unwrap().output().unwrap().clone())
 }
 
+/// Sixty programs of up to about twenty instructions: a program's instructions share one shape,
+/// so its element-wise ones mostly fuse into one kernel, and a long program tests more per
+/// program the device compiler builds (the cost of a cold run) than several short ones.
 #[test]
 fn random_programs_match_interp() {
     let Some(mut cl) = engine() else { return };
     let mut ran = 0;
-    for seed in 0..150 {
+    for seed in 0..60 {
         let (batch, inputs, outputs) = program(seed);
         if vm_core::instr::validate_batch(&batch).is_err() {
             continue;
@@ -160,9 +163,9 @@ fn random_programs_match_interp() {
         release(&mut cl, &mut a, &all);
         ran += 1;
     }
-    assert!(ran > 100, "only {ran} valid programs");
+    assert!(ran > 50, "only {ran} valid programs");
     let s = cl.stats();
-    assert!(s.launches > 100, "{s:?}");
+    assert!(s.launches > 120, "{s:?}");
 }
 
 /// The shared random programs of `vm_core::testing` (every opcode of the table but gather and

@@ -161,22 +161,78 @@ pub fn compare_within(
     what: &str,
     agree: Agree,
 ) {
+    let checks: Vec<Check> =
+        outputs.iter().map(|&o| Check { base: o, start: 0, len: o.nelem as usize, what: what.into(), agree }).collect();
+    run_and_compare(cl, batch, a, b, &checks, true)
+}
+
+/// Elements `start..start + len` of output `base`, the result of case `what`, which must agree
+/// as `agree` says.
+#[derive(Debug, Clone)]
+pub struct Check {
+    /// The output base.
+    pub base: Base,
+    /// The first element.
+    pub start: usize,
+    /// How many elements.
+    pub len: usize,
+    /// The case, for failure messages.
+    pub what: String,
+    /// How opencl's floats must agree with interp's.
+    pub agree: Agree,
+}
+
+impl Check {
+    /// The check of the elements `view` (a contiguous slice) holds after case `what`.
+    pub fn of(view: &View, what: String, agree: Agree) -> Check {
+        Check { base: view.base, start: view.start as usize, len: view.nelem(), what, agree }
+    }
+}
+
+/// Runs `batch` on opencl (memory `a`) and interp (memory `b`), both of which must succeed,
+/// then syncs the bases of `checks` in both and asserts each check's elements agree.
+pub fn compare_checks(
+    cl: &mut OpenClEngine,
+    batch: &[Instruction],
+    a: &mut HostMemory,
+    b: &mut HostMemory,
+    checks: &[Check],
+) {
+    run_and_compare(cl, batch, a, b, checks, false)
+}
+
+/// [`compare_checks`], where both engines failing with the same error code counts as agreeing
+/// when `both_may_fail`.
+fn run_and_compare(
+    cl: &mut OpenClEngine,
+    batch: &[Instruction],
+    a: &mut HostMemory,
+    b: &mut HostMemory,
+    checks: &[Check],
+    both_may_fail: bool,
+) {
     let mut batch = batch.to_vec();
-    for o in outputs {
-        batch.push(Instruction::new(vm_core::Opcode::Sync, [whole(*o)]));
+    let mut synced: Vec<BaseId> = Vec::new();
+    for c in checks {
+        if !synced.contains(&c.base.id) {
+            synced.push(c.base.id);
+            batch.push(Instruction::new(vm_core::Opcode::Sync, [whole(c.base)]));
+        }
     }
     let mut interp = vm_interp::Interp::new(None);
     let want = interp.execute(&batch, b);
     let got = cl.execute(&batch, a);
+    let what = || checks.first().map_or("", |c| c.what.as_str());
     match (&want, &got) {
         (Ok(()), Ok(())) => {}
-        (Err(x), Err(y)) if x.code() == y.code() => return,
-        _ => panic!("{what}: interp {want:?}, opencl {got:?}"),
+        (Err(x), Err(y)) if both_may_fail && x.code() == y.code() => return,
+        _ => panic!("{}: interp {want:?}, opencl {got:?}", what()),
     }
-    for o in outputs {
-        for i in 0..o.nelem as usize {
+    for c in checks {
+        let o = &c.base;
+        for i in c.start..c.start + c.len {
             let (x, y) = (elem(a, o, i), elem(b, o, i));
-            let ok = match agree {
+            let ok = match c.agree {
                 _ if x == y => true,
                 _ if !o.dtype.is_float() => false,
                 Agree::Exact => false,
@@ -190,7 +246,14 @@ pub fn compare_within(
                     t.agrees(o.dtype, s(x), s(y))
                 }
             };
-            assert!(ok, "{what}: element {i} of base {}: opencl {x:#x}, interp {y:#x} ({agree:?})", o.id);
+            assert!(
+                ok,
+                "{}: element {} of base {}: opencl {x:#x}, interp {y:#x} ({:?})",
+                c.what,
+                i - c.start,
+                o.id,
+                c.agree
+            );
         }
     }
 }
@@ -199,4 +262,27 @@ pub fn compare_within(
 pub fn release(cl: &mut OpenClEngine, mem: &mut HostMemory, bases: &[Base]) {
     let frees: Vec<Instruction> = bases.iter().map(|b| Instruction::new(vm_core::Opcode::Free, [whole(*b)])).collect();
     cl.execute(&frees, mem).unwrap();
+}
+
+/// Output slices of `n` elements for a batch that gives each instruction its own output (so
+/// that the whole batch fuses into one program): one base per dtype of `dtypes` (id `first` plus
+/// the dtype's id), and the slice of each entry of `dtypes`, in order.
+pub fn slices(dtypes: &[DType], n: usize, first: u64) -> (Vec<Base>, Vec<View>) {
+    let mut bases: Vec<Base> = Vec::new();
+    for &d in dtypes {
+        let count = dtypes.iter().filter(|&&e| e == d).count();
+        if !bases.iter().any(|b| b.dtype == d) {
+            bases.push(base(first + u64::from(d.id()), d, (count * n) as u64));
+        }
+    }
+    let mut used = vec![0usize; bases.len()];
+    let views = dtypes
+        .iter()
+        .map(|&d| {
+            let k = bases.iter().position(|b| b.dtype == d).unwrap();
+            used[k] += 1;
+            View::contiguous(bases[k], ((used[k] - 1) * n) as i64, &[n]).unwrap()
+        })
+        .collect();
+    (bases, views)
 }
