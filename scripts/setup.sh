@@ -3,7 +3,8 @@
 #
 # 1. system packages: a C/C++ compiler (C tests against libvm.so), OpenMPI and libclang
 #    (rsmpi's bindgen, for the cluster manager), PoCL and the OpenCL ICD loader (the OpenCL
-#    engine's CPU device), valgrind (the C tests run under it), Python with venv;
+#    engine's CPU device), valgrind (the C tests run under it), Python with venv and its headers (vmnp's tests
+#    link libpython);
 # 2. the project's Python environment `.venv` (git-ignored) with the packages of
 #    scripts/requirements.txt (NumPy for the benchmark baselines, the Python frontend's build
 #    and test tools), and the Python frontend `vmnp` when bridge-py/ exists.
@@ -26,7 +27,7 @@ fi
 
 packages=(build-essential pkg-config libopenmpi-dev openmpi-bin libclang-dev
           pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev clinfo valgrind
-          python3 python3-venv)
+          python3 python3-venv python3-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -34,4 +34,14 @@ if [ "$status" -eq 0 ] || [ "$status" -eq 124 ]; then
   exit 1
 fi
 echo "job ended with status $status"
+echo "== vmnp on the cluster stack: the NumPy scripts under mpirun -n 2 python -m vmnp"
+if [ "$(id -u)" -eq 0 ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+py=.venv/bin/python
+CARGO_TARGET_DIR="$(realpath "$CARGO_TARGET_DIR")" "$py" -m pip install -q --disable-pip-version-check \
+  --config-settings=build-args="--features mpi" ./bridge-py
+VMNP_TEST_MPI=1 "$py" -m pytest -q bridge-py/tests/test_mpi.py
+# Leave the environment with the default build, as scripts/setup.sh made it.
+CARGO_TARGET_DIR="$(realpath "$CARGO_TARGET_DIR")" "$py" -m pip install -q --disable-pip-version-check ./bridge-py
 echo "MPI tests passed on 1-4 ranks"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite on a fresh machine: installs what is missing, checks formatting and
-# lints, and runs every test (unit, property, differential, C programs against libvm.so).
+# lints, and runs every test (unit, property, differential, C programs against libvm.so, the
+# Python frontend's suite, the cluster manager under MPI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +15,13 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 
 echo "== tests"
 cargo test --workspace --locked
+
+echo "== Python frontend vmnp: format, lints, tests on the interp and cpu stacks"
+py=.venv/bin/python
+.venv/bin/ruff format --check bridge-py
+.venv/bin/ruff check bridge-py
+VM_STACK=interp "$py" -m pytest -q bridge-py/tests
+VM_STACK=cpu "$py" -m pytest -q bridge-py/tests
 
 echo "== cluster manager under MPI (feature mpi)"
 cargo clippy -p vm-cluster --features mpi --all-targets --locked -- -D warnings

@@ -226,12 +226,12 @@ mod tests {
     }
 
     /// The names of this process's threads that start with `prefix`, waiting up to a second
-    /// for threads just joined to leave the kernel's list (a joined thread's entry can outlive
-    /// the join by a moment).
-    fn threads_named(prefix: &str) -> Vec<String> {
+    /// for their number to become `count` (a thread names itself once it runs, and a joined
+    /// thread leaves the list a moment after the join).
+    fn threads_named(prefix: &str, count: usize) -> Vec<String> {
         let mut names = named_now(prefix);
         for _ in 0..100 {
-            if names.is_empty() {
+            if names.len() == count {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -267,12 +267,12 @@ mod tests {
             "{text}"
         );
         // The four workers started before the refusal were stopped and joined, not left behind.
-        assert_eq!(threads_named("vmtest-refuse"), Vec::<String>::new());
+        assert_eq!(threads_named("vmtest-refuse", 0), Vec::<String>::new());
         // Without a refusal the same pool starts and names its workers.
         let pool = Pool::start(3, "vmtest-start", |_| None).unwrap();
         assert_eq!(pool.threads(), 3);
-        assert_eq!(named_now("vmtest-start").len(), 2);
+        assert_eq!(threads_named("vmtest-start", 2).len(), 2);
         drop(pool);
-        assert_eq!(threads_named("vmtest-start"), Vec::<String>::new());
+        assert_eq!(threads_named("vmtest-start", 0), Vec::<String>::new());
     }
 }
