@@ -68,6 +68,10 @@ pub struct Args {
     #[arg(long)]
     pub no_numpy: bool,
 
+    /// Skip the NumPy scripts under the Python frontend (`python -m vmnp`).
+    #[arg(long)]
+    pub no_python: bool,
+
     /// Skip the C program (heat_equation against libvm.so).
     #[arg(long)]
     pub no_c: bool,
@@ -135,6 +139,7 @@ impl Args {
             eager: !self.no_eager,
             hand: !self.no_hand,
             numpy: !self.no_numpy,
+            python: !self.no_python,
             c: !self.no_c,
             tolerance: self.rtol.map_or(Tolerance::for_precision(self.dtype), |r| Tolerance { relative: r }),
         })
@@ -247,7 +252,7 @@ mod tests {
         assert_eq!(p.benches.len(), suite::all().len());
         assert_eq!(p.stacks, vec![StackSpec::new(None, None)]);
         assert_eq!((p.warmup, p.reps), (1, 3));
-        assert!(p.eager && p.hand && p.numpy && p.c);
+        assert!(p.eager && p.hand && p.numpy && p.python && p.c);
         assert_eq!(p.tolerance, Tolerance::for_precision(Precision::F64));
     }
 

@@ -2,7 +2,7 @@
 //! stacks, hand, NumPy and the C program), each with its warm-up and timed repetitions, with a
 //! live progress line on stderr; then analyses the groups into a [`Report`].
 
-use crate::baseline::{c, numpy};
+use crate::baseline::{c, numpy, python};
 use crate::check::Tolerance;
 use crate::report::{Group, Kind, Meta, Report, Row, table::format_seconds};
 use crate::size::Size;
@@ -35,6 +35,9 @@ pub struct Plan {
     pub hand: bool,
     /// Run the NumPy baseline (when NumPy is installed).
     pub numpy: bool,
+    /// Run the NumPy scripts under the Python frontend (`python -m vmnp`) on each stack of
+    /// [`Plan::frontend_stacks`], when vmnp is installed.
+    pub python: bool,
     /// Run the C program (heat_equation only, when cc and libvm.so are found).
     pub c: bool,
     /// The float tolerance of checksums.
@@ -59,9 +62,9 @@ impl Plan {
         }
     }
 
-    /// The stacks the C program runs on: every stack measured, or `interp` when only the
-    /// eager baseline is.
-    pub fn c_stacks(&self) -> Vec<StackSpec> {
+    /// The stacks the frontends run on (the C program, the Python scripts): every stack
+    /// measured, or `interp` when only the eager baseline is.
+    pub fn frontend_stacks(&self) -> Vec<StackSpec> {
         if self.stacks.is_empty() && self.eager {
             vec![StackSpec::new(None, Some("interp"))]
         } else {
@@ -179,16 +182,18 @@ fn run_stack(plan: &Plan, progress: &Progress, def: &BenchDef, size: &Size, spec
 }
 
 /// Counts the measurements `plan` will make (for the progress line).
-pub fn count(plan: &Plan, c_ready: bool) -> usize {
+pub fn count(plan: &Plan, c_ready: bool, python_ready: bool) -> usize {
     plan.benches
         .iter()
         .map(|(def, sizes)| {
-            let c_rows = if plan.c && c_ready && def.name == "heat_equation" { plan.c_stacks().len() } else { 0 };
+            let c_rows =
+                if plan.c && c_ready && def.name == "heat_equation" { plan.frontend_stacks().len() } else { 0 };
             sizes.len()
                 * (plan.stacks.len()
                     + usize::from(plan.eager)
                     + usize::from(plan.hand)
                     + usize::from(plan.numpy)
+                    + if python_ready { plan.frontend_stacks().len() } else { 0 }
                     + c_rows)
         })
         .sum()
@@ -209,7 +214,19 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
     } else {
         None
     };
-    let wants_c = plan.c && plan.benches.iter().any(|(d, _)| d.name == "heat_equation") && !plan.c_stacks().is_empty();
+    let vmnp_version = if plan.python {
+        match python::available() {
+            Ok(v) => Some(v),
+            Err(e) => {
+                notes.push(e);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let wants_c =
+        plan.c && plan.benches.iter().any(|(d, _)| d.name == "heat_equation") && !plan.frontend_stacks().is_empty();
     let c_program = if wants_c {
         match c::build() {
             Ok(p) => Some(p),
@@ -221,7 +238,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
     } else {
         None
     };
-    let mut progress = Progress::new(count(plan, c_program.is_some()), quiet);
+    let mut progress = Progress::new(count(plan, c_program.is_some(), vmnp_version.is_some()), quiet);
     let hand_threads = hand::thread_count(plan.threads.unwrap_or(0));
     let mut groups = Vec::new();
     for (def, sizes) in &plan.benches {
@@ -257,8 +274,29 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
                 progress.finished(&what, &row);
                 rows.push(row);
             }
+            if vmnp_version.is_some() {
+                for spec in &plan.frontend_stacks() {
+                    let name = format!("python:{}", spec.label);
+                    let what = label(&name);
+                    progress.at(&format!("{what} ({} + {} repetitions under python -m vmnp)", plan.warmup, plan.reps));
+                    let row = match python::run(
+                        def.numpy_script,
+                        size,
+                        plan.precision,
+                        plan.warmup,
+                        plan.reps,
+                        spec,
+                        plan.threads,
+                    ) {
+                        Ok(r) => Row::measured(&name, Kind::Python, &r),
+                        Err(e) => Row::failed(&name, Kind::Python, e),
+                    };
+                    progress.finished(&what, &row);
+                    rows.push(row);
+                }
+            }
             if let Some(prog) = c_program.as_ref().filter(|_| def.name == "heat_equation") {
-                for spec in &plan.c_stacks() {
+                for spec in &plan.frontend_stacks() {
                     let name = format!("c:{}", spec.label);
                     let what = label(&name);
                     progress.at(&format!("{what} ({} + {} repetitions)", plan.warmup, plan.reps));
@@ -284,6 +322,11 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
     if let Some(v) = &numpy_version {
         notes.push(format!(
             "NumPy {v}: checksums compared for deterministic benchmarks only (NumPy draws its own random numbers)"
+        ));
+    }
+    if let Some(v) = &vmnp_version {
+        notes.push(format!(
+            "python:<stack>: the NumPy scripts unchanged under python -m vmnp {v} (checksums compared for deterministic benchmarks only)"
         ));
     }
     if plan.hand {

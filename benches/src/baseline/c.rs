@@ -1,7 +1,7 @@
 //! The C users' path: `benches/c/heat_equation.c`, compiled with `cc` against `libvm.so` and
 //! the header `bridge-c/include/vm.h` when the harness runs, then run on each measured stack.
 
-use super::{bench_dir, parse_results, run_command};
+use super::{bench_dir, parse_results, run_command, stack_env};
 use crate::size::Size;
 use crate::stacks::StackSpec;
 use crate::{Measured, Precision};
@@ -95,11 +95,6 @@ pub fn build() -> Result<CProgram, String> {
     Ok(program)
 }
 
-/// `name` as in `VM_<COMPONENT>_<KEY>` variables: upper case, `-` and `.` as `_`.
-fn env_form(name: &str) -> String {
-    name.chars().map(|c| if c == '-' || c == '.' { '_' } else { c.to_ascii_uppercase() }).collect()
-}
-
 /// Runs the C benchmark at `size` on the stack `spec` (its config file and stack name), with
 /// `threads` (when given) as the `threads` setting of each component that has one.
 pub fn run(
@@ -120,11 +115,7 @@ pub fn run(
         .arg(reps.to_string())
         .arg(config)
         .arg(stack);
-    if let (Some(n), Ok(plan)) = (threads, spec.plan(None)) {
-        for comp in plan.components.iter().filter(|c| c.settings.values.contains_key("threads")) {
-            cmd.env(format!("VM_{}_THREADS", env_form(&comp.name)), n.to_string());
-        }
-    }
+    cmd.envs(stack_env(spec, threads));
     let stdout = run_command(&mut cmd, "c/heat_equation")?;
     let results = parse_results(&stdout).map_err(|e| format!("c/heat_equation: {e}"))?;
     if results.len() != reps {

@@ -1,11 +1,14 @@
-//! Baselines that run outside this process: the NumPy scripts ([`numpy`]) and the C program
-//! against `libvm.so` ([`c`]). Both print one line per timed repetition in the fixed format
-//! `RESULT <seconds> <checksum>`, read by [`parse_results`].
+//! Implementations that run outside this process: the NumPy scripts ([`numpy`]), the same
+//! scripts under the Python frontend ([`python`]) and the C program against `libvm.so` ([`c`]).
+//! Each prints one line per timed repetition in the fixed format `RESULT <seconds> <checksum>`,
+//! read by [`parse_results`].
 
 pub mod c;
 pub mod numpy;
+pub mod python;
 
 use crate::Measured;
+use crate::stacks::StackSpec;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -38,6 +41,23 @@ pub fn parse_results(stdout: &str) -> Result<Vec<Measured>, String> {
         return Err("no RESULT line in the output".to_string());
     }
     Ok(out)
+}
+
+/// `name` as in `VM_<COMPONENT>_<KEY>` variables: upper case, `-` and `.` as `_`.
+fn env_form(name: &str) -> String {
+    name.chars().map(|c| if c == '-' || c == '.' { '_' } else { c.to_ascii_uppercase() }).collect()
+}
+
+/// The environment that gives each component of `spec` with a `threads` setting `threads`
+/// threads (`VM_<COMPONENT>_THREADS`), for a program that builds the stack itself; empty when
+/// `threads` is `None`.
+pub fn stack_env(spec: &StackSpec, threads: Option<usize>) -> Vec<(String, String)> {
+    let (Some(n), Ok(plan)) = (threads, spec.plan(None)) else { return Vec::new() };
+    plan.components
+        .iter()
+        .filter(|c| c.settings.values.contains_key("threads"))
+        .map(|c| (format!("VM_{}_THREADS", env_form(&c.name)), n.to_string()))
+        .collect()
 }
 
 /// Runs `cmd`, returning its stdout, or an error with the end of its stderr.

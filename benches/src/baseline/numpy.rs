@@ -40,20 +40,40 @@ pub fn run(
     warmup: usize,
     reps: usize,
 ) -> Result<Vec<Measured>, String> {
+    let mut cmd = Command::new(python());
+    script_args(&mut cmd, script, size, precision, warmup, reps)?;
+    let what = format!("numpy/{script}");
+    let stdout = run_command(&mut cmd, &what)?;
+    results(&stdout, &what, reps)
+}
+
+/// Appends `benches/numpy/<name>` and its arguments to `cmd` (a Python command line), run in
+/// that directory; an error when the script does not exist.
+pub fn script_args(
+    cmd: &mut Command,
+    name: &str,
+    size: &Size,
+    precision: Precision,
+    warmup: usize,
+    reps: usize,
+) -> Result<(), String> {
     let dir = bench_dir().join("numpy");
-    let path = dir.join(script);
+    let path = dir.join(name);
     if !path.is_file() {
         return Err(format!("no NumPy script {}", path.display()));
     }
-    let mut cmd = Command::new(python());
     cmd.arg(&path)
         .args(["--size", &size.to_string(), "--dtype", precision.as_str()])
         .args(["--warmup", &warmup.to_string(), "--reps", &reps.to_string()])
         .current_dir(&dir);
-    let stdout = run_command(&mut cmd, &format!("numpy/{script}"))?;
-    let results = parse_results(&stdout).map_err(|e| format!("numpy/{script}: {e}"))?;
+    Ok(())
+}
+
+/// The `reps` measurements in a script's output.
+pub fn results(stdout: &str, what: &str, reps: usize) -> Result<Vec<Measured>, String> {
+    let results = parse_results(stdout).map_err(|e| format!("{what}: {e}"))?;
     if results.len() != reps {
-        return Err(format!("numpy/{script}: {} results for {reps} repetitions", results.len()));
+        return Err(format!("{what}: {} results for {reps} repetitions", results.len()));
     }
     Ok(results)
 }

@@ -23,12 +23,14 @@ pub enum Kind {
     Numpy,
     /// The C program against `libvm.so`, on a stack.
     C,
+    /// The NumPy script under the Python frontend (`python -m vmnp`), on a stack.
+    Python,
 }
 
 /// One implementation's measurements of one benchmark at one size.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    /// The implementation's label: `eager`, a stack label, `hand`, `numpy`, `c:<stack>`.
+    /// The implementation's label: `eager`, a stack label, `hand`, `numpy`, `c:<stack>`, `python:<stack>`.
     pub implementation: String,
     /// What it is.
     pub kind: Kind,
@@ -153,6 +155,9 @@ impl Group {
                 (Some((_, _, None)), _) => Comparison::skipped("the reference has no checksum"),
                 (Some(_), _) if row.kind == Kind::Numpy && !deterministic => {
                     Comparison::skipped("NumPy draws its own random numbers")
+                }
+                (Some(_), _) if row.kind == Kind::Python && !deterministic => {
+                    Comparison::skipped("the NumPy script draws its own random numbers")
                 }
                 (Some((_, _, Some(r))), Some(c)) => check::compare(*r, c, tol),
             };
