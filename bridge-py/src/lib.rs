@@ -7,13 +7,14 @@
 //!
 //! Everything on the per-operation path is here, in Rust: operand conversion, NumPy 2 type
 //! promotion with NEP 50's weak scalars ([`dtypes`]), broadcasting and view arithmetic
-//! ([`array`]), and recording ([`ops`]). The Python part of the package (`python/vmnp`) builds
+//! ([`array`]), recording ([`ops`]), and zero-copy export of synced data ([`buffer`]). The Python part of the package (`python/vmnp`) builds
 //! the NumPy namespace on top and supplies the few slow paths (advanced indexing, repr, the
 //! fallback to NumPy) as hooks this module calls.
 //!
 //! May depend on: `vm-core` (the language) and `vm-bridge` (context table, stack building).
 
 pub mod array;
+pub mod buffer;
 pub mod dtypes;
 pub mod ops;
 pub mod session;

@@ -36,9 +36,14 @@ pub fn dtype_of(name: &str) -> PyResult<DType> {
         .ok_or_else(|| PyTypeError::new_err(format!("vmnp does not support dtype {name}")))
 }
 
+/// The number of elements of `shape`; NumPy's `ValueError` when it overflows.
+pub fn element_count(shape: &[usize]) -> PyResult<usize> {
+    shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(|| value_err("array is too big"))
+}
+
 /// A new row-major array of `shape` (memory is allocated lazily by the engine that writes it).
 pub fn new_array(shape: &[usize], dtype: DType) -> PyResult<(View, Arc<BaseHandle>)> {
-    let nelem = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(|| value_err("array is too big"))?;
+    let nelem = element_count(shape)?;
     let base = vm()?.new_base(dtype, nelem)?;
     Ok((View::row_major(base, shape), Arc::new(BaseHandle { base })))
 }
@@ -151,10 +156,10 @@ pub fn result_type(args: &[Arg]) -> DType {
 /// Records `op` over `inputs` broadcast together, computing in `ct` and writing `out_dtype`
 /// (into `out` when given: then its shape must be the broadcast shape, and a dtype it cannot
 /// hold under NumPy's `same_kind` rule is a `TypeError`).
-pub fn record(
+pub fn record<const N: usize>(
     py: Python<'_>,
     op: Opcode,
-    inputs: &[Arg],
+    inputs: [Arg; N],
     ct: DType,
     out_dtype: DType,
     out: Option<&NdArray>,
@@ -170,19 +175,21 @@ pub fn record(
             np_name(o.view.dtype())
         )));
     }
-    let shape = broadcast_shapes(inputs)?;
-    let mut temps: Vec<Arc<BaseHandle>> = Vec::new();
+    let shape = broadcast_shapes(&inputs)?;
+    // Casts of the inputs, alive until the instruction reading them is queued.
+    let mut temps: smallvec::SmallVec<[Arc<BaseHandle>; 2]> = smallvec::SmallVec::new();
     let mut operands: smallvec_ops::Ops = smallvec_ops::Ops::new();
     operands.push(Operand::Const(Scalar::Bool(false))); // placeholder for the output
-    for (i, a) in inputs.iter().enumerate() {
+    for (i, a) in inputs.into_iter().enumerate() {
         // select's condition stays bool whatever the values compute in
         let ct = if op == Opcode::Select && i == 0 { DType::Bool } else { ct };
         operands.push(match a {
+            Arg::Arr(v) if v.dtype() == ct && v.shape[..] == shape[..] => Operand::View(v),
             Arg::Arr(v) => {
                 let v = if v.dtype() == ct {
-                    broadcast_view(v, &shape)
+                    broadcast_view(&v, &shape)
                 } else {
-                    let (c, h) = cast_view(py, v, ct)?;
+                    let (c, h) = cast_view(py, &v, ct)?;
                     temps.push(h);
                     broadcast_view(&c, &shape)
                 };
@@ -214,12 +221,7 @@ pub fn record(
             vm.submit(py, Instruction::new(Opcode::Identity, [Operand::View(o.view.clone()), Operand::View(tmp)]))?;
             Ok(None)
         }
-        None => {
-            let (v, h) = new_array(&shape, out_dtype)?;
-            operands[0] = Operand::View(v.clone());
-            vm.submit(py, Instruction { opcode: op, operands })?;
-            Ok(Some((v, h)))
-        }
+        None => vm.submit_new(py, &shape, out_dtype, op, operands).map(Some),
     }
 }
 
@@ -247,7 +249,7 @@ pub fn binary(
             ct = if ct == DType::U64 { DType::F64 } else { DType::I64 };
         }
     }
-    finish(py, op, &args, ct, od, out)
+    finish(py, op, args, ct, od, out)
 }
 
 /// Records unary ufunc `op` on a Python operand.
@@ -260,13 +262,13 @@ pub fn unary(
     let Some((x, _k)) = arg(a)? else { return Ok(None) };
     let args = [x];
     let (op, ct, od) = unary_types(op, result_type(&args))?;
-    finish(py, op, &args, ct, od, out)
+    finish(py, op, args, ct, od, out)
 }
 
-fn finish(
+fn finish<const N: usize>(
     py: Python<'_>,
     op: Opcode,
-    args: &[Arg],
+    args: [Arg; N],
     ct: DType,
     od: DType,
     out: Option<&Bound<'_, NdArray>>,
@@ -324,7 +326,7 @@ fn _where(py: Python<'_>, cond: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>, y: &Bou
         other => other,
     };
     let rt = result_type(&[a.clone(), b.clone()]);
-    let (v, h) = record(py, Opcode::Select, &[c, a, b], rt, rt, None)?.expect("a new array");
+    let (v, h) = record(py, Opcode::Select, [c, a, b], rt, rt, None)?.expect("a new array");
     Ok(wrap(py, v, h)?.into_any())
 }
 

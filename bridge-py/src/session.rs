@@ -10,10 +10,11 @@ use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyModule};
+use smallvec::SmallVec;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use vm::context::{self, Context};
-use vm_core::{Base, BaseId, DType, Error, Instruction, Runtime};
+use vm_core::{Base, BaseId, DType, Error, Instruction, Opcode, Operand, Runtime, View};
 
 /// Instructions queued since the last flush after which this module flushes on its own, with
 /// the GIL released; below the runtime's batch limit (4096), so the runtime never flushes while
@@ -70,6 +71,38 @@ impl Vm {
             self.run(py, |rt| rt.flush())?;
         }
         Ok(())
+    }
+
+    /// Queues `opcode` over `operands` writing a new row-major array of `shape` and `dtype`
+    /// (operand 0 becomes its view): creating the base and queueing take the runtime once, the
+    /// per-operation path of every ufunc. The base is freed again when the instruction is refused.
+    pub fn submit_new(
+        &self,
+        py: Python<'_>,
+        shape: &[usize],
+        dtype: DType,
+        opcode: Opcode,
+        mut operands: SmallVec<[Operand; 3]>,
+    ) -> PyResult<(View, Arc<BaseHandle>)> {
+        let nelem = crate::ops::element_count(shape)?;
+        let view = self.with(|rt| {
+            let base = rt.new_base(dtype, nelem as u64)?;
+            let view = View::row_major(base, shape);
+            operands[0] = Operand::View(view.clone());
+            match rt.submit_one(Instruction { opcode, operands }) {
+                Ok(()) => Ok(view),
+                Err(e) => {
+                    // The base may have been queued already (a full batch was flushed and failed).
+                    let _ = rt.free(base.id);
+                    Err(e)
+                }
+            }
+        })?;
+        let handle = Arc::new(BaseHandle { base: view.base });
+        if self.queued.fetch_add(1, Ordering::Relaxed) + 1 >= FLUSH_AFTER {
+            self.run(py, |rt| rt.flush())?;
+        }
+        Ok((view, handle))
     }
 
     /// A new base of `nelem` elements.

@@ -1,5 +1,7 @@
 """The namespace, the array's methods and protocols, and errors, each compared with NumPy."""
 
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -260,3 +262,52 @@ def test_other_ndarray_methods_fall_back_and_in_place_ones_write_back():
         a.argsort()
     with pytest.raises(AttributeError):
         _ = a.no_such_attribute
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "uint64", "float32", "float64"])
+def test_numpy_views_the_synced_data_without_a_copy(dtype):
+    want = (np.arange(24).reshape(2, 3, 4) % 5).astype(dtype)
+    a = vmnp.asarray(want)
+    for got, ref in [
+        (a, want),
+        (a[:, ::-2, 1:], want[:, ::-2, 1:]),
+        (a.T, want.T),
+        (a[1, None, :, 2], want[1, None, :, 2]),
+    ]:
+        n = np.asarray(got)
+        assert not n.flags.writeable and not n.flags.owndata
+        np.testing.assert_array_equal(n, ref)
+        assert n.strides == ref.strides
+        m = memoryview(got)
+        # The format is the struct module's standard one (NumPy says "L" for uint64 on Linux).
+        assert m.readonly and m.shape == ref.shape and np.dtype(m.format) == ref.dtype
+        np.testing.assert_array_equal(np.asarray(m), ref)
+    # Two exports of one array share memory: no copy was made.
+    assert np.shares_memory(np.asarray(a), np.asarray(a[1]))
+    i = a.__array_interface__
+    assert i["shape"] == want.shape and i["typestr"] == want.dtype.str and i["data"][1] is True
+    # Copies are writable and independent.
+    c = np.array(a)
+    c[...] = 0
+    np.testing.assert_array_equal(np.asarray(a), want)
+    assert np.asarray(a, dtype="float64").dtype == np.float64
+    with pytest.raises(ValueError, match="avoid copy"):
+        a.__array__(dtype="complex128", copy=False)
+    with pytest.raises(TypeError, match="not writable"):
+        (ctypes.c_char * 1).from_buffer(a)  # wants to write through the buffer
+
+
+def test_a_numpy_view_outlives_rewrites_and_the_array():
+    a = vmnp.arange(1 << 16, dtype=vmnp.float64)
+    n = np.asarray(a)
+    before = n.copy()
+    for _ in range(5):
+        # A full rewrite from constants: an engine may defer it and drop its host copy, but not
+        # the memory a NumPy array views.
+        a[...] = 3.0
+        vmnp.flush()
+    np.testing.assert_array_equal(np.asarray(a), np.full(1 << 16, 3.0))
+    assert np.shares_memory(n, np.asarray(a))
+    del a
+    vmnp.flush()
+    assert n.shape == before.shape and np.isfinite(n).all()  # still readable: the view keeps the base

@@ -7,7 +7,7 @@ use crate::dtype::{DType, Element};
 use crate::view::{Base, BaseId};
 use crate::{Error, Result};
 use std::alloc::{Layout, alloc_zeroed, dealloc};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ptr::NonNull;
 
 /// Alignment of every host buffer (a cache line; enough for any SIMD load).
@@ -173,6 +173,9 @@ pub fn try_collect<I: ExactSizeIterator>(iter: I, base: BaseId, what: &str) -> R
 #[derive(Debug, Default)]
 pub struct HostMemory {
     buffers: HashMap<BaseId, Buffer>,
+    /// Bases whose buffer a frontend lent out for as long as it likes (a NumPy array viewing it):
+    /// [`HostMemory::free`] keeps their buffers until [`HostMemory::unpin`].
+    pinned: HashSet<BaseId>,
 }
 
 impl HostMemory {
@@ -208,9 +211,24 @@ impl HostMemory {
         Ok(())
     }
 
-    /// Releases the buffer of `id` (nothing if none).
+    /// Releases the buffer of `id` (nothing if none, or if it is pinned: an engine that drops
+    /// the host copy of a live base, e.g. to defer recomputing it, finds the same buffer again
+    /// with [`HostMemory::ensure`]).
     pub fn free(&mut self, id: BaseId) {
-        self.buffers.remove(&id);
+        if !self.pinned.contains(&id) {
+            self.buffers.remove(&id);
+        }
+    }
+
+    /// Keeps the buffer of `id` at its address until [`HostMemory::unpin`], whatever engines
+    /// free in the meantime: a frontend lends it out without knowing when it is given back.
+    pub fn pin(&mut self, id: BaseId) {
+        self.pinned.insert(id);
+    }
+
+    /// Ends [`HostMemory::pin`]: the next [`HostMemory::free`] releases the buffer.
+    pub fn unpin(&mut self, id: BaseId) {
+        self.pinned.remove(&id);
     }
 
     /// True when `id` has a buffer.
@@ -227,6 +245,20 @@ impl HostMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pinned_buffer_survives_free_until_unpinned() {
+        let base = Base { id: BaseId(3), dtype: DType::I32, nelem: 4 };
+        let mut mem = HostMemory::new();
+        let ptr = mem.ensure(&base).unwrap().as_ptr();
+        mem.pin(base.id);
+        mem.free(base.id);
+        assert!(mem.is_allocated(base.id));
+        assert_eq!(mem.ensure(&base).unwrap().as_ptr(), ptr);
+        mem.unpin(base.id);
+        mem.free(base.id);
+        assert!(!mem.is_allocated(base.id));
+    }
 
     #[test]
     fn buffers_are_lazy_zeroed_and_aligned() {

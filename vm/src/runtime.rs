@@ -162,6 +162,7 @@ impl Runtime {
             Opcode::Free => {
                 for v in instr.views() {
                     self.bases.remove(&v.base.id);
+                    self.memory.unpin(v.base.id);
                 }
                 false
             }
@@ -240,6 +241,7 @@ impl Runtime {
     pub fn free(&mut self, id: BaseId) -> Result<()> {
         // The FREE of a live base's whole view is valid by construction: no check needed.
         let state = self.bases.remove(&id).ok_or(Error::UnknownBase(id.0))?;
+        self.memory.unpin(id);
         self.stats.instructions += 1;
         self.pending.push(Instruction::new(Opcode::Free, [Operand::View(View::of_base(state.base))]));
         self.queued(false)
@@ -255,6 +257,15 @@ impl Runtime {
             )));
         }
         Ok(self.memory.ensure(&state.base)?.bytes())
+    }
+
+    /// [`Runtime::host_data`], with the buffer pinned: it stays allocated at the same address
+    /// until the base is freed, whatever runs meanwhile (its contents are current only after
+    /// a sync). For frontends that lend the memory out without knowing for how long.
+    pub fn pinned_host_data(&mut self, id: BaseId) -> Result<&[u8]> {
+        self.host_data(id)?;
+        self.memory.pin(id);
+        Ok(self.memory.get(id).expect("allocated by host_data").bytes())
     }
 
     /// The host data of base `id` as elements of `T` (see [`Runtime::host_data`]).

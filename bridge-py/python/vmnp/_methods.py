@@ -89,8 +89,16 @@ def tolist(a):
 
 
 def __array__(a, dtype=None, copy=None):
-    n = _v._to_numpy(a)
-    return n if dtype is None else n.astype(dtype)
+    # NumPy 2's protocol: copy=True must copy, copy=False must not, None copies only if needed.
+    if copy:
+        n = _v._to_numpy(a)
+        return n if dtype is None else n.astype(dtype, copy=False)
+    n = _np.asarray(memoryview(a))  # a read-only view of the synced data (the buffer protocol)
+    if dtype is None or n.dtype == _np.dtype(dtype):
+        return n
+    if copy is False:
+        raise ValueError("Unable to avoid copy while creating an array as requested.")
+    return n.astype(dtype)
 
 
 def __bool__(a):

@@ -53,36 +53,27 @@ fn shaped_producer(batch: &[Instruction], i: usize, flat: &View) -> Option<View>
 /// its instructions the position in `batch` of the instruction it comes from; `None` when
 /// nothing is split (the common case costs one pass over the opcodes).
 pub fn split_flat_reductions(batch: &[Instruction]) -> Option<(Vec<Instruction>, Vec<usize>)> {
-    if !batch.iter().any(|i| flat_full_reduction(i).is_some()) {
+    // Decide every split before copying anything: most batches with a flat reduction (a 1-d
+    // sum, say) have nothing to split, and copying the batch costs more than deciding.
+    let mut next = 0u64;
+    let splits: Vec<(usize, [Instruction; 3])> = batch
+        .iter()
+        .enumerate()
+        .filter_map(|(i, instr)| {
+            let three = split_one(batch, i, instr, next)?;
+            next += 1;
+            Some((i, three))
+        })
+        .collect();
+    if splits.is_empty() {
         return None;
     }
-    let mut out = Vec::with_capacity(batch.len() + 8);
-    let mut origin = Vec::with_capacity(batch.len() + 8);
-    let mut next = 0u64;
+    let mut out = Vec::with_capacity(batch.len() + 2 * splits.len());
+    let mut origin = Vec::with_capacity(batch.len() + 2 * splits.len());
+    let mut splits = splits.into_iter().peekable();
     for (i, instr) in batch.iter().enumerate() {
-        let split = flat_full_reduction(instr).and_then(|flat| {
-            let w = shaped_producer(batch, i, flat)?;
-            let shaped = View::contiguous(flat.base, flat.start, &w.shape).ok()?;
-            let lead = &w.shape[..w.ndim() - 1];
-            let m: usize = lead.iter().product();
-            let part = Base { id: BaseId(PARTIAL_BASE - next), dtype: flat.dtype(), nelem: m as u64 };
-            let part_view = View::contiguous(part, 0, lead).ok()?;
-            let part_flat = View::contiguous(part, 0, &[m]).ok()?;
-            let axis = Scalar::I64(w.ndim() as i64 - 1);
-            let first = Instruction::new(
-                instr.opcode,
-                [Operand::View(part_view.clone()), Operand::View(shaped), Operand::Const(axis)],
-            );
-            let second = Instruction::new(
-                instr.opcode,
-                [instr.operands[0].clone(), Operand::View(part_flat), Operand::Const(Scalar::I64(0))],
-            );
-            let free = Instruction::new(Opcode::Free, [Operand::View(part_view)]);
-            Some([first, second, free])
-        });
-        match split {
-            Some(three) => {
-                next += 1;
+        match splits.next_if(|(at, _)| *at == i) {
+            Some((_, three)) => {
                 out.extend(three);
                 origin.extend([i; 3]);
             }
@@ -92,7 +83,29 @@ pub fn split_flat_reductions(batch: &[Instruction]) -> Option<(Vec<Instruction>,
             }
         }
     }
-    (next > 0).then_some((out, origin))
+    Some((out, origin))
+}
+
+/// The three instructions that replace `instr` (at `i` in `batch`) when it is a full reduction
+/// of a flat view whose producer is shaped; its partial results go to the `next`-th partial base.
+fn split_one(batch: &[Instruction], i: usize, instr: &Instruction, next: u64) -> Option<[Instruction; 3]> {
+    let flat = flat_full_reduction(instr)?;
+    let w = shaped_producer(batch, i, flat)?;
+    let shaped = View::contiguous(flat.base, flat.start, &w.shape).ok()?;
+    let lead = &w.shape[..w.ndim() - 1];
+    let m: usize = lead.iter().product();
+    let part = Base { id: BaseId(PARTIAL_BASE - next), dtype: flat.dtype(), nelem: m as u64 };
+    let part_view = View::contiguous(part, 0, lead).ok()?;
+    let part_flat = View::contiguous(part, 0, &[m]).ok()?;
+    let axis = Scalar::I64(w.ndim() as i64 - 1);
+    let first =
+        Instruction::new(instr.opcode, [Operand::View(part_view.clone()), Operand::View(shaped), Operand::Const(axis)]);
+    let second = Instruction::new(
+        instr.opcode,
+        [instr.operands[0].clone(), Operand::View(part_flat), Operand::Const(Scalar::I64(0))],
+    );
+    let free = Instruction::new(Opcode::Free, [Operand::View(part_view)]);
+    Some([first, second, free])
 }
 
 #[cfg(test)]
