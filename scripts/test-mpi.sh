@@ -10,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 cargo build -p vm-cluster --features mpi --examples
+cargo build -p vm-bridge --features mpi --examples
+cargo build -p vm-bench --features mpi --examples
 bin="$CARGO_TARGET_DIR/debug/examples"
 if [ "$(id -u)" -eq 0 ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -18,8 +20,8 @@ run() { timeout 600 mpirun -n "$1" --oversubscribe "${@:2}"; }
 for n in 1 2 3 4; do
   echo "== mpirun -n $n"
   run "$n" "$bin/differential" "${SEEDS:-40}"
-  run "$n" "$bin/bench_suite" interp
-  run "$n" "$bin/bench_suite" cpu
+  run "$n" "$bin/cluster_suite" interp
+  run "$n" "$bin/cluster_suite" cpu
   run "$n" "$bin/spmd" ok
   run "$n" "$bin/spmd" exit-in-session
 done

@@ -1,4 +1,4 @@
-//! The benchmark suite at its tiny sizes under MPI: `mpirun -n N bench_suite interp|cpu`. For
+//! The benchmark suite at its tiny sizes under MPI: `mpirun -n N cluster_suite interp|cpu`. For
 //! every benchmark, size and precision (f64, f32), rank 0 runs the program on the eager
 //! reference (`node -> interp`) and then on the cluster, whose ranks run `node -> interp`
 //! (`interp`: the checksum must equal the reference bit for bit, the distribution changes no
@@ -28,7 +28,7 @@ fn main() {
         Some("interp") | None => true,
         Some("cpu") => false,
         Some(other) => {
-            eprintln!("bench_suite: unknown child stack `{other}` (interp or cpu)");
+            eprintln!("cluster_suite: unknown child stack `{other}` (interp or cpu)");
             std::process::exit(2);
         }
     };
@@ -68,7 +68,7 @@ fn main() {
         }
     }
     let label = if exact { "node -> interp" } else { "cpu" };
-    println!("bench_suite: {runs} cluster runs of the tiny suite over {label}, {} disagreements", failures.len());
+    println!("cluster_suite: {runs} cluster runs of the tiny suite over {label}, {} disagreements", failures.len());
     for f in &failures {
         eprintln!("DISAGREES {f}");
     }
