@@ -143,6 +143,8 @@ extern "C" {
 #define VM_OP_BITWISE_AND_REDUCE  117  /* Bitwise and along an axis (all ones for nothing). */
 #define VM_OP_BITWISE_OR_REDUCE   118  /* Bitwise or along an axis (0 for nothing). */
 #define VM_OP_BITWISE_XOR_REDUCE  119  /* Bitwise xor along an axis (0 for nothing). */
+#define VM_OP_ARGMIN_REDUCE       120  /* Position (i64) along an axis of the first minimum, or of the first NaN (NumPy's argmin; -0.0 equals 0.0); an empty axis is invalid. */
+#define VM_OP_ARGMAX_REDUCE       121  /* Position (i64) along an axis of the first maximum, or of the first NaN (NumPy's argmax; -0.0 equals 0.0); an empty axis is invalid. */
 #define VM_OP_ADD_ACCUMULATE      130  /* Running sum along an axis. */
 #define VM_OP_MULTIPLY_ACCUMULATE 131  /* Running product along an axis. */
 #define VM_OP_RANGE               140  /* out[i] = i (row-major position), cast to out's dtype. */

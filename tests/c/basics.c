@@ -1,7 +1,8 @@
-/* basics.c: bases, element-wise arithmetic, broadcasting, reductions, scans, comparisons and
- * select, casts, range, random, gather/scatter, host writes, sync and data, several contexts, and
- * the matmul extension when the stack implements it. Prints what it computes (exactly where
- * every engine must agree bit for bit) and exits nonzero on any wrong value. */
+/* basics.c: bases, element-wise arithmetic, broadcasting, reductions (to values and to
+ * positions), scans, comparisons and select, casts, range, random, gather/scatter, host writes,
+ * sync and data, several contexts, and the matmul extension when the stack implements it. Prints
+ * what it computes (exactly where every engine must agree bit for bit) and exits nonzero on any
+ * wrong value. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -79,6 +80,41 @@ static void reductions(vm_context *ctx) {
     CHECK(vm_base_free(ctx, cols));
     CHECK(vm_base_free(ctx, all));
     CHECK(vm_base_free(ctx, scan));
+}
+
+static void positions(vm_context *ctx) {
+    /* NumPy's argmax and argmin: the first of equal values, the first NaN, -0.0 equal to 0.0. */
+    vm_base m, rows, cols, first;
+    const int64_t *r, *c, *f;
+    size_t nbytes;
+    double data[12] = {1.0, 5.0, 5.0, -2.0, NAN, 0.0, NAN, 9.0, -0.0, 0.0, -1.0, -1.0};
+    vm_operand mv;
+    vm_instruction prog[3];
+    CHECK(vm_base_new(ctx, VM_DTYPE_F64, 12, &m));
+    CHECK(vm_base_new(ctx, VM_DTYPE_I64, 3, &rows));
+    CHECK(vm_base_new(ctx, VM_DTYPE_I64, 4, &cols));
+    CHECK(vm_base_new(ctx, VM_DTYPE_I64, 1, &first));
+    CHECK(vm_write(ctx, m, 0, data, sizeof data));
+    mv = vm_operand_view(vm_view_2d(m, 0, 3, 4, 4, 1));
+    prog[0] = vm_instr3(VM_OP_ARGMAX_REDUCE, whole(rows, 3), mv, vm_operand_i64(1));
+    prog[1] = vm_instr3(VM_OP_ARGMIN_REDUCE, whole(cols, 4), mv, vm_operand_i64(0));
+    /* The first row backwards, -2 5 5 1: the first 5 of the reversed view. */
+    prog[2] = vm_instr3(VM_OP_ARGMAX_REDUCE, vm_operand_view(vm_view_scalar(first, 0)),
+                        vm_operand_view(vm_view_1d(m, 3, 4, -1)), vm_operand_i64(0));
+    CHECK(vm_submit(ctx, prog, 3));
+    r = (const int64_t *)synced_data(ctx, rows, &nbytes);
+    REQUIRE(nbytes == 3 * sizeof(int64_t));
+    REQUIRE(r[0] == 1 && r[1] == 0 && r[2] == 0);
+    c = (const int64_t *)synced_data(ctx, cols, &nbytes);
+    REQUIRE(c[0] == 1 && c[1] == 1 && c[2] == 1 && c[3] == 0);
+    f = (const int64_t *)synced_data(ctx, first, &nbytes);
+    REQUIRE(f[0] == 1);
+    printf("argmax of rows %d %d %d, argmin of columns %d %d %d %d, argmax of a reversed row %d\n", (int)r[0],
+           (int)r[1], (int)r[2], (int)c[0], (int)c[1], (int)c[2], (int)c[3], (int)f[0]);
+    CHECK(vm_base_free(ctx, m));
+    CHECK(vm_base_free(ctx, rows));
+    CHECK(vm_base_free(ctx, cols));
+    CHECK(vm_base_free(ctx, first));
 }
 
 static void broadcast_compare_select(vm_context *ctx) {
@@ -289,6 +325,7 @@ int main(void) {
     REQUIRE(strcmp(vm_last_error(), "") == 0);
     arithmetic(ctx);
     reductions(ctx);
+    positions(ctx);
     broadcast_compare_select(ctx);
     casts_and_math(ctx);
     random_gather_scatter(ctx);

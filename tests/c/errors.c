@@ -194,6 +194,21 @@ static void bad_instructions(vm_context *ctx) {
                       vm_operand_range(a, 0, 8));
     EXPECT_ERROR("broadcast output", VM_ERR_INVALID_INSTRUCTION, "more than once", vm_submit(ctx, in, 2));
 
+    /* NumPy: "attempt to get argmax of an empty sequence"; here refused when submitted. */
+    {
+        vm_base p;
+        CHECK(vm_base_new(ctx, VM_DTYPE_I64, 2, &p));
+        in[1] = vm_instr3(VM_OP_ARGMAX_REDUCE, vm_operand_range(p, 0, 2), vm_operand_view(vm_view_2d(a, 0, 2, 0, 4, 1)),
+                          vm_operand_i64(1));
+        EXPECT_ERROR("argmax of an empty axis", VM_ERR_INVALID_INSTRUCTION,
+                     "instruction 1, operand 1: argmax_reduce: attempt to get the argmax of an empty sequence",
+                     vm_submit(ctx, in, 2));
+        in[1].opcode = VM_OP_ARGMIN_REDUCE;
+        EXPECT_ERROR("argmin of an empty axis", VM_ERR_INVALID_INSTRUCTION, "the argmin of an empty sequence",
+                     vm_submit(ctx, in, 2));
+        CHECK(vm_base_free(ctx, p));
+    }
+
     /* None of the rejected batches ran: a is still all zeros. */
     {
         size_t nbytes;

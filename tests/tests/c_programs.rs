@@ -16,6 +16,7 @@ fn heat_stencil_matches_the_c_loop() {
 fn basics() {
     let out = check_program("basics.c");
     assert!(out.contains("odd: 1 3 5 7 9 11 13 15 17 19\n"), "{out}");
+    assert!(out.contains("argmax of rows 1 0 0, argmin of columns 1 1 1 0, argmax of a reversed row 1\n"), "{out}");
     assert!(out.ends_with("basics ok\n"), "{out}");
 }
 
@@ -43,6 +44,8 @@ fn bad_input_gives_clear_errors() {
         "ok use after shutdown: VM_ERR_INVALID_ARGUMENT",
         "ok matmul with one operand: VM_ERR_INVALID_INSTRUCTION",
         "ok matmul with a constant: VM_ERR_INVALID_INSTRUCTION",
+        "ok argmax of an empty axis: VM_ERR_INVALID_INSTRUCTION",
+        "ok argmin of an empty axis: VM_ERR_INVALID_INSTRUCTION",
     ] {
         assert!(out.contains(case), "`{case}` missing from:\n{out}");
     }

@@ -207,6 +207,16 @@ impl Instruction {
                 );
                 same_inputs(0)?;
             }
+            TypeRule::ToPosition(set) => {
+                ensure_valid!(out == DType::I64, Some(0), "{op} writes i64 positions, got {out}");
+                ensure_valid!(
+                    set.contains(inputs[0].dtype()),
+                    Some(1),
+                    "{op} needs {}, got {}",
+                    set.describe(),
+                    inputs[0].dtype()
+                );
+            }
             TypeRule::Cast | TypeRule::Any => {}
             TypeRule::Generate(set) => {
                 ensure_valid!(set.contains(out), Some(0), "{op} needs {}, got {out}", set.describe());
@@ -273,6 +283,14 @@ impl Instruction {
                     Some(2),
                     "{op}: axis {axis} out of range for a {}-d input",
                     input.ndim()
+                );
+                // NumPy: "attempt to get argmax of an empty sequence"; there is no identity.
+                ensure_valid!(
+                    !op.is_arg_reduce() || input.shape[axis as usize] > 0,
+                    Some(1),
+                    "{op}: attempt to get the {} of an empty sequence (axis {axis} of the input's shape {:?} is empty)",
+                    if op == Opcode::ArgminReduce { "argmin" } else { "argmax" },
+                    &input.shape[..]
                 );
                 let mut want = input.shape.clone();
                 if op.kind() == Kind::Reduce {
@@ -421,6 +439,32 @@ mod tests {
 
         let const_out = Instruction::new(Opcode::Sqrt, [Scalar::F64(1.0).into(), view(2, DType::F64, 8)]);
         assert!(const_out.validate().is_err());
+    }
+
+    #[test]
+    fn reductions_to_a_position_write_i64_and_refuse_an_empty_axis() {
+        let b = |id, dtype, shape: &[usize]| {
+            let base = Base { id: BaseId(id), dtype, nelem: shape.iter().product::<usize>() as u64 };
+            Operand::View(View::contiguous(base, 0, shape).unwrap())
+        };
+        for op in [Opcode::ArgmaxReduce, Opcode::ArgminReduce] {
+            for d in DType::ALL {
+                let i = Instruction::new(op, [b(1, DType::I64, &[3]), b(2, d, &[3, 4]), Scalar::I64(1).into()]);
+                i.validate().unwrap_or_else(|e| panic!("{op} of {d}: {e}"));
+            }
+            let wrong =
+                Instruction::new(op, [b(1, DType::F64, &[3]), b(2, DType::F64, &[3, 4]), Scalar::I64(1).into()]);
+            let e = wrong.validate().unwrap_err();
+            assert!(matches!(e, Error::InvalidInstruction { operand: Some(0), .. }), "{e}");
+            let empty = Instruction::new(op, [b(1, DType::I64, &[3]), b(2, DType::U8, &[3, 0]), Scalar::I64(1).into()]);
+            let e = empty.validate().unwrap_err().at_instruction(2);
+            assert!(matches!(e, Error::InvalidInstruction { index: Some(2), operand: Some(1), .. }), "{e}");
+            assert!(e.to_string().contains(&format!("{op}: attempt to get the")), "{e}");
+            assert!(e.to_string().contains("empty sequence"), "{e}");
+            // Empty along another axis: an empty output, which is fine.
+            let other = Instruction::new(op, [b(1, DType::I64, &[0]), b(2, DType::U8, &[0, 4]), Scalar::I64(1).into()]);
+            other.validate().unwrap();
+        }
     }
 
     #[test]

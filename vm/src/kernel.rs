@@ -15,9 +15,10 @@
 //! iterates over its *input's* shape and becomes a kernel output whose value is only complete after
 //! every block ran (engines combine per-block partials and write the output last): so nothing else
 //! in the kernel may touch a reduction's output, and a reduction's output may touch nothing the
-//! kernel reads or writes. Scans, gathers, scatters and extension methods are not blockable: each
-//! runs alone ([`Step::Single`]). System instructions never split a kernel: SYNC, DISCARD, FREE and
-//! NONE seen while a kernel is open are carried out after it ([`Kernel::after`]).
+//! kernel reads or writes. Reductions to a position (`argmin_reduce`, `argmax_reduce`), scans,
+//! gathers, scatters and extension methods are not blockable: each runs alone
+//! ([`Step::Single`]). System instructions never split a kernel: SYNC, DISCARD, FREE and NONE
+//! seen while a kernel is open are carried out after it ([`Kernel::after`]).
 //!
 //! An element-wise instruction whose output partially overlaps one of its own inputs (`a[1:] =
 //! a[:-1] + 1`) forms a kernel by itself; the engine must read such inputs in full before
@@ -64,17 +65,22 @@ pub struct Kernel {
 pub enum Step {
     /// Run a fused kernel, then its `after` system instructions.
     Kernel(Kernel),
-    /// Run one non-blockable instruction (scan, gather, scatter, extension, empty reduction).
+    /// Run one non-blockable instruction (scan, gather, scatter, extension, reduction to a
+    /// position, empty reduction).
     Single(usize),
     /// Carry out one system instruction (sync, discard, free, none) met outside any kernel.
     System(usize),
 }
 
 /// The iteration shape of a blockable instruction, or `None` when the instruction is not
-/// blockable (scans, gathers, scatters, extensions, system instructions, reductions of nothing).
+/// blockable (scans, gathers, scatters, extensions, system instructions, reductions to a
+/// position, reductions of nothing).
 pub fn iteration_shape(instr: &Instruction) -> Option<Shape> {
     match instr.opcode.kind() {
         Kind::Unary | Kind::Binary | Kind::Select | Kind::Range | Kind::Random => Some(instr.output()?.shape.clone()),
+        // A reduction to a position combines (value, position) pairs, which kernels do not
+        // carry: engines run `argmin_reduce` and `argmax_reduce` alone.
+        Kind::Reduce if instr.opcode.is_arg_reduce() => None,
         Kind::Reduce => {
             let input = instr.operands.get(1)?.as_view()?;
             // A reduction of nothing fills its output with the identity: nothing to iterate over.
@@ -529,6 +535,20 @@ mod tests {
         let (a, s) = (base(1, 10), base(2, 1));
         let batch = vec![ins(Opcode::AddReduce, vec![v(s, 0, &[], &[]), v(a, 0, &[0], &[1]), Scalar::I64(0).into()])];
         assert_eq!(partition(&batch, &Options::default()), vec![Step::Single(0)]);
+    }
+
+    #[test]
+    fn a_reduction_to_a_position_runs_alone() {
+        let (a, t, s) = (base(1, 10), base(2, 10), Base { id: BaseId(3), dtype: DType::I64, nelem: 1 });
+        let batch = vec![
+            ins(Opcode::Multiply, vec![whole(t), whole(a), whole(a)]),
+            ins(Opcode::ArgmaxReduce, vec![v(s, 0, &[], &[]), whole(t), Scalar::I64(0).into()]),
+            ins(Opcode::Free, vec![whole(t)]),
+        ];
+        let steps = partition(&batch, &Options::default());
+        assert_eq!(steps[1..], [Step::Single(1), Step::System(2)]);
+        let Step::Kernel(k) = &steps[0] else { panic!("{steps:?}") };
+        assert!(k.temps.is_empty(), "the reduction reads t outside the kernel");
     }
 
     /// `batch` with every base id moved by `by` (the same structure under other names).

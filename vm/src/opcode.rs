@@ -97,6 +97,9 @@ pub enum TypeRule {
     Same(DTypeSet),
     /// Inputs share one dtype from the set; the output is `bool`.
     ToBool(DTypeSet),
+    /// The input's dtype is in the set; the output is `i64`, a position along the reduced axis
+    /// (`argmin_reduce`, `argmax_reduce`).
+    ToPosition(DTypeSet),
     /// Output and input may be any dtypes; the input is converted by the cast rules.
     Cast,
     /// The output's dtype is in the set; there are no data inputs.
@@ -356,6 +359,10 @@ opcode_table! {
     BitwiseOrReduce = 118, "bitwise_or_reduce", Reduce, Same(S::INTEGER_BOOL);
     /// Bitwise xor along an axis (0 for nothing).
     BitwiseXorReduce = 119, "bitwise_xor_reduce", Reduce, Same(S::INTEGER_BOOL);
+    /// Position (i64) along an axis of the first minimum, or of the first NaN (NumPy's `argmin`; -0.0 equals 0.0); an empty axis is invalid.
+    ArgminReduce = 120, "argmin_reduce", Reduce, ToPosition(S::ALL);
+    /// Position (i64) along an axis of the first maximum, or of the first NaN (NumPy's `argmax`; -0.0 equals 0.0); an empty axis is invalid.
+    ArgmaxReduce = 121, "argmax_reduce", Reduce, ToPosition(S::ALL);
     // ---- scans ----
     /// Running sum along an axis.
     AddAccumulate = 130, "add_accumulate", Accumulate, Same(S::NUMERIC);
@@ -419,7 +426,16 @@ impl Opcode {
         matches!(self.kind(), Kind::System | Kind::Nothing)
     }
 
-    /// The element-wise opcode a reduction or scan combines with (`add` for `add_reduce`, ...).
+    /// True for the reductions to a position, `argmin_reduce` and `argmax_reduce`: they have no
+    /// combining opcode (their partial results are (value, position) pairs) and refuse an
+    /// empty axis.
+    #[inline]
+    pub fn is_arg_reduce(self) -> bool {
+        matches!(self, Opcode::ArgminReduce | Opcode::ArgmaxReduce)
+    }
+
+    /// The element-wise opcode a reduction or scan combines with (`add` for `add_reduce`, ...);
+    /// `None` for the reductions to a position ([`Opcode::is_arg_reduce`]).
     pub fn combiner(self) -> Option<Opcode> {
         Some(match self {
             Opcode::AddReduce | Opcode::AddAccumulate => Opcode::Add,

@@ -281,9 +281,91 @@ pub fn float_acosh<T: Float>(a: T) -> T {
     if a > T::ASYMPTOTIC { a.ln() + T::LN_2 } else { a.std_acosh() }
 }
 
+/// True when `x`, met after `best` along an axis, takes `best`'s place as the position that
+/// `argmax_reduce` (`max`) or `argmin_reduce` (`!max`) reports, as NumPy's `argmax`/`argmin`
+/// decide: a NaN beats every number and the first NaN stays; otherwise only a strictly greater
+/// (smaller) value wins, so equal values (-0.0 and 0.0 among them) keep the first position.
+/// `bool` orders `false` before `true`.
+#[inline]
+pub fn arg_replaces<T: PartialOrd>(max: bool, best: T, x: T) -> bool {
+    let nan = |v: &T| v.partial_cmp(v).is_none();
+    if nan(&best) {
+        false
+    } else if nan(&x) {
+        true
+    } else if max {
+        x > best
+    } else {
+        x < best
+    }
+}
+
+/// The winner of two partial results `(value, position)` of `argmax_reduce` (`max`) or
+/// `argmin_reduce`, in either order: the value [`arg_replaces`] prefers, the smaller position
+/// between equals. Partials of any split of an axis, combined this way in any grouping, give
+/// the position a walk along the whole axis gives: results do not depend on the blocking.
+#[inline]
+pub fn arg_combine<T: PartialOrd + Copy>(max: bool, a: (T, i64), b: (T, i64)) -> (T, i64) {
+    let (first, second) = if a.1 <= b.1 { (a, b) } else { (b, a) };
+    if arg_replaces(max, first.0, second.0) { second } else { first }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The position a walk along `xs` reports.
+    fn walk<T: PartialOrd + Copy>(max: bool, xs: &[T]) -> i64 {
+        let mut best = 0;
+        for (k, &x) in xs.iter().enumerate().skip(1) {
+            if arg_replaces(max, xs[best], x) {
+                best = k;
+            }
+        }
+        best as i64
+    }
+
+    #[test]
+    fn positions_follow_numpy_argmax_and_argmin() {
+        let nan = f64::NAN;
+        assert_eq!(walk(true, &[1.0, 3.0, 3.0, 2.0]), 1, "ties: the first");
+        assert_eq!(walk(false, &[1.0, 0.5, 0.5]), 1);
+        assert_eq!(walk(true, &[1.0, nan, 5.0, nan]), 1, "the first NaN");
+        assert_eq!(walk(false, &[1.0, -5.0, nan, nan]), 2);
+        assert_eq!(walk(true, &[-0.0, 0.0]), 0, "-0.0 equals 0.0");
+        assert_eq!(walk(false, &[0.0, -0.0]), 0);
+        assert_eq!(walk(true, &[f64::NEG_INFINITY, f64::NEG_INFINITY]), 0);
+        assert_eq!(walk(true, &[false, true, true]), 1);
+        assert_eq!(walk(false, &[true, true, false]), 2);
+        assert_eq!(walk(true, &[i8::MIN, i8::MAX, 0]), 1);
+        assert_eq!(walk(false, &[u64::MAX, 0, 0]), 1);
+    }
+
+    #[test]
+    fn combined_partials_give_the_walk_whatever_the_split() {
+        let nan = f32::NAN;
+        let xs = [2.0f32, -0.0, 7.0, 0.0, 7.0, nan, -3.0, nan, 7.0, -3.0];
+        for max in [true, false] {
+            let want = walk(max, &xs);
+            for cut in 1..xs.len() {
+                let part = |lo: usize, hi: usize| {
+                    let k = lo + walk(max, &xs[lo..hi]) as usize;
+                    (xs[k], k as i64)
+                };
+                let (a, b) = (part(0, cut), part(cut, xs.len()));
+                assert_eq!(arg_combine(max, a, b).1, want, "max {max}, cut {cut}");
+                assert_eq!(arg_combine(max, b, a).1, want, "max {max}, cut {cut}, swapped");
+            }
+            let finite = [2.0f32, -0.0, 7.0, 0.0, 7.0, -3.0];
+            let want = walk(max, &finite);
+            for cut in 1..finite.len() {
+                let k = cut + walk(max, &finite[cut..]) as usize;
+                let j = walk(max, &finite[..cut]) as usize;
+                let got = arg_combine(max, (finite[j], j as i64), (finite[k], k as i64));
+                assert_eq!(got.1, want, "max {max}, cut {cut} without NaN");
+            }
+        }
+    }
 
     #[test]
     fn integer_division_family_follows_numpy() {

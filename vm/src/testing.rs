@@ -9,9 +9,10 @@
 //! Random programs cover, per seed: shapes up to [`ProgramSpec::max_dims`] dimensions, slices
 //! with negative and zero (broadcast) strides, views that alias each other, every element-wise
 //! opcode the table defines on the program's dtype, comparisons and predicates into bool bases,
-//! `select`, reductions and scans along each axis, `range` and `random`, temporaries written,
-//! read and freed within the batch, and `sync` (of every live base at the end). Gather and scatter are left to the per-opcode
-//! tests, whose index data must be in bounds.
+//! `select`, reductions (to a value and to a position) and scans along each axis, `range` and
+//! `random`, temporaries written, read and freed within the batch, and `sync` (of every live
+//! base at the end). Gather and scatter are left to the per-opcode tests, whose index data must
+//! be in bounds.
 
 use crate::instr::visits_each_element_once;
 use crate::opcode::{Kind, TypeRule};
@@ -441,6 +442,7 @@ fn table_ops(kind: Kind, dtype: DType, to_bool: bool, spec: &ProgramSpec) -> Vec
         .filter(|op| match op.type_rule() {
             TypeRule::Same(set) => !to_bool && set.contains(dtype),
             TypeRule::ToBool(set) => to_bool && set.contains(dtype),
+            TypeRule::ToPosition(set) => !to_bool && set.contains(dtype),
             TypeRule::Cast => !to_bool,
             _ => false,
         })
@@ -536,10 +538,21 @@ impl Generator<'_> {
                 let op = self.pick_op(Kind::Reduce, to_bool)?;
                 let mut oshape = self.shape.clone();
                 oshape.remove(axis);
-                let out = self.fresh(if to_bool { DType::Bool } else { d }, oshape.iter().product::<usize>().max(1));
+                let out_dtype = match op.type_rule() {
+                    TypeRule::ToBool(_) => DType::Bool,
+                    TypeRule::ToPosition(_) => DType::I64,
+                    _ => d,
+                };
+                let out = self.fresh(out_dtype, oshape.iter().product::<usize>().max(1));
                 self.created.push(out);
                 let o = random_view(&mut self.r, out, &oshape, true);
-                let a = self.input_view();
+                let a = if op.is_arg_reduce() && self.r.chance(20) {
+                    // A position of bools now and then: the first true (argmax) or false (argmin).
+                    let b = self.r.pick(&self.bools);
+                    self.view_of(b, false)
+                } else {
+                    self.input_view()
+                };
                 Instruction::new(op, [Operand::View(o), Operand::View(a), Scalar::I64(axis as i64).into()])
             }
             70..=73 => {

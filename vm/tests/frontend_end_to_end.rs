@@ -139,6 +139,25 @@ fn reductions_and_scans() -> Result<()> {
 }
 
 #[test]
+fn positions_of_extremes_like_numpy_argmax_and_argmin() -> Result<()> {
+    let vm = vm();
+    let nan = f64::NAN;
+    let a = vm.from_slice::<f64>(&[3, 4], &[1.0, 5.0, 5.0, -2.0, nan, 0.0, nan, 9.0, -0.0, 0.0, -1.0, -1.0])?;
+    assert_eq!(a.argmax(1)?.to_vec()?, [1, 0, 0]);
+    assert_eq!(a.argmin(-1)?.to_vec()?, [3, 0, 2]);
+    assert_eq!(a.argmax(0)?.to_vec()?, [1, 0, 1, 1]);
+    assert_eq!(a.argmin(0)?.to_vec()?, [1, 1, 1, 0]);
+    assert_eq!(a.slice(s![.., ..;-1])?.argmax(1)?.to_vec()?, [1, 1, 2]);
+    let b = vm.from_slice::<bool>(&[4], &[false, true, true, false])?;
+    assert_eq!((b.argmax(0)?.to_scalar()?, b.argmin(0)?.to_scalar()?), (1, 0));
+    let empty = vm.zeros::<i32>(&[2, 0])?;
+    assert_eq!(empty.argmax(0)?.shape(), [0]);
+    let e = empty.argmin(1).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)) && e.to_string().contains("argmin of an empty sequence"), "{e}");
+    Ok(())
+}
+
+#[test]
 fn math_functions_comparisons_and_select() -> Result<()> {
     let vm = vm();
     let xs: Vec<f64> = (1..=20).map(|i| i as f64 / 10.0).collect();

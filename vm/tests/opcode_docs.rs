@@ -27,6 +27,7 @@ fn dtypes(op: Opcode) -> String {
     match op.type_rule() {
         TypeRule::Same(s) => s.describe().to_string(),
         TypeRule::ToBool(s) => format!("{} -> bool", s.describe()),
+        TypeRule::ToPosition(s) => format!("{} -> i64", s.describe()),
         TypeRule::Cast => "any -> any".into(),
         TypeRule::Generate(s) => s.describe().to_string(),
         TypeRule::Select => "cond bool; a, b, out alike".into(),

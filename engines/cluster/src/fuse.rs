@@ -162,7 +162,10 @@ fn reducible_temp(
 ) -> Option<BaseId> {
     let instr = &batch[r];
     let (out, input) = (instr.output()?, instr.operands.get(1)?.as_view()?);
+    // A reduction to a position is no fold of values: partial positions of the pieces would be
+    // positions within each piece.
     let full = instr.opcode.kind() == vm_core::Kind::Reduce
+        && !instr.opcode.is_arg_reduce()
         && instr.axis() == Some(0)
         && out.ndim() == 0
         && input.ndim() == 1

@@ -8,12 +8,14 @@
 //!   `reduce_pipeline`: each rank reduces the input it owns, continuing from the partial
 //!   results before it, so only partials travel; the order is the reference's unless the
 //!   child reassociates floating-point reductions anyway (or the type is exact in any order).
-//! - element-wise (unary, binary, select) and the other reductions: *owner computes*. The iteration space
-//!   is split ([`crate::split`]) so that each box's output and inputs each lie in one block; the
-//!   output's owner runs the box through its child. An input box owned elsewhere (or partially
-//!   overlapping the output, which must be read before it is written) is fetched into a local
-//!   temporary. A reduction never splits its axis: the output's owner fetches whole rows, so the
-//!   result is combined in exactly the reference order.
+//! - element-wise (unary, binary, select) and the other reductions (logical ones, those whose
+//!   output overlaps their input, and the reductions to a position, `argmin_reduce` and
+//!   `argmax_reduce`): *owner computes*. The iteration space is split ([`crate::split`]) so
+//!   that each box's output and inputs each lie in one block; the output's owner runs the box
+//!   through its child. An input box owned elsewhere (or partially overlapping the output,
+//!   which must be read before it is written) is fetched into a local temporary. A reduction
+//!   never splits its axis: the output's owner fetches whole rows, so the result is combined in
+//!   exactly the reference order, and a position along a whole row is the global one.
 //! - range and random: owner computes; the values of a box are a pure function of the global
 //!   row-major positions, generated straight into a temporary and copied in by the child.
 //! - accumulate: owner computes by boxes, in levels: a box that does not start the scanned axis

@@ -119,6 +119,7 @@ pub fn opcode_programs() -> Vec<(Opcode, Program)> {
         let (in_t, out_t) = match op.type_rule() {
             TypeRule::Same(s) => (pick(s), pick(s)),
             TypeRule::ToBool(s) => (pick(s), DType::Bool),
+            TypeRule::ToPosition(s) => (pick(s), DType::I64),
             TypeRule::Cast => (DType::F64, DType::I16),
             TypeRule::Generate(_) => (DType::F32, DType::F32),
             _ => (DType::F64, DType::F64),
@@ -235,7 +236,8 @@ pub fn random_view(rng: &mut Rng, bases: &[Base], shape: &[usize], output: bool)
     panic!("no view of shape {shape:?} fits the bases")
 }
 
-/// A random program of about `len` instructions over f64 bases of uneven sizes.
+/// A random program of about `len` instructions over f64 bases of uneven sizes (and i64 ones
+/// that reductions to a position write).
 pub fn random_program(seed: u64, len: usize) -> Program {
     let mut rng = Rng(seed);
     let sizes = [1u64, 2, 3, 5, 17, 36, 60, 100, 400, 1500];
@@ -244,7 +246,12 @@ pub fn random_program(seed: u64, len: usize) -> Program {
         .enumerate()
         .map(|(i, &n)| Base { id: BaseId(i as u64 + 1), dtype: DType::F64, nelem: n })
         .collect();
-    let mut steps = vec![Step::Batch(bases.iter().map(|&b| fill(b, seed ^ b.id.0)).collect())];
+    let positions: Vec<Base> = [1u64, 3, 17, 60, 400]
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| Base { id: BaseId(i as u64 + 21), dtype: DType::I64, nelem: n })
+        .collect();
+    let mut steps = vec![Step::Batch(bases.iter().chain(&positions).map(|&b| fill(b, seed ^ b.id.0)).collect())];
     let mut batch = Vec::new();
     for _ in 0..len {
         let nd = rng.below(4);
@@ -269,6 +276,16 @@ pub fn random_program(seed: u64, len: usize) -> Program {
                 let op = [Opcode::AddReduce, Opcode::MaximumReduce][rng.below(2)];
                 Instruction::new(op, [out.into(), src.into(), Scalar::I64(axis as i64).into()])
             }
+            // A position along an axis of at least one element (an empty one is invalid).
+            9 if nd > 0 && rng.below(2) == 0 => {
+                let axis = rng.below(nd);
+                let mut in_shape = shape.clone();
+                in_shape.insert(axis, 1 + rng.below(7));
+                let src = random_view(&mut rng, &bases, &in_shape, false);
+                let out = random_view(&mut rng, &positions, &shape, true);
+                let op = [Opcode::ArgminReduce, Opcode::ArgmaxReduce][rng.below(2)];
+                Instruction::new(op, [out.into(), src.into(), Scalar::I64(axis as i64).into()])
+            }
             7 if nd > 0 => {
                 let axis = rng.below(nd);
                 Instruction::new(Opcode::AddAccumulate, [out.into(), input(&mut rng), Scalar::I64(axis as i64).into()])
@@ -291,6 +308,7 @@ pub fn random_program(seed: u64, len: usize) -> Program {
         }
     }
     steps.push(Step::Batch(batch));
+    let bases: Vec<Base> = bases.into_iter().chain(positions).collect();
     steps.push(sync_all(&bases));
     Program { bases, steps }
 }

@@ -6,7 +6,7 @@ use crate::lazy::Lazy;
 use crate::pool::Pool;
 use crate::profile::Profile;
 use crate::recycle::Spares;
-use crate::{native, program, rewrite, views};
+use crate::{native, positions, program, rewrite, views};
 use std::collections::HashSet;
 use std::time::Instant;
 use vm_core::component::Settings;
@@ -236,6 +236,9 @@ impl CpuEngine {
             };
         }
         self.profile.native += 1;
+        if instr.opcode.is_arg_reduce() {
+            return positions::execute(instr, mem, &self.pool, &self.exec_config());
+        }
         native::execute(instr, mem)
     }
 

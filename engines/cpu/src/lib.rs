@@ -18,8 +18,10 @@
 //! and replayed only if a later batch refers to them ([`lazy`]); host memory of a base is
 //! current after a SYNC of it.
 //!
-//! Scans, gathers and scatters run as plain Rust ([`native`]). Extension methods go to the
-//! fallback child, when there is one; without one they are [`vm_core::Error::Unsupported`].
+//! Scans, gathers and scatters run as plain Rust ([`native`]), and so do the reductions to a
+//! position, `argmin_reduce` and `argmax_reduce`, on the pool ([`positions`]). Extension
+//! methods go to the fallback child, when there is one; without one they are
+//! [`vm_core::Error::Unsupported`].
 //!
 //! Memory: every allocation whose size comes from the program (bases, copies of views, staged
 //! gather and scatter values, reduction partials) is fallible, and failing is
@@ -51,6 +53,7 @@ pub mod lazy;
 pub mod native;
 pub mod philox;
 pub mod pool;
+pub mod positions;
 pub mod profile;
 pub mod program;
 mod recycle;

@@ -16,7 +16,7 @@ pub fn execute(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
         Kind::Accumulate => accumulate(instr, mem),
         Kind::Gather => gather(instr, mem),
         Kind::Scatter => scatter(instr, mem),
-        Kind::Reduce => empty_reduce(instr, mem),
+        Kind::Reduce if !instr.opcode.is_arg_reduce() => empty_reduce(instr, mem),
         k => Err(Error::Internal(format!("{} ({k:?}) is not a native instruction", instr.opcode))),
     }
 }

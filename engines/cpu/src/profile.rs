@@ -15,7 +15,8 @@ pub struct Profile {
     pub fused_instructions: u64,
     /// Temporaries contracted (never allocated).
     pub contracted: u64,
-    /// Instructions run natively (scans, gathers, scatters, empty reductions).
+    /// Instructions run natively (scans, gathers, scatters, reductions to a position, empty
+    /// reductions).
     pub native: u64,
     /// Instructions handed to the fallback child.
     pub fallback: u64,

@@ -18,6 +18,7 @@ fn input_dtypes(op: Opcode) -> Vec<(DType, DType)> {
     match op.type_rule() {
         TypeRule::Same(set) => set.dtypes().map(|d| (d, d)).collect(),
         TypeRule::ToBool(set) => set.dtypes().map(|d| (DType::Bool, d)).collect(),
+        TypeRule::ToPosition(set) => set.dtypes().map(|d| (DType::I64, d)).collect(),
         TypeRule::Cast => DType::ALL.iter().flat_map(|&o| DType::ALL.iter().map(move |&i| (o, i))).collect(),
         TypeRule::Generate(set) => set.dtypes().map(|d| (d, d)).collect(),
         TypeRule::Select | TypeRule::Indexed => DType::ALL.iter().map(|&d| (d, d)).collect(),

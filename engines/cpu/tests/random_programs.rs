@@ -178,6 +178,8 @@ impl Gen {
                         Opcode::MaximumReduce,
                         Opcode::MinimumReduce,
                         Opcode::LogicalOrReduce,
+                        Opcode::ArgmaxReduce,
+                        Opcode::ArgminReduce,
                     ])
                 } else {
                     self.r.pick(&[
@@ -186,12 +188,15 @@ impl Gen {
                         Opcode::BitwiseXorReduce,
                         Opcode::MaximumReduce,
                         Opcode::LogicalAndReduce,
+                        Opcode::ArgminReduce,
                     ])
                 };
                 let mut oshape = self.shape.clone();
                 oshape.remove(axis);
                 let odt = if op == Opcode::LogicalOrReduce || op == Opcode::LogicalAndReduce {
                     DType::Bool
+                } else if op.is_arg_reduce() {
+                    DType::I64
                 } else {
                     self.dtype
                 };

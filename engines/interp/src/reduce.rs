@@ -5,12 +5,14 @@
 //! Order of combination: along the axis, left to right, starting from the first element
 //! (`((x0 op x1) op x2) ...`), as NumPy does for a non-empty reduction without an `initial`
 //! (so the sum of `[-0.0]` is `-0.0`). An empty axis gives the opcode's identity. NumPy sums
-//! floats pairwise, so float sums of NumPy and of this engine may differ in rounding.
+//! floats pairwise, so float sums of NumPy and of this engine may differ in rounding. The
+//! reductions to a position (`argmin_reduce`, `argmax_reduce`) walk each line from its start
+//! too, keeping the best value so far and its position.
 
 use crate::elem::{Elem, to_bool_binary, truth};
 use crate::elementwise::{expect_operands, not_defined, output};
 use crate::iterate::{elements, prepare, room, write_view};
-use vm_core::{Error, HostMemory, Instruction, Opcode, Result, TypeRule, View, with_dtype};
+use vm_core::{Error, HostMemory, Instruction, Opcode, Result, TypeRule, View, semantics, with_dtype};
 
 /// The shape split at `axis`: (product of the dims before, the axis' extent, product after).
 fn split(shape: &[usize], axis: usize) -> (usize, usize, usize) {
@@ -48,6 +50,45 @@ pub fn reduce_axis<T: Copy>(
         }
     }
     acc
+}
+
+/// For each line along `axis` of the row-major `values` of an array of `shape`, the first
+/// position of its maximum (`max`) or minimum, NaN counting as the extreme
+/// ([`semantics::arg_replaces`]): the result of `argmax_reduce` or `argmin_reduce`, row-major in
+/// `shape` without `axis`, with each line's value there. Built in `best` (emptied first), which
+/// must have room for it. The axis is not empty (validation refuses that).
+pub fn position_axis<T: Copy + PartialOrd>(
+    values: impl Iterator<Item = T>,
+    shape: &[usize],
+    axis: usize,
+    max: bool,
+    mut best: Vec<(T, i64)>,
+) -> Vec<(T, i64)> {
+    let (outer, len, inner) = split(shape, axis);
+    debug_assert!(best.capacity() >= outer * inner, "position_axis needs room for its result");
+    best.clear();
+    // Values arrive in row-major order (o, k, i); (row, k, i) follows them, row = o * inner.
+    let (mut row, mut k, mut i) = (0, 0, 0);
+    for v in values {
+        if k == 0 {
+            best.push((v, 0));
+        } else {
+            let b = &mut best[row + i];
+            if semantics::arg_replaces(max, b.0, v) {
+                *b = (v, k as i64);
+            }
+        }
+        i += 1;
+        if i == inner {
+            i = 0;
+            k += 1;
+            if k == len {
+                k = 0;
+                row += inner;
+            }
+        }
+    }
+    best
 }
 
 /// The running reduction of the row-major `values` of an array of `shape` along `axis` with
@@ -127,6 +168,12 @@ pub fn reduce(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
             let r = reduce_axis(values, &input.shape, axis, identity, f, room(out, out.nelem())?);
             write_view(mem, out, r)
         }),
+        TypeRule::ToPosition(_) => with_dtype!(dt, T => {
+            let max = op == Opcode::ArgmaxReduce;
+            let values = elements::<T>(mem, input)?;
+            let best = position_axis(values, &input.shape, axis, max, room(out, out.nelem())?);
+            write_view(mem, out, best.into_iter().map(|(_, k)| k))
+        }),
         rule => Err(Error::Internal(format!("reduction {op} with type rule {rule:?}"))),
     }
 }
@@ -170,5 +217,22 @@ mod tests {
         assert_eq!(red(&[], &[3, 0], 1), vec![7, 7, 7]);
         assert_eq!(red(&[], &[0, 3], 1), Vec::<i32>::new());
         assert_eq!(red(&[], &[2, 0, 2], 1), vec![7; 4]);
+    }
+
+    #[test]
+    fn positions_along_each_axis_of_a_small_block() {
+        // shape [2, 3], row-major [[1, 5, 5], [NaN, 0, NaN]]
+        let nan = f64::NAN;
+        let data = [1.0, 5.0, 5.0, nan, 0.0, nan];
+        let pos = |shape: &[usize], axis, max| -> Vec<i64> {
+            let best = position_axis(data.iter().copied(), shape, axis, max, Vec::with_capacity(8));
+            best.into_iter().map(|(_, k)| k).collect()
+        };
+        assert_eq!(pos(&[2, 3], 1, true), vec![1, 0]);
+        assert_eq!(pos(&[2, 3], 1, false), vec![0, 0]);
+        assert_eq!(pos(&[2, 3], 0, true), vec![1, 0, 1]);
+        assert_eq!(pos(&[2, 3], 0, false), vec![1, 1, 1]);
+        assert_eq!(pos(&[6], 0, false), vec![3]);
+        assert_eq!(pos(&[3, 1, 2], 1, true), vec![0; 6]);
     }
 }

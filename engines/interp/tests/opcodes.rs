@@ -41,7 +41,11 @@ fn run(env: &mut Env, what: &str, op: Opcode, operands: Vec<vm_core::Operand>) -
 }
 
 fn out_dtype(op: Opcode, dt: DType) -> DType {
-    if matches!(op.type_rule(), TypeRule::ToBool(_)) { DType::Bool } else { dt }
+    match op.type_rule() {
+        TypeRule::ToBool(_) => DType::Bool,
+        TypeRule::ToPosition(_) => DType::I64,
+        _ => dt,
+    }
 }
 
 fn check_unary(env: &mut Env, op: Opcode, dt: DType) -> Check {
@@ -174,6 +178,47 @@ fn check_reduce(env: &mut Env, op: Opcode, dt: DType) -> Check {
     compare(&what, op, &["3 values".into()], &[acc], &env.read_scalars(&out))
 }
 
+/// `argmin_reduce` and `argmax_reduce`: along both axes of two 2-d arrangements of the test
+/// values (ties, and for floats both zeros, infinities and NaN, in every line), along a whole
+/// line of them forwards and backwards, and an empty axis, which is invalid.
+fn check_arg_reduce(env: &mut Env, op: Opcode, dt: DType) -> Check {
+    let xs = values(dt);
+    for (rows, cols) in [(4, 5), (5, 4)] {
+        let data = cycled(dt, rows * cols + 3)[3..].to_vec();
+        let input = env.scalars(dt, &data);
+        let input = vm_core::View::contiguous(input.base, 0, &[rows, cols]).unwrap();
+        for ax in 0..2 {
+            let what = format!("{op} on {dt} along axis {ax} of {rows}x{cols}");
+            let (n_out, n_along) = if ax == 0 { (cols, rows) } else { (rows, cols) };
+            let out = env.empty(DType::I64, &[n_out]);
+            run(env, &what, op, vec![v(&out), v(&input), axis(ax as i64)])?;
+            let mut expected = Vec::new();
+            let mut inputs = Vec::new();
+            for j in 0..n_out {
+                let line: Vec<Scalar> =
+                    (0..n_along).map(|k| if ax == 0 { data[k * cols + j] } else { data[j * cols + k] }).collect();
+                expected.push(ref_position(op, &line));
+                inputs.push(format!("{:?}", line.iter().map(|x| x.to_string()).collect::<Vec<_>>()));
+            }
+            compare(&what, op, &inputs, &expected, &env.read_scalars(&out))?;
+        }
+    }
+    for line in [xs.clone(), xs.iter().rev().copied().collect()] {
+        let what = format!("{op} on {dt} to 0-d");
+        let input = env.scalars(dt, &line);
+        let out = env.empty(DType::I64, &[]);
+        run(env, &what, op, vec![v(&out), v(&input), axis(0)])?;
+        compare(&what, op, &["the test values".into()], &[ref_position(op, &line)], &env.read_scalars(&out))?;
+    }
+    let what = format!("{op} on {dt} along an empty axis");
+    let input = env.empty(dt, &[3, 0]);
+    let out = env.empty(DType::I64, &[3]);
+    match env.run1(op, vec![v(&out), v(&input), axis(1)]) {
+        Err(vm_core::Error::InvalidInstruction { .. }) => Ok(()),
+        r => Err(format!("{what}: {r:?}, expected an invalid instruction")),
+    }
+}
+
 fn check_accumulate(env: &mut Env, op: Opcode, dt: DType) -> Check {
     let (rows, cols) = (4, 5);
     let xs = cycled(dt, rows * cols);
@@ -287,7 +332,9 @@ fn check_system(env: &mut Env, op: Opcode, dt: DType) -> Check {
 /// The dtypes of operand 0 (or of the input, for casts) that an opcode's type rule allows.
 fn allowed(op: Opcode) -> Vec<DType> {
     match op.type_rule() {
-        TypeRule::Same(s) | TypeRule::ToBool(s) | TypeRule::Generate(s) => s.dtypes().collect(),
+        TypeRule::Same(s) | TypeRule::ToBool(s) | TypeRule::ToPosition(s) | TypeRule::Generate(s) => {
+            s.dtypes().collect()
+        }
         TypeRule::Cast | TypeRule::Select | TypeRule::Indexed | TypeRule::Any => DType::ALL.to_vec(),
     }
 }
@@ -307,6 +354,7 @@ fn every_opcode_on_every_allowed_dtype() {
                 Kind::Unary => results.push(check_unary(&mut env, op, dt)),
                 Kind::Binary => results.push(check_binary(&mut env, op, dt)),
                 Kind::Select => results.push(check_select(&mut env, dt)),
+                Kind::Reduce if op.is_arg_reduce() => results.push(check_arg_reduce(&mut env, op, dt)),
                 Kind::Reduce => results.push(check_reduce(&mut env, op, dt)),
                 Kind::Accumulate => results.push(check_accumulate(&mut env, op, dt)),
                 Kind::Range => results.push(check_range(&mut env, dt)),

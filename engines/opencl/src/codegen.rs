@@ -1,6 +1,7 @@
 //! OpenCL C for the engine's device work: fused element-wise kernels of
-//! [`vm_core::kernel::partition`], reductions (one work item per output element for short axes,
-//! parallel tree reductions in work-group local memory for long ones), scans, gather and scatter.
+//! [`vm_core::kernel::partition`], reductions to a value or to a position (one work item per
+//! output element for short axes, parallel tree reductions in work-group local memory for long
+//! ones), scans, gather and scatter.
 //!
 //! Element-wise kernels run one work item per position of the kernel's iteration space (the
 //! innermost dimension along the first dimension of the NDRange, the other dimensions folded into
@@ -848,6 +849,152 @@ pub fn generate_reduce(instr: &Instruction, target: Target, plan: ReducePlan) ->
     })
 }
 
+/// The helpers of a reduction to a position of values of dtype `d`: `vm_replaces(x, y)`, true
+/// when `y`, met after `x` along the axis, takes its place ([`vm_core::semantics::arg_replaces`]:
+/// a NaN beats every number and the first NaN stays, else only a strictly greater (`max`) or
+/// smaller value wins), and `vm_wins(a, ka, b, kb)`, true when the pair `(b, kb)` beats `(a, ka)`
+/// in either order of the positions ([`vm_core::semantics::arg_combine`]).
+fn position_helpers(d: DType, max: bool) -> String {
+    let t = ctype(d);
+    let better = if max { "y > x" } else { "y < x" };
+    let replaces = if d.is_float() { format!("!isnan(x) && (isnan(y) || {better})") } else { better.to_string() };
+    format!(
+        "int vm_replaces({t} x, {t} y) {{ return {replaces}; }}\n\
+         int vm_wins({t} a, long ka, {t} b, long kb) {{ return ka < kb ? vm_replaces(a, b) : !vm_replaces(b, a); }}\n"
+    )
+}
+
+/// Builds the source of `argmin_reduce` or `argmax_reduce` (whose axis is never empty): one work
+/// item per output element walking the axis in order (axes up to [`SERIAL_REDUCE_MAX`] long),
+/// or a parallel tree over (value, position) pairs in work-group local memory, in two stages
+/// when there are too few output elements to keep the device busy. Pairs combine by
+/// `vm_wins`, which gives the position a walk along the axis gives whatever the grouping, so
+/// every form is exactly the reference engine's. `None` for other opcodes and when the device
+/// cannot run it (f64 without `fp64`, output overlapping the input).
+pub fn generate_arg_reduce(instr: &Instruction, target: Target, plan: ReducePlan) -> Option<Source> {
+    if !instr.opcode.is_arg_reduce() {
+        return None;
+    }
+    let (out, input, axis) = (instr.output()?, instr.operands.get(1)?.as_view()?, instr.axis()?);
+    if needs_f64(instr) && !target.fp64 || axis >= input.ndim() || out.ndim() + 1 != input.ndim() {
+        return None;
+    }
+    if out.base.id == input.base.id && out.overlap(input) != vm_core::Overlap::Disjoint {
+        return None;
+    }
+    let (len, m) = (input.shape[axis], out.nelem());
+    if len == 0 || m == 0 {
+        return None;
+    }
+    let d = input.dtype();
+    let t = ctype(d);
+    let mut args = Args::default();
+    let mut prm = Params::default();
+    let (ob, ib) = (args.of(out.base), args.of(input.base));
+    let ovars = names("o", out.ndim());
+    let mut ivars: Vec<String> = ovars.clone();
+    ivars.insert(axis, "0".into());
+    let in_base = offset(input, &ivars, &mut prm);
+    let out_at = format!("{ob}[{}]", offset(out, &ovars, &mut prm));
+    let (istep, len_p) = (prm.long(input.stride[axis]), prm.ulong(len as u64));
+    let at = |k: &str| format!("{ib}[ibase + ({k}) * istep]");
+    let mut text = prelude(needs_f64(instr), &Helpers::default(), false);
+    text.push_str(&position_helpers(d, instr.opcode == Opcode::ArgmaxReduce));
+    let opcodes = vec![instr.opcode];
+    if len <= SERIAL_REDUCE_MAX || plan.group < 2 {
+        let _ = writeln!(text, "__kernel void {KERNEL_NAME}({}) {{", signature(&args, &[]));
+        let m_p = prm.ulong(m as u64);
+        let _ = writeln!(text, "    ulong pos = get_global_id(0);");
+        text.push_str(&guard(target, "pos", &m_p));
+        text.push_str(&split_index("o", "pos", &out.shape, &mut prm));
+        let _ = writeln!(text, "    long ibase = {in_base}, istep = {istep}, len = (long){len_p};");
+        let _ = writeln!(text, "    {t} best = {};\n    long bk = 0;", at("0"));
+        let _ = writeln!(
+            text,
+            "    for (long k = 1; k < len; k++) {{ {t} x = {}; if (vm_replaces(best, x)) {{ best = x; bk = k; }} }}",
+            at("k")
+        );
+        let _ = writeln!(text, "    {out_at} = bk;\n}}");
+        let (text, params) = prm.finish(text, target);
+        return Some(Source {
+            text,
+            args: args.bases,
+            scratch: Vec::new(),
+            params,
+            launches: vec![launch(KERNEL_NAME, m, None)],
+            check_first: false,
+            written: vec![out.base.id],
+            opcodes,
+        });
+    }
+    let w = plan.group;
+    let chunks = if m >= plan.target_groups { 1 } else { plan.target_groups.div_ceil(m).min(len.div_ceil(w)).max(1) };
+    let chunks_p = prm.ulong(chunks as u64);
+    let scratch = if chunks > 1 {
+        vec![
+            (Scratch { bytes: m * chunks * d.size(), fill: None }, t),
+            (Scratch { bytes: m * chunks * 8, fill: None }, "long"),
+        ]
+    } else {
+        Vec::new()
+    };
+    // Each work item walks its positions in order (`have` marks one that saw an element), then
+    // the tree combines the work group's pairs.
+    let take = "if (!have || vm_wins(acc, ak, v, vk)) { acc = v; ak = vk; } have = 1;";
+    let tree = format!(
+        "    __local {t} sv[{w}];\n    __local long sk[{w}];\n    __local uchar sh[{w}];\n    \
+         sv[lid] = acc; sk[lid] = ak; sh[lid] = have;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    \
+         for (uint s = {half}; s > 0; s >>= 1) {{\n        \
+         if (lid < s && sh[lid + s]) {{\n            \
+         if (!sh[lid] || vm_wins(sv[lid], sk[lid], sv[lid + s], sk[lid + s])) {{ sv[lid] = sv[lid + s]; sk[lid] = sk[lid + s]; }}\n            \
+         sh[lid] = 1;\n        }}\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n",
+        half = w / 2
+    );
+    let attr = format!("__attribute__((reqd_work_group_size({w}, 1, 1)))");
+    let p = signature(&args, &scratch);
+    let _ = writeln!(text, "__kernel {attr} void {KERNEL_NAME}({p}) {{");
+    let _ = writeln!(text, "    ulong g = get_group_id(0);\n    uint lid = (uint)get_local_id(0);");
+    let _ = writeln!(text, "    ulong chunks = {chunks_p}, len = {len_p};\n    ulong c = g % chunks;");
+    text.push_str(&split_index("o", "g / chunks", &out.shape, &mut prm));
+    let _ = writeln!(text, "    long ibase = {in_base}, istep = {istep};");
+    let _ = writeln!(text, "    long lo = (long)(c * len / chunks), hi = (long)((c + 1) * len / chunks);");
+    let _ = writeln!(text, "    {t} acc = 0; long ak = 0; uchar have = 0;");
+    let _ =
+        writeln!(text, "    for (long k = lo + lid; k < hi; k += {w}L) {{ {t} v = {}; long vk = k; {take} }}", at("k"));
+    text.push_str(&tree);
+    if chunks == 1 {
+        let _ = writeln!(text, "    if (lid == 0) {out_at} = sk[0];\n}}");
+    } else {
+        let _ = writeln!(text, "    if (lid == 0) {{ s0[g] = sv[0]; s1[g] = sk[0]; }}\n}}");
+        let _ = writeln!(text, "__kernel {attr} void vm_kernel2({p}) {{");
+        let _ = writeln!(text, "    ulong g = get_group_id(0);\n    uint lid = (uint)get_local_id(0);");
+        let _ = writeln!(text, "    ulong chunks = {chunks_p};");
+        text.push_str(&split_index("o", "g", &out.shape, &mut prm));
+        let _ = writeln!(text, "    {t} acc = 0; long ak = 0; uchar have = 0;");
+        let _ = writeln!(
+            text,
+            "    for (ulong k = lid; k < chunks; k += {w}UL) {{ {t} v = s0[g * chunks + k]; long vk = s1[g * chunks + k]; {take} }}"
+        );
+        text.push_str(&tree);
+        let _ = writeln!(text, "    if (lid == 0) {out_at} = sk[0];\n}}");
+    }
+    let mut launches = vec![launch(KERNEL_NAME, m * chunks * w, Some(w))];
+    if chunks > 1 {
+        launches.push(launch("vm_kernel2", m * w, Some(w)));
+    }
+    let (text, params) = prm.finish(text, target);
+    Some(Source {
+        text,
+        args: args.bases,
+        scratch: scratch.into_iter().map(|(s, _)| s).collect(),
+        params,
+        launches,
+        check_first: false,
+        written: vec![out.base.id],
+        opcodes,
+    })
+}
+
 /// Builds the source of a scan: one work item per line along the axis, in order (bit-identical
 /// to the reference engine). `None` when the device cannot run it.
 pub fn generate_accumulate(instr: &Instruction, target: Target) -> Option<Source> {
@@ -1147,5 +1294,34 @@ mod tests {
         };
         assert_eq!(scatter(1, 10, 30, 3).text, scatter(6, 17, 50, -9).text);
         assert!(scatter(6, 17, 50, -9).params.contains(&(-9i64 as u64)));
+    }
+
+    #[test]
+    fn position_texts_depend_on_the_structure_only_and_choose_their_form() {
+        let plan = ReducePlan { group: 64, target_groups: 8 };
+        let arg = |op: Opcode, d: DType, id: u64, len: usize, rows: usize, start: i64| {
+            let x = view(id, d, (len * rows) as u64 + 10, start, &[rows, len], &[len as i64, 1]);
+            let o = view(id + 1, DType::I64, rows as u64, 0, &[rows], &[1]);
+            generate_arg_reduce(&Instruction::new(op, [o.into(), x.into(), Scalar::I64(1).into()]), TARGET, plan)
+        };
+        let max = |id, len, rows, start| arg(Opcode::ArgmaxReduce, DType::F32, id, len, rows, start).unwrap();
+        // Serial, one-stage tree and two-stage tree.
+        assert_eq!(max(1, 10, 3, 0).text, max(5, 60, 7, 4).text);
+        assert_eq!(max(1, 1000, 30, 0).text, max(5, 3000, 9, 2).text);
+        assert_eq!(max(1, 1000, 1, 0).text, max(5, 5000, 2, 3).text);
+        let (serial, tree, two) = (max(1, 10, 3, 0), max(1, 1000, 30, 0), max(1, 1000, 1, 0));
+        assert_eq!((serial.launches.len(), tree.launches.len(), two.launches.len()), (1, 1, 2));
+        assert_eq!(two.scratch.len(), 2, "values and positions of the chunks");
+        assert!(serial.text.contains("isnan") && tree.text.contains("vm_wins("), "{}", tree.text);
+        let min = arg(Opcode::ArgminReduce, DType::F32, 1, 10, 3, 0).unwrap();
+        assert_ne!(min.text, serial.text);
+        let int = arg(Opcode::ArgmaxReduce, DType::I16, 1, 10, 3, 0).unwrap();
+        assert!(!int.text.contains("isnan") && int.text.contains("short"), "{}", int.text);
+        assert!(arg(Opcode::AddReduce, DType::F32, 1, 10, 3, 0).is_none(), "a reduction to a value");
+        let no_fp64 = Target { fp64: false, ..TARGET };
+        let x = view(1, DType::F64, 10, 0, &[10], &[1]);
+        let o = view(2, DType::I64, 1, 0, &[], &[]);
+        let f64_arg = Instruction::new(Opcode::ArgminReduce, [o.into(), x.into(), Scalar::I64(0).into()]);
+        assert!(generate_arg_reduce(&f64_arg, no_fp64, plan).is_none());
     }
 }

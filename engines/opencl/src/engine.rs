@@ -628,13 +628,14 @@ impl OpenClEngine {
         Ok(())
     }
 
-    /// What to do with the non-blockable instruction at `position` of `batch`: scans, gather and
-    /// scatter on the device, the rest (extension methods, reductions of nothing) on the
-    /// fallback.
+    /// What to do with the non-blockable instruction at `position` of `batch`: scans, gather,
+    /// scatter and reductions to a position on the device, the rest (extension methods,
+    /// reductions of nothing) on the fallback.
     fn plan_single(&self, batch: &[Instruction], position: usize, actions: &mut Vec<Action>) {
         let instr = &batch[position];
         let target = self.target;
         let src = match instr.opcode.kind() {
+            Kind::Reduce => codegen::generate_arg_reduce(instr, target, self.reduce_plan()),
             Kind::Accumulate => codegen::generate_accumulate(instr, target),
             Kind::Gather => codegen::generate_gather(instr, target),
             Kind::Scatter => codegen::generate_scatter(instr, target),

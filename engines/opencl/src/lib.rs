@@ -33,6 +33,9 @@
 //!   parallel tree reductions in work-group local memory otherwise (in two stages when few output
 //!   elements are left to spread over the device), fused kernels with reductions being run as
 //!   their element-wise runs and reductions in order;
+//! - the reductions to a position, `argmin_reduce` and `argmax_reduce`, alone (not fused): the
+//!   same two forms over (value, position) pairs, combined so that the result is always the
+//!   reference engine's;
 //! - scans (one work item per line, in order), gather and scatter (an index check first; where
 //!   scatter indices repeat the last write wins, as in the reference engine).
 //!

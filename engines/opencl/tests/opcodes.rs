@@ -33,6 +33,7 @@ fn input_dtypes(op: Opcode) -> Vec<(DType, DType)> {
     match op.type_rule() {
         TypeRule::Same(s) => s.dtypes().map(|d| (d, d)).collect(),
         TypeRule::ToBool(s) => s.dtypes().map(|d| (d, DType::Bool)).collect(),
+        TypeRule::ToPosition(s) => s.dtypes().map(|d| (d, DType::I64)).collect(),
         TypeRule::Select => DTypeSet::ALL.dtypes().map(|d| (d, d)).collect(),
         _ => Vec::new(),
     }

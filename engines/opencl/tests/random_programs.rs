@@ -1,6 +1,6 @@
 //! Random programs (shapes up to 3-d, slices, negative strides, broadcasts, fused chains,
-//! contracted temporaries, reductions) on opencl against interp, and the shared random programs
-//! of `vm_core::testing`. A failure names the seed.
+//! contracted temporaries, reductions to a value and to a position) on opencl against interp,
+//! and the shared random programs of `vm_core::testing`. A failure names the seed.
 
 mod common;
 
@@ -128,9 +128,11 @@ fn program(seed: u64) -> (Vec<Instruction>, Vec<Base>, Vec<Base>) {
         let axis = r.below(ndim);
         let mut rshape = shape.clone();
         rshape.remove(axis);
-        let ov = View::contiguous(Base { nelem: rshape.iter().product::<usize>() as u64, ..out }, 0, &rshape).unwrap();
         let x = Operand::View(view(&mut r, live[live.len() - 1], &shape, false));
-        let op = if r.below(2) == 0 { Opcode::AddReduce } else { Opcode::MaximumReduce };
+        let op = [Opcode::AddReduce, Opcode::MaximumReduce, Opcode::ArgmaxReduce, Opcode::ArgminReduce][r.below(4)];
+        let dtype = if op.is_arg_reduce() { DType::I64 } else { d };
+        let ov = View::contiguous(Base { nelem: rshape.iter().product::<usize>() as u64, dtype, ..out }, 0, &rshape)
+            .unwrap();
         batch.push(Instruction::new(op, [ov.clone().into(), x, Scalar::I64(axis as i64).into()]));
         live.push(ov.base);
     }

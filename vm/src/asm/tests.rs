@@ -458,6 +458,7 @@ impl Gen {
                 (d, d)
             }
             TypeRule::ToBool(set) => (DType::Bool, self.dtype_in(set)),
+            TypeRule::ToPosition(set) => (DType::I64, self.dtype_in(set)),
             _ => (self.dtype_in(DTypeSet::ALL), self.dtype_in(DTypeSet::ALL)),
         };
         let ops: Vec<Operand> = match op.kind() {
@@ -473,8 +474,11 @@ impl Gen {
                 ops
             }
             Kind::Reduce | Kind::Accumulate => {
-                let shape = self.shape(1);
+                let mut shape = self.shape(1);
                 let axis = self.below(shape.len() as u64) as usize;
+                if op.is_arg_reduce() {
+                    shape[axis] = shape[axis].max(1); // a position of nothing is invalid
+                }
                 let mut out_shape = shape.clone();
                 if op.kind() == Kind::Reduce {
                     out_shape.remove(axis);

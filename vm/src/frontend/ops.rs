@@ -198,6 +198,30 @@ impl<T: ScalarElement> Array<T> {
     pub fn any_all(&self) -> Array<bool> {
         self.reduce_all(Opcode::LogicalOrReduce)
     }
+
+    /// The position along `axis` (dropped) of the first largest element, or of the first NaN
+    /// (`argmax_reduce`, NumPy's `argmax`). An empty axis is an error, as in NumPy.
+    pub fn argmax(&self, axis: isize) -> Result<Array<i64>> {
+        self.position_along(Opcode::ArgmaxReduce, axis)
+    }
+
+    /// The position along `axis` (dropped) of the first smallest element, or of the first NaN
+    /// (`argmin_reduce`, NumPy's `argmin`). An empty axis is an error, as in NumPy.
+    pub fn argmin(&self, axis: isize) -> Result<Array<i64>> {
+        self.position_along(Opcode::ArgminReduce, axis)
+    }
+
+    fn position_along(&self, op: Opcode, axis: isize) -> Result<Array<i64>> {
+        let ax = normalize_axis(axis, self.ndim())?;
+        if self.view.shape[ax] == 0 {
+            let what = if op == Opcode::ArgmaxReduce { "argmax" } else { "argmin" };
+            return Err(Error::InvalidArgument(format!(
+                "attempt to get {what} of an empty sequence (axis {ax} of shape {:?})",
+                self.shape()
+            )));
+        }
+        self.along(op, axis)
+    }
 }
 
 macro_rules! comparisons {

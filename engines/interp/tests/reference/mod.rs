@@ -1,6 +1,7 @@
 //! Reference semantics for the table-driven test, written from NumPy's rules: integer results
 //! computed exactly in `i128` and wrapped to the dtype, float results with Rust std, and the
 //! test values of each dtype.
+#![allow(dead_code)] // each test binary uses part of the references
 
 use std::cmp::Ordering;
 use vm_core::{DType, Opcode, Scalar};
@@ -394,4 +395,17 @@ pub fn ref_combine(op: Opcode, acc: Scalar, x: Scalar) -> Scalar {
         }
         _ => ref_binary(op.combiner().unwrap(), acc, x),
     }
+}
+
+/// The position NumPy's `argmax` (`argmax_reduce`) or `argmin` reports for the nonempty line
+/// `xs`: the first NaN if there is one, else the first element equal to the extreme.
+pub fn ref_position(op: Opcode, xs: &[Scalar]) -> Scalar {
+    let nan = |s: &Scalar| s.dtype().is_float() && s.as_f64().is_nan();
+    if let Some(k) = xs.iter().position(nan) {
+        return Scalar::I64(k as i64);
+    }
+    let want = if op == Opcode::ArgmaxReduce { Ordering::Greater } else { Ordering::Less };
+    let extreme = xs.iter().copied().reduce(|a, b| if order(b, a) == Some(want) { b } else { a }).expect("nonempty");
+    let k = xs.iter().position(|&x| order(x, extreme) == Some(Ordering::Equal)).expect("the extreme is there");
+    Scalar::I64(k as i64)
 }
