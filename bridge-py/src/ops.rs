@@ -675,7 +675,34 @@ fn _accumulate(
     wrap(py, o, h)
 }
 
+/// `argmin`/`argmax` (`name`) of `a` along `axis`: int64 positions, the axis removed.
+#[pyfunction]
+fn _argreduce(py: Python<'_>, name: &str, a: &Bound<'_, NdArray>, axis: isize) -> PyResult<Py<NdArray>> {
+    let op = match name {
+        "argmin" => Opcode::from_name("argmin_reduce"),
+        "argmax" => Opcode::from_name("argmax_reduce"),
+        _ => None,
+    }
+    .ok_or_else(|| PyTypeError::new_err(format!("vmnp has no {name}")))?;
+    let a = a.get();
+    let ax = axes(py, Some(&axis.into_pyobject(py)?.into_any()), a.view.ndim())?[0];
+    if a.view.shape.get(ax) == Some(&0) {
+        return Err(value_err(format!("attempt to get {name} of an empty sequence")));
+    }
+    let shape: Vec<usize> = (0..a.view.ndim()).filter(|&i| i != ax).map(|i| a.view.shape[i]).collect();
+    let (o, h) = new_array(&shape, DType::I64)?;
+    vm()?.submit(
+        py,
+        Instruction::new(
+            op,
+            [Operand::View(o.clone()), Operand::View(a.view.clone()), Operand::Const(Scalar::I64(ax as i64))],
+        ),
+    )?;
+    wrap(py, o, h)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_argreduce, m)?)?;
     m.add_function(wrap_pyfunction!(_ufunc, m)?)?;
     m.add_function(wrap_pyfunction!(_where, m)?)?;
     m.add_function(wrap_pyfunction!(_cast, m)?)?;

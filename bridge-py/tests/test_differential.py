@@ -162,6 +162,31 @@ def test_reductions_over_axes(name, a, data, keepdims):
 
 
 @SETTINGS
+@given(st.sampled_from(["argmin", "argmax"]), arrays(max_dims=4), st.data(), st.booleans())
+def test_argmin_argmax_on_the_vm(name, a, data, keepdims):
+    # Few distinct values (ties: the first wins), NaNs among floats (the first NaN wins), and a
+    # strided view of the data, as a program would pass one.
+    a = (a % 3).astype(a.dtype) if a.dtype.kind in "iuf" else a
+    if a.dtype.kind == "f" and a.size and data.draw(st.booleans()):
+        a.flat[data.draw(st.integers(0, a.size - 1))] = np.nan
+    step = data.draw(st.sampled_from([1, -1]))
+    a = a[..., ::step] if a.ndim else a
+    axis = data.draw(st.one_of(st.none(), st.integers(-a.ndim, a.ndim - 1) if a.ndim else st.none()))
+    want = getattr(np, name)(a, axis=axis, keepdims=keepdims)
+    got = getattr(vmnp, name)(vmnp.asarray(a), axis=axis, keepdims=keepdims)
+    check(got, want, exact=True)
+    check(getattr(vmnp.asarray(a), name)(axis=axis), getattr(a, name)(axis=axis), exact=True)
+
+
+def test_argmin_argmax_of_an_empty_sequence_is_numpys_error():
+    for name in ["argmin", "argmax"]:
+        with pytest.raises(ValueError, match=f"attempt to get {name} of an empty sequence"):
+            getattr(vmnp, name)(vmnp.zeros((2, 0)), axis=1)
+        with pytest.raises(ValueError, match=f"attempt to get {name} of an empty sequence"):
+            getattr(vmnp, name)(vmnp.zeros(0))
+
+
+@SETTINGS
 @given(arrays(FLOATS, max_dims=3, min_side=2), st.data())
 def test_multi_axis_reductions_and_std_var(a, data):
     assume(a.ndim >= 2)

@@ -458,19 +458,25 @@ def cumprod(a, axis=None, dtype=None, out=None):
 
 
 def _arg(name, a, axis, out, keepdims):
-    # No opcode computes positions; the values are synced and NumPy finds them.
     a = asarray(a)
-    r = getattr(_np, name)(_to_numpy(a), axis=axis, keepdims=keepdims)
-    return _store(asarray(r), out)
+    if axis is None:
+        r = _vmnp._argreduce(name, a.reshape(-1), 0)
+        if keepdims:
+            r = r.reshape((1,) * a.ndim)
+    else:
+        r = _vmnp._argreduce(name, a, axis)
+        if keepdims:
+            r = expand_dims(r, axis)  # noqa: F821
+    return _store(r, out)
 
 
 def argmin(a, axis=None, out=None, *, keepdims=False):
-    """Positions of the minima along ``axis`` (computed on the synced data)."""
+    """Positions of the (first) minima along ``axis`` (the flattened array's when None)."""
     return _arg("argmin", a, axis, out, keepdims)
 
 
 def argmax(a, axis=None, out=None, *, keepdims=False):
-    """Positions of the maxima along ``axis`` (computed on the synced data)."""
+    """Positions of the (first) maxima along ``axis`` (the flattened array's when None)."""
     return _arg("argmax", a, axis, out, keepdims)
 
 
