@@ -6,6 +6,7 @@ use crate::lazy::Lazy;
 use crate::pool::Pool;
 use crate::profile::Profile;
 use crate::recycle::Spares;
+use crate::rewrite::Rewritten;
 use crate::{native, positions, program, rewrite, views};
 use std::collections::HashSet;
 use std::time::Instant;
@@ -282,36 +283,15 @@ impl Component for CpuEngine {
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
         self.profile.batches += 1;
         let opts = kernel::Options { max_instructions: self.config.max_kernel };
-        let replayed = self.lazy.prepare(batch);
-        let (batch, origin): (&[Instruction], Option<&[usize]>) = match &replayed {
-            Some((b, o)) => (b, Some(o)),
-            None => (batch, None),
-        };
-        let rewritten = rewrite::split_flat_reductions(batch);
-        let composed: Vec<usize>;
-        let (batch, origin): (&[Instruction], &[usize]) = match (&rewritten, origin) {
-            (Some((b, o)), Some(first)) => {
-                composed = o.iter().map(|&i| first[i]).collect();
-                (b, &composed)
-            }
-            (Some((b, o)), None) => (b, o),
-            (None, Some(first)) => (batch, first),
-            (None, None) => (batch, &[]),
-        };
-        let mut steps = self.plans.partition(batch, &opts);
-        let contracted = |id| steps.iter().any(|s| matches!(s, Step::Kernel(k) if k.temps.contains(&id)));
-        let renamed = self.spares.rename(batch, mem, contracted);
-        let batch = match &renamed {
-            Some(renamed) => {
-                steps = self.plans.partition(renamed, &opts);
-                renamed
-            }
-            None => batch,
-        };
-        self.lazy.record(batch, &mut steps, mem);
+        let mut work = Rewritten::new(batch);
+        work.apply(|b| self.lazy.prepare(b));
+        work.apply(rewrite::split_flat_reductions);
+        let mut steps = self.plans.partition(work.batch(), &opts);
+        work.replace(|b| self.spares.rename(b, mem, &steps));
+        self.lazy.record(work.batch(), &mut steps, mem);
         let mut result = Ok(());
         for step in steps {
-            result = self.step(&step, batch, origin, mem);
+            result = self.step(&step, work.batch(), work.origin(), mem);
             if result.is_err() {
                 break;
             }

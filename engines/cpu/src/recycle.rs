@@ -8,12 +8,17 @@
 //! the engine: a synthetic base of the same dtype and size whose buffer stays allocated. Its
 //! FREE keeps the buffer, and the next batch reuses it. Spares a batch does not use are freed.
 //!
-//! Within one batch, temporaries whose lives do not overlap (one is freed before the next is
-//! first written) share one spare: a batch holding a hundred iterations of a time-stepping loop
-//! allocates one buffer for its hundred `work` arrays, not a hundred. Bases that kernel formation
-//! contracts (they never get memory) are left alone, so that renaming never costs a contraction.
+//! Within one batch, temporaries whose lives do not overlap share one spare: a batch holding a
+//! hundred iterations of a time-stepping loop allocates one buffer for its hundred `work` arrays,
+//! not a hundred. Lives are compared in *steps* of the batch's partition, not in positions: every
+//! step touching the first temporary runs before any step touching the next, so the renamed
+//! batch runs under the partition of the original one (kernel formation may have moved a later
+//! write into an earlier kernel; sharing by positions would then need a new partition). Bases
+//! that kernel formation contracts (they never get memory) are left alone, so that renaming never
+//! costs a contraction.
 
 use std::collections::HashMap;
+use vm_core::kernel::Step;
 use vm_core::{Base, BaseId, HostMemory, Instruction, Opcode, Operand};
 
 /// Synthetic spare bases count down from here (below the rewrite's partial bases).
@@ -38,6 +43,26 @@ struct Life {
     first: usize,
     free: Option<usize>,
     ok: bool,
+    /// The first and the last step of the partition that touch the base.
+    steps: (usize, usize),
+}
+
+/// For each position of a batch, the index of the step of `steps` that carries it out
+/// (`usize::MAX` for a position no step names).
+fn step_of_positions(len: usize, steps: &[Step]) -> Vec<usize> {
+    let mut of = vec![usize::MAX; len];
+    for (s, step) in steps.iter().enumerate() {
+        let positions: Box<dyn Iterator<Item = &usize>> = match step {
+            Step::Kernel(k) => Box::new(k.instrs.iter().chain(&k.after)),
+            Step::Single(i) | Step::System(i) => Box::new(std::iter::once(i)),
+        };
+        for &i in positions {
+            if let Some(slot) = of.get_mut(i) {
+                *slot = s;
+            }
+        }
+    }
+    of
 }
 
 impl Spares {
@@ -46,21 +71,19 @@ impl Spares {
         self.in_use.contains(&id)
     }
 
-    /// The batch with recyclable temporaries renamed to spares, or `None` when there are none.
-    /// Bases for which `contracted` is true (kernel formation contracts them in `batch`) are
-    /// not renamed. Call [`Spares::finish`] after the batch ran (whatever the outcome).
-    pub fn rename(
-        &mut self,
-        batch: &[Instruction],
-        mem: &HostMemory,
-        contracted: impl Fn(BaseId) -> bool,
-    ) -> Option<Vec<Instruction>> {
+    /// The batch with recyclable temporaries renamed to spares, or `None` when there are none;
+    /// `steps`, the partition of `batch`, stays valid for the renamed batch. Bases that `steps`
+    /// contracts are not renamed. Call [`Spares::finish`] after the batch ran (whatever the
+    /// outcome).
+    pub fn rename(&mut self, batch: &[Instruction], mem: &HostMemory, steps: &[Step]) -> Option<Vec<Instruction>> {
         let large = |b: &Base| (b.nelem as usize).saturating_mul(b.dtype.size()) >= MIN_BYTES;
         if !batch.iter().any(|i| {
             i.opcode == Opcode::Free && i.operands.first().and_then(Operand::as_view).is_some_and(|v| large(&v.base))
         }) {
             return None;
         }
+        let contracted = |id| steps.iter().any(|s| matches!(s, Step::Kernel(k) if k.temps.contains(&id)));
+        let step_of = step_of_positions(batch.len(), steps);
         let mut lives: HashMap<BaseId, (Base, Life)> = HashMap::new();
         for (i, instr) in batch.iter().enumerate() {
             for (k, v) in instr.operands.iter().enumerate().filter_map(|(k, o)| o.as_view().map(|v| (k, v))) {
@@ -78,9 +101,13 @@ impl Spares {
                         && v.is_contiguous()
                         && instr.inputs().iter().filter_map(Operand::as_view).all(|x| x.base.id != b.id)
                         && !mem.is_allocated(b.id);
-                    (b, Life { first: i, free: None, ok: writes_all })
+                    (b, Life { first: i, free: None, ok: writes_all, steps: (step_of[i], step_of[i]) })
                 });
                 let life = &mut e.1;
+                life.steps = (life.steps.0.min(step_of[i]), life.steps.1.max(step_of[i]));
+                if step_of[i] == usize::MAX {
+                    life.ok = false;
+                }
                 match instr.opcode {
                     _ if e.0 != b || life.free.is_some() => life.ok = false,
                     Opcode::Free => life.free = Some(i),
@@ -89,21 +116,22 @@ impl Spares {
                 }
             }
         }
-        let mut lives: Vec<(BaseId, Base, usize, usize)> = lives
+        // (base, its base record, first position, FREE position, first step, last step)
+        let mut lives: Vec<(BaseId, Base, usize, usize, usize, usize)> = lives
             .into_iter()
             .filter_map(|(id, (b, life))| match (life.ok, life.free) {
-                (true, Some(free)) if !contracted(id) => Some((id, b, life.first, free)),
+                (true, Some(free)) if !contracted(id) => Some((id, b, life.first, free, life.steps.0, life.steps.1)),
                 _ => None,
             })
             .collect();
-        lives.sort_by_key(|&(_, _, first, _)| first);
-        // Spares taken by this batch, with the position of the FREE that ends their last life.
+        lives.sort_by_key(|&(_, _, first, _, first_step, _)| (first_step, first));
+        // Spares taken by this batch, with the last step of their last life.
         let mut taken: Vec<(Base, usize)> = Vec::new();
         let mut renames: Vec<(BaseId, Base, usize, usize)> = Vec::new(); // (from, to, first, free)
-        for (id, b, first, free) in lives {
+        for (id, b, first, free, first_step, last_step) in lives {
             let fits = |s: &Base| s.dtype == b.dtype && s.nelem == b.nelem;
-            let to = if let Some(t) = taken.iter_mut().find(|(s, end)| fits(s) && *end < first) {
-                t.1 = free;
+            let to = if let Some(t) = taken.iter_mut().find(|(s, end)| fits(s) && *end < first_step) {
+                t.1 = last_step;
                 t.0
             } else {
                 let to = match self.idle.iter().position(fits) {
@@ -119,7 +147,7 @@ impl Spares {
                         Base { id, dtype: b.dtype, nelem: b.nelem }
                     }
                 };
-                taken.push((to, free));
+                taken.push((to, last_step));
                 self.in_use.push(to.id);
                 to
             };

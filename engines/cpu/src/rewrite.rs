@@ -1,4 +1,9 @@
-//! Batch rewrites done before kernel formation.
+//! Batch rewrites done before kernel formation, and [`Rewritten`], the batch they act on.
+//!
+//! The engine's batch path: [`Rewritten::apply`] the lazy engine's replay (`lazy.rs`) and the
+//! split of flat reductions below, each keeping the map back to the submitted batch; partition
+//! the result once; rename recyclable temporaries in place (`recycle.rs`, positions unchanged, so
+//! the partition and the map stay valid); record pure bases (`lazy.rs`); run the steps.
 //!
 //! A full reduction of a multi-dimensional array reaches the engine as a reduction along axis 0
 //! of a flat (1-D, contiguous) view of it, e.g. `delta = sum(abs(work - center))` in the heat
@@ -11,7 +16,53 @@
 //! reductions whose input and output dtypes agree are split: the result differs from the
 //! unsplit one by the reassociation of the sum, as block partials already do.
 
+use std::borrow::Cow;
 use vm_core::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Scalar, View};
+
+/// A batch on its way through the rewrites, with, for each of its instructions, the position in
+/// the submitted batch it comes from (errors name that position).
+pub struct Rewritten<'a> {
+    batch: Cow<'a, [Instruction]>,
+    /// `None` while the batch is the submitted one, position for position.
+    origin: Option<Vec<usize>>,
+}
+
+impl<'a> Rewritten<'a> {
+    /// The submitted batch, not rewritten yet.
+    pub fn new(batch: &'a [Instruction]) -> Rewritten<'a> {
+        Rewritten { batch: Cow::Borrowed(batch), origin: None }
+    }
+
+    /// The batch as rewritten so far.
+    pub fn batch(&self) -> &[Instruction] {
+        &self.batch
+    }
+
+    /// For each instruction of [`Rewritten::batch`], its position in the submitted batch; empty
+    /// while they are the same.
+    pub fn origin(&self) -> &[usize] {
+        self.origin.as_deref().unwrap_or(&[])
+    }
+
+    /// Applies a rewrite that returns the new batch and, for each of its instructions, the
+    /// position in its input it comes from (`None`: nothing to rewrite); the maps compose.
+    pub fn apply(&mut self, rewrite: impl FnOnce(&[Instruction]) -> Option<(Vec<Instruction>, Vec<usize>)>) {
+        let Some((batch, from)) = rewrite(&self.batch) else { return };
+        self.origin = Some(match &self.origin {
+            Some(before) => from.iter().map(|&i| before[i]).collect(),
+            None => from,
+        });
+        self.batch = Cow::Owned(batch);
+    }
+
+    /// Applies a rewrite that keeps every instruction at its position (renaming bases, say).
+    pub fn replace(&mut self, rewrite: impl FnOnce(&[Instruction]) -> Option<Vec<Instruction>>) {
+        if let Some(batch) = rewrite(&self.batch) {
+            debug_assert_eq!(batch.len(), self.batch.len());
+            self.batch = Cow::Owned(batch);
+        }
+    }
+}
 
 /// Synthetic bases for partial arrays count down from here (below the snapshot bases).
 const PARTIAL_BASE: u64 = u64::MAX - (1 << 21);
