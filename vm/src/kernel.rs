@@ -288,8 +288,12 @@ fn contract(batch: &[Instruction], steps: &mut [Step]) {
 #[derive(Debug, Default)]
 pub struct PartitionCache {
     /// Steps by signature, each kernel's temporaries named `BaseId(k)` for the `k`-th base of
-    /// the batch in order of first appearance.
-    entries: HashMap<Vec<u64>, Vec<Step>>,
+    /// the batch in order of first appearance, with the entry's number (see [`PartitionCache::entry`]).
+    entries: HashMap<Vec<u64>, (u64, Vec<Step>)>,
+    /// The number of the entry the last call used or made; entries are numbered from 1, never
+    /// reused.
+    entry: u64,
+    next_entry: u64,
     /// Words held by the keys of `entries`.
     words: usize,
     /// Scratch: the current batch's signature and its bases in order of first appearance.
@@ -323,8 +327,9 @@ impl PartitionCache {
     /// of a batch partitioned before with the same options.
     pub fn partition(&mut self, batch: &[Instruction], options: &Options) -> Vec<Step> {
         self.sign(batch, options);
-        if let Some(cached) = self.entries.get(&self.signature) {
+        if let Some((entry, cached)) = self.entries.get(&self.signature) {
             self.hits += 1;
+            self.entry = *entry;
             return renamed(cached, |n| self.bases[n.0 as usize]);
         }
         self.misses += 1;
@@ -335,8 +340,24 @@ impl PartitionCache {
             self.words = 0;
         }
         self.words += self.signature.len();
-        self.entries.insert(self.signature.clone(), numbered);
+        self.next_entry += 1;
+        self.entry = self.next_entry;
+        self.entries.insert(self.signature.clone(), (self.entry, numbered));
         steps
+    }
+
+    /// The number of the cache entry of the last batch partitioned: two batches get the same
+    /// number exactly when they have the same structure (opcodes, dtypes, view layouts, the
+    /// pattern of shared bases; not base ids, sizes or constant values), so an engine may key
+    /// its own per-structure work (built kernel programs) on it. 0 before the first call.
+    pub fn entry(&self) -> u64 {
+        self.entry
+    }
+
+    /// The position of `id` among the bases of the last batch partitioned, in order of first
+    /// appearance: the name of the base that is the same for batches of one entry.
+    pub fn number_of(&self, id: BaseId) -> Option<u32> {
+        self.numbering.get(&id).copied()
     }
 
     /// Fills `signature`, `numbering` and `bases` for `batch`.
@@ -356,7 +377,8 @@ impl PartitionCache {
                         if n == next {
                             self.bases.push(v.base.id);
                         }
-                        self.signature.push(u64::from(n) | (v.ndim() as u64) << 32);
+                        let dtype = u64::from(v.dtype().id());
+                        self.signature.push(u64::from(n) | (v.ndim() as u64) << 32 | dtype << 40);
                         self.signature.push(v.start as u64);
                         for (&e, &s) in v.shape.iter().zip(&v.stride) {
                             self.signature.push(e as u64);

@@ -6,8 +6,8 @@
 use crate::dtype::{DType, Element};
 use crate::view::{Base, BaseId};
 use crate::{Error, Result};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::alloc::{Layout, alloc_zeroed, dealloc};
-use std::collections::{HashMap, HashSet};
 use std::ptr::NonNull;
 
 /// Alignment of every host buffer (a cache line; enough for any SIMD load).
@@ -215,7 +215,7 @@ impl HostMemory {
     /// the host copy of a live base, e.g. to defer recomputing it, finds the same buffer again
     /// with [`HostMemory::ensure`]).
     pub fn free(&mut self, id: BaseId) {
-        if !self.pinned.contains(&id) {
+        if self.pinned.is_empty() || !self.pinned.contains(&id) {
             self.buffers.remove(&id);
         }
     }

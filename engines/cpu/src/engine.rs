@@ -1,13 +1,15 @@
 //! The `cpu` component: batch in, kernels and native instructions out, in batch order.
 
-use crate::cache::Cache;
+use crate::cache::{Cache, KernelFn};
 use crate::exec::{self, ExecConfig};
 use crate::lazy::Lazy;
 use crate::pool::Pool;
 use crate::profile::Profile;
+use crate::program::{Program, Recipe};
 use crate::recycle::Spares;
 use crate::rewrite::Rewritten;
 use crate::{native, positions, program, rewrite, views};
+use rustc_hash::FxHashMap as HashMap;
 use std::collections::HashSet;
 use std::time::Instant;
 use vm_core::component::Settings;
@@ -103,8 +105,25 @@ pub struct CpuEngine {
     spares: Spares,
     /// Pure bases: their recipes, and the ones deferred.
     lazy: Lazy,
+    /// Kernels built before, by batch structure: bound to a new batch without building again.
+    replays: HashMap<ReplayKey, Replay>,
     shut_down: bool,
 }
+
+/// A kernel of a batch structure: the partition-cache entry, the kernel's first position, and
+/// its contracted temporaries by their numbers in the batch (lazy deferral adds some, depending
+/// on history, and each changes the program).
+type ReplayKey = (u64, usize, Vec<u32>);
+
+/// A kernel's program, compiled code and binding recipe.
+struct Replay {
+    program: Program,
+    f: KernelFn,
+    recipe: Recipe,
+}
+
+/// Kernel replays kept before the table starts over.
+const MAX_REPLAYS: usize = 4096;
 
 /// Synthetic bases for snapshots of overlapping inputs count down from here.
 const SNAPSHOT_BASE: u64 = u64::MAX - (1 << 20);
@@ -138,6 +157,7 @@ impl CpuEngine {
             extensions: HashSet::new(),
             spares: Spares::default(),
             lazy: Lazy::default(),
+            replays: HashMap::default(),
             shut_down: false,
         })
     }
@@ -161,21 +181,62 @@ impl CpuEngine {
         ExecConfig { block: self.config.block_size, min_parallel: self.config.min_parallel }
     }
 
-    fn run_kernel(&mut self, k: &Kernel, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
-        let (prog, bind) = program::build(k, batch)?;
+    /// Runs kernel `k` of `batch`. With `replayable` (`batch` is the one the partition cache
+    /// saw last), a kernel of a batch structure seen before is bound from its recipe instead of
+    /// being built again (and its code is not looked up again).
+    fn run_kernel(&mut self, k: &Kernel, batch: &[Instruction], mem: &mut HostMemory, replayable: bool) -> Result<()> {
         self.profile.kernels += 1;
         self.profile.fused_instructions += k.instrs.len() as u64;
         self.profile.contracted += k.temps.len() as u64;
+        let key = replayable.then(|| self.replay_key(k)).flatten();
+        if let Some(r) = key.as_ref().and_then(|key| self.replays.get(key)) {
+            let bind = r.recipe.bind(batch)?;
+            self.cache.stats.hits += 1;
+            return Self::run_bound(&r.program, r.f, &bind, mem, &self.pool, &self.exec_config(), &mut self.profile);
+        }
+        let (prog, bind, recipe) = program::build_with_recipe(k, batch)?;
         let observable = prog.ops.iter().any(|op| op.dst != program::Dst::Value);
         if bind.nelem() == 0 || !observable {
             return Ok(());
         }
         let f = self.cache.get(&prog)?;
-        let t0 = Instant::now();
-        let moved = exec::run(f, &prog, &bind, mem, &self.pool, &self.exec_config())?;
-        self.profile.exec_time += t0.elapsed();
-        self.profile.bytes_moved += moved;
+        Self::run_bound(&prog, f, &bind, mem, &self.pool, &self.exec_config(), &mut self.profile)?;
+        if let Some(key) = key {
+            if self.replays.len() >= MAX_REPLAYS {
+                self.replays.clear();
+            }
+            self.replays.insert(key, Replay { program: prog, f, recipe });
+        }
         Ok(())
+    }
+
+    /// Runs compiled kernel `f` of `prog` on `bind`; nothing when it has nothing to do.
+    fn run_bound(
+        prog: &Program,
+        f: KernelFn,
+        bind: &program::Binding,
+        mem: &mut HostMemory,
+        pool: &Pool,
+        cfg: &ExecConfig,
+        profile: &mut Profile,
+    ) -> Result<()> {
+        let observable = prog.ops.iter().any(|op| op.dst != program::Dst::Value);
+        if bind.nelem() == 0 || !observable {
+            return Ok(());
+        }
+        let t0 = Instant::now();
+        let moved = exec::run(f, prog, bind, mem, pool, cfg)?;
+        profile.exec_time += t0.elapsed();
+        profile.bytes_moved += moved;
+        Ok(())
+    }
+
+    /// The replay key of kernel `k` of the batch last partitioned; `None` when a temporary has no
+    /// number in it.
+    fn replay_key(&self, k: &Kernel) -> Option<ReplayKey> {
+        let mut temps = k.temps.iter().map(|&id| self.plans.number_of(id)).collect::<Option<Vec<u32>>>()?;
+        temps.sort_unstable();
+        Some((self.plans.entry(), *k.instrs.first()?, temps))
     }
 
     /// Runs an element-wise instruction whose output partially overlaps an input: such inputs
@@ -201,7 +262,7 @@ impl CpuEngine {
             snapshots.push(id);
         }
         let k = Kernel { instrs: vec![0], shape: out.shape.clone(), temps: Vec::new(), after: Vec::new() };
-        let r = self.run_kernel(&k, std::slice::from_ref(&copy), mem);
+        let r = self.run_kernel(&k, std::slice::from_ref(&copy), mem, false);
         for id in snapshots {
             mem.free(id);
         }
@@ -252,7 +313,7 @@ impl CpuEngine {
                 let r = if k.instrs.len() == 1 && kernel::needs_isolation(&batch[first]) {
                     self.run_isolated(&batch[first], mem)
                 } else {
-                    self.run_kernel(k, batch, mem)
+                    self.run_kernel(k, batch, mem, true)
                 };
                 r.map_err(|e| tag(e, first))?;
                 for &i in &k.after {

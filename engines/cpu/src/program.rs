@@ -129,8 +129,60 @@ impl Binding {
     }
 }
 
+/// How to make the [`Binding`] of a kernel from any batch of the same structure (the same
+/// partition-cache entry) without building its program again: where each memory operand,
+/// reduction output and constant comes from, and the collapsed layout, which the structure fixes.
+#[derive(Debug, Clone)]
+pub struct Recipe {
+    shape: Vec<usize>,
+    /// (position in the batch, operand index, collapsed strides, written)
+    slots: Vec<(usize, usize, Vec<i64>, bool)>,
+    /// (position of the reduction, its opcode, collapsed strides)
+    partials: Vec<(usize, Opcode, Vec<i64>)>,
+    /// (position, operand index)
+    consts: Vec<(usize, usize)>,
+}
+
+impl Recipe {
+    /// The binding for `batch`, which must have the structure of the batch the recipe was
+    /// made from (else an internal error, never a wrong binding of another shape).
+    pub fn bind(&self, batch: &[Instruction]) -> Result<Binding> {
+        let mismatch = || Error::Internal("a kernel recipe applied to a batch of another structure".into());
+        let operand = |pos: usize, k: usize| batch.get(pos).and_then(|i| i.operands.get(k)).ok_or_else(mismatch);
+        let slots = self
+            .slots
+            .iter()
+            .map(|(pos, k, strides, written)| {
+                let view = operand(*pos, *k)?.as_view().ok_or_else(mismatch)?.clone();
+                Ok(SlotBinding { view, strides: strides.clone(), written: *written })
+            })
+            .collect::<Result<_>>()?;
+        let partials = self
+            .partials
+            .iter()
+            .map(|(pos, opcode, strides)| {
+                let out = operand(*pos, 0)?.as_view().ok_or_else(mismatch)?.clone();
+                Ok(PartialBinding { opcode: *opcode, out, strides: strides.clone() })
+            })
+            .collect::<Result<_>>()?;
+        let consts = self
+            .consts
+            .iter()
+            .map(|&(pos, k)| match operand(pos, k)? {
+                Operand::Const(c) => Ok(*c),
+                Operand::View(_) => Err(mismatch()),
+            })
+            .collect::<Result<_>>()?;
+        Ok(Binding { shape: self.shape.clone(), slots, partials, consts })
+    }
+}
+
 struct Builder {
     slots: Vec<(View, bool)>,
+    /// Where each slot, partial and constant was first met: (position, operand index).
+    slot_from: Vec<(usize, usize)>,
+    partial_from: Vec<usize>,
+    const_from: Vec<(usize, usize)>,
     partials: Vec<(Opcode, View, usize)>, // (opcode, out, axis)
     consts: Vec<Scalar>,
     ops: Vec<Op>,
@@ -144,21 +196,24 @@ struct Builder {
 }
 
 impl Builder {
-    fn slot(&mut self, v: &View) -> u16 {
+    fn slot(&mut self, v: &View, from: (usize, usize)) -> u16 {
         let found = self.slots.iter().position(|(w, _)| w.base.id == v.base.id && w.overlap(v) == Overlap::Identical);
         match found {
             Some(k) => k as u16,
             None => {
                 self.slots.push((v.clone(), false));
+                self.slot_from.push(from);
                 (self.slots.len() - 1) as u16
             }
         }
     }
 
-    fn src(&mut self, o: &Operand) -> Result<Src> {
+    /// The source of operand `k` of the instruction at `pos`.
+    fn src(&mut self, pos: usize, k: usize, o: &Operand) -> Result<Src> {
         match o {
             Operand::Const(s) => {
                 self.consts.push(*s);
+                self.const_from.push((pos, k));
                 Ok(Src::Const((self.consts.len() - 1) as u16))
             }
             Operand::View(v) if self.contracted.contains(&v.base.id) => self
@@ -167,7 +222,7 @@ impl Builder {
                 .map(|&val| Src::Val(val))
                 .ok_or_else(|| Error::Internal(format!("contracted temporary {} read before written", v.base.id))),
             Operand::View(v) => {
-                let k = self.slot(v);
+                let k = self.slot(v, (pos, k));
                 Ok(match self.latest.get(&k) {
                     Some(&val) => Src::Val(val),
                     None => Src::Mem(k),
@@ -176,31 +231,33 @@ impl Builder {
         }
     }
 
-    fn add(&mut self, instr: &Instruction) -> Result<()> {
+    fn add(&mut self, pos: usize, instr: &Instruction) -> Result<()> {
         let out = instr.output().ok_or_else(|| Error::Internal(format!("{} in a kernel", instr.opcode)))?;
         let kind = instr.opcode.kind();
         let srcs: SmallVec<[Src; 3]> = match kind {
             Kind::Range => SmallVec::from_slice(&[Src::Index]),
             Kind::Random => {
                 let mut s = SmallVec::new();
-                for o in &instr.operands[1..3] {
-                    s.push(self.src(o)?);
+                for (k, o) in instr.operands.iter().enumerate().take(3).skip(1) {
+                    s.push(self.src(pos, k, o)?);
                 }
                 s
             }
-            _ => instr.inputs().iter().map(|o| self.src(o)).collect::<Result<_>>()?,
+            // The inputs are the operands after the output.
+            _ => instr.inputs().iter().enumerate().map(|(k, o)| self.src(pos, k + 1, o)).collect::<Result<_>>()?,
         };
         let in_dtype = instr.inputs().last().map(Operand::dtype).unwrap_or(out.dtype());
         let val = self.ops.len() as u32;
         let dst = if kind == Kind::Reduce {
             let axis = instr.axis().ok_or_else(|| Error::Internal("reduction without axis".into()))?;
             self.partials.push((instr.opcode, out.clone(), axis));
+            self.partial_from.push(pos);
             Dst::Reduce((self.partials.len() - 1) as u16)
         } else if self.contracted.contains(&out.base.id) {
             self.temps.insert(out.base.id, val);
             Dst::Value
         } else {
-            let k = self.slot(out);
+            let k = self.slot(out, (pos, 0));
             self.slots[k as usize].1 = true;
             self.latest.insert(k, val);
             Dst::Store(k)
@@ -250,8 +307,16 @@ fn inner_class(stride: i64) -> Inner {
 
 /// Builds the program and binding of `kernel` (positions into `batch`).
 pub fn build(kernel: &Kernel, batch: &[Instruction]) -> Result<(Program, Binding)> {
+    build_with_recipe(kernel, batch).map(|(p, b, _)| (p, b))
+}
+
+/// [`build`], with the [`Recipe`] that binds the program to later batches of the same structure.
+pub fn build_with_recipe(kernel: &Kernel, batch: &[Instruction]) -> Result<(Program, Binding, Recipe)> {
     let mut b = Builder {
         slots: Vec::new(),
+        slot_from: Vec::new(),
+        partial_from: Vec::new(),
+        const_from: Vec::new(),
         partials: Vec::new(),
         consts: Vec::new(),
         ops: Vec::new(),
@@ -260,7 +325,7 @@ pub fn build(kernel: &Kernel, batch: &[Instruction]) -> Result<(Program, Binding
         temps: HashMap::default(),
     };
     for &i in &kernel.instrs {
-        b.add(&batch[i]).map_err(|e| e.at_instruction(i))?;
+        b.add(i, &batch[i]).map_err(|e| e.at_instruction(i))?;
     }
     // Dead stores: a slot written again later in the kernel needs only its last store (every
     // read after the first write is forwarded from a value, never from memory).
@@ -308,7 +373,23 @@ pub fn build(kernel: &Kernel, batch: &[Instruction]) -> Result<(Program, Binding
             .collect(),
         consts: b.consts,
     };
-    Ok((program, binding))
+    let recipe = Recipe {
+        shape: binding.shape.clone(),
+        slots: b
+            .slot_from
+            .iter()
+            .zip(&binding.slots)
+            .map(|(&(pos, k), s)| (pos, k, s.strides.clone(), s.written))
+            .collect(),
+        partials: b
+            .partial_from
+            .iter()
+            .zip(&binding.partials)
+            .map(|(&pos, p)| (pos, p.opcode, p.strides.clone()))
+            .collect(),
+        consts: b.const_from,
+    };
+    Ok((program, binding, recipe))
 }
 
 /// The bases a binding touches in memory (for allocation), without duplicates.
