@@ -83,7 +83,7 @@ impl StackSpec {
     pub fn build(&self, threads: Option<usize>) -> Result<(Vm, StackPlan)> {
         let plan = self.plan(threads)?;
         let top = plan.build(&vm::engines::registry()?)?;
-        Ok((Vm::new(Runtime::new(top, RuntimeOptions::from_env())), plan))
+        Ok((Vm::new(Runtime::new(top, RuntimeOptions::from_env(&Env::process()))), plan))
     }
 }
 

@@ -66,9 +66,10 @@ pub const REQUESTED_STACK: &str = "<requested stack>";
 /// Plans and builds the stack (see [`plan`]) in the process environment and returns a runtime
 /// over it (`VM_TRACE` from the environment) with the plan it was built from.
 pub fn build_runtime(config_path: Option<&Path>, stack: Option<&str>) -> Result<(Runtime, StackPlan)> {
-    let plan = plan(config_path, stack, &Env::process())?;
+    let env = Env::process();
+    let plan = plan(config_path, stack, &env)?;
     let top = plan.build(&registry()?)?;
-    Ok((Runtime::new(top, RuntimeOptions::from_env()), plan))
+    Ok((Runtime::new(top, RuntimeOptions::from_env(&env)), plan))
 }
 
 #[cfg(test)]

@@ -101,11 +101,11 @@ fn default_with_hints() -> String {
 #[test]
 fn the_settings_hinted_in_the_default_config_are_accepted() {
     let text = default_with_hints();
-    for hint in ["\n[opencl]", "\ndevice = 0", "\ncache_dir = ", "\n[cpu]", "\nthreads = 0", "\n[gpu1]"] {
+    for hint in ["\n[opencl]", "\ndevice = ", "\ncache_dir = ", "\n[cpu]", "\nthreads = 0", "\n[gpu1]"] {
         assert!(text.contains(hint), "`{}` is no longer a hint of config/default.toml", hint.trim());
     }
     let config = Config::parse(&text, "default.toml with its hints").unwrap_or_else(|e| panic!("{e}"));
-    // The hinted cache directory is a placeholder; build with one in the scratch directory.
+    // Build with a cache directory in the scratch directory, not the default's (none).
     let (env, dir) = clean_env("hints");
     let env = env.with_var("VM_OPENCL_CACHE_DIR", dir.join("cache").to_str().unwrap());
     let built = plan_and_build_every_stack(&config, &env, "config/default.toml with its hints");
@@ -119,6 +119,29 @@ fn the_settings_hinted_in_the_default_config_are_accepted() {
     let registry = engines::registry().unwrap();
     StackPlan::new(&config, &registry, &env.clone().with_var("VM_STACK", "gpu1")).unwrap_or_else(|e| panic!("{e}"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The settings `config/default.toml` shows commented out are settings of their implementation,
+/// and in a table named after an implementation they show its default: the comments are checked
+/// against the settings structs, so they cannot drift from the code.
+#[test]
+fn the_settings_hinted_in_the_default_config_show_the_defaults() {
+    let config = Config::parse(&default_with_hints(), "config/default.toml").unwrap_or_else(|e| panic!("{e}"));
+    let registry = engines::registry().unwrap();
+    let mut checked = 0;
+    for table in config.components.values() {
+        let imp = registry.get(table.implementation()).unwrap_or_else(|| panic!("[{}]: no implementation", table.name));
+        for (key, v) in &table.values {
+            let at = format!("config/default.toml:{}: `{key} = {}` in [{}]", v.line.unwrap(), v.value, table.name);
+            let spec = imp.settings.iter().find(|s| s.key == key).unwrap_or_else(|| panic!("{at}: no such setting"));
+            assert!(spec.kind.accepts(&v.value), "{at}: a {:?} setting", spec.kind);
+            if table.implementation.is_none() {
+                assert_eq!(Some(&v.value), spec.default_value().as_ref(), "{at}: the default is {}", spec.default);
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "only {checked} hinted settings");
 }
 
 #[test]

@@ -29,7 +29,7 @@
 //! [`crate::stack::StackPlan::new`]. The
 //! environment is an [`Env`] value, so tests never touch the process environment.
 
-use crate::component::SettingValue;
+use crate::settings::SettingValue;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::ops::Range;

@@ -11,6 +11,7 @@
 //! - [`semantics`]: element semantics shared by host engines (NumPy's division family, ...);
 //! - [`memory`]: host buffers, allocated lazily;
 //! - [`component`]: the trait every manager and engine implements;
+//! - [`settings`]: component settings, declared once per component with [`settings!`];
 //! - [`runtime`]: live bases, batching, the sync/discard/free protocol, extensions;
 //! - [`testing`]: random programs and the comparison every engine's differential tests use.
 //!
@@ -31,6 +32,7 @@ pub mod random;
 pub mod runtime;
 pub mod scalar;
 pub mod semantics;
+pub mod settings;
 pub mod stack;
 pub mod testing;
 pub mod view;

@@ -8,6 +8,7 @@
 //! drop copies of their own. FREE ends a base: any later use of its handle is an error.
 
 use crate::component::{Component, ComponentInfo};
+use crate::config::Env;
 use crate::dtype::{DType, Element};
 use crate::extension::ExtensionRule;
 use crate::instr::{Instruction, Operand};
@@ -33,9 +34,9 @@ impl Default for RuntimeOptions {
 }
 
 impl RuntimeOptions {
-    /// Defaults, with `trace` from `VM_TRACE` (set and not `0`).
-    pub fn from_env() -> RuntimeOptions {
-        let trace = std::env::var("VM_TRACE").is_ok_and(|v| !v.is_empty() && v != "0");
+    /// Defaults, with `trace` from `VM_TRACE` in `env` (set and not `0`).
+    pub fn from_env(env: &Env) -> RuntimeOptions {
+        let trace = env.var("VM_TRACE").is_some_and(|v| !v.is_empty() && v != "0");
         RuntimeOptions { trace, ..RuntimeOptions::default() }
     }
 }

@@ -7,10 +7,11 @@
 //!      file or embedded          checks, defaults, VM_<COMPONENT>_<KEY>      Box<dyn Component>
 //! ```
 
-use crate::component::{Component, Implementation, SettingValue, Settings};
+use crate::component::{Component, Implementation};
 use crate::config::{
     Config, DEFAULT_SOURCE, ENV_SOURCE, Env, IMPL_KEY, Located, RESERVED_VARS, StackChoice, parse_value,
 };
+use crate::settings::{SettingKind, SettingValue, Settings};
 use crate::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -46,23 +47,27 @@ impl Registry {
         }
         let mut keys = BTreeSet::new();
         for spec in imp.settings {
+            let bug = |what: String| Err(Error::Internal(format!("implementation `{}`: {what}", imp.name)));
             if spec.key == IMPL_KEY || !keys.insert(spec.key) {
-                return Err(Error::Internal(format!(
-                    "implementation `{}` declares setting `{}` twice or uses the reserved key `{IMPL_KEY}`",
-                    imp.name, spec.key
-                )));
+                return bug(format!("setting `{}` is declared twice or is the reserved key `{IMPL_KEY}`", spec.key));
             }
-            let Some(default) = parse_value(spec.default) else {
-                return Err(Error::Internal(format!(
-                    "implementation `{}`: default of `{}` is not a TOML value: {}",
-                    imp.name, spec.key, spec.default
-                )));
+            let Some(default) = spec.default_value() else {
+                return bug(format!("default of `{}` is not a TOML value: {}", spec.key, spec.default));
             };
+            if !spec.kind.accepts(&default) {
+                return bug(format!("default of `{}` ({}) is not of its kind {:?}", spec.key, spec.default, spec.kind));
+            }
             if let Err(accepted) = spec.check_range(&default) {
-                return Err(Error::Internal(format!(
-                    "implementation `{}`: default of `{}` ({}) is outside its own range ({accepted})",
-                    imp.name, spec.key, spec.default
-                )));
+                return bug(format!(
+                    "default of `{}` ({}) is outside its own range ({accepted})",
+                    spec.key, spec.default
+                ));
+            }
+            if !spec.choices.is_empty() && !default.as_str().is_some_and(|d| spec.choices.contains(&d)) {
+                return bug(format!("default of `{}` ({}) is not one of its choices", spec.key, spec.default));
+            }
+            if spec.env_switch.is_some() && spec.kind != SettingKind::Boolean {
+                return bug(format!("`{}` has a switch variable but is not a boolean", spec.key));
             }
         }
         self.implementations.insert(imp.name, imp);
@@ -227,7 +232,7 @@ impl StackPlan {
             let name = entry.value.clone();
             let mut values = BTreeMap::new();
             for spec in imp.settings {
-                let value = parse_value(spec.default).ok_or_else(|| {
+                let value = spec.default_value().ok_or_else(|| {
                     Error::Internal(format!("default of `{}` in `{}` is not a TOML value", spec.key, imp.name))
                 })?;
                 values.insert(spec.key.to_string(), SettingValue { value, source: DEFAULT_SOURCE.into(), line: None });
@@ -312,20 +317,9 @@ impl StackPlan {
     }
 }
 
-/// Checks every setting of `c` that `imp` declares a range for; the error names the component,
-/// the key, the value, where it was set (file and line, or the variable) and the values accepted.
+/// Checks every setting of `c` that `imp` declares a range for (see [`Settings::check_range`]).
 fn check_ranges(c: &PlannedComponent, imp: &Implementation) -> Result<()> {
-    for spec in imp.settings {
-        let Some(v) = c.settings.values.get(spec.key) else { continue };
-        if let Err(accepted) = spec.check_range(&v.value) {
-            return Err(Error::config(
-                &v.source,
-                v.line,
-                format!("[{}] {} = {} is out of range: accepted are {accepted}", c.name, spec.key, v.value),
-            ));
-        }
-    }
-    Ok(())
+    imp.settings.iter().try_for_each(|spec| c.settings.check_range(spec))
 }
 
 fn accepted(imp: &Implementation) -> String {
@@ -341,7 +335,9 @@ fn env_form(name: &str) -> String {
 
 /// Applies the `VM_<COMPONENT>_<KEY>=value` variables of `env` to the components of the stack.
 /// A variable belongs to the component whose name gives the longest matching prefix; variables
-/// for components not in the stack, and the reserved ones, are left alone.
+/// for components not in the stack, and the reserved ones, are left alone. Then a switch
+/// variable ([`SettingSpec::env_switch`](crate::settings::SettingSpec::env_switch), e.g.
+/// `VM_PROFILE=1`) that is set and not `0` turns its setting on in every component declaring it.
 fn apply_env(
     components: &mut [PlannedComponent],
     resolved: &[(&Located<String>, &Implementation)],
@@ -377,17 +373,28 @@ fn apply_env(
         let value = parse_value(text).unwrap_or_else(|| toml::Value::String(text.to_string()));
         components[i].settings.values.insert(spec.key.to_string(), SettingValue { value, source, line: None });
     }
+    for (c, (_, imp)) in components.iter_mut().zip(resolved) {
+        for spec in imp.settings {
+            let Some(var) = spec.env_switch else { continue };
+            if env.var(var).is_some_and(|v| !v.is_empty() && v != "0") {
+                let value = SettingValue { value: true.into(), source: format!("{ENV_SOURCE} {var}"), line: None };
+                c.settings.values.insert(spec.key.to_string(), value);
+            }
+        }
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::component::{ComponentInfo, SettingSpec};
+    use crate::component::ComponentInfo;
     use crate::config::tests::{TempDir, assert_config_err};
     use crate::instr::Instruction;
     use crate::memory::HostMemory;
     use crate::opcode::Opcode;
+    use crate::settings::SettingKind::{Boolean, IndexOrName, Integer, String as Text};
+    use crate::settings::SettingSpec;
 
     /// A component that records its construction settings, its child and the batches it sees.
     struct Mock {
@@ -439,13 +446,13 @@ mod tests {
     }
 
     const CPU_SETTINGS: &[SettingSpec] = &[
-        SettingSpec { key: "threads", default: "0", doc: "worker threads", range: Some((0, 64)) },
-        SettingSpec { key: "verbose", default: "false", doc: "talk", range: None },
-        SettingSpec { key: "block_size", default: "4096", doc: "elements per block", range: Some((1, i64::MAX)) },
+        SettingSpec::new("threads", Integer, "0", "worker threads").with_range(0, 64),
+        SettingSpec { env_switch: Some("VM_PROFILE"), ..SettingSpec::new("verbose", Boolean, "false", "talk") },
+        SettingSpec::new("block_size", Integer, "4096", "elements per block").with_range(1, i64::MAX),
     ];
     const OPENCL_SETTINGS: &[SettingSpec] = &[
-        SettingSpec { key: "device", default: "0", doc: "device index", range: Some((0, i64::MAX)) },
-        SettingSpec { key: "platform", default: "\"any\"", doc: "platform name", range: None },
+        SettingSpec::new("device", IndexOrName, "0", "device index").with_range(0, i64::MAX),
+        SettingSpec::new("platform", Text, "\"any\"", "platform name"),
     ];
 
     fn imp(i: usize) -> Implementation {
@@ -506,33 +513,39 @@ device = 1
         assert_eq!(r.iter().count(), 5);
         let mut r = registry();
         assert!(matches!(r.register(imp(2)), Err(Error::Internal(_))));
-        let bad = Implementation {
-            name: "bad",
-            settings: &[SettingSpec { key: "mode", default: "fast", doc: "", range: None }],
-            ..imp(1)
-        };
+        let bad =
+            Implementation { name: "bad", settings: const { &[SettingSpec::new("mode", Text, "fast", "")] }, ..imp(1) };
         assert!(matches!(r.register(bad), Err(Error::Internal(m)) if m.contains("mode")));
-        let reserved = Implementation {
-            name: "res",
-            settings: &[SettingSpec { key: "impl", default: "1", doc: "", range: None }],
-            ..imp(1)
-        };
+        let reserved =
+            Implementation { name: "res", settings: const { &[SettingSpec::new("impl", Integer, "1", "")] }, ..imp(1) };
         assert!(r.register(reserved).is_err());
         let twice = Implementation {
             name: "twice",
-            settings: &[
-                SettingSpec { key: "a", default: "1", doc: "", range: None },
-                SettingSpec { key: "a", default: "2", doc: "", range: None },
-            ],
+            settings: const { &[SettingSpec::new("a", Integer, "1", ""), SettingSpec::new("a", Integer, "2", "")] },
             ..imp(1)
         };
         assert!(r.register(twice).is_err());
         let outside = Implementation {
             name: "outside",
-            settings: &[SettingSpec { key: "n", default: "9", doc: "", range: Some((0, 8)) }],
+            settings: const { &[SettingSpec::new("n", Integer, "9", "").with_range(0, 8)] },
             ..imp(1)
         };
         assert!(matches!(r.register(outside), Err(Error::Internal(m)) if m.contains("`n`") && m.contains("0 to 8")));
+        let wrong_kind =
+            Implementation { name: "kind", settings: const { &[SettingSpec::new("n", Boolean, "1", "")] }, ..imp(1) };
+        assert!(matches!(r.register(wrong_kind), Err(Error::Internal(m)) if m.contains("kind")));
+        let choices = Implementation {
+            name: "choice",
+            settings: const { &[SettingSpec { choices: &["a", "b"], ..SettingSpec::new("c", Text, "\"z\"", "") }] },
+            ..imp(1)
+        };
+        assert!(matches!(r.register(choices), Err(Error::Internal(m)) if m.contains("choices")));
+        let switch = Implementation {
+            name: "switch",
+            settings: const { &[SettingSpec { env_switch: Some("VM_X"), ..SettingSpec::new("n", Integer, "1", "") }] },
+            ..imp(1)
+        };
+        assert!(matches!(r.register(switch), Err(Error::Internal(m)) if m.contains("switch")));
     }
 
     #[test]
@@ -673,6 +686,22 @@ device = 1
         // Bare text is a string.
         let p = plan(CONFIG, &env.with_var("VM_STACK", "gpu").with_var("VM_GPU0_PLATFORM", "pocl")).unwrap();
         assert_eq!(value(&p, 1, "platform").0, toml::Value::String("pocl".into()));
+    }
+
+    #[test]
+    fn a_switch_variable_turns_its_setting_on() {
+        let on = plan(CONFIG, &Env::new().with_var("VM_PROFILE", "1")).unwrap();
+        assert_eq!(value(&on, 1, "verbose"), (true.into(), "<environment> VM_PROFILE".into(), None));
+        // It turns a setting on, never off; unset, empty or 0 leaves it alone.
+        let text = CONFIG.replace("threads = 2", "threads = 2\nverbose = true");
+        for v in ["0", ""] {
+            let p = plan(&text, &Env::new().with_var("VM_PROFILE", v)).unwrap();
+            assert_eq!(value(&p, 1, "verbose"), (true.into(), "vm.toml".into(), Some(9)));
+            let p = plan(CONFIG, &Env::new().with_var("VM_PROFILE", v)).unwrap();
+            assert_eq!(value(&p, 1, "verbose").0, false.into());
+        }
+        let p = plan(CONFIG, &Env::new().with_var("VM_PROFILE", "1").with_var("VM_CPU_VERBOSE", "false")).unwrap();
+        assert_eq!(value(&p, 1, "verbose").0, true.into());
     }
 
     #[test]

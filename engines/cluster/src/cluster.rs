@@ -6,34 +6,19 @@ use crate::transport::{LocalTransport, Transport, local_job};
 use std::thread::JoinHandle;
 use vm_core::{Component, ComponentInfo, Error, HostMemory, Instruction, Opcode, ReductionOrder, Result, Settings};
 
-/// The `cluster` component's settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Options {
-    /// Latency hiding: local work that needs no remote data runs while messages are in flight.
-    /// When false, each exchange completes before the queued work runs (for comparison).
-    pub overlap: bool,
-    /// Runs of element-wise instructions are planned together ([`crate::fuse`]) so the child
-    /// fuses them; when false, every instruction is planned alone (for comparison).
-    pub fuse: bool,
-    /// At the end of each session rank 0 prints every rank's statistics to stderr.
-    pub profile: bool,
-}
-
-impl Default for Options {
-    fn default() -> Options {
-        Options { overlap: true, fuse: true, profile: false }
-    }
-}
-
-impl Options {
-    /// The options a config table gives (defaults for absent keys).
-    pub fn from_settings(settings: &Settings) -> Result<Options> {
-        let d = Options::default();
-        Ok(Options {
-            overlap: settings.bool("overlap", d.overlap)?,
-            fuse: settings.bool("fuse", d.fuse)?,
-            profile: settings.bool("profile", d.profile)?,
-        })
+vm_core::settings! {
+    /// The `cluster` component's settings.
+    #[derive(Copy, Eq)]
+    pub struct Options {
+        /// latency hiding: run local work while messages are in flight (false: wait first, then
+        /// compute)
+        overlap: bool = true,
+        /// plan runs of element-wise instructions together so the child fuses them (false: one
+        /// at a time)
+        fuse: bool = true,
+        /// at each shutdown, print every rank's instructions, traffic, batch time and time
+        /// waiting
+        profile: bool = false,
     }
 }
 

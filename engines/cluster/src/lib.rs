@@ -95,7 +95,7 @@ pub mod transport;
 pub use cluster::{Cluster, Options, local_cluster, local_cluster_with, profile_report, serve_job, serve_with};
 pub use exec::Stats;
 pub use transport::{LocalTransport, Transport};
-use vm_core::component::{SettingSpec, Settings};
+use vm_core::component::Settings;
 use vm_core::{Component, Error, Implementation, Result};
 
 /// Why the `cluster` component cannot be built without the `mpi` feature.
@@ -169,31 +169,9 @@ pub const IMPLEMENTATION: Implementation = Implementation {
     name: "cluster",
     summary: "cluster manager: distributes every base over the MPI ranks in blocks; owner computes",
     needs_child: true,
-    settings: SETTINGS,
+    settings: Options::SPECS,
     construct,
 };
-
-/// The settings of the `cluster` component.
-pub const SETTINGS: &[SettingSpec] = &[
-    SettingSpec {
-        key: "overlap",
-        default: "true",
-        doc: "latency hiding: run local work while messages are in flight (false: wait first, then compute)",
-        range: None,
-    },
-    SettingSpec {
-        key: "fuse",
-        default: "true",
-        doc: "plan runs of element-wise instructions together so the child fuses them (false: one at a time)",
-        range: None,
-    },
-    SettingSpec {
-        key: "profile",
-        default: "false",
-        doc: "at each shutdown, print every rank's instructions, traffic, batch time and time waiting",
-        range: None,
-    },
-];
 
 #[cfg(test)]
 mod tests {

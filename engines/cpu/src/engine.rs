@@ -1,5 +1,6 @@
 //! The `cpu` component: batch in, kernels and native instructions out, in batch order.
 
+use crate::Config;
 use crate::cache::{Cache, KernelFn};
 use crate::exec::{self, ExecConfig};
 use crate::lazy::Lazy;
@@ -12,86 +13,16 @@ use crate::{native, positions, program, rewrite, views};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::HashSet;
 use std::time::Instant;
-use vm_core::component::Settings;
 use vm_core::kernel::{self, Kernel, PartitionCache, Step};
 use vm_core::{
     Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, Operand, Overlap,
     ReductionOrder, Result, View, with_dtype,
 };
 
-/// The engine's configuration.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// The component's config table name.
-    pub table: String,
-    /// Threads, the caller included (0 = one per core).
-    pub threads: usize,
-    /// Print statistics at shutdown.
-    pub profile: bool,
-    /// Positions per block.
-    pub block_size: usize,
-    /// Kernels up to this size run as one block on the calling thread.
-    pub min_parallel: usize,
-    /// The most instructions per kernel.
-    pub max_kernel: usize,
-    /// Run Cranelift's IR verifier on every kernel (on in debug builds).
-    pub verify: bool,
-    /// Cranelift's optimisation level (`"none"` or `"speed"`).
-    pub opt_level: String,
-    /// Print every kernel compiled (its program, Cranelift IR and machine code) to stderr.
-    pub dump: bool,
-}
-
-impl Default for Config {
-    fn default() -> Config {
-        Config {
-            table: "cpu".into(),
-            threads: 0,
-            profile: false,
-            block_size: 32768,
-            min_parallel: 131072,
-            max_kernel: 256,
-            verify: cfg!(debug_assertions),
-            opt_level: "none".into(),
-            dump: false,
-        }
-    }
-}
-
-impl Config {
-    /// The configuration from the component's settings (missing keys take their defaults);
-    /// `VM_PROFILE=1` turns profiling on.
-    pub fn from_settings(s: &Settings) -> Result<Config> {
-        let d = Config::default();
-        let env_profile = std::env::var("VM_PROFILE").is_ok_and(|v| !v.is_empty() && v != "0");
-        Ok(Config {
-            table: d.table,
-            threads: s.usize("threads", d.threads)?,
-            profile: s.bool("profile", d.profile)? || env_profile,
-            block_size: s.usize("block_size", d.block_size)?.max(1),
-            min_parallel: s.usize("min_parallel", d.min_parallel)?,
-            max_kernel: s.usize("max_kernel", d.max_kernel)?,
-            verify: d.verify,
-            opt_level: s.choice("opt_level", &d.opt_level, &["none", "speed"])?,
-            dump: s.bool("dump", d.dump)?,
-        })
-    }
-
-    fn settings_pairs(&self) -> Vec<(String, String)> {
-        vec![
-            ("threads".into(), self.threads.to_string()),
-            ("profile".into(), self.profile.to_string()),
-            ("block_size".into(), self.block_size.to_string()),
-            ("min_parallel".into(), self.min_parallel.to_string()),
-            ("max_kernel".into(), self.max_kernel.to_string()),
-            ("opt_level".into(), self.opt_level.clone()),
-            ("dump".into(), self.dump.to_string()),
-        ]
-    }
-}
-
 /// The Cranelift JIT engine (see the crate documentation).
 pub struct CpuEngine {
+    /// The component's config table name.
+    table: String,
     config: Config,
     child: Option<Box<dyn Component>>,
     cache: Cache,
@@ -129,28 +60,34 @@ const MAX_REPLAYS: usize = 4096;
 const SNAPSHOT_BASE: u64 = u64::MAX - (1 << 20);
 
 impl CpuEngine {
-    /// An engine with `config` and an optional fallback child. More than
-    /// [`crate::MAX_THREADS`] threads is [`Error::InvalidArgument`] (a config gets the
-    /// same limit as a config error when its stack is planned); a thread the system refuses is
-    /// [`Error::OutOfMemory`], with every worker already started stopped again.
+    /// An engine with `config` and an optional fallback child, named `cpu` (see
+    /// [`CpuEngine::named`]).
     pub fn new(config: Config, child: Option<Box<dyn Component>>) -> Result<CpuEngine> {
+        CpuEngine::named("cpu", config, child)
+    }
+
+    /// An engine for the config table `table`. More than [`crate::MAX_THREADS`] threads is
+    /// [`Error::InvalidArgument`] (a config gets the same limit as a config error when its stack
+    /// is planned); a thread the system refuses is [`Error::OutOfMemory`], with every worker
+    /// already started stopped again. Cranelift's IR verifier runs on every kernel in debug
+    /// builds.
+    pub fn named(table: &str, config: Config, child: Option<Box<dyn Component>>) -> Result<CpuEngine> {
         let threads = match config.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n if n > crate::MAX_THREADS => {
                 return Err(Error::InvalidArgument(format!(
-                    "[{}] threads = {n}: at most {} worker threads",
-                    config.table,
+                    "[{table}] threads = {n}: at most {} worker threads",
                     crate::MAX_THREADS
                 )));
             }
             n => n,
         };
-        let pool = Pool::new(threads)
-            .map_err(|e| Error::OutOfMemory(format!("[{}] threads = {threads}: {e}", config.table)))?;
+        let pool = Pool::new(threads).map_err(|e| Error::OutOfMemory(format!("[{table}] threads = {threads}: {e}")))?;
         Ok(CpuEngine {
-            cache: Cache::new(&config.opt_level, config.verify, config.dump)?,
+            cache: Cache::new(&config.opt_level, cfg!(debug_assertions), config.dump)?,
             plans: PartitionCache::default(),
             pool,
+            table: table.to_string(),
             config,
             child,
             profile: Profile::default(),
@@ -377,9 +314,9 @@ impl Component for CpuEngine {
     fn describe(&self) -> Vec<ComponentInfo> {
         let p = self.profile();
         let mut all = vec![ComponentInfo {
-            name: self.config.table.clone(),
+            name: self.table.clone(),
             implementation: "cpu".into(),
-            settings: self.config.settings_pairs(),
+            settings: self.config.to_pairs(),
             notes: vec![
                 format!("Cranelift JIT, {} threads", self.pool.threads()),
                 format!(

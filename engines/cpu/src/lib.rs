@@ -39,7 +39,7 @@
 //! kernels 2.4 times slower, while the kernels gain little from its other rewrites because the
 //! code generator already hoists constants and addresses out of loops.
 //!
-//! Settings (`[cpu]` table): see [`SETTINGS`]. `VM_PROFILE=1` or `profile = true` prints kernel,
+//! Settings (`[cpu]` table): see [`Config`]. `VM_PROFILE=1` or `profile = true` prints kernel,
 //! compile and cache statistics to stderr at shutdown.
 
 pub mod cache;
@@ -63,68 +63,45 @@ pub mod schedule;
 pub mod simd;
 pub mod views;
 
-pub use engine::{Config, CpuEngine};
+pub use engine::CpuEngine;
 
 use vm_core::component::Settings;
-use vm_core::{Component, Implementation, Result, SettingSpec};
+use vm_core::{Component, Implementation, Result};
 
 /// The most worker threads a `cpu` component may have (the `threads` setting's limit). Far
 /// more than any machine this engine runs on has cores: beyond the core count threads only
 /// contend, and asking for hundreds of thousands exhausts the process's thread limit.
 pub const MAX_THREADS: usize = 1024;
 
-/// The settings of the `cpu` component.
-pub const SETTINGS: &[SettingSpec] = &[
-    SettingSpec {
-        key: "threads",
-        default: "0",
-        doc: "worker threads, the caller included; 0 = one per core; at most 1024",
-        range: Some((0, MAX_THREADS as i64)),
-    },
-    SettingSpec {
-        key: "profile",
-        default: "false",
-        doc: "print kernel, compile and cache statistics at shutdown",
-        range: None,
-    },
-    SettingSpec {
-        key: "block_size",
-        default: "32768",
-        doc: "positions of a kernel's iteration space per block (the unit of parallel work)",
-        range: Some((1, i64::MAX)),
-    },
-    SettingSpec {
-        key: "min_parallel",
-        default: "131072",
-        doc: "kernels with at most this many positions run as one block on the calling thread",
-        range: Some((0, i64::MAX)),
-    },
-    SettingSpec {
-        key: "max_kernel",
-        default: "256",
-        doc: "the most instructions fused into one kernel; 0 = no limit",
-        range: Some((0, i64::MAX)),
-    },
-    SettingSpec {
-        key: "opt_level",
-        default: "\"none\"",
-        doc: "Cranelift optimisation level, \"none\" or \"speed\" (see the crate documentation)",
-        range: None,
-    },
-    SettingSpec {
-        key: "dump",
-        default: "false",
-        doc: "print every kernel compiled (program, Cranelift IR, machine code) to stderr",
-        range: None,
-    },
-];
+vm_core::settings! {
+    /// The engine's configuration: the settings of the `cpu` component (its config table).
+    pub struct Config {
+        /// worker threads, the caller included; 0 = one per core; at most 1024
+        #[range(0, MAX_THREADS)]
+        threads: usize = 0,
+        /// print kernel, compile and cache statistics at shutdown (also turned on by VM_PROFILE=1)
+        #[env_switch("VM_PROFILE")]
+        profile: bool = false,
+        /// positions of a kernel's iteration space per block (the unit of parallel work)
+        #[range(1, i64::MAX)]
+        block_size: usize = 32768,
+        /// kernels with at most this many positions run as one block on the calling thread
+        #[range(0, i64::MAX)]
+        min_parallel: usize = 131072,
+        /// the most instructions fused into one kernel; 0 = no limit
+        #[range(0, i64::MAX)]
+        max_kernel: usize = 256,
+        /// Cranelift optimisation level, "none" or "speed" (see the crate documentation)
+        #[choice("none", "speed")]
+        opt_level: String = "none",
+        /// print every kernel compiled (program, Cranelift IR, machine code) to stderr
+        dump: bool = false,
+    }
+}
 
 fn construct(settings: &Settings, child: Option<Box<dyn Component>>) -> Result<Box<dyn Component>> {
-    let mut config = Config::from_settings(settings)?;
-    if !settings.component.is_empty() {
-        config.table = settings.component.clone();
-    }
-    Ok(Box::new(CpuEngine::new(config, child)?))
+    let table = if settings.component.is_empty() { IMPLEMENTATION.name } else { &settings.component };
+    Ok(Box::new(CpuEngine::named(table, Config::from_settings(settings)?, child)?))
 }
 
 /// The `cpu` implementation, for the stack builder: no child needed; a child, when given, is
@@ -133,6 +110,6 @@ pub const IMPLEMENTATION: Implementation = Implementation {
     name: "cpu",
     summary: "Cranelift JIT engine: fuses instructions into kernels, compiles each once, runs blocks on all cores",
     needs_child: false,
-    settings: SETTINGS,
+    settings: Config::SPECS,
     construct,
 };

@@ -133,7 +133,7 @@ fn settings_are_read_and_bad_ones_rejected() {
         let s = Settings::from_pairs("cpu", &[("opt_level", toml::Value::String(level.into()))]);
         let c = (vm_cpu::IMPLEMENTATION.construct)(&s, None).unwrap();
         let settings = &c.describe()[0].settings;
-        assert!(settings.contains(&("opt_level".into(), level.into())), "{settings:?}");
+        assert!(settings.contains(&("opt_level".into(), format!("\"{level}\""))), "{settings:?}");
     }
     let bad = Settings::from_pairs("cpu", &[("opt_level", toml::Value::String("fast".into()))]);
     let e = (vm_cpu::IMPLEMENTATION.construct)(&bad, None).err().expect("opt_level = fast is an error").to_string();

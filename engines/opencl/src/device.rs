@@ -143,13 +143,10 @@ fn matches(want: &str, index: usize, name: &str) -> bool {
     }
 }
 
-/// The values of the `device_type` setting.
-pub const DEVICE_TYPES: &[&str] = &["any", "gpu", "cpu"];
-
 /// The first device matching the `platform`, `device` and `device_type` (`gpu`, `cpu`, `any`)
 /// settings.
 pub fn choose(all: &[DeviceInfo], platform: &str, device: &str, device_type: &str) -> Result<DeviceInfo> {
-    if !DEVICE_TYPES.contains(&device_type) {
+    if !vm_core::settings::spec(crate::Config::SPECS, "device_type").choices.contains(&device_type) {
         return Err(Error::InvalidArgument(format!("opencl device_type must be any, gpu or cpu, got `{device_type}`")));
     }
     all.iter()

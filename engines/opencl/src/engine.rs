@@ -8,6 +8,7 @@
 //! run's. A batch is planned in full before it runs ([`Action`]), so that the sources it needs
 //! and the cache lacks are compiled in one go.
 
+use crate::Config;
 use crate::cache::{self, DiskCache};
 use crate::codegen::{self, ReducePlan, Source, Target};
 use crate::device::{self, DeviceInfo};
@@ -22,7 +23,6 @@ use std::time::{Duration, Instant};
 use vm_core::kernel::{self, PartitionCache, Step};
 use vm_core::{
     Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, ReductionOrder, Result,
-    Settings,
 };
 
 /// The most parameters a program reads from `__constant` memory (32 KiB; fewer when the
@@ -37,41 +37,6 @@ const SPARE_BUFFERS: usize = 16;
 
 /// Options every program is built with.
 const BUILD_OPTIONS: &str = "-cl-fp32-correctly-rounded-divide-sqrt";
-
-/// The engine's settings.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// Platform: empty, an index, or a name substring.
-    pub platform: String,
-    /// Device: empty, an index, or a name substring.
-    pub device: String,
-    /// `any`, `gpu` or `cpu`.
-    pub device_type: String,
-    /// Work-group size; 0 lets the driver choose for element-wise kernels (tree reductions then
-    /// use 256, or the device's maximum when smaller).
-    pub work_group_size: usize,
-    /// Directory of the on-disk program cache; empty = no disk cache.
-    pub cache_dir: String,
-    /// The most instructions fused into one kernel.
-    pub max_kernel: usize,
-    /// The component's table name.
-    pub table: String,
-}
-
-impl Config {
-    /// Reads the settings.
-    pub fn from_settings(s: &Settings) -> Result<Config> {
-        Ok(Config {
-            platform: s.index_or_name("platform", "")?,
-            device: s.index_or_name("device", "")?,
-            device_type: s.choice("device_type", "any", device::DEVICE_TYPES)?,
-            work_group_size: s.usize("work_group_size", 0)?,
-            cache_dir: s.string("cache_dir", "")?,
-            max_kernel: s.usize("max_kernel", 256)?,
-            table: if s.component.is_empty() { "opencl".into() } else { s.component.clone() },
-        })
-    }
-}
 
 /// The device copy of one base.
 struct DeviceBase {
@@ -132,6 +97,8 @@ enum Action {
 
 /// The OpenCL engine.
 pub struct OpenClEngine {
+    /// The component's config table name.
+    table: String,
     config: Config,
     devices: Vec<DeviceInfo>,
     chosen: DeviceInfo,
@@ -162,8 +129,14 @@ pub struct OpenClEngine {
 unsafe impl Send for OpenClEngine {}
 
 impl OpenClEngine {
-    /// Finds the device the settings name and opens a context and queue on it.
+    /// Finds the device the settings name and opens a context and queue on it; the component
+    /// is named `opencl` (see [`OpenClEngine::named`]).
     pub fn new(config: Config, child: Option<Box<dyn Component>>) -> Result<OpenClEngine> {
+        OpenClEngine::named("opencl", config, child)
+    }
+
+    /// [`OpenClEngine::new`] for the config table `table`.
+    pub fn named(table: &str, config: Config, child: Option<Box<dyn Component>>) -> Result<OpenClEngine> {
         let _guard = device::INIT.lock().unwrap_or_else(|e| e.into_inner());
         let devices = device::discover()?;
         let chosen = device::choose(&devices, &config.platform, &config.device, &config.device_type)?;
@@ -187,6 +160,7 @@ impl OpenClEngine {
         Ok(OpenClEngine {
             target,
             disk,
+            table: table.to_string(),
             config,
             devices,
             chosen,
@@ -777,16 +751,9 @@ impl Component for OpenClEngine {
             "{} programs built in {} compilations, {} loaded from the disk cache, {} stored there, {} launches, {} instructions on the fallback, {} uploads, {} downloads",
             s.builds, s.compilations, s.disk_hits, s.disk_stores, s.launches, s.fallback_instructions, s.uploads, s.downloads
         ));
-        let settings = vec![
-            ("platform".into(), format!("{:?}", self.config.platform)),
-            ("device".into(), format!("{:?}", self.config.device)),
-            ("device_type".into(), format!("{:?}", self.config.device_type)),
-            ("work_group_size".into(), self.config.work_group_size.to_string()),
-            ("cache_dir".into(), format!("{:?}", self.config.cache_dir)),
-            ("max_kernel".into(), self.config.max_kernel.to_string()),
-        ];
+        let settings = self.config.to_pairs();
         let mut all =
-            vec![ComponentInfo { name: self.config.table.clone(), implementation: "opencl".into(), settings, notes }];
+            vec![ComponentInfo { name: self.table.clone(), implementation: "opencl".into(), settings, notes }];
         if let Some(child) = &self.child {
             all.extend(child.describe());
         }

@@ -55,53 +55,46 @@ pub mod codegen;
 pub mod device;
 mod engine;
 
-pub use engine::{Config, OpenClEngine, Stats};
+pub use engine::{OpenClEngine, Stats};
 
 use vm_core::component::Settings;
-use vm_core::{Component, Implementation, Result, SettingSpec};
+use vm_core::settings::IndexOrName;
+use vm_core::{Component, Implementation, Result};
 
 /// The largest `work_group_size` setting accepted: more than any OpenCL device runs in one work
 /// group (their limits are in the hundreds or thousands), and small enough that rounding a launch
 /// up to whole groups cannot overflow.
 pub const MAX_WORK_GROUP_SIZE: usize = 1 << 16;
 
-/// The settings of the `opencl` component.
-pub const SETTINGS: &[SettingSpec] = &[
-    SettingSpec {
-        key: "platform",
-        default: "\"\"",
-        doc: "platform by index (an integer) or name substring (a string); empty = any",
-        range: Some((0, i64::MAX)),
-    },
-    SettingSpec {
-        key: "device",
-        default: "\"\"",
-        doc: "device by index within its platform (an integer) or name substring (a string); empty = any",
-        range: Some((0, i64::MAX)),
-    },
-    SettingSpec { key: "device_type", default: "\"any\"", doc: "any, gpu or cpu", range: None },
-    SettingSpec {
-        key: "work_group_size",
-        default: "0",
-        doc: "work-group size; 0 = the driver's choice for element-wise kernels and 256 (or the device maximum) for tree reductions",
-        range: Some((0, MAX_WORK_GROUP_SIZE as i64)),
-    },
-    SettingSpec {
-        key: "cache_dir",
-        default: "\"\"",
-        doc: "directory for compiled program binaries, reused by later runs; empty = cache in memory only",
-        range: None,
-    },
-    SettingSpec {
-        key: "max_kernel",
-        default: "256",
-        doc: "the most instructions fused into one kernel; 0 = no limit",
-        range: Some((0, i64::MAX)),
-    },
-];
+vm_core::settings! {
+    /// The engine's configuration: the settings of the `opencl` component (its config table).
+    pub struct Config {
+        /// platform by index (an integer) or name substring (a string); empty = any
+        #[range(0, i64::MAX)]
+        platform: IndexOrName = "",
+        /// device by index within its platform (an integer) or name substring (a string);
+        /// empty = any
+        #[range(0, i64::MAX)]
+        device: IndexOrName = "",
+        /// any, gpu or cpu
+        #[choice("any", "gpu", "cpu")]
+        device_type: String = "any",
+        /// work-group size; 0 = the driver's choice for element-wise kernels and 256 (or the
+        /// device maximum) for tree reductions
+        #[range(0, MAX_WORK_GROUP_SIZE)]
+        work_group_size: usize = 0,
+        /// directory for compiled program binaries, reused by later runs; empty = cache in
+        /// memory only
+        cache_dir: String = "",
+        /// the most instructions fused into one kernel; 0 = no limit
+        #[range(0, i64::MAX)]
+        max_kernel: usize = 256,
+    }
+}
 
 fn construct(settings: &Settings, child: Option<Box<dyn Component>>) -> Result<Box<dyn Component>> {
-    Ok(Box::new(OpenClEngine::new(Config::from_settings(settings)?, child)?))
+    let table = if settings.component.is_empty() { IMPLEMENTATION.name } else { &settings.component };
+    Ok(Box::new(OpenClEngine::named(table, Config::from_settings(settings)?, child)?))
 }
 
 /// The `opencl` implementation: no child needed; a child, when given, runs what the device
@@ -110,6 +103,6 @@ pub const IMPLEMENTATION: Implementation = Implementation {
     name: "opencl",
     summary: "OpenCL engine: fuses instructions into OpenCL C kernels, keeps data on the device",
     needs_child: false,
-    settings: SETTINGS,
+    settings: Config::SPECS,
     construct,
 };

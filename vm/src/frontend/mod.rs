@@ -151,9 +151,9 @@ impl Vm {
         Vm { inner: Rc::new(Inner { runtime: RefCell::new(runtime), state: RefCell::default() }) }
     }
 
-    /// A VM over a built stack, with [`RuntimeOptions::from_env`].
+    /// A VM over a built stack, with [`RuntimeOptions::from_env`] of the process environment.
     pub fn from_stack(stack: Box<dyn Component>) -> Vm {
-        Vm::new(Runtime::new(stack, RuntimeOptions::from_env()))
+        Vm::new(Runtime::new(stack, RuntimeOptions::from_env(&crate::config::Env::process())))
     }
 
     /// An array of `shape` filled with zeros.
