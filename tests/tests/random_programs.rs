@@ -1,12 +1,12 @@
 //! Every engine compiled in against the reference `interp` on the same random programs
-//! ([`vm_core::testing::random_program`]: every opcode of the table but gather and scatter, on
+//! ([`vm_testkit::random_program`]: every opcode of the table but gather and scatter, on
 //! seven dtypes, up to 4-d, with slices, negative and broadcast strides, aliasing views,
 //! reductions and scans along each axis, temporaries freed mid-batch). A failure names the seed
 //! and prints the program in the text form.
 
 use vm_core::Component;
-use vm_core::testing::{ProgramSpec, Tolerance, differential, random_program};
 use vm_interp::Interp;
+use vm_testkit::{Agree, Data, ProgramSpec, differential, random_program};
 
 /// How many programs each engine runs (`VM_RANDOM_PROGRAMS` overrides).
 fn count(default: u64) -> u64 {
@@ -21,7 +21,9 @@ fn run(name: &str, count: u64, small: bool, mut make: impl FnMut() -> Box<dyn Co
     for seed in 0..count {
         let program = random_program(seed, &spec);
         let mut reference = Interp::new(None);
-        if let Err(e) = differential(subject.as_mut(), &mut reference, &program, small, Tolerance::REORDERED) {
+        if let Err(e) =
+            differential(subject.as_mut(), &mut reference, &program, Data::small_if(small), Agree::REORDERED)
+        {
             failures.push(format!("{name}, seed {seed}: {e}\n{}", program.listing()));
             subject = make();
         }

@@ -13,7 +13,6 @@
 //! - [`component`]: the trait every manager and engine implements;
 //! - [`settings`]: component settings, declared once per component with [`settings!`];
 //! - [`runtime`]: live bases, batching, the sync/discard/free protocol, extensions;
-//! - [`testing`]: random programs and the comparison every engine's differential tests use.
 //!
 //! This crate depends on no engine; engines depend on it.
 
@@ -34,7 +33,6 @@ pub mod scalar;
 pub mod semantics;
 pub mod settings;
 pub mod stack;
-pub mod testing;
 pub mod view;
 
 pub use component::{Component, ComponentInfo, Implementation, ReductionOrder, SettingSpec, Settings};

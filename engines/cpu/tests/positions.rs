@@ -9,38 +9,11 @@ mod common;
 use common::*;
 use vm_core::view::row_major_strides;
 use vm_core::{Base, DType, Instruction, Opcode, Scalar};
+use vm_testkit::fixtures::layouts;
 
 fn engine_with(threads: usize, block_size: usize) -> vm_cpu::CpuEngine {
     let config = vm_cpu::Config { threads, block_size, min_parallel: 10, ..vm_cpu::Config::default() };
     vm_cpu::CpuEngine::new(config, None).unwrap()
-}
-
-/// (name, start, strides) of the layouts of `shape` inside a base of `n` elements.
-fn layouts(shape: &[usize], n: usize) -> Vec<(String, i64, Vec<i64>)> {
-    let c = row_major_strides(shape).to_vec();
-    let reach: i64 = shape.iter().zip(&c).map(|(&e, &s)| (e as i64 - 1) * s).sum();
-    let mut out = vec![
-        ("contiguous".to_string(), 0, c.clone()),
-        ("strided".to_string(), 1, c.iter().map(|s| 2 * s).collect()),
-        ("reversed".to_string(), reach, c.iter().map(|s| -s).collect()),
-        ("transposed".to_string(), 0, {
-            // Strides of the reversed shape, so the first axis is the innermost in memory.
-            let r: Vec<usize> = shape.iter().rev().copied().collect();
-            let mut t = row_major_strides(&r).to_vec();
-            t.reverse();
-            t
-        }),
-    ];
-    for d in 0..shape.len() {
-        let mut b = c.clone();
-        b[d] = 0;
-        out.push((format!("broadcast along {d}"), 2, b));
-    }
-    out.retain(|(_, start, s)| {
-        let hi: i64 = start + shape.iter().zip(s).map(|(&e, &s)| (e as i64 - 1) * s.max(0)).sum::<i64>();
-        hi < n as i64
-    });
-    out
 }
 
 #[test]

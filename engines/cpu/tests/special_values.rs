@@ -1,13 +1,13 @@
 //! Every element-wise opcode taking floats, on every special value of f32 and f64 (signed zeros,
-//! infinities, NaNs, subnormals, the largest finite values: `vm_core::testing::SpecialValues`),
+//! infinities, NaNs, subnormals, the largest finite values: `vm_testkit::SpecialValues`),
 //! against interp. Everything but the engine's own `exp` and `log` block routines
 //! (`vm_cpu::fastmath`, within an ulp) calls the interpreter's functions, so bit for bit.
 
 mod common;
 
 use common::*;
-use vm_core::testing::SpecialValues;
 use vm_core::{Component, DType, HostMemory, Instruction, Opcode};
+use vm_testkit::SpecialValues;
 
 /// How far the fast `exp` and `log` may be from libm at ordinary values (their documented bound
 /// is one ulp).

@@ -1,7 +1,8 @@
 //! `argmin_reduce` and `argmax_reduce`: NumPy's `argmin`/`argmax` on every dtype, with ties,
 //! NaN and signed zeros, along every axis of 1-d to 4-d views that are contiguous, strided,
-//! reversed or broadcast (stride 0, the reduced axis included), against the reference written
-//! from NumPy's rule in `reference::ref_position` and read with the index formula.
+//! reversed, transposed or broadcast (stride 0, the reduced axis included; the layouts of
+//! `vm_testkit::fixtures::layouts`), against the reference written from NumPy's rule in
+//! `reference::ref_position` and read with the index formula.
 
 mod common;
 mod reference;
@@ -9,6 +10,7 @@ mod reference;
 use common::*;
 use reference::ref_position;
 use vm_core::{DType, Error, Opcode, Scalar, View};
+use vm_testkit::fixtures::layouts;
 
 const OPS: [Opcode; 2] = [Opcode::ArgminReduce, Opcode::ArgmaxReduce];
 
@@ -74,29 +76,6 @@ fn tie_rich(dt: DType, n: usize) -> Vec<Scalar> {
             }
         })
         .collect()
-}
-
-/// The layouts tested for `shape`: (name, start, strides) into a base of `n` elements.
-fn layouts(shape: &[usize], n: usize) -> Vec<(String, i64, Vec<i64>)> {
-    let contiguous = vm_core::view::row_major_strides(shape).to_vec();
-    let strided: Vec<i64> = contiguous.iter().map(|s| s * 2).collect();
-    let reach: i64 = shape.iter().zip(&contiguous).map(|(&e, &s)| (e as i64 - 1) * s).sum();
-    let reversed: Vec<i64> = contiguous.iter().map(|s| -s).collect();
-    let mut out = vec![
-        ("contiguous".to_string(), 0, contiguous.clone()),
-        ("strided".to_string(), 1, strided),
-        ("reversed".to_string(), reach, reversed),
-    ];
-    for d in 0..shape.len() {
-        let mut b = contiguous.clone();
-        b[d] = 0;
-        out.push((format!("broadcast along {d}"), 3, b));
-    }
-    out.retain(|(_, start, strides)| {
-        let hi: i64 = start + shape.iter().zip(strides).map(|(&e, &s)| (e as i64 - 1) * s.max(0)).sum::<i64>();
-        hi < n as i64
-    });
-    out
 }
 
 #[test]

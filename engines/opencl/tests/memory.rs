@@ -111,7 +111,7 @@ fn a_base_larger_than_the_largest_device_buffer_is_out_of_memory() {
     let Some(mut cl) = engine() else { return };
     let max = cl.device().max_alloc;
     assert!(max > 0);
-    let huge = base(1, DType::U8, max + 1);
+    let huge = vm_core::Base { id: vm_core::BaseId(1), dtype: DType::U8, nelem: max + 1 };
     let mut mem = vm_core::HostMemory::new();
     let head = vm_core::Operand::View(vm_core::View::contiguous(huge, 0, &[10]).unwrap());
     let e = cl.execute(&[Instruction::new(Opcode::Range, [head])], &mut mem).unwrap_err();

@@ -11,7 +11,7 @@
 //! Agreement: exact bits for integers, bools and the exactly rounded float operations; the
 //! transcendental functions and `pow` (see `vm_opencl::codegen::is_approximate`) within
 //! [`APPROX_ULPS`] ulps; float sums and products of tree reductions, which add in another order,
-//! within `Tolerance::REORDERED` (relative 1e-9 for f64, 1e-4 for f32).
+//! within `Agree::REORDERED` (relative 1e-9 for f64, 1e-4 for f32).
 
 mod common;
 
@@ -19,14 +19,14 @@ use common::*;
 use vm_core::opcode::{DTypeSet, TypeRule};
 use vm_core::{Base, Component, DType, HostMemory, Instruction, Kind, Opcode, Operand, Scalar, View};
 
-const N: u64 = 97;
+const N: usize = 97;
 
 /// How far the OpenCL built-ins may be from the host's libm: the OpenCL specification bounds
 /// them to at most 16 ulps (`pow`; 2 to 8 for the others), the host's are within about 1.
 const APPROX_ULPS: u64 = 16;
 
 fn agree(op: Opcode, d: DType) -> Agree {
-    if d.is_float() && vm_opencl::codegen::is_approximate(op) { Agree::Ulps(APPROX_ULPS) } else { Agree::Exact }
+    Agree::for_elementwise(op, d, vm_opencl::codegen::is_approximate, APPROX_ULPS)
 }
 
 fn input_dtypes(op: Opcode) -> Vec<(DType, DType)> {
@@ -47,7 +47,7 @@ fn every_elementwise_opcode_and_dtype_matches_interp() {
     let Some(mut cl) = engine() else { return };
     let mut cases = 0;
     for (k, d) in DType::ALL.into_iter().enumerate() {
-        let mut r = Rng(99 + k as u64);
+        let mut r = Rng::new(99 + k as u64);
         // (opcode, output dtype, constant second operand)
         let mut wanted: Vec<(Opcode, DType, Option<Scalar>)> = Vec::new();
         for &op in Opcode::ALL {
@@ -58,13 +58,13 @@ fn every_elementwise_opcode_and_dtype_matches_interp() {
             if let Some(&(_, to)) = input_dtypes(op).iter().find(|(i, _)| *i == d) {
                 wanted.push((op, to, None));
                 if kind == Kind::Binary {
-                    wanted.push((op, to, Some(value(&mut r, d))));
+                    wanted.push((op, to, Some(Data::Wild.value(&mut r, d))));
                 }
             }
         }
         let (x, y, c) = (base(1, d, N), base(2, d, N), base(3, DType::Bool, N));
         let to: Vec<DType> = wanted.iter().map(|w| w.1).collect();
-        let (outputs, views) = slices(&to, N as usize, 10);
+        let (outputs, views) = slices(&to, N, 10);
         let mut batch = Vec::new();
         let mut checks = Vec::new();
         for (&(op, _, k), out) in wanted.iter().zip(&views) {
@@ -94,7 +94,7 @@ fn every_elementwise_opcode_and_dtype_matches_interp() {
 
 /// Every pair of `values` as two bases `x`, `y` of dtype `d` (row-major over the pairs).
 fn pairs(d: DType, values: &[Scalar]) -> (Base, Base, HostMemory, HostMemory) {
-    let n = (values.len() * values.len()) as u64;
+    let n = values.len() * values.len();
     let (x, y) = (base(1, d, n), base(2, d, n));
     let (mut a, mut b) = twin(&[], 0);
     for m in [&mut a, &mut b] {
@@ -148,13 +148,13 @@ fn integer_division_powers_and_shifts_have_numpy_semantics_at_the_edges() {
     assert_eq!(cl.stats().fallback_instructions, 0, "{:?}", cl.stats());
 }
 
-/// Every element-wise opcode taking floats, on every special value (`vm_core::testing::
+/// Every element-wise opcode taking floats, on every special value (`vm_testkit::
 /// SpecialValues`): signed zeros, infinities, NaNs, subnormals, the largest finite values.
 #[test]
 fn every_float_opcode_matches_interp_at_special_values() {
     let Some(mut cl) = engine() else { return };
     for d in [DType::F64, DType::F32] {
-        let p = vm_core::testing::SpecialValues::new(d);
+        let p = vm_testkit::SpecialValues::new(d);
         let (mut a, mut b) = (HostMemory::new(), HostMemory::new());
         p.fill(&mut a).unwrap();
         p.fill(&mut b).unwrap();
@@ -216,7 +216,7 @@ fn every_cast_matches_interp() {
     let Some(mut cl) = engine() else { return };
     let inputs: Vec<Base> = DType::ALL.iter().map(|&d| base(1 + u64::from(d.id()), d, N)).collect();
     let to: Vec<DType> = DType::ALL.iter().flat_map(|_| DType::ALL).collect();
-    let (outputs, views) = slices(&to, N as usize, 100);
+    let (outputs, views) = slices(&to, N, 100);
     let mut batch = Vec::new();
     let mut checks = Vec::new();
     for (k, out) in views.iter().enumerate() {
@@ -264,24 +264,6 @@ fn range_and_random_are_bit_identical() {
     release(&mut cl, &mut a, &outputs);
 }
 
-/// Fills `b` with values that sum and multiply without overflow: floats in [0.9, 1.1) (now and
-/// then negative), integers and bools from their whole range.
-fn fill_moderate(mem: &mut HostMemory, r: &mut Rng, b: &Base) {
-    let data: Vec<u8> = (0..b.nelem)
-        .flat_map(|_| {
-            let bits = r.next();
-            let s = if b.dtype.is_float() {
-                let x = 0.9 + (bits >> 11) as f64 / (1u64 << 53) as f64 * 0.2;
-                Scalar::F64(if bits.is_multiple_of(5) { -x } else { x }).cast(b.dtype)
-            } else {
-                Scalar::from_payload(b.dtype, bits)
-            };
-            bytes(s)
-        })
-        .collect();
-    mem.ensure(b).unwrap().write_bytes(0, &data).unwrap();
-}
-
 /// The reductions with their (input, output) dtypes to run on one layout, `turn` choosing among
 /// them: every reduction once, on a dtype that changes with `turn`, and every dtype that no
 /// reduction drew with the first reduction defined on it. Over the turns, every reduction meets
@@ -305,16 +287,6 @@ fn reductions_for(turn: usize) -> Vec<(Opcode, DType, DType)> {
     picks
 }
 
-/// How a reduction's floats agree: sums and products reassociate (tree reductions), the rest
-/// are exact.
-fn reduce_agree(op: Opcode) -> Agree {
-    if matches!(op, Opcode::AddReduce | Opcode::MultiplyReduce) {
-        Agree::Relative(vm_core::testing::Tolerance::REORDERED)
-    } else {
-        Agree::Exact
-    }
-}
-
 /// Tree reductions on four layouts, each layout one batch of [`reductions_for`] (built as one
 /// program).
 #[test]
@@ -334,12 +306,13 @@ fn long_reductions_run_as_tree_reductions_and_match_interp() {
         let picks = reductions_for(li);
         let mut rshape = shape.to_vec();
         rshape.remove(axis);
-        let m = rshape.iter().product::<usize>() as u64;
+        let m = rshape.iter().product::<usize>();
         let inputs: Vec<Base> = DType::ALL.iter().map(|&d| base(1 + u64::from(d.id()), d, 12000)).collect();
         let (mut a, mut b) = twin(&[], 0);
         for x in &inputs {
-            fill_moderate(&mut a, &mut Rng(3 + li as u64 + u64::from(x.dtype.id())), x);
-            fill_moderate(&mut b, &mut Rng(3 + li as u64 + u64::from(x.dtype.id())), x);
+            let seed = 3 + li as u64 + u64::from(x.dtype.id());
+            fill(&mut a, x, seed, Data::Moderate).unwrap();
+            fill(&mut b, x, seed, Data::Moderate).unwrap();
         }
         let mut batch = Vec::new();
         let mut checks = Vec::new();
@@ -349,7 +322,7 @@ fn long_reductions_run_as_tree_reductions_and_match_interp() {
             let xv = View::new(inputs[d.id() as usize], start, shape, stride).unwrap();
             let ov = View::contiguous(out, 0, &rshape).unwrap();
             batch.push(Instruction::new(op, [ov.clone().into(), xv.into(), Scalar::I64(axis as i64).into()]));
-            checks.push(Check::of(&ov, format!("{op} {d} layout {li}"), reduce_agree(op)));
+            checks.push(Check::of(&ov, format!("{op} {d} layout {li}"), Agree::for_reduction(op)));
             outputs.push(out);
             seen.insert((op, d));
             cases += 1;
@@ -370,7 +343,7 @@ fn a_float_sum_of_a_tree_reduction_is_deterministic() {
     let mut sums = Vec::new();
     for _ in 0..3 {
         let mut mem = HostMemory::new();
-        fill_moderate(&mut mem, &mut Rng(5), &x);
+        fill(&mut mem, &x, 5, Data::Moderate).unwrap();
         let ov = View::contiguous(out, 0, &[]).unwrap();
         let batch = [
             Instruction::new(Opcode::AddReduce, [ov.into(), whole(x), Scalar::I64(0).into()]),
@@ -477,16 +450,16 @@ fn fused_kernels_with_reductions_and_temporaries_run_on_the_device() {
     let Some(mut cl) = engine() else { return };
     for n in [100usize, 5000] {
         let (x, t, s, u, v) = (
-            base(1, DType::F64, n as u64),
-            base(2, DType::F64, n as u64),
+            base(1, DType::F64, n),
+            base(2, DType::F64, n),
             base(3, DType::F64, 1),
             base(4, DType::F64, 1),
-            base(5, DType::F64, n as u64),
+            base(5, DType::F64, n),
         );
         let scalar = |b: Base| Operand::View(View::contiguous(b, 0, &[]).unwrap());
         let (mut a, mut b) = twin(&[], 0);
-        fill_moderate(&mut a, &mut Rng(8), &x);
-        fill_moderate(&mut b, &mut Rng(8), &x);
+        fill(&mut a, &x, 8, Data::Moderate).unwrap();
+        fill(&mut b, &x, 8, Data::Moderate).unwrap();
         let zero: Operand = Scalar::I64(0).into();
         let batch = [
             Instruction::new(Opcode::Multiply, [whole(t), whole(x), whole(x)]),
@@ -496,7 +469,7 @@ fn fused_kernels_with_reductions_and_temporaries_run_on_the_device() {
             Instruction::new(Opcode::Exp, [whole(v), whole(x)]),
             Instruction::new(Opcode::Add, [whole(x), whole(x), Scalar::F64(1.0).into()]),
         ];
-        let how = Agree::Relative(vm_core::testing::Tolerance::REORDERED);
+        let how = Agree::REORDERED;
         compare_within(&mut cl, &batch, &mut a, &mut b, &[s, u, v, x], &format!("fused with reductions, n = {n}"), how);
         release(&mut cl, &mut a, &[x, s, u, v]);
     }
@@ -536,7 +509,7 @@ fn every_reduction_and_dtype_along_every_axis_matches_interp() {
             axes[axis] += 1;
             let mut rshape = shape.to_vec();
             rshape.remove(axis);
-            let out = base(10 + bases.len() as u64, to, rshape.iter().product::<usize>() as u64);
+            let out = base(10 + bases.len() as u64, to, rshape.iter().product::<usize>());
             let ov = View::contiguous(out, 0, &rshape).unwrap();
             batch.push(Instruction::new(op, [ov.clone().into(), xv.clone().into(), Scalar::I64(axis as i64).into()]));
             checks.push(Check::of(&ov, format!("{op} {d} axis {axis}"), Agree::Exact));

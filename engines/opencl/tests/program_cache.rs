@@ -20,7 +20,7 @@ struct Grid {
 
 impl Grid {
     fn new(id: u64, origin: i64, h: usize, w: usize) -> Grid {
-        Grid { base: base(id, DType::F64, origin as u64 + ((h + 2) * (w + 2)) as u64), origin, h, w }
+        Grid { base: base(id, DType::F64, origin as usize + (h + 2) * (w + 2)), origin, h, w }
     }
 
     /// The `h x w` view whose element (0, 0) is grid element (`r`, `c`).
@@ -36,7 +36,7 @@ impl Grid {
 /// scalar base, returned; then the centre becomes `work`.
 fn step(g: &Grid, fresh: u64, k: f64, seed: u64) -> (Vec<Instruction>, Base) {
     let (h, w) = (g.h, g.w);
-    let new = |i: u64, n: usize| base(fresh + i, DType::F64, n as u64);
+    let new = |i: u64, n: usize| base(fresh + i, DType::F64, n);
     let (t, noise, work, d, rows, delta) =
         (new(0, h * w), new(1, h * w), new(2, h * w), new(3, h * w), new(4, h), new(5, 1));
     let v = |b: Base| -> Operand { View::contiguous(b, 0, &[h, w]).unwrap().into() };
@@ -91,7 +91,7 @@ fn run(
 fn grid_memories(g: &Grid, seed: u64) -> (HostMemory, HostMemory) {
     let (mut a, mut b) = (HostMemory::new(), HostMemory::new());
     for m in [&mut a, &mut b] {
-        let mut r = Rng(seed);
+        let mut r = Rng::new(seed);
         let data: Vec<f64> = (0..g.base.nelem).map(|_| (r.below(2000) as f64 - 1000.0) / 8.0).collect();
         m.ensure(&g.base).unwrap().as_mut_slice::<f64>().copy_from_slice(&data);
     }
