@@ -376,8 +376,8 @@ pub fn plan_group(batch: &[Instruction], group: &Group, p: usize) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testprog::{Step as ProgStep, random_fusable_program};
     use vm_core::{Base, DType, Opcode, Scalar};
+    use vm_testkit::runs::random_fusable_program;
 
     fn base(id: u64, n: usize) -> Base {
         Base { id: BaseId(id), dtype: DType::F64, nelem: n as u64 }
@@ -558,16 +558,15 @@ mod tests {
     fn random_fusable_programs_form_groups_with_temporaries() {
         let (mut groups, mut with_temps, mut with_reduce) = (0, 0, 0);
         for seed in 0..60 {
-            for step in random_fusable_program(seed, 8).steps {
-                let ProgStep::Batch(batch) = step else { continue };
-                for unit in units(&batch, 3, ReductionOrder::Sequential) {
+            for batch in random_fusable_program(seed, 8).batches() {
+                for unit in units(batch, 3, ReductionOrder::Sequential) {
                     if let Unit::Group(g) = unit {
                         groups += usize::from(g.instrs.len() > 1);
                         with_temps += usize::from(!g.temps.is_empty());
                         assert_eq!(g.reduce, None, "floating-point sums keep their order");
                     }
                 }
-                for unit in units(&batch, 3, ReductionOrder::Reassociated) {
+                for unit in units(batch, 3, ReductionOrder::Reassociated) {
                     with_reduce += usize::from(matches!(unit, Unit::Group(Group { reduce: Some(_), .. })));
                 }
             }

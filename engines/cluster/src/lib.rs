@@ -89,7 +89,6 @@ pub mod mpi_transport;
 pub mod pack;
 pub mod plan;
 pub mod split;
-pub mod testprog;
 pub mod transport;
 
 pub use cluster::{Cluster, Options, local_cluster, local_cluster_with, profile_report, serve_job, serve_with};

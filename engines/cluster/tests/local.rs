@@ -1,23 +1,27 @@
 //! The cluster manager with its ranks as threads of this process (no MPI needed): differential
 //! tests against the reference engine, communication volume, and the runtime on top.
 
-use vm_cluster::testprog::{Program, compare, opcode_programs, random_fusable_program, random_program, run};
 use vm_cluster::{Cluster, LocalTransport, local_cluster};
 use vm_core::{Base, BaseId, Component, DType, HostMemory, Instruction, Opcode, ReductionOrder, Scalar, View};
 use vm_interp::Interp;
+use vm_testkit::fixtures::random_fill;
+use vm_testkit::generate::random_view_in;
+use vm_testkit::per_opcode::opcode_programs;
+use vm_testkit::program::sync_all;
+use vm_testkit::runs::random_fusable_program;
+use vm_testkit::{Agree, Data, Program, ProgramSpec, Rng, Tolerance, compare, differential, random_program, run};
 
 fn cluster(p: usize) -> Cluster<LocalTransport> {
     local_cluster(p, || Box::new(vm_node::Node::new(Box::new(Interp::default()))))
 }
 
+/// Runs `prog` on `p` ranks and on the reference: the same bytes (the cluster over `interp` is
+/// `interp`, bit for bit).
 fn check(name: &str, prog: &Program, p: usize) {
-    let want = run(&mut Interp::default(), prog).unwrap_or_else(|e| panic!("{name}: interp failed: {e}"));
     let mut c = cluster(p);
-    let got = run(&mut c, prog).unwrap_or_else(|e| panic!("{name} on {p} ranks: {e}"));
+    let agreed = differential(&mut c, &mut Interp::default(), prog, Data::Full, Agree::Bits);
     c.shutdown().unwrap();
-    if let Err(m) = compare(prog, &want, &got) {
-        panic!("{name} on {p} ranks: {m}");
-    }
+    agreed.unwrap_or_else(|m| panic!("{name} on {p} ranks: {m}"));
 }
 
 #[test]
@@ -32,7 +36,7 @@ fn every_opcode_matches_the_reference_on_1_to_4_ranks() {
 #[test]
 fn random_programs_match_the_reference_on_1_to_5_ranks() {
     for seed in 0..60 {
-        let prog = random_program(seed, 30);
+        let prog = random_program(seed, &ProgramSpec::uneven());
         for p in [1, 2, 3, 4, 5] {
             check(&format!("random program {seed}"), &prog, p);
         }
@@ -45,15 +49,16 @@ fn random_fusable_runs_match_the_reference_planned_together_or_alone() {
     let n: u64 = std::env::var("SEEDS").map_or(60, |s| s.parse().unwrap());
     for seed in 0..n {
         let prog = random_fusable_program(seed, 8);
-        let want = run(&mut Interp::default(), &prog).unwrap();
+        let want = run(&mut Interp::default(), &prog, Data::Full).unwrap();
         for p in [1, 2, 3, 4, 5] {
             for fuse in [true, false] {
                 let mut c = local_cluster_with(p, Options { fuse, ..Options::default() }, || {
                     Box::new(vm_node::Node::new(Box::new(Interp::default())))
                 });
-                let got = run(&mut c, &prog).unwrap_or_else(|e| panic!("seed {seed} on {p} ranks: {e}"));
+                let got = run(&mut c, &prog, Data::Full).unwrap_or_else(|e| panic!("seed {seed} on {p} ranks: {e}"));
                 c.shutdown().unwrap();
-                compare(&prog, &want, &got).unwrap_or_else(|m| panic!("seed {seed} on {p} ranks, fuse {fuse}: {m}"));
+                compare(&got, &want, &prog.bases, Agree::Bits)
+                    .unwrap_or_else(|m| panic!("seed {seed} on {p} ranks, fuse {fuse}: {m}"));
             }
         }
     }
@@ -104,28 +109,20 @@ impl Component for TestChild {
     }
 }
 
-/// Compares the bases of two runs of `prog` as `f64`, equal up to `tolerance` (relative).
-fn assert_close(prog: &Program, want: &HostMemory, got: &HostMemory, tolerance: f64, what: &str) {
-    for b in &prog.bases {
-        let (w, g) = (want.get(b.id).unwrap().as_slice::<f64>(), got.get(b.id).unwrap().as_slice::<f64>());
-        for (i, (x, y)) in w.iter().zip(g).enumerate() {
-            let close = x == y || (x - y).abs() <= tolerance * x.abs().max(1.0);
-            assert!(close, "{what}: base {} element {i}: {x} vs {y}", b.id);
-        }
-    }
-}
+/// Float results of a reassociating child: within 1e-12 of the reference's, relative.
+const CLOSE: Agree = Agree::Relative(Tolerance { f64: 1e-12, f32: 1e-12 });
 
 #[test]
 fn random_fusable_runs_over_a_reassociating_child_stay_close_to_the_reference() {
     let n: u64 = std::env::var("SEEDS").map_or(40, |s| s.parse().unwrap());
     for seed in 0..n {
         let prog = random_fusable_program(seed, 8);
-        let want = run(&mut Interp::default(), &prog).unwrap();
+        let want = run(&mut Interp::default(), &prog, Data::Full).unwrap();
         for p in [1, 2, 3, 4] {
             let mut c = local_cluster(p, TestChild::reassociating);
-            let got = run(&mut c, &prog).unwrap_or_else(|e| panic!("seed {seed} on {p} ranks: {e}"));
+            let got = run(&mut c, &prog, Data::Full).unwrap_or_else(|e| panic!("seed {seed} on {p} ranks: {e}"));
             c.shutdown().unwrap();
-            assert_close(&prog, &want, &got, 1e-12, &format!("seed {seed} on {p} ranks"));
+            compare(&got, &want, &prog.bases, CLOSE).unwrap_or_else(|m| panic!("seed {seed} on {p} ranks: {m}"));
         }
     }
 }
@@ -359,7 +356,7 @@ fn one_random_program() {
     let seed: u64 = std::env::var("SEED").map_or(0, |s| s.parse().unwrap());
     let p: usize = std::env::var("P").map_or(3, |s| s.parse().unwrap());
     let t = std::time::Instant::now();
-    check("one", &random_program(seed, 30), p);
+    check("one", &random_program(seed, &ProgramSpec::uneven()), p);
     eprintln!("took {:?}", t.elapsed());
 }
 
@@ -421,8 +418,7 @@ fn reductions_and_scans_run_on_every_rank_and_move_only_boundaries() {
 /// A random scan or reduction (case `case` of `rng`) over bases of `dtype` of uneven sizes,
 /// filled with random values (near 1 for floating point, so products stay finite and sums
 /// inexact), with every base synced.
-fn reduction_case(rng: &mut vm_cluster::testprog::Rng, case: u64, dtype: DType) -> Program {
-    use vm_cluster::testprog::{Step, random_view};
+fn reduction_case(rng: &mut Rng, case: u64, dtype: DType) -> Program {
     let sizes = [1u64, 3, 7, 40, 97, 300];
     let bases: Vec<Base> =
         sizes.iter().enumerate().map(|(i, &n)| Base { id: BaseId(i as u64 + 1), dtype, nelem: n }).collect();
@@ -442,22 +438,14 @@ fn reduction_case(rng: &mut vm_cluster::testprog::Rng, case: u64, dtype: DType) 
         let mut in_shape = shape.clone();
         in_shape[axis] = rng.below(12);
         let out_shape: Vec<usize> = shape.iter().enumerate().filter(|&(d, _)| d != axis).map(|(_, &n)| n).collect();
-        (random_view(rng, &bases, &out_shape, true), random_view(rng, &bases, &in_shape, false))
+        (random_view_in(rng, &bases, &out_shape, true), random_view_in(rng, &bases, &in_shape, false))
     } else {
-        let out = random_view(rng, &bases, &shape, true);
+        let out = random_view_in(rng, &bases, &shape, true);
         // Half the time the scan is in place.
-        let input = if rng.below(2) == 0 { out.clone() } else { random_view(rng, &bases, &shape, false) };
+        let input = if rng.below(2) == 0 { out.clone() } else { random_view_in(rng, &bases, &shape, false) };
         (out, input)
     };
-    let mut batch: Vec<Instruction> = bases
-        .iter()
-        .map(|b| {
-            Instruction::new(
-                Opcode::Random,
-                [View::of_base(*b).into(), Scalar::U64(case).into(), Scalar::U64(0).into()],
-            )
-        })
-        .collect();
+    let mut batch: Vec<Instruction> = bases.iter().map(|&b| random_fill(b, case)).collect();
     if dtype.is_float() {
         for b in &bases {
             let v = View::of_base(*b);
@@ -466,13 +454,13 @@ fn reduction_case(rng: &mut vm_cluster::testprog::Rng, case: u64, dtype: DType) 
         }
     }
     batch.push(Instruction::new(op, [out.into(), input.into(), Scalar::I64(axis as i64).into()]));
-    batch.extend(bases.iter().map(|b| Instruction::new(Opcode::Sync, [View::of_base(*b).into()])));
-    Program { bases, steps: vec![Step::Batch(batch)] }
+    batch.extend(sync_all(&bases));
+    Program::of_batch(batch, bases)
 }
 
 #[test]
 fn random_scans_and_reductions_match_the_reference_exactly() {
-    let mut rng = vm_cluster::testprog::Rng(99);
+    let mut rng = Rng::new(99);
     for case in 0..300 {
         let dtype = [DType::F64, DType::F32, DType::I32, DType::U8][rng.below(4)];
         let prog = reduction_case(&mut rng, case, dtype);
@@ -509,20 +497,21 @@ fn over_a_reassociating_child_every_box_is_reduced_at_once_and_results_stay_clos
     );
     assert_eq!(reduces(&vm_cluster::plan::plan(&int_sum, 4, ReductionOrder::Sequential).stages[0]), 4);
     // Results: the reference's up to the reassociation of floating-point sums and products.
-    let mut rng = vm_cluster::testprog::Rng(7);
+    let mut rng = Rng::new(7);
     for case in 0..150 {
         let dtype = [DType::F64, DType::I32][rng.below(2)];
         let prog = reduction_case(&mut rng, case, dtype);
-        let want = run(&mut Interp::default(), &prog).unwrap();
+        let want = run(&mut Interp::default(), &prog, Data::Full).unwrap();
         for p in [2, 3, 5] {
             let mut c = local_cluster(p, TestChild::reassociating);
             assert_eq!(c.reduction_order(), ReductionOrder::Reassociated);
-            let got = run(&mut c, &prog).unwrap();
+            let got = run(&mut c, &prog, Data::Full).unwrap();
             c.shutdown().unwrap();
             if dtype == DType::I32 {
-                compare(&prog, &want, &got).unwrap_or_else(|m| panic!("case {case} on {p} ranks: {m}"));
+                compare(&got, &want, &prog.bases, Agree::Bits)
+                    .unwrap_or_else(|m| panic!("case {case} on {p} ranks: {m}"));
             } else {
-                assert_close(&prog, &want, &got, 1e-12, &format!("case {case} on {p} ranks"));
+                compare(&got, &want, &prog.bases, CLOSE).unwrap_or_else(|m| panic!("case {case} on {p} ranks: {m}"));
             }
         }
     }
@@ -532,15 +521,16 @@ fn over_a_reassociating_child_every_box_is_reduced_at_once_and_results_stay_clos
 fn without_latency_hiding_results_are_the_same_and_nothing_overlaps() {
     use vm_cluster::{Options, local_cluster_with};
     for seed in 0..8 {
-        let prog = random_program(seed, 30);
-        let want = run(&mut Interp::default(), &prog).unwrap();
+        let prog = random_program(seed, &ProgramSpec::uneven());
+        let want = run(&mut Interp::default(), &prog, Data::Full).unwrap();
         for overlap in [true, false] {
             let mut c = local_cluster_with(3, Options { overlap, ..Options::default() }, || {
                 Box::new(vm_node::Node::new(Box::new(Interp::default())))
             });
-            let got = run(&mut c, &prog).unwrap();
+            let got = run(&mut c, &prog, Data::Full).unwrap();
             c.shutdown().unwrap();
-            compare(&prog, &want, &got).unwrap_or_else(|m| panic!("seed {seed}, overlap {overlap}: {m}"));
+            compare(&got, &want, &prog.bases, Agree::Bits)
+                .unwrap_or_else(|m| panic!("seed {seed}, overlap {overlap}: {m}"));
             let stats = c.rank_stats();
             assert!(stats.iter().any(|s| s.exchanges > 0), "seed {seed}: the program communicates");
             if !overlap {

@@ -2,20 +2,21 @@
 //! engine, byte for byte: lines cut by block boundaries, full reductions of a distributed base,
 //! outputs in the input's base, on tie-rich data of several dtypes (floats with NaN).
 
-use vm_cluster::testprog::{Program, Rng, Step, compare, random_view, run};
 use vm_cluster::{LocalTransport, local_cluster};
 use vm_core::{Base, BaseId, Component, DType, Instruction, Opcode, Scalar, View};
 use vm_interp::Interp;
+use vm_testkit::fixtures::random_fill;
+use vm_testkit::generate::random_view_in;
+use vm_testkit::program::sync_all;
+use vm_testkit::{Agree, Data, Program, Rng, differential, run};
 
+/// Runs `prog` on `p` ranks and on the reference: the same bytes.
 fn check(name: &str, prog: &Program, p: usize) {
-    let want = run(&mut Interp::default(), prog).unwrap_or_else(|e| panic!("{name}: interp failed: {e}"));
     let mut c: vm_cluster::Cluster<LocalTransport> =
         local_cluster(p, || Box::new(vm_node::Node::new(Box::new(Interp::default()))));
-    let got = run(&mut c, prog).unwrap_or_else(|e| panic!("{name} on {p} ranks: {e}"));
+    let agreed = differential(&mut c, &mut Interp::default(), prog, Data::Full, Agree::Bits);
     c.shutdown().unwrap();
-    if let Err(m) = compare(prog, &want, &got) {
-        panic!("{name} on {p} ranks: {m}");
-    }
+    agreed.unwrap_or_else(|m| panic!("{name} on {p} ranks: {m}"));
 }
 
 /// A program filling bases of `dtype` with values from a handful (ties everywhere; for floats
@@ -40,19 +41,11 @@ fn position_case(rng: &mut Rng, case: u64, dtype: DType) -> Program {
     let mut in_shape = shape.clone();
     in_shape[axis] = 1 + rng.below(if nd == 1 { 150 } else { 12 });
     let out_shape: Vec<usize> = shape.iter().enumerate().filter(|&(d, _)| d != axis).map(|(_, &n)| n).collect();
-    let out = random_view(rng, &outs, &out_shape, true);
-    let input = random_view(rng, &bases, &in_shape, false);
+    let out = random_view_in(rng, &outs, &out_shape, true);
+    let input = random_view_in(rng, &bases, &in_shape, false);
     let mut all = bases.clone();
     all.extend(outs.iter().filter(|b| !bases.contains(b)));
-    let mut batch: Vec<Instruction> = all
-        .iter()
-        .map(|b| {
-            Instruction::new(
-                Opcode::Random,
-                [View::of_base(*b).into(), Scalar::U64(case).into(), Scalar::U64(0).into()],
-            )
-        })
-        .collect();
+    let mut batch: Vec<Instruction> = all.iter().map(|&b| random_fill(b, case)).collect();
     for b in &bases {
         let v = || View::of_base(*b).into();
         match dtype {
@@ -70,13 +63,13 @@ fn position_case(rng: &mut Rng, case: u64, dtype: DType) -> Program {
     }
     let op = [Opcode::ArgminReduce, Opcode::ArgmaxReduce][rng.below(2)];
     batch.push(Instruction::new(op, [out.into(), input.into(), Scalar::I64(axis as i64).into()]));
-    batch.extend(all.iter().map(|b| Instruction::new(Opcode::Sync, [View::of_base(*b).into()])));
-    Program { bases: all, steps: vec![Step::Batch(batch)] }
+    batch.extend(sync_all(&all));
+    Program::of_batch(batch, all)
 }
 
 #[test]
 fn positions_match_the_reference_exactly_on_1_to_5_ranks() {
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     for case in 0..200 {
         let dtype = [DType::F64, DType::F32, DType::I64, DType::I32, DType::U8, DType::Bool][rng.below(6)];
         let prog = position_case(&mut rng, case, dtype);
@@ -104,12 +97,12 @@ fn the_position_of_all_elements_of_a_distributed_base_is_global() {
         ),
         Instruction::new(Opcode::Sync, [View::of_base(s).into()]),
     ];
-    let prog = Program { bases: vec![s], steps: vec![Step::Batch(batch)] };
+    let prog = Program::of_batch(batch, vec![s]);
     for p in 1..=4 {
         check("argmax of a range", &prog, p);
         let mut c: vm_cluster::Cluster<LocalTransport> =
             local_cluster(p, || Box::new(vm_node::Node::new(Box::new(Interp::default()))));
-        let mem = run(&mut c, &prog).unwrap();
+        let mem = run(&mut c, &prog, Data::Full).unwrap();
         c.shutdown().unwrap();
         assert_eq!(mem.get(s.id).unwrap().as_slice::<i64>(), [99, 99], "{p} ranks");
     }
@@ -136,9 +129,9 @@ fn a_position_of_a_temporary_of_a_fused_run_is_not_reduced_box_by_box() {
         Instruction::new(Opcode::Sync, [v(a)]),
         Instruction::new(Opcode::Sync, [v(s)]),
     ];
-    let prog = Program { bases: vec![a, s], steps: vec![Step::Batch(batch)] };
+    let prog = Program::of_batch(batch, vec![a, s]);
     for p in 1..=4 {
         check("argmin of a fused temporary", &prog, p);
     }
-    assert_eq!(run(&mut Interp::default(), &prog).unwrap().get(s.id).unwrap().as_slice::<i64>(), [30]);
+    assert_eq!(run(&mut Interp::default(), &prog, Data::Full).unwrap().get(s.id).unwrap().as_slice::<i64>(), [30]);
 }
