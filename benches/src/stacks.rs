@@ -1,7 +1,7 @@
 //! The stacks a run compares: named stacks of the config in effect, stacks of config files given
 //! with `--config`, and the `eager` baseline (`node -> interp`, built from a config of its own so
-//! that it exists whatever the user's config says). Also reads JIT statistics from what the
-//! engines report in [`ComponentInfo`] notes.
+//! that it exists whatever the user's config says). Also sums the JIT statistics the engines
+//! report ([`Statistics`] in each [`ComponentInfo`]).
 
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -9,7 +9,7 @@ use vm_core::component::{ComponentInfo, SettingValue};
 use vm_core::config::{Config, Env};
 use vm_core::frontend::Vm;
 use vm_core::stack::StackPlan;
-use vm_core::{Result, Runtime, RuntimeOptions};
+use vm_core::{Result, Runtime, RuntimeOptions, Statistics};
 
 /// The config of the `eager` baseline: the reference interpreter under the node manager.
 pub const EAGER_CONFIG: &str = "stack = \"interp\"\n[stacks]\ninterp = [\"node\", \"interp\"]\n";
@@ -107,7 +107,7 @@ pub fn unavailable(config: Option<&Path>, name: &str) -> Option<String> {
     }
 }
 
-/// JIT statistics an engine reports, totals over the life of one VM.
+/// JIT statistics the engines of a stack report, totals over the life of one VM.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct EngineStats {
     /// Milliseconds spent compiling kernels.
@@ -119,99 +119,25 @@ pub struct EngineStats {
 }
 
 impl EngineStats {
-    /// True when nothing was reported.
+    /// True when nothing was reported (no component of the stack has a kernel cache).
     pub fn is_empty(&self) -> bool {
         self.compile_ms.is_none() && self.cache_hits.is_none() && self.cache_misses.is_none()
     }
-
-    fn add(&mut self, other: EngineStats) {
-        fn sum<T: std::ops::Add<Output = T>>(a: Option<T>, b: Option<T>) -> Option<T> {
-            match (a, b) {
-                (Some(a), Some(b)) => Some(a + b),
-                (a, b) => a.or(b),
-            }
-        }
-        self.compile_ms = sum(self.compile_ms, other.compile_ms);
-        self.cache_hits = sum(self.cache_hits, other.cache_hits);
-        self.cache_misses = sum(self.cache_misses, other.cache_misses);
-    }
 }
 
-/// A duration with its unit (`0.4ms`, `350us`, `1.2 s`) in milliseconds.
-fn duration_ms(number: f64, unit: &str) -> Option<f64> {
-    match unit {
-        "ns" => Some(number / 1e6),
-        "us" | "µs" => Some(number / 1e3),
-        "ms" => Some(number),
-        "s" | "sec" | "secs" => Some(number * 1e3),
-        _ => None,
-    }
-}
-
-/// Splits `"12.5ms"` into `(12.5, "ms")`.
-fn split_number(token: &str) -> Option<(f64, &str)> {
-    let end = token.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(token.len());
-    let n = token[..end].parse().ok()?;
-    Some((n, &token[end..]))
-}
-
-/// Reads JIT statistics from one note. Understands `key=value` / `key: value` pairs
-/// (`hits=12`, `misses=3`, `compiled=3`, `compile_ms=1.5`, `compile_time=1.5ms`) and prose such
-/// as `12 hits`, `3 misses`, `3 compiled`, `compile 1.5 ms`, in any order; notes that do not
-/// mention the kernel cache or compiling are ignored.
-pub fn parse_note(note: &str) -> EngineStats {
-    let lower = note.to_lowercase();
-    if !(lower.contains("cache") || lower.contains("compil") || lower.contains("kernel")) {
-        return EngineStats::default();
-    }
-    let tokens: Vec<&str> = lower
-        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '=' | ':'))
-        .filter(|t| !t.is_empty())
-        .collect();
-    let mut stats = EngineStats::default();
-    let is_hits = |w: &str| w == "hit" || w == "hits" || w.ends_with("_hits");
-    let is_misses =
-        |w: &str| matches!(w, "miss" | "misses" | "compiled" | "compiles" | "compilations") || w.ends_with("_misses");
-    let is_time = |w: &str| w.starts_with("compile") && !is_misses(w);
-    for (i, tok) in tokens.iter().enumerate() {
-        let Some((n, unit)) = split_number(tok) else { continue };
-        let prev = i.checked_sub(1).map(|p| tokens[p]);
-        let next = tokens.get(i + 1).copied();
-        // A unit may follow as its own token ("1.5 ms").
-        let (unit, after) = if unit.is_empty() && next.is_some_and(|u| duration_ms(1.0, u).is_some()) {
-            (next.unwrap_or(""), tokens.get(i + 2).copied())
-        } else {
-            (unit, next)
-        };
-        let key_ms = prev.is_some_and(|p| p.ends_with("_ms"));
-        let timed = duration_ms(n, unit).or(if key_ms { Some(n) } else { None });
-        if let Some(ms) = timed {
-            if prev.is_some_and(is_time) || lower.contains("compile") && stats.compile_ms.is_none() {
-                stats.compile_ms = Some(ms);
-            }
-            continue;
-        }
-        // "hits=120" (a key before wins), then "120 hits" or "120 cache hits".
-        let later = [after, tokens.get(i + 2).copied()];
-        let later_is = |f: &dyn Fn(&str) -> bool| later.iter().flatten().any(|w| f(w));
-        if prev.is_some_and(is_hits) || !prev.is_some_and(is_misses) && later_is(&is_hits) {
-            stats.cache_hits = Some(n as u64);
-        } else if prev.is_some_and(is_misses) || later_is(&is_misses) {
-            stats.cache_misses = Some(n as u64);
+impl From<Statistics> for EngineStats {
+    fn from(s: Statistics) -> EngineStats {
+        EngineStats {
+            compile_ms: s.compile_seconds.map(|s| s * 1e3),
+            cache_hits: s.cache_hits,
+            cache_misses: s.cache_misses,
         }
     }
-    stats
 }
 
-/// The JIT statistics of a stack: the sum over its components' notes.
+/// The JIT statistics of a stack: the sum of its components' [`Statistics`].
 pub fn engine_stats(infos: &[ComponentInfo]) -> EngineStats {
-    let mut total = EngineStats::default();
-    for info in infos {
-        for note in &info.notes {
-            total.add(parse_note(note));
-        }
-    }
-    total
+    infos.iter().map(|i| i.statistics).sum::<Statistics>().into()
 }
 
 #[cfg(test)]
@@ -238,35 +164,13 @@ mod tests {
     }
 
     #[test]
-    fn notes_in_several_styles_give_the_statistics() {
-        let s = parse_note("kernel cache: hits=120 misses=4 compile_ms=1.25");
-        assert_eq!(s, EngineStats { compile_ms: Some(1.25), cache_hits: Some(120), cache_misses: Some(4) });
-        let s = parse_note("kernels: 4 compiled in 0.9 ms, 120 cache hits");
-        assert_eq!(s, EngineStats { compile_ms: Some(0.9), cache_hits: Some(120), cache_misses: Some(4) });
-        let s = parse_note("compile time: 350us; cache hits: 7");
-        assert_eq!(s.compile_ms, Some(0.35));
-        assert_eq!(s.cache_hits, Some(7));
-        // The cpu engine's note as of this writing.
-        let s = parse_note("12 kernels compiled, cache hits 340 / misses 12");
-        assert_eq!(s, EngineStats { compile_ms: None, cache_hits: Some(340), cache_misses: Some(12) });
-        let s = parse_note("cache hits 340 / misses 12, compile 3.5 ms");
-        assert_eq!(s.compile_ms, Some(3.5));
-        assert!(parse_note("Cranelift JIT, 2 threads").is_empty());
-        assert!(parse_note("reference engine: one instruction at a time, host memory").is_empty());
-        assert!(parse_note("threads=2").is_empty());
-    }
-
-    #[test]
     fn statistics_add_up_over_components() {
-        let info = |notes: &[&str]| ComponentInfo {
-            name: "x".into(),
-            implementation: "x".into(),
-            settings: vec![],
-            notes: notes.iter().map(|s| s.to_string()).collect(),
-        };
-        let s = engine_stats(&[info(&["cache hits=2"]), info(&["cache hits=3 misses=1"])]);
-        assert_eq!(s.cache_hits, Some(5));
-        assert_eq!(s.cache_misses, Some(1));
-        assert_eq!(s.compile_ms, None);
+        let info = |statistics: Statistics| ComponentInfo { statistics, ..ComponentInfo::default() };
+        let hits = |h, m| Statistics { cache_hits: Some(h), cache_misses: Some(m), ..Statistics::default() };
+        let s = engine_stats(&[info(Statistics::default()), info(hits(2, 0)), info(hits(3, 1))]);
+        assert_eq!(s, EngineStats { compile_ms: None, cache_hits: Some(5), cache_misses: Some(1) });
+        let timed = Statistics { compile_seconds: Some(0.0015), ..hits(1, 1) };
+        assert_eq!(engine_stats(&[info(timed)]).compile_ms, Some(1.5));
+        assert!(engine_stats(&[info(Statistics { batches: 3, ..Statistics::default() })]).is_empty());
     }
 }

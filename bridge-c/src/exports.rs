@@ -276,11 +276,8 @@ mod tests {
         fn execute(&mut self, _: &[Instruction], _: &mut HostMemory) -> Result<()> {
             panic!("engine bug: this component always panics")
         }
-        fn register_extension(&mut self, _: &str, _: Opcode) -> Result<bool> {
-            Ok(false)
-        }
-        fn describe(&self) -> Vec<ComponentInfo> {
-            Vec::new()
+        fn info(&self) -> ComponentInfo {
+            ComponentInfo::default()
         }
     }
 

@@ -207,6 +207,9 @@ fn info_names_config_stack_components_and_engines() {
     for want in ["config: <embedded default>", "stack:", "node", "interp", "engines compiled in:", "the stack builds"] {
         assert!(s.contains(want), "`{want}` missing from:\n{s}");
     }
+    // The default stack's cpu engine reports its (typed) statistics: nothing run yet.
+    assert!(s.contains("statistics: 0 batches, 0 kernels"), "{s}");
+    assert!(s.contains("cache hits 0 / misses 0"), "{s}");
     let chosen = vm(&["info", "--stack", "interp"], None);
     assert!(text(&chosen.stdout).contains("stack:  interp"), "{}", text(&chosen.stdout));
     let file = vm(&["info", "--config", "config/examples/interp.toml"], None);

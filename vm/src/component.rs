@@ -6,10 +6,17 @@ use crate::instr::Instruction;
 use crate::memory::HostMemory;
 use crate::opcode::Opcode;
 pub use crate::settings::{SettingSpec, SettingValue, Settings};
+use crate::statistics::Statistics;
 
 /// A manager or engine in a stack. The top of the stack receives every batch; a component may
 /// hold a child (the next component of its stack) to route work to, or to fall back on for
 /// instructions it cannot run.
+///
+/// What goes down the stack is written once, in the provided methods: announcing extension
+/// methods, describing the stack and shutting it down reach the child through
+/// [`Component::child_mut`] / [`Component::child`], so a component with a child says which it
+/// is and implements only what it does itself ([`Component::info`], [`Component::statistics`],
+/// [`Component::release`]).
 pub trait Component: Send {
     /// The implementation name (`node`, `interp`, `cpu`, ...).
     fn name(&self) -> &str;
@@ -18,12 +25,43 @@ pub trait Component: Send {
     /// returns, every base synced by the batch is current in `mem`.
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()>;
 
-    /// Announces the extension method `name` under `opcode`. Returns true when this component or
-    /// one below it implements the method.
-    fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool>;
+    /// The component below this one (a manager's, or an engine's fallback), if any. A
+    /// component holding a child must return it: the provided methods reach the rest of the
+    /// stack through it.
+    fn child(&self) -> Option<&(dyn Component + 'static)> {
+        None
+    }
 
-    /// This component and those below it, top first, for `vm info` and profiles.
-    fn describe(&self) -> Vec<ComponentInfo>;
+    /// [`Component::child`], mutably.
+    fn child_mut(&mut self) -> Option<&mut (dyn Component + 'static)> {
+        None
+    }
+
+    /// Announces the extension method `name` under `opcode`. Returns true when this component or
+    /// one below it implements the method. By default the child answers ([`forward_extension`]);
+    /// a component that implements methods itself overrides this and forwards the others.
+    fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
+        forward_extension(self, name, opcode)
+    }
+
+    /// What `vm info` prints about this component alone (its
+    /// [`statistics`](ComponentInfo::statistics) are filled in by [`Component::describe`]).
+    fn info(&self) -> ComponentInfo;
+
+    /// What this component alone did since it was built.
+    fn statistics(&self) -> Statistics {
+        Statistics::default()
+    }
+
+    /// This component and those below it, top first, each with its statistics, for `vm info`,
+    /// profiles and benchmarks.
+    fn describe(&self) -> Vec<ComponentInfo> {
+        let mut all = vec![ComponentInfo { statistics: self.statistics(), ..self.info() }];
+        if let Some(child) = self.child() {
+            all.extend(child.describe());
+        }
+        all
+    }
 
     /// The order in which this component (with those below it) combines the elements of a
     /// floating-point reduction. A manager that splits reductions (the cluster) keeps the
@@ -32,11 +70,26 @@ pub trait Component: Send {
         ReductionOrder::Sequential
     }
 
-    /// Releases resources; called once, before the component is dropped. Errors are reported,
-    /// but shutdown of the rest of the stack continues.
-    fn shutdown(&mut self) -> Result<()> {
+    /// Releases this component's own resources (and prints its profile, when asked to);
+    /// [`Component::shutdown`] calls it before shutting the child down.
+    fn release(&mut self) -> Result<()> {
         Ok(())
     }
+
+    /// Shuts this component and those below it down; called once, before the stack is
+    /// dropped. Errors are reported (the first one), but the rest of the stack is still shut
+    /// down.
+    fn shutdown(&mut self) -> Result<()> {
+        let mine = self.release();
+        let below = self.child_mut().map_or(Ok(()), |c| c.shutdown());
+        mine.and(below)
+    }
+}
+
+/// The child's answer to [`Component::register_extension`], or `false` without a child: the
+/// default of that method, for the overrides to forward what they do not implement themselves.
+pub fn forward_extension<C: Component + ?Sized>(component: &mut C, name: &str, opcode: Opcode) -> Result<bool> {
+    component.child_mut().map_or(Ok(false), |c| c.register_extension(name, opcode))
 }
 
 /// How a component combines the elements of a floating-point reduction (integer and logical
@@ -52,7 +105,7 @@ pub enum ReductionOrder {
 }
 
 /// What `vm info` prints about one component.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ComponentInfo {
     /// The config table naming this component (`node`, `gpu0`, ...).
     pub name: String,
@@ -60,8 +113,10 @@ pub struct ComponentInfo {
     pub implementation: String,
     /// Effective settings, key and value as text.
     pub settings: Vec<(String, String)>,
-    /// Free-form facts worth printing (devices found, statistics).
+    /// Free-form facts worth printing (devices found, threads started).
     pub notes: Vec<String>,
+    /// What it did ([`Component::statistics`]).
+    pub statistics: Statistics,
 }
 
 /// Builds a component from its settings and its child (the rest of the stack below it, if any).

@@ -12,6 +12,7 @@
 //! - [`memory`]: host buffers, allocated lazily;
 //! - [`component`]: the trait every manager and engine implements;
 //! - [`settings`]: component settings, declared once per component with [`settings!`];
+//! - [`statistics`]: what a component did, as numbers;
 //! - [`runtime`]: live bases, batching, the sync/discard/free protocol, extensions;
 //!
 //! This crate depends on no engine; engines depend on it.
@@ -33,6 +34,7 @@ pub mod scalar;
 pub mod semantics;
 pub mod settings;
 pub mod stack;
+pub mod statistics;
 pub mod view;
 
 pub use component::{Component, ComponentInfo, Implementation, ReductionOrder, SettingSpec, Settings};
@@ -45,4 +47,5 @@ pub use opcode::{Kind, Opcode, TypeRule};
 pub use runtime::{Runtime, RuntimeOptions};
 pub use scalar::{Cast, Scalar};
 pub use stack::{PlannedComponent, Registry, StackPlan};
+pub use statistics::Statistics;
 pub use view::{Base, BaseId, Overlap, View};

@@ -387,8 +387,8 @@ mod tests {
         fn register_extension(&mut self, name: &str, _: Opcode) -> Result<bool> {
             Ok(name == "known" || name == crate::extension::MATMUL)
         }
-        fn describe(&self) -> Vec<ComponentInfo> {
-            vec![]
+        fn info(&self) -> ComponentInfo {
+            ComponentInfo::default()
         }
     }
 

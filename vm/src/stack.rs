@@ -392,7 +392,6 @@ mod tests {
     use crate::config::tests::{TempDir, assert_config_err};
     use crate::instr::Instruction;
     use crate::memory::HostMemory;
-    use crate::opcode::Opcode;
     use crate::settings::SettingKind::{Boolean, IndexOrName, Integer, String as Text};
     use crate::settings::SettingSpec;
 
@@ -415,19 +414,21 @@ mod tests {
             }
         }
 
-        fn register_extension(&mut self, _name: &str, _opcode: Opcode) -> Result<bool> {
-            Ok(false)
+        fn child(&self) -> Option<&(dyn Component + 'static)> {
+            self.child.as_deref()
         }
 
-        fn describe(&self) -> Vec<ComponentInfo> {
-            let mut v = vec![ComponentInfo {
+        fn child_mut(&mut self) -> Option<&mut (dyn Component + 'static)> {
+            self.child.as_deref_mut()
+        }
+
+        fn info(&self) -> ComponentInfo {
+            ComponentInfo {
                 name: self.settings.component.clone(),
                 implementation: self.implementation.to_string(),
                 settings: self.settings.to_pairs(),
-                notes: vec![],
-            }];
-            v.extend(self.child.as_ref().map(|c| c.describe()).unwrap_or_default());
-            v
+                ..ComponentInfo::default()
+            }
         }
     }
 

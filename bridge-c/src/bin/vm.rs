@@ -98,10 +98,13 @@ fn info(args: &StackArgs) -> Result<()> {
     });
     match &built {
         Ok(components) => {
-            for c in components.iter().filter(|c| !c.notes.is_empty()) {
+            for c in components.iter().filter(|c| !c.notes.is_empty() || !c.statistics.is_empty()) {
                 let _ = writeln!(s, "notes on {} ({}):", c.name, c.implementation);
                 for n in &c.notes {
                     let _ = writeln!(s, "  {n}");
+                }
+                if !c.statistics.is_empty() {
+                    let _ = writeln!(s, "  statistics: {}", c.statistics);
                 }
             }
             s += "status: the stack builds\n";

@@ -4,6 +4,7 @@ use crate::codec::{Command, decode, encode};
 use crate::exec::{Executor, Stats};
 use crate::transport::{LocalTransport, Transport, local_job};
 use std::thread::JoinHandle;
+use vm_core::component::forward_extension;
 use vm_core::{Component, ComponentInfo, Error, HostMemory, Instruction, Opcode, ReductionOrder, Result, Settings};
 
 vm_core::settings! {
@@ -156,9 +157,18 @@ impl<T: Transport> Component for Cluster<T> {
         Ok(())
     }
 
+    fn child(&self) -> Option<&(dyn Component + 'static)> {
+        Some(self.exec.child.as_ref())
+    }
+
+    fn child_mut(&mut self) -> Option<&mut (dyn Component + 'static)> {
+        Some(self.exec.child.as_mut())
+    }
+
+    /// Every rank's child hears of the method; rank 0's answers for all.
     fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
         self.exec.transport.broadcast(encode(&Command::Register(name.to_string(), opcode)))?;
-        self.exec.child.register_extension(name, opcode)
+        forward_extension(self, name, opcode)
     }
 
     /// Reductions across ranks keep the reference order exactly when the ranks' children do.
@@ -166,7 +176,7 @@ impl<T: Transport> Component for Cluster<T> {
         self.exec.child.reduction_order()
     }
 
-    fn describe(&self) -> Vec<ComponentInfo> {
+    fn info(&self) -> ComponentInfo {
         let s = self.exec.stats;
         let notes = vec![
             format!("{} ranks; blocks of each base's flat index space, owner computes", self.ranks()),
@@ -180,16 +190,17 @@ impl<T: Transport> Component for Cluster<T> {
             ),
             format!("latency hiding {}", if self.exec.overlap { "on" } else { "off" }),
         ];
-        let mut info = vec![ComponentInfo {
+        ComponentInfo {
             name: self.table.clone(),
             implementation: crate::IMPLEMENTATION.name.into(),
             settings: self.settings.clone(),
             notes,
-        }];
-        info.extend(self.exec.child.describe());
-        info
+            ..ComponentInfo::default()
+        }
     }
 
+    /// Ends the session on every rank: the other ranks shut their children down while rank 0
+    /// does, and report their statistics.
     fn shutdown(&mut self) -> Result<()> {
         self.end_session()
     }

@@ -101,8 +101,8 @@ impl Component for TestChild {
     fn register_extension(&mut self, name: &str, opcode: Opcode) -> vm_core::Result<bool> {
         self.inner.register_extension(name, opcode)
     }
-    fn describe(&self) -> Vec<vm_core::ComponentInfo> {
-        self.inner.describe()
+    fn info(&self) -> vm_core::ComponentInfo {
+        self.inner.info()
     }
     fn reduction_order(&self) -> ReductionOrder {
         self.order

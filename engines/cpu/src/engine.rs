@@ -11,12 +11,11 @@ use crate::recycle::Spares;
 use crate::rewrite::Rewritten;
 use crate::{native, positions, program, rewrite, views};
 use rustc_hash::FxHashMap as HashMap;
-use std::collections::HashSet;
 use std::time::Instant;
 use vm_core::kernel::{self, Kernel, PartitionCache, Step};
 use vm_core::{
     Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, Operand, Overlap,
-    ReductionOrder, Result, View, with_dtype,
+    ReductionOrder, Result, Statistics, View, with_dtype,
 };
 
 /// The Cranelift JIT engine (see the crate documentation).
@@ -30,8 +29,6 @@ pub struct CpuEngine {
     plans: PartitionCache,
     pool: Pool,
     profile: Profile,
-    /// Extension opcodes announced to this engine.
-    extensions: HashSet<Opcode>,
     /// Large temporary buffers kept between batches.
     spares: Spares,
     /// Pure bases: their recipes, and the ones deferred.
@@ -91,7 +88,6 @@ impl CpuEngine {
             config,
             child,
             profile: Profile::default(),
-            extensions: HashSet::new(),
             spares: Spares::default(),
             lazy: Lazy::default(),
             replays: HashMap::default(),
@@ -298,12 +294,12 @@ impl Component for CpuEngine {
         result
     }
 
-    fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
-        self.extensions.insert(opcode);
-        match &mut self.child {
-            Some(child) => child.register_extension(name, opcode),
-            None => Ok(false),
-        }
+    fn child(&self) -> Option<&(dyn Component + 'static)> {
+        self.child.as_deref()
+    }
+
+    fn child_mut(&mut self) -> Option<&mut (dyn Component + 'static)> {
+        self.child.as_deref_mut()
     }
 
     /// Blocks and threads reduce into partials, and full reductions are split by rows.
@@ -311,37 +307,25 @@ impl Component for CpuEngine {
         ReductionOrder::Reassociated
     }
 
-    fn describe(&self) -> Vec<ComponentInfo> {
-        let p = self.profile();
-        let mut all = vec![ComponentInfo {
+    fn info(&self) -> ComponentInfo {
+        ComponentInfo {
             name: self.table.clone(),
             implementation: "cpu".into(),
             settings: self.config.to_pairs(),
-            notes: vec![
-                format!("Cranelift JIT, {} threads", self.pool.threads()),
-                format!(
-                    "{} kernels compiled, cache hits {} / misses {}, compile_ms={:.3}",
-                    self.cache.len(),
-                    p.cache.hits,
-                    p.cache.misses,
-                    p.cache.compile_time.as_secs_f64() * 1e3
-                ),
-            ],
-        }];
-        if let Some(child) = &self.child {
-            all.extend(child.describe());
+            notes: vec![format!("Cranelift JIT, {} threads", self.pool.threads())],
+            ..ComponentInfo::default()
         }
-        all
     }
 
-    fn shutdown(&mut self) -> Result<()> {
+    fn statistics(&self) -> Statistics {
+        self.profile().statistics()
+    }
+
+    fn release(&mut self) -> Result<()> {
         if !self.shut_down && self.config.profile {
             eprintln!("{}", self.profile());
         }
         self.shut_down = true;
-        match &mut self.child {
-            Some(child) => child.shutdown(),
-            None => Ok(()),
-        }
+        Ok(())
     }
 }

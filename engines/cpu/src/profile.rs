@@ -3,6 +3,7 @@
 use crate::cache::CacheStats;
 use std::fmt;
 use std::time::Duration;
+use vm_core::Statistics;
 
 /// What the engine did since it started.
 #[derive(Debug, Default, Clone, Copy)]
@@ -32,27 +33,42 @@ pub struct Profile {
     pub cache: CacheStats,
 }
 
+impl Profile {
+    /// The figures every component reports ([`Component::statistics`](vm_core::Component::statistics)).
+    pub fn statistics(&self) -> Statistics {
+        Statistics {
+            batches: self.batches,
+            kernels: self.kernels,
+            fused_instructions: self.fused_instructions,
+            contracted: self.contracted,
+            cache_hits: Some(self.cache.hits),
+            cache_misses: Some(self.cache.misses),
+            compile_seconds: Some(self.cache.compile_time.as_secs_f64()),
+            bytes_moved: self.bytes_moved,
+            fallbacks: self.fallback,
+        }
+    }
+}
+
+/// The profile printed at shutdown: the [`Statistics`] with the engine's own counters.
 impl fmt::Display for Profile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.statistics();
         let secs = self.exec_time.as_secs_f64();
-        let rate = if secs > 0.0 { self.bytes_moved as f64 / secs / 1e9 } else { 0.0 };
+        let rate = if secs > 0.0 { s.bytes_moved as f64 / secs / 1e9 } else { 0.0 };
+        let (hits, misses) = (s.cache_hits.unwrap_or(0), s.cache_misses.unwrap_or(0));
         writeln!(f, "vm cpu profile:")?;
-        writeln!(f, "  batches              {}", self.batches)?;
+        writeln!(f, "  batches              {}", s.batches)?;
         writeln!(
             f,
             "  kernels formed       {} ({} instructions fused, {} temporaries contracted)",
-            self.kernels, self.fused_instructions, self.contracted
+            s.kernels, s.fused_instructions, s.contracted
         )?;
-        writeln!(f, "  native / fallback    {} / {}", self.native, self.fallback)?;
+        writeln!(f, "  native / fallback    {} / {}", self.native, s.fallbacks)?;
         writeln!(f, "  deferred / replayed  {} / {}", self.deferred, self.replayed)?;
-        writeln!(
-            f,
-            "  compile              {} kernels in {:.3} ms",
-            self.cache.misses,
-            self.cache.compile_time.as_secs_f64() * 1e3
-        )?;
-        writeln!(f, "  cache hits / misses  {} / {}", self.cache.hits, self.cache.misses)?;
+        writeln!(f, "  compile              {misses} kernels in {:.3} ms", s.compile_seconds.unwrap_or(0.0) * 1e3)?;
+        writeln!(f, "  cache hits / misses  {hits} / {misses}")?;
         writeln!(f, "  execution            {:.3} ms", secs * 1e3)?;
-        write!(f, "  bytes moved          {} ({rate:.2} GB/s)", self.bytes_moved)
+        write!(f, "  bytes moved          {} ({rate:.2} GB/s)", s.bytes_moved)
     }
 }

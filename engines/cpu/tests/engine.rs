@@ -102,6 +102,10 @@ fn extensions_go_to_the_fallback_child() {
     // a = [[0,1,2],[3,4,5]], b = [[1,2],[3,4],[5,6]]
     assert_eq!(mem.get(c.id).unwrap().as_slice::<f64>(), &[13.0, 16.0, 40.0, 52.0]);
     assert_eq!(cpu.profile().fallback, 1);
+    // The same, typed, through the trait: cpu handed one instruction down, interp ran it.
+    let info = cpu.describe();
+    assert_eq!((info[0].statistics.fallbacks, info[0].statistics.batches), (1, 1));
+    assert_eq!((info[1].implementation.as_str(), info[1].statistics.batches), ("interp", 1));
 
     let mut alone = CpuEngine::with_threads(1).unwrap();
     assert!(!alone.register_extension(vm_interp::MATMUL, matmul).unwrap());

@@ -26,7 +26,10 @@ mod reduce;
 
 use std::collections::HashMap;
 use vm_core::component::Settings;
-use vm_core::{Component, ComponentInfo, Error, HostMemory, Implementation, Instruction, Kind, Opcode, Result};
+use vm_core::component::forward_extension;
+use vm_core::{
+    Component, ComponentInfo, Error, HostMemory, Implementation, Instruction, Kind, Opcode, Result, Statistics,
+};
 
 /// The name of the `matmul` extension method: `matmul out, a, b` with 2-d views `a` (M x K),
 /// `b` (K x N) and `out` (M x N) of one numeric dtype; `out[m, n] = sum_k a[m, k] * b[k, n]`.
@@ -49,12 +52,14 @@ pub struct Interp {
     child: Option<Box<dyn Component>>,
     /// Extension opcodes announced with `register_extension`.
     extensions: HashMap<Opcode, Extension>,
+    /// Batches run and instructions handed to the child.
+    statistics: Statistics,
 }
 
 impl Interp {
     /// An engine with an optional fallback child for extension methods it does not implement.
     pub fn new(child: Option<Box<dyn Component>>) -> Interp {
-        Interp { table: "interp".to_string(), child, extensions: HashMap::new() }
+        Interp { table: "interp".to_string(), child, extensions: HashMap::new(), statistics: Statistics::default() }
     }
 
     /// Executes one built-in (non-extension) instruction.
@@ -98,7 +103,10 @@ impl Interp {
         match self.extensions.get(&instr.opcode) {
             Some(Extension::Matmul) => matmul::matmul(instr, mem),
             other => match &mut self.child {
-                Some(child) => child.execute(std::slice::from_ref(instr), mem),
+                Some(child) => {
+                    self.statistics.fallbacks += 1;
+                    child.execute(std::slice::from_ref(instr), mem)
+                }
                 None => {
                     let name = match other {
                         Some(Extension::Other(name)) => format!("`{name}`"),
@@ -127,6 +135,7 @@ impl Component for Interp {
     }
 
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
+        self.statistics.batches += 1;
         vm_core::instr::validate_batch(batch)?;
         for (i, instr) in batch.iter().enumerate() {
             let op = instr.opcode;
@@ -142,19 +151,28 @@ impl Component for Interp {
         Ok(())
     }
 
+    fn child(&self) -> Option<&(dyn Component + 'static)> {
+        self.child.as_deref()
+    }
+
+    fn child_mut(&mut self) -> Option<&mut (dyn Component + 'static)> {
+        self.child.as_deref_mut()
+    }
+
     fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
         if name == MATMUL {
             self.extensions.insert(opcode, Extension::Matmul);
             return Ok(true);
         }
         self.extensions.insert(opcode, Extension::Other(name.to_string()));
-        match &mut self.child {
-            Some(child) => child.register_extension(name, opcode),
-            None => Ok(false),
-        }
+        forward_extension(self, name, opcode)
     }
 
-    fn describe(&self) -> Vec<ComponentInfo> {
+    fn statistics(&self) -> Statistics {
+        self.statistics
+    }
+
+    fn info(&self) -> ComponentInfo {
         let mut notes = vec!["reference engine: one instruction at a time, host memory".to_string()];
         let mut methods: Vec<String> = self
             .extensions
@@ -164,23 +182,7 @@ impl Component for Interp {
             .collect();
         methods.sort();
         notes.extend(methods.into_iter().map(|m| format!("extension {m}")));
-        let mut all = vec![ComponentInfo {
-            name: self.table.clone(),
-            implementation: "interp".to_string(),
-            settings: Vec::new(),
-            notes,
-        }];
-        if let Some(child) = &self.child {
-            all.extend(child.describe());
-        }
-        all
-    }
-
-    fn shutdown(&mut self) -> Result<()> {
-        match &mut self.child {
-            Some(child) => child.shutdown(),
-            None => Ok(()),
-        }
+        ComponentInfo { name: self.table.clone(), implementation: "interp".to_string(), notes, ..Default::default() }
     }
 }
 

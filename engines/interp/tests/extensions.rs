@@ -139,13 +139,8 @@ impl Component for Doubler {
         Ok(false)
     }
 
-    fn describe(&self) -> Vec<ComponentInfo> {
-        vec![ComponentInfo {
-            name: "doubler".into(),
-            implementation: "doubler".into(),
-            settings: vec![],
-            notes: vec![],
-        }]
+    fn info(&self) -> ComponentInfo {
+        ComponentInfo { name: "doubler".into(), implementation: "doubler".into(), ..ComponentInfo::default() }
     }
 }
 

@@ -1,8 +1,8 @@
 //! # vm-node: the node manager (VEM)
 //!
-//! The `node` component manages one machine. For now it routes: every batch, every extension
-//! announcement and the shutdown go to its child, the next component of the stack, and `vm info`
-//! shows it above its child. Later it is where a node decides which of its children runs what
+//! The `node` component manages one machine. For now it routes: every batch goes to its child,
+//! the next component of the stack, and so do extension announcements and the shutdown (the
+//! [`Component`] trait's forwarding); `vm info` shows it above its child. Later it is where a node decides which of its children runs what
 //! (e.g. an OpenCL engine with a CPU fallback below it).
 //!
 //! ```toml
@@ -11,9 +11,7 @@
 //! ```
 
 use vm_core::component::Settings;
-use vm_core::{
-    Component, ComponentInfo, Error, HostMemory, Implementation, Instruction, Opcode, ReductionOrder, Result,
-};
+use vm_core::{Component, ComponentInfo, Error, HostMemory, Implementation, Instruction, ReductionOrder, Result};
 
 /// The node manager: forwards everything to its child (see the crate documentation).
 pub struct Node {
@@ -35,11 +33,6 @@ impl Node {
     pub fn with_settings(settings: &Settings, child: Box<dyn Component>) -> Result<Node> {
         Ok(Node { component: settings.component.clone(), settings: settings.to_pairs(), child })
     }
-
-    /// The component below this node.
-    pub fn child(&self) -> &dyn Component {
-        self.child.as_ref()
-    }
 }
 
 impl Component for Node {
@@ -51,27 +44,25 @@ impl Component for Node {
         self.child.execute(batch, mem)
     }
 
-    fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
-        self.child.register_extension(name, opcode)
+    fn child(&self) -> Option<&(dyn Component + 'static)> {
+        Some(self.child.as_ref())
     }
 
-    fn describe(&self) -> Vec<ComponentInfo> {
-        let mut info = vec![ComponentInfo {
+    fn child_mut(&mut self) -> Option<&mut (dyn Component + 'static)> {
+        Some(self.child.as_mut())
+    }
+
+    fn info(&self) -> ComponentInfo {
+        ComponentInfo {
             name: self.component.clone(),
             implementation: IMPLEMENTATION.name.into(),
             settings: self.settings.clone(),
-            notes: vec![],
-        }];
-        info.extend(self.child.describe());
-        info
+            ..ComponentInfo::default()
+        }
     }
 
     fn reduction_order(&self) -> ReductionOrder {
         self.child.reduction_order()
-    }
-
-    fn shutdown(&mut self) -> Result<()> {
-        self.child.shutdown()
     }
 }
 
@@ -98,7 +89,7 @@ pub const IMPLEMENTATION: Implementation = Implementation {
 mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};
-    use vm_core::{Base, BaseId, DType, View};
+    use vm_core::{Base, BaseId, DType, Opcode, View};
 
     /// What the mock saw, shared with the test.
     #[derive(Default, Debug)]
@@ -129,13 +120,17 @@ mod tests {
             Ok(name == "matmul")
         }
 
-        fn describe(&self) -> Vec<ComponentInfo> {
-            vec![ComponentInfo {
+        fn info(&self) -> ComponentInfo {
+            ComponentInfo {
                 name: "rec".into(),
                 implementation: "recorder".into(),
-                settings: vec![],
                 notes: vec!["a mock".into()],
-            }]
+                ..ComponentInfo::default()
+            }
+        }
+
+        fn statistics(&self) -> vm_core::Statistics {
+            vm_core::Statistics { batches: self.0.lock().unwrap().batches.len() as u64, ..Default::default() }
         }
 
         fn reduction_order(&self) -> ReductionOrder {
@@ -196,8 +191,18 @@ mod tests {
         assert_eq!((info[0].name.as_str(), info[0].implementation.as_str()), ("node0", "node"));
         assert_eq!((info[1].name.as_str(), info[1].notes.as_slice()), ("rec", &["a mock".to_string()][..]));
         assert_eq!(node.name(), "node");
-        assert_eq!(node.child().name(), "recorder");
+        assert_eq!(node.child().map(|c| c.name()), Some("recorder"));
         assert_eq!(node.reduction_order(), ReductionOrder::Reassociated, "the child's order");
+    }
+
+    #[test]
+    fn describe_carries_each_components_statistics() {
+        let (child, _) = recorder();
+        let mut node = Node::new(child);
+        node.execute(&[sync_of(1)], &mut HostMemory::new()).unwrap();
+        let info = node.describe();
+        assert!(info[0].statistics.is_empty());
+        assert_eq!(info[1].statistics.batches, 1);
     }
 
     #[test]

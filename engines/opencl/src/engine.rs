@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use vm_core::kernel::{self, PartitionCache, Step};
 use vm_core::{
     Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, ReductionOrder, Result,
+    Statistics,
 };
 
 /// The most parameters a program reads from `__constant` memory (32 KiB; fewer when the
@@ -50,6 +51,8 @@ struct DeviceBase {
 /// Counters for `vm info` and tests.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Stats {
+    /// Batches executed.
+    pub batches: u64,
     /// Kernels launched on the device.
     pub launches: u64,
     /// Runs whose program was already built in this engine (hits of the in-memory cache).
@@ -72,6 +75,23 @@ pub struct Stats {
     pub uploads: u64,
     /// Device-to-host copies.
     pub downloads: u64,
+}
+
+impl Stats {
+    /// The figures every component reports: kernel launches, the program cache (a program
+    /// loaded from the disk cache is a miss of the in-memory one), the time making programs,
+    /// and the instructions run by the fallback.
+    pub fn statistics(&self) -> Statistics {
+        Statistics {
+            batches: self.batches,
+            kernels: self.launches,
+            cache_hits: Some(self.hits),
+            cache_misses: Some(self.builds + self.disk_hits),
+            compile_seconds: Some(self.build_time.as_secs_f64()),
+            fallbacks: self.fallback_instructions,
+            ..Statistics::default()
+        }
+    }
 }
 
 /// A built program: its kernels by entry point, and its parameter buffer (made on its first run)
@@ -708,6 +728,7 @@ impl Component for OpenClEngine {
     /// Relies on the batch being valid, as the [`Component`] contract says (the runtime
     /// validates every instruction it accepts).
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
+        self.stats.batches += 1;
         let opts = kernel::Options { max_instructions: self.config.max_kernel };
         self.unfinished.clear();
         let steps = self.plans.partition(batch, &opts);
@@ -725,11 +746,12 @@ impl Component for OpenClEngine {
             .map_err(|e| self.cl_fail(format!("running the batch's OpenCL programs ({})", programs.join(", ")), e.0))
     }
 
-    fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
-        match &mut self.child {
-            Some(child) => child.register_extension(name, opcode),
-            None => Ok(false),
-        }
+    fn child(&self) -> Option<&(dyn Component + 'static)> {
+        self.child.as_deref()
+    }
+
+    fn child_mut(&mut self) -> Option<&mut (dyn Component + 'static)> {
+        self.child.as_deref_mut()
     }
 
     /// Long axes are reduced by work-group trees.
@@ -737,36 +759,32 @@ impl Component for OpenClEngine {
         ReductionOrder::Reassociated
     }
 
-    fn describe(&self) -> Vec<ComponentInfo> {
+    fn info(&self) -> ComponentInfo {
         let mut notes = vec![format!("using {}", self.chosen.describe())];
         notes.extend(self.devices.iter().map(|d| format!("found {}", d.describe())));
         let s = self.stats;
         notes.push(format!(
-            "kernel cache: hits={} misses={} compile_ms={:.2}",
-            s.hits,
-            s.builds + s.disk_hits,
-            s.build_time.as_secs_f64() * 1e3
-        ));
-        notes.push(format!(
-            "{} programs built in {} compilations, {} loaded from the disk cache, {} stored there, {} launches, {} instructions on the fallback, {} uploads, {} downloads",
-            s.builds, s.compilations, s.disk_hits, s.disk_stores, s.launches, s.fallback_instructions, s.uploads, s.downloads
+            "{} programs built in {} compilations, {} loaded from the disk cache, {} stored there, {} uploads, {} downloads",
+            s.builds, s.compilations, s.disk_hits, s.disk_stores, s.uploads, s.downloads
         ));
         let settings = self.config.to_pairs();
-        let mut all =
-            vec![ComponentInfo { name: self.table.clone(), implementation: "opencl".into(), settings, notes }];
-        if let Some(child) = &self.child {
-            all.extend(child.describe());
+        ComponentInfo {
+            name: self.table.clone(),
+            implementation: "opencl".into(),
+            settings,
+            notes,
+            ..Default::default()
         }
-        all
     }
 
-    fn shutdown(&mut self) -> Result<()> {
+    fn statistics(&self) -> Statistics {
+        self.stats.statistics()
+    }
+
+    fn release(&mut self) -> Result<()> {
         self.bases.clear();
         self.spare.clear();
-        match &mut self.child {
-            Some(child) => child.shutdown(),
-            None => Ok(()),
-        }
+        Ok(())
     }
 }
 

@@ -38,8 +38,8 @@ impl Component for Recorder {
     fn register_extension(&mut self, name: &str, _: Opcode) -> Result<bool> {
         Ok(name == "matmul")
     }
-    fn describe(&self) -> Vec<ComponentInfo> {
-        Vec::new()
+    fn info(&self) -> ComponentInfo {
+        ComponentInfo::default()
     }
 }
 
