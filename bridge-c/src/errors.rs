@@ -49,6 +49,8 @@ fn describe(e: &Error) -> (&'static CStr, &'static str) {
         Error::Device(_) => (c"VM_ERR_DEVICE", "an engine's device or library is unavailable"),
         Error::OutOfMemory(_) => (c"VM_ERR_OUT_OF_MEMORY", "an allocation failed"),
         Error::Internal(_) => (c"VM_ERR_INTERNAL", "a bug in the VM (a panic is reported as this)"),
+        // A foreign cause keeps the status of the error it caused.
+        Error::Caused { error, .. } => describe(error),
     }
 }
 

@@ -197,7 +197,7 @@ impl Config {
     pub fn parse(text: &str, source: &str) -> Result<Config> {
         let doc = DeTable::parse(text).map_err(|e| {
             let line = e.span().map(|s| line_of(text, s.start));
-            Error::config(source, line, format!("TOML syntax: {}", e.message()))
+            Error::config(source, line, format!("TOML syntax: {}", e.message())).caused_by(e)
         })?;
         let p = Parser { text, source };
         let mut config =
@@ -265,8 +265,8 @@ impl Config {
     /// Reads and parses the file at `path`.
     pub fn load(path: &Path) -> Result<Config> {
         let source = path.display().to_string();
-        let text =
-            std::fs::read_to_string(path).map_err(|e| Error::config(&source, None, format!("cannot read: {e}")))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::config(&source, None, format!("cannot read: {e}")).caused_by(e))?;
         Config::parse(&text, &source)
     }
 
@@ -368,7 +368,10 @@ fn must_exist(path: PathBuf, how: &str) -> Result<PathBuf> {
     match std::fs::metadata(&path) {
         Ok(m) if m.is_file() => Ok(path),
         Ok(_) => Err(Error::config(path.display().to_string(), None, format!("config file ({how}) is not a file"))),
-        Err(e) => Err(Error::config(path.display().to_string(), None, format!("config file ({how}) not found: {e}"))),
+        Err(e) => {
+            Err(Error::config(path.display().to_string(), None, format!("config file ({how}) not found: {e}"))
+                .caused_by(e))
+        }
     }
 }
 
@@ -488,7 +491,7 @@ pub(crate) mod tests {
     /// Asserts `e` is a config error in `file` at `line` whose message contains every `words`.
     #[track_caller]
     pub(crate) fn assert_config_err(e: &Error, file: &str, line: Option<usize>, words: &[&str]) {
-        let Error::Config { file: f, line: l, message } = e else { panic!("not a config error: {e}") };
+        let Error::Config { file: f, line: l, message } = e.without_cause() else { panic!("not a config error: {e}") };
         assert_eq!((f.as_str(), *l), (file, line), "wrong place in: {e}");
         for w in words {
             assert!(message.contains(w), "`{w}` missing from: {e}");
@@ -553,6 +556,7 @@ inline = { a = 1 }
     fn syntax_errors_name_file_and_line() {
         let e = parse_err("stack = \"cpu\"\n[stacks]\ncpu = [\"node\",, \"cpu\"]\n");
         assert_config_err(&e, "test.toml", Some(3), &["TOML syntax"]);
+        assert!(std::error::Error::source(&e).is_some(), "the TOML parser's error is kept: {e:?}");
         let e = parse_err("[cpu]\nthreads = 1\n\n[cpu]\nthreads = 2\n");
         assert_config_err(&e, "test.toml", Some(4), &["TOML syntax", "duplicate"]);
         let e = parse_err("[cpu]\nthreads = \n");

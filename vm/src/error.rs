@@ -1,6 +1,8 @@
 //! The one error type of the VM. Every fallible function in every crate returns [`Result`].
 
 use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
 
 /// Shorthand for results carrying the VM's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -70,6 +72,51 @@ pub enum Error {
     /// A bug in the VM itself: an invariant that should always hold did not.
     #[error("internal error (a bug in the VM): {0}")]
     Internal(String),
+    /// `error`, caused by a failure of a library or system call the VM made (Cranelift, OpenCL,
+    /// the file system, the thread system), which is kept as the
+    /// [`source`](std::error::Error::source). The text and the C status code are `error`'s: its
+    /// message already names what went wrong (the C message must), so the foreign error's text
+    /// is not repeated. Match on [`Error::without_cause`] to read the classification.
+    #[error("{error}")]
+    Caused {
+        /// What went wrong, as the VM classifies it.
+        error: Box<Error>,
+        /// The foreign error.
+        #[source]
+        cause: Cause,
+    },
+}
+
+/// A foreign error kept as the cause of an [`Error::Caused`]. Shared, so that errors stay
+/// cheap to clone; two causes are equal when they say the same. It dereferences to the foreign
+/// error, which [`std::error::Error::source`] returns (so it can be downcast).
+#[derive(Clone)]
+pub struct Cause(Arc<dyn std::error::Error + Send + Sync + 'static>);
+
+impl Cause {
+    /// Keeps `error`.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> Cause {
+        Cause(Arc::new(error))
+    }
+}
+
+impl Deref for Cause {
+    type Target = dyn std::error::Error + Send + Sync + 'static;
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+impl fmt::Debug for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl PartialEq for Cause {
+    fn eq(&self, other: &Cause) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
 }
 
 fn fmt_invalid(index: Option<usize>, operand: Option<usize>, message: &str) -> String {
@@ -123,9 +170,25 @@ impl Error {
         Error::Config { file: file.into(), line, message: message.to_string() }
     }
 
+    /// This error with `cause`, the foreign error it comes from, kept as its
+    /// [`source`](std::error::Error::source) ([`Error::Caused`]).
+    pub fn caused_by(self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Error::Caused { error: Box::new(self), cause: Cause::new(cause) }
+    }
+
+    /// The VM's classification of this error: the error a [`Error::Caused`] wraps, else the
+    /// error itself.
+    pub fn without_cause(&self) -> &Error {
+        match self {
+            Error::Caused { error, .. } => error.without_cause(),
+            e => e,
+        }
+    }
+
     /// The status code the C ABI returns for this error (`VM_ERR_*` in `vm.h`; 0 is success).
     pub fn code(&self) -> i32 {
         match self {
+            Error::Caused { error, .. } => error.code(),
             Error::InvalidInstruction { .. } => 1,
             Error::UnknownOpcode(_) => 2,
             Error::UnknownDType(_) => 3,
@@ -161,6 +224,20 @@ mod tests {
     fn invalid_instruction_names_position_and_operand() {
         let e = Error::invalid(Some(2), "dtype mismatch").at_instruction(7);
         assert_eq!(e.to_string(), "invalid instruction 7, operand 2: dtype mismatch");
+    }
+
+    #[test]
+    fn a_foreign_cause_is_the_source_and_keeps_text_and_code() {
+        use std::error::Error as _;
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        let e = Error::config("vm.toml", None, format!("cannot read: {io}")).caused_by(io);
+        assert_eq!(e.to_string(), "config vm.toml: cannot read: no such file");
+        assert_eq!(e.code(), 6);
+        assert!(matches!(e.without_cause(), Error::Config { .. }));
+        let source = e.source().expect("the cause is the source");
+        assert_eq!(source.downcast_ref::<std::io::Error>().map(|e| e.kind()), Some(std::io::ErrorKind::NotFound));
+        assert_eq!(e.clone(), e);
+        assert!(Error::Internal("x".into()).source().is_none());
     }
 
     #[test]

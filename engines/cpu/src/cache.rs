@@ -8,7 +8,7 @@ use cranelift_codegen::ir::{AbiParam, types};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{Module, default_libcall_names};
+use cranelift_module::{Module, ModuleError, default_libcall_names};
 use rustc_hash::FxHashMap as HashMap;
 use std::time::{Duration, Instant};
 use vm_core::{Error, Result};
@@ -51,7 +51,7 @@ impl Cache {
     pub fn new(opt_level: &str, verify: bool, dump: bool) -> Result<Cache> {
         let mut flags = settings::builder();
         let set = |f: &mut settings::Builder, k: &str, v: &str| {
-            f.set(k, v).map_err(|e| Error::Internal(format!("cranelift setting {k}={v}: {e}")))
+            f.set(k, v).map_err(|e| Error::Internal(format!("cranelift setting {k}={v}: {e}")).caused_by(e))
         };
         set(&mut flags, "opt_level", opt_level)?;
         set(&mut flags, "enable_verifier", if verify { "true" } else { "false" })?;
@@ -60,7 +60,7 @@ impl Cache {
         let isa = cranelift_native::builder()
             .map_err(|e| Error::Device(format!("Cranelift does not support this CPU: {e}")))?
             .finish(settings::Flags::new(flags))
-            .map_err(|e| Error::Internal(format!("Cranelift ISA: {e}")))?;
+            .map_err(|e| Error::Internal(format!("Cranelift ISA: {e}")).caused_by(e))?;
         let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
         let ctx = module.make_context();
         Ok(Cache {
@@ -111,21 +111,38 @@ impl Cache {
             codegen::build(&mut b, p, cc)?;
             b.finalize(tc);
         }
-        let err = |e: &dyn std::fmt::Display| Error::Internal(format!("compiling a kernel: {e}"));
-        let id = self.module.declare_anonymous_function(&self.ctx.func.signature).map_err(|e| err(&e))?;
+        // The text says what failed (with the function's IR when defining it fails); the module's
+        // error is the source.
+        let failed = |text: String, e: ModuleError| Error::Internal(format!("compiling a kernel: {text}")).caused_by(e);
+        let id =
+            self.module.declare_anonymous_function(&self.ctx.func.signature).map_err(|e| failed(e.to_string(), e))?;
         let dump = self.dump;
         self.ctx.set_disasm(dump);
-        self.module.define_function(id, &mut self.ctx).map_err(|e| err(&format!("{e:?}\n{}", self.ctx.func)))?;
+        self.module.define_function(id, &mut self.ctx).map_err(|e| failed(format!("{e:?}\n{}", self.ctx.func), e))?;
         if dump {
             // Debugging aid: the kernel's IR and machine code.
             let code = self.ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default();
             eprintln!("---- kernel {p:?}\n{}\n{code}", self.ctx.func);
         }
         self.module.clear_context(&mut self.ctx);
-        self.module.finalize_definitions().map_err(|e| err(&e))?;
+        self.module.finalize_definitions().map_err(|e| failed(e.to_string(), e))?;
         let code = self.module.get_finalized_function(id);
         // SAFETY: the function was built with exactly this signature (four i64 parameters, no
         // results, the platform's C calling convention).
         Ok(unsafe { std::mem::transmute::<*const u8, KernelFn>(code) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cranelift_errors_are_kept_as_the_source() {
+        let Err(e) = Cache::new("fast", false, false) else { panic!("opt_level = fast is not a Cranelift level") };
+        assert!(e.to_string().contains("cranelift setting opt_level=fast"), "{e}");
+        assert!(matches!(e.without_cause(), Error::Internal(_)), "{e:?}");
+        let source = std::error::Error::source(&e).expect("a source");
+        assert!(source.downcast_ref::<settings::SetError>().is_some(), "{source:?}");
     }
 }

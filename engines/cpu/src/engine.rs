@@ -79,7 +79,8 @@ impl CpuEngine {
             }
             n => n,
         };
-        let pool = Pool::new(threads).map_err(|e| Error::OutOfMemory(format!("[{table}] threads = {threads}: {e}")))?;
+        let pool = Pool::new(threads)
+            .map_err(|e| Error::OutOfMemory(format!("[{table}] threads = {threads}: {e}")).caused_by(e))?;
         Ok(CpuEngine {
             cache: Cache::new(&config.opt_level, cfg!(debug_assertions), config.dump)?,
             plans: PartitionCache::default(),

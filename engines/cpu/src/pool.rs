@@ -59,6 +59,12 @@ impl std::fmt::Display for SpawnError {
     }
 }
 
+impl std::error::Error for SpawnError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
 /// The worker pool.
 pub struct Pool {
     shared: Arc<Shared>,

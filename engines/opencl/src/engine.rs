@@ -14,6 +14,7 @@ use crate::codegen::{self, ReducePlan, Source, Target};
 use crate::device::{self, DeviceInfo};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
+use opencl3::error_codes::ClError;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::{Buffer, CL_MEM_READ_ONLY, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
@@ -160,17 +161,18 @@ impl OpenClEngine {
         let _guard = device::INIT.lock().unwrap_or_else(|e| e.into_inner());
         let devices = device::discover()?;
         let chosen = device::choose(&devices, &config.platform, &config.device, &config.device_type)?;
-        let context = Context::from_device(&chosen.device)
-            .map_err(|e| Error::Device(format!("creating an OpenCL context on `{}`: error {}", chosen.name, e.0)))?;
+        let context = Context::from_device(&chosen.device).map_err(|e| {
+            Error::Device(format!("creating an OpenCL context on `{}`: error {}", chosen.name, e.0)).caused_by(e)
+        })?;
         #[allow(deprecated)]
-        let queue = CommandQueue::create_default(&context, 0)
-            .map_err(|e| Error::Device(format!("creating an OpenCL queue on `{}`: error {}", chosen.name, e.0)))?;
+        let queue = CommandQueue::create_default(&context, 0).map_err(|e| {
+            Error::Device(format!("creating an OpenCL queue on `{}`: error {}", chosen.name, e.0)).caused_by(e)
+        })?;
         let disk = match config.cache_dir.trim() {
             "" => None,
-            dir => Some(
-                DiskCache::new(std::path::Path::new(dir))
-                    .map_err(|e| Error::InvalidArgument(format!("opencl cache_dir `{dir}` cannot be used: {e}")))?,
-            ),
+            dir => Some(DiskCache::new(std::path::Path::new(dir)).map_err(|e| {
+                Error::InvalidArgument(format!("opencl cache_dir `{dir}` cannot be used: {e}")).caused_by(e)
+            })?),
         };
         let target = Target {
             fp64: chosen.fp64,
@@ -206,9 +208,10 @@ impl OpenClEngine {
         &self.chosen
     }
 
-    /// The error of a failed OpenCL call: running out of device memory or resources is
-    /// [`Error::OutOfMemory`], anything else [`Error::Device`].
-    fn cl_fail(&self, what: String, code: i32) -> Error {
+    /// The error of a failed OpenCL call, with the OpenCL error as its cause: running out of
+    /// device memory or resources is [`Error::OutOfMemory`], anything else [`Error::Device`].
+    fn cl_fail(&self, what: String, e: ClError) -> Error {
+        let code = e.0;
         let name = match code {
             -4 => Some("CL_MEM_OBJECT_ALLOCATION_FAILURE"),
             -5 => Some("CL_OUT_OF_RESOURCES"),
@@ -216,12 +219,13 @@ impl OpenClEngine {
             -61 => Some("CL_INVALID_BUFFER_SIZE"),
             _ => None,
         };
-        match name {
+        let error = match name {
             Some(n) => {
                 Error::OutOfMemory(format!("{what} on `{}`: out of device memory ({n}, {code})", self.chosen.name))
             }
             None => Error::Device(format!("{what} on `{}` failed with OpenCL error {code}", self.chosen.name)),
-        }
+        };
+        error.caused_by(e)
     }
 
     /// Copies a device-newer base to the host.
@@ -237,7 +241,7 @@ impl OpenClEngine {
             let slice = unsafe { std::slice::from_raw_parts_mut(host.as_mut_ptr(), n) };
             // SAFETY: the device buffer holds at least n bytes; the read is blocking.
             unsafe { self.queue.enqueue_read_buffer(&db.buf, CL_BLOCKING, 0, slice, &[]) }
-                .map_err(|e| self.cl_fail(format!("reading base {} ({n} bytes) from the device", base.id), e.0))?;
+                .map_err(|e| self.cl_fail(format!("reading base {} ({n} bytes) from the device", base.id), e))?;
         }
         if let Some(db) = self.bases.get_mut(&base.id) {
             db.device_newer = false;
@@ -287,15 +291,15 @@ impl OpenClEngine {
                 Ok(buf) => buf,
                 Err(_) if !self.spare.is_empty() => {
                     self.spare.clear();
-                    create(self).map_err(|e| self.cl_fail(format!("allocating {what} ({n} bytes)"), e.0))?
+                    create(self).map_err(|e| self.cl_fail(format!("allocating {what} ({n} bytes)"), e))?
                 }
-                Err(e) => return Err(self.cl_fail(format!("allocating {what} ({n} bytes)"), e.0)),
+                Err(e) => return Err(self.cl_fail(format!("allocating {what} ({n} bytes)"), e)),
             },
         };
         if let Some(fill) = fill {
             // SAFETY: the pattern is one byte and the range lies inside the buffer.
             unsafe { self.queue.enqueue_fill_buffer(&mut buf, &[fill], 0, n, &[]) }
-                .map_err(|e| self.cl_fail(format!("filling {what} ({n} bytes)"), e.0))?;
+                .map_err(|e| self.cl_fail(format!("filling {what} ({n} bytes)"), e))?;
         }
         Ok(buf)
     }
@@ -315,7 +319,7 @@ impl OpenClEngine {
         if let Some(h) = host {
             // SAFETY: the host slice is live and no longer than the buffer; the write blocks.
             unsafe { self.queue.enqueue_write_buffer(&mut buf, CL_BLOCKING, 0, h.bytes(), &[]) }
-                .map_err(|e| self.cl_fail(format!("writing {what} to the device"), e.0))?;
+                .map_err(|e| self.cl_fail(format!("writing {what} to the device"), e))?;
             self.stats.uploads += 1;
         }
         self.bases.insert(base.id, DeviceBase { base: *base, buf, device_newer: false });
@@ -376,6 +380,7 @@ impl OpenClEngine {
         for l in &src.launches {
             let k = Kernel::create(&program, l.name).map_err(|e| {
                 Error::Device(format!("creating OpenCL kernel `{}` of {}: error {}", l.name, src.describe(), e.0))
+                    .caused_by(e)
             })?;
             kernels.insert(l.name, k);
         }
@@ -436,7 +441,7 @@ impl OpenClEngine {
             let len = src.params.len().max(1);
             // SAFETY: no host pointer is passed; the size is nonzero.
             let buf = unsafe { Buffer::<u64>::create(&self.context, CL_MEM_READ_ONLY, len, std::ptr::null_mut()) }
-                .map_err(|e| self.cl_fail(format!("allocating the parameter buffer of {}", src.describe()), e.0))?;
+                .map_err(|e| self.cl_fail(format!("allocating the parameter buffer of {}", src.describe()), e))?;
             if let Some(built) = self.cache.get_mut(src.text.as_str()) {
                 built.params = Some(buf);
             }
@@ -449,7 +454,7 @@ impl OpenClEngine {
             // kernels of earlier runs (in order on this queue) have read the old values.
             let written = unsafe { self.queue.enqueue_write_buffer(buf, CL_BLOCKING, 0, &src.params, &[]) };
             if let Err(e) = written {
-                return Err(self.cl_fail(format!("writing the parameters of {}", src.describe()), e.0));
+                return Err(self.cl_fail(format!("writing the parameters of {}", src.describe()), e));
             }
         }
         built.values.clone_from(&src.params);
@@ -496,7 +501,7 @@ impl OpenClEngine {
                 (rows, 0) => exec.set_global_work_sizes(&[items, rows]),
                 (rows, _) => exec.set_global_work_sizes(&[items, rows]).set_local_work_sizes(&[wg, 1]),
             };
-            let fail = |e: opencl3::error_codes::ClError| {
+            let fail = |e: ClError| {
                 self.cl_fail(
                     format!(
                         "launching OpenCL kernel `{}` of {} over {} x {} work items",
@@ -505,7 +510,7 @@ impl OpenClEngine {
                         l.items,
                         l.rows
                     ),
-                    e.0,
+                    e,
                 )
             };
             // SAFETY: every argument is set; indices stay inside the views, which were validated
@@ -742,8 +747,7 @@ impl Component for OpenClEngine {
         }
         let finished = self.queue.finish();
         let programs = std::mem::take(&mut self.unfinished);
-        finished
-            .map_err(|e| self.cl_fail(format!("running the batch's OpenCL programs ({})", programs.join(", ")), e.0))
+        finished.map_err(|e| self.cl_fail(format!("running the batch's OpenCL programs ({})", programs.join(", ")), e))
     }
 
     fn child(&self) -> Option<&(dyn Component + 'static)> {
