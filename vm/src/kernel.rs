@@ -348,7 +348,8 @@ impl PartitionCache {
 
     /// The number of the cache entry of the last batch partitioned: two batches get the same
     /// number exactly when they have the same structure (opcodes, dtypes, view layouts, the
-    /// pattern of shared bases; not base ids, sizes or constant values), so an engine may key
+    /// axes of reductions and scans, the pattern of shared bases; not base ids, sizes or the
+    /// values of data constants), so an engine may key
     /// its own per-structure work (built kernel programs) on it. 0 before the first call.
     pub fn entry(&self) -> u64 {
         self.entry
@@ -368,6 +369,11 @@ impl PartitionCache {
         self.signature.push(options.max_instructions as u64);
         for instr in batch {
             self.signature.push(u64::from(instr.opcode.id()) | (instr.operands.len() as u64) << 32);
+            // The axis of a reduction or scan is structure, not data: reductions of a cube along
+            // different axes have operands of the same layouts.
+            if let Some(axis) = instr.axis() {
+                self.signature.push(axis as u64);
+            }
             for o in &instr.operands {
                 match o {
                     Operand::Const(s) => self.signature.push(1 << 63 | u64::from(s.dtype().id())),

@@ -96,3 +96,33 @@ fn deferred_bases_change_the_kernel_of_a_repeated_structure() {
         }
     }
 }
+
+#[test]
+fn reductions_of_a_cube_along_each_axis_are_different_structures() {
+    // The operands of a reduction along axis 0, 1 or 2 of a cube have the same layouts; only
+    // the axis constant tells the batches apart.
+    let mut cpu = engine(2);
+    let mut interp = Interp::new(None);
+    let (mut m1, mut m2) = (HostMemory::new(), HostMemory::new());
+    for (i, axis) in [0i64, 1, 2, 1, 0, 2, 2].into_iter().enumerate() {
+        let shift = 10 * i as u64;
+        let (a, t, s) =
+            (base(1 + shift, DType::F32, 64), base(2 + shift, DType::F32, 64), base(3 + shift, DType::F32, 16));
+        for m in [&mut m1, &mut m2] {
+            fill(m, &a, i as u64 + 1, true);
+        }
+        let cube = |b: Base| Operand::View(View::contiguous(b, 0, &[4, 4, 4]).unwrap());
+        let batch = vec![
+            Instruction::new(Opcode::Multiply, [cube(t), cube(a), Scalar::F32(2.0).into()]),
+            Instruction::new(
+                Opcode::AddReduce,
+                [Operand::View(View::contiguous(s, 0, &[4, 4]).unwrap()), cube(t), Scalar::I64(axis).into()],
+            ),
+            Instruction::new(Opcode::Free, [whole(t)]),
+            sync(s),
+        ];
+        cpu.execute(&batch, &mut m1).unwrap();
+        interp.execute(&batch, &mut m2).unwrap();
+        compare(&m1, &m2, &[s], &format!("reduction {i} along axis {axis}"));
+    }
+}
