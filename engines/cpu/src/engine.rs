@@ -51,7 +51,7 @@ struct Replay {
 }
 
 /// Kernel replays kept before the table starts over.
-const MAX_REPLAYS: usize = 4096;
+const MAX_REPLAYS: usize = 1024;
 
 /// Synthetic bases for snapshots of overlapping inputs count down from here.
 const SNAPSHOT_BASE: u64 = u64::MAX - (1 << 20);
