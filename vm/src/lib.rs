@@ -11,7 +11,7 @@
 //! - [`semantics`]: element semantics shared by host engines (NumPy's division family, ...);
 //! - [`memory`]: host buffers, allocated lazily;
 //! - [`component`]: the trait every manager and engine implements;
-//! - [`settings`]: component settings, declared once per component with [`settings!`];
+//! - [`settings`](mod@settings): component settings, declared once per component with [`settings!`];
 //! - [`statistics`]: what a component did, as numbers;
 //! - [`runtime`]: live bases, batching, the sync/discard/free protocol, extensions;
 //!

@@ -360,7 +360,7 @@ pub const fn doc_line(doc: &'static str) -> &'static str {
 ///   defaults of absent keys;
 /// - `to_pairs(&self) -> Vec<(String, String)>`, the values as `vm info` shows them.
 ///
-/// See the [module documentation](crate::settings) for an example.
+/// See the [module documentation](mod@crate::settings) for an example.
 #[macro_export]
 macro_rules! settings {
     (
