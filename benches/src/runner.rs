@@ -203,28 +203,11 @@ pub fn count(plan: &Plan, c_ready: bool, python_ready: bool) -> usize {
 pub fn run(plan: &Plan, quiet: bool) -> Report {
     let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let mut notes = Vec::new();
-    let numpy_version = if plan.numpy {
-        match numpy::available() {
-            Ok(v) => Some(v),
-            Err(e) => {
-                notes.push(e);
-                None
-            }
-        }
-    } else {
-        None
+    let mut probe = |wanted: bool, available: fn() -> Result<String, String>| {
+        wanted.then(available).and_then(|r| r.map_err(|e| notes.push(e)).ok())
     };
-    let vmnp_version = if plan.python {
-        match python::available() {
-            Ok(v) => Some(v),
-            Err(e) => {
-                notes.push(e);
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let numpy_version = probe(plan.numpy, numpy::available);
+    let vmnp_version = probe(plan.python, python::available);
     let wants_c =
         plan.c && plan.benches.iter().any(|(d, _)| d.name == "heat_equation") && !plan.frontend_stacks().is_empty();
     let c_program = if wants_c {

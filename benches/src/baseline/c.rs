@@ -1,7 +1,7 @@
 //! The C users' path: `benches/c/heat_equation.c`, compiled with `cc` against `libvm.so` and
 //! the header `bridge-c/include/vm.h` when the harness runs, then run on each measured stack.
 
-use super::{bench_dir, parse_results, run_command, stack_env};
+use super::{bench_dir, repetitions, run_command, stack_env};
 use crate::size::Size;
 use crate::stacks::StackSpec;
 use crate::{Measured, Precision};
@@ -117,9 +117,5 @@ pub fn run(
         .arg(stack);
     cmd.envs(stack_env(spec, threads));
     let stdout = run_command(&mut cmd, "c/heat_equation")?;
-    let results = parse_results(&stdout).map_err(|e| format!("c/heat_equation: {e}"))?;
-    if results.len() != reps {
-        return Err(format!("c/heat_equation: {} results for {reps} repetitions", results.len()));
-    }
-    Ok(results)
+    repetitions(&stdout, "c/heat_equation", reps)
 }

@@ -60,6 +60,16 @@ pub fn stack_env(spec: &StackSpec, threads: Option<usize>) -> Vec<(String, Strin
         .collect()
 }
 
+/// The `reps` measurements in the output of `what` (`numpy/heat_equation.py`): an error when
+/// a line is malformed or the count differs.
+pub fn repetitions(stdout: &str, what: &str, reps: usize) -> Result<Vec<Measured>, String> {
+    let results = parse_results(stdout).map_err(|e| format!("{what}: {e}"))?;
+    if results.len() != reps {
+        return Err(format!("{what}: {} results for {reps} repetitions", results.len()));
+    }
+    Ok(results)
+}
+
 /// Runs `cmd`, returning its stdout, or an error with the end of its stderr.
 pub fn run_command(cmd: &mut Command, what: &str) -> Result<String, String> {
     let out = cmd.output().map_err(|e| format!("cannot run {what}: {e}"))?;

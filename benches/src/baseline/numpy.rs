@@ -1,7 +1,7 @@
 //! The NumPy baseline: `benches/numpy/<benchmark>.py`, run with the project's Python (see
 //! [`python`]) when it can `import numpy`.
 
-use super::{bench_dir, parse_results, run_command};
+use super::{bench_dir, repetitions, run_command};
 use crate::size::Size;
 use crate::{Measured, Precision};
 use std::process::Command;
@@ -19,14 +19,20 @@ pub fn python() -> String {
 
 /// NumPy's version, or why NumPy cannot be used (no python3, or no numpy module).
 pub fn available() -> Result<String, String> {
+    module_version("numpy", "no NumPy baseline", "NumPy")
+}
+
+/// The `__version__` of Python module `module` in [`python`], or why it cannot be imported:
+/// `what` (`no NumPy baseline`) says what is lost, `installs` what scripts/setup.sh installs.
+pub fn module_version(module: &str, what: &str, installs: &str) -> Result<String, String> {
     let py = python();
     let out = Command::new(&py)
-        .args(["-c", "import numpy; print(numpy.__version__)"])
+        .args(["-c", &format!("import {module}; print({module}.__version__)")])
         .output()
-        .map_err(|e| format!("no NumPy baseline: `{py}` cannot be run ({e})"))?;
+        .map_err(|e| format!("{what}: `{py}` cannot be run ({e})"))?;
     if !out.status.success() {
         return Err(format!(
-            "no NumPy baseline: `{py} -c 'import numpy'` fails (run scripts/setup.sh, which installs NumPy into .venv)"
+            "{what}: `{py} -c 'import {module}'` fails (run scripts/setup.sh, which installs {installs} into .venv)"
         ));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
@@ -44,7 +50,7 @@ pub fn run(
     script_args(&mut cmd, script, size, precision, warmup, reps)?;
     let what = format!("numpy/{script}");
     let stdout = run_command(&mut cmd, &what)?;
-    results(&stdout, &what, reps)
+    repetitions(&stdout, &what, reps)
 }
 
 /// Appends `benches/numpy/<name>` and its arguments to `cmd` (a Python command line), run in
@@ -67,13 +73,4 @@ pub fn script_args(
         .args(["--warmup", &warmup.to_string(), "--reps", &reps.to_string()])
         .current_dir(&dir);
     Ok(())
-}
-
-/// The `reps` measurements in a script's output.
-pub fn results(stdout: &str, what: &str, reps: usize) -> Result<Vec<Measured>, String> {
-    let results = parse_results(stdout).map_err(|e| format!("{what}: {e}"))?;
-    if results.len() != reps {
-        return Err(format!("{what}: {} results for {reps} repetitions", results.len()));
-    }
-    Ok(results)
 }

@@ -2,25 +2,15 @@
 //! baseline, run unchanged under `python -m vmnp` (the Python frontend, `bridge-py/`) on each
 //! measured stack, so NumPy's code is recorded as VM bytecode.
 
-use super::{numpy, run_command, stack_env};
+use super::{numpy, repetitions, run_command, stack_env};
 use crate::size::Size;
 use crate::stacks::StackSpec;
 use crate::{Measured, Precision};
 use std::process::Command;
 
-/// vmnp's version, or why the row cannot run (no Python, or vmnp not installed in it).
+/// vmnp's version, or why the rows cannot run (no Python, or vmnp not installed in it).
 pub fn available() -> Result<String, String> {
-    let py = numpy::python();
-    let out = Command::new(&py)
-        .args(["-c", "import vmnp; print(vmnp.__version__)"])
-        .output()
-        .map_err(|e| format!("no python rows: `{py}` cannot be run ({e})"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "no python rows: `{py} -c 'import vmnp'` fails (run scripts/setup.sh, which installs vmnp into .venv)"
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    numpy::module_version("vmnp", "no python rows", "vmnp")
 }
 
 /// Runs `script` at `size` under `python -m vmnp` on the stack `spec` (`VM_CONFIG`,
@@ -47,5 +37,5 @@ pub fn run(
     let what = format!("python -m vmnp numpy/{script}");
     numpy::script_args(&mut cmd, script, size, precision, warmup, reps)?;
     let stdout = run_command(&mut cmd, &what)?;
-    numpy::results(&stdout, &what, reps)
+    repetitions(&stdout, &what, reps)
 }
