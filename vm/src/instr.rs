@@ -184,6 +184,16 @@ impl Instruction {
             }
             Ok(())
         };
+        let first_input_in = |set: crate::opcode::DTypeSet| -> Result<()> {
+            ensure_valid!(
+                set.contains(inputs[0].dtype()),
+                Some(1),
+                "{op} needs {}, got {}",
+                set.describe(),
+                inputs[0].dtype()
+            );
+            Ok(())
+        };
         match op.type_rule() {
             TypeRule::Same(set) => {
                 ensure_valid!(set.contains(out), Some(0), "{op} needs {}, got {out}", set.describe());
@@ -198,24 +208,12 @@ impl Instruction {
             }
             TypeRule::ToBool(set) => {
                 ensure_valid!(out == DType::Bool, Some(0), "{op} writes bool, got {out}");
-                ensure_valid!(
-                    set.contains(inputs[0].dtype()),
-                    Some(1),
-                    "{op} needs {}, got {}",
-                    set.describe(),
-                    inputs[0].dtype()
-                );
+                first_input_in(set)?;
                 same_inputs(0)?;
             }
             TypeRule::ToPosition(set) => {
                 ensure_valid!(out == DType::I64, Some(0), "{op} writes i64 positions, got {out}");
-                ensure_valid!(
-                    set.contains(inputs[0].dtype()),
-                    Some(1),
-                    "{op} needs {}, got {}",
-                    set.describe(),
-                    inputs[0].dtype()
-                );
+                first_input_in(set)?;
             }
             TypeRule::Cast | TypeRule::Any => {}
             TypeRule::Generate(set) => {

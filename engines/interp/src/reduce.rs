@@ -19,6 +19,14 @@ fn split(shape: &[usize], axis: usize) -> (usize, usize, usize) {
     (shape[..axis].iter().product(), shape[axis], shape[axis + 1..].iter().product())
 }
 
+/// For the row-major positions of an array of `shape`, in order: the position in the result
+/// of a reduction along `axis` (row-major in `shape` without `axis`) and the position along
+/// `axis`. Values arrive in row-major order (o, k, i); the result position is o * inner + i.
+fn along_axis(shape: &[usize], axis: usize) -> impl Iterator<Item = (usize, usize)> {
+    let (outer, len, inner) = split(shape, axis);
+    (0..outer).flat_map(move |o| (0..len).flat_map(move |k| (0..inner).map(move |i| (o * inner + i, k))))
+}
+
 /// Reduces the row-major `values` of an array of `shape` along `axis` with `f`; `identity` for
 /// an empty axis. The result, row-major in `shape` without `axis`, is built in `acc` (emptied
 /// first), which must have room for it: the caller allocates it fallibly.
@@ -30,24 +38,13 @@ pub fn reduce_axis<T: Copy>(
     f: fn(T, T) -> T,
     mut acc: Vec<T>,
 ) -> Vec<T> {
-    let (outer, len, inner) = split(shape, axis);
+    let (outer, _, inner) = split(shape, axis);
     debug_assert!(acc.capacity() >= outer * inner, "reduce_axis needs room for its result");
     acc.clear();
     acc.resize(outer * inner, identity);
-    // Values arrive in row-major order (o, k, i); (row, k, i) follows them, row = o * inner.
-    let (mut row, mut k, mut i) = (0, 0, 0);
-    for v in values {
-        let r = &mut acc[row + i];
+    for (v, (at, k)) in values.zip(along_axis(shape, axis)) {
+        let r = &mut acc[at];
         *r = if k == 0 { v } else { f(*r, v) };
-        i += 1;
-        if i == inner {
-            i = 0;
-            k += 1;
-            if k == len {
-                k = 0;
-                row += inner;
-            }
-        }
     }
     acc
 }
@@ -64,27 +61,16 @@ pub fn position_axis<T: Copy + PartialOrd>(
     max: bool,
     mut best: Vec<(T, i64)>,
 ) -> Vec<(T, i64)> {
-    let (outer, len, inner) = split(shape, axis);
+    let (outer, _, inner) = split(shape, axis);
     debug_assert!(best.capacity() >= outer * inner, "position_axis needs room for its result");
     best.clear();
-    // Values arrive in row-major order (o, k, i); (row, k, i) follows them, row = o * inner.
-    let (mut row, mut k, mut i) = (0, 0, 0);
-    for v in values {
+    for (v, (at, k)) in values.zip(along_axis(shape, axis)) {
         if k == 0 {
             best.push((v, 0));
         } else {
-            let b = &mut best[row + i];
+            let b = &mut best[at];
             if semantics::arg_replaces(max, b.0, v) {
                 *b = (v, k as i64);
-            }
-        }
-        i += 1;
-        if i == inner {
-            i = 0;
-            k += 1;
-            if k == len {
-                k = 0;
-                row += inner;
             }
         }
     }
