@@ -24,6 +24,6 @@ VM_STACK=interp "$py" -m pytest -q bridge-py/tests
 VM_STACK=cpu "$py" -m pytest -q bridge-py/tests
 
 echo "== cluster manager under MPI (feature mpi)"
-cargo clippy -p vm-cluster -p vm-bridge -p vm-bench --features vm-cluster/mpi,vm-bridge/mpi,vm-bench/mpi \
+cargo clippy -p vm-cluster -p vm-bridge-c -p vm-bench --features vm-cluster/mpi,vm-bridge-c/mpi,vm-bench/mpi \
   --all-targets --locked -- -D warnings
 bash scripts/test-mpi.sh

@@ -11,8 +11,8 @@ use vm_bench::check::{Tolerance, compare};
 use vm_bench::size::SizeName;
 use vm_bench::stacks::StackSpec;
 use vm_bench::{Precision, suite};
-use vm_core::Component;
-use vm_core::frontend::Vm;
+use vm_frontend::Vm;
+use vm_runtime::Component;
 
 /// Every rank's stack below the cluster: `node -> interp` (exact) or the config's `cpu` stack.
 fn child(exact: bool) -> Box<dyn Component> {

@@ -5,11 +5,12 @@
 
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use vm_core::component::{ComponentInfo, SettingValue};
-use vm_core::config::{Config, Env};
-use vm_core::frontend::Vm;
-use vm_core::stack::StackPlan;
-use vm_core::{Result, Runtime, RuntimeOptions, Statistics};
+use vm_frontend::Vm;
+use vm_ir::Result;
+use vm_runtime::component::{ComponentInfo, SettingValue};
+use vm_runtime::config::{Config, Env};
+use vm_runtime::stack::StackPlan;
+use vm_runtime::{Runtime, RuntimeOptions, Statistics};
 
 /// The config of the `eager` baseline: the reference interpreter under the node manager.
 pub const EAGER_CONFIG: &str = "stack = \"interp\"\n[stacks]\ninterp = [\"node\", \"interp\"]\n";
@@ -96,7 +97,7 @@ pub fn available(config: Option<&Path>) -> Result<Vec<String>> {
 
 /// Every stack `config` (or the config in effect) names, sorted.
 pub fn stack_names(config: Option<&Path>) -> Result<Vec<String>> {
-    Ok(Config::discover(config, &Env::process())?.stacks.keys().cloned().collect())
+    Ok(Config::discover(config, &Env::process(), vm::engines::DEFAULT_CONFIG)?.stacks.keys().cloned().collect())
 }
 
 /// Why stack `name` of `config` cannot be built here, or `None` when it can.

@@ -10,11 +10,12 @@
 //! - `die`: rank 0 runs a batch, then aborts (SIGABRT); `mpirun` must end the whole job with a
 //!   nonzero status instead of leaving the other ranks waiting.
 
-use vm_core::config::{Config, Env};
-use vm_core::frontend::Vm;
-use vm_core::s;
-use vm_core::stack::StackPlan;
-use vm_core::{Component, Result};
+use vm_frontend::Vm;
+use vm_frontend::s;
+use vm_ir::Result;
+use vm_runtime::Component;
+use vm_runtime::config::{Config, Env};
+use vm_runtime::stack::StackPlan;
 
 const CONFIG: &str = "stack = \"cluster\"\n[stacks]\ncluster = [\"cluster\", \"node\", \"interp\"]\n";
 

@@ -2,7 +2,7 @@
  * vm.h: the C ABI of the vector VM (libvm.so). C99/C11 and C++ compatible.
  *
  * GENERATED from the Rust tables by `vm header` (bridge-c/src/header.rs): do not edit by hand;
- * regenerate with `cargo run -p vm-bridge --bin vm -- header > bridge-c/include/vm.h`.
+ * regenerate with `cargo run -p vm-bridge-c --bin vm -- header > bridge-c/include/vm.h`.
  * A test fails when this file and the Rust tables disagree.
  *
  * Reference and a complete example: docs/c-abi.md. In short:
@@ -63,7 +63,7 @@ extern "C" {
 #define VM_OPERAND_VIEW     1    /* the operand is u.view */
 #define VM_OPERAND_CONSTANT 2    /* the operand is u.constant */
 
-/* ---- Opcodes (vm_instruction.opcode): the opcode table of vm-core; ids are stable. Operand 0 is the output */
+/* ---- Opcodes (vm_instruction.opcode): the opcode table of vm-ir; ids are stable. Operand 0 is the output */
 #define VM_OP_ADD                 1    /* out = a + b (integers wrap). */
 #define VM_OP_SUBTRACT            2    /* out = a - b (integers wrap). */
 #define VM_OP_MULTIPLY            3    /* out = a * b (integers wrap). */

@@ -1,14 +1,15 @@
 //! The `#[repr(C)]` types of the C ABI, mirrored exactly by `vm.h` (see [`crate::header`]), and
-//! their conversion into vm-core's [`Instruction`]s.
+//! their conversion into vm-ir's [`Instruction`]s.
 //!
 //! Every struct here is plain old data: C code fills them (usually through the header's static
 //! inline helpers) and passes pointers to arrays of them. Conversion reads only the fields the
 //! tags select (`kind`, `dtype`, `ndim`, `noperands`), so bytes a C program left uninitialised
 //! elsewhere are never read.
 
-use vm_core::instr::MAX_OPERANDS;
-use vm_core::view::MAX_NDIM;
-use vm_core::{DType, Error, Instruction, Opcode, Operand, Result, Runtime, Scalar, View};
+use vm_ir::instr::MAX_OPERANDS;
+use vm_ir::view::MAX_NDIM;
+use vm_ir::{DType, Error, Instruction, Opcode, Operand, Result, Scalar, View};
+use vm_runtime::Runtime;
 
 /// The version of the C ABI: of the structs' layout, the functions' signatures, and the meaning
 /// of the constants. Bumped on any incompatible change; `vm_abi_version()` returns it so that a
@@ -142,7 +143,7 @@ impl VmView {
         if ndim > MAX_NDIM {
             return Err(invalid(i, Some(k), format!("view has {ndim} dimensions; at most {MAX_NDIM} (VM_MAX_NDIM)")));
         }
-        let base = rt.base(vm_core::BaseId(self.base)).map_err(|_| {
+        let base = rt.base(vm_ir::BaseId(self.base)).map_err(|_| {
             invalid(i, Some(k), format!("base {} does not exist (never created, or already freed)", self.base))
         })?;
         let mut shape = [0usize; MAX_NDIM];
@@ -184,7 +185,7 @@ impl VmOperand {
 
 impl VmInstruction {
     /// Converts instruction `i` of a submission, looking its bases up in `rt`. Checks what the
-    /// C form can get wrong that vm-core's [`Instruction`] cannot express (operand count and
+    /// C form can get wrong that vm-ir's [`Instruction`] cannot express (operand count and
     /// kinds, dtype ids, dimension count, live bases); [`Runtime::submit`] checks the rest.
     pub fn to_instruction(&self, rt: &Runtime, i: usize) -> Result<Instruction> {
         let opcode = Opcode::from_id(self.opcode)?;

@@ -9,7 +9,8 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
-use vm_core::{Error, Result, Runtime};
+use vm_ir::{Error, Result};
+use vm_runtime::Runtime;
 
 /// `vm_context`: the opaque type C programs hold pointers to. It has no fields and is never
 /// instantiated; pointers to it are tokens of the table of live contexts.

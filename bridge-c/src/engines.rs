@@ -1,9 +1,13 @@
 //! The implementations built into this library, and building a runtime from a configuration.
 
 use std::path::Path;
-use vm_core::config::Env;
-use vm_core::stack::{Registry, StackPlan};
-use vm_core::{Error, Implementation, Result, Runtime, RuntimeOptions};
+use vm_ir::{Error, Result};
+use vm_runtime::config::Env;
+use vm_runtime::stack::{Registry, StackPlan};
+use vm_runtime::{Implementation, Runtime, RuntimeOptions};
+
+/// The built-in configuration (`config/default.toml`), used when no config file is found.
+pub const DEFAULT_CONFIG: &str = include_str!("../../config/default.toml");
 
 /// Every component implementation compiled into this build, sorted by name. (`cluster` is
 /// always registered; without the `mpi` feature building it reports that MPI is missing.)
@@ -34,7 +38,7 @@ pub fn engines_compiled_in() -> Vec<&'static str> {
 /// `VM_<COMPONENT>_<KEY>` overrides of `env`.
 pub fn plan(config_path: Option<&Path>, stack: Option<&str>, env: &Env) -> Result<StackPlan> {
     let Some(stack) = stack else {
-        return StackPlan::discover(config_path, &registry()?, env);
+        return StackPlan::discover(config_path, DEFAULT_CONFIG, &registry()?, env);
     };
     // An empty name would read as an unset VM_STACK below and quietly build the configuration's
     // own choice; a caller who names a stack means one.
@@ -50,7 +54,7 @@ pub fn plan(config_path: Option<&Path>, stack: Option<&str>, env: &Env) -> Resul
     // A stack asked for by name is chosen exactly as `VM_STACK` would choose it; errors about
     // the choice then say who asked.
     let env = env.clone().with_var("VM_STACK", stack);
-    StackPlan::discover(config_path, &registry()?, &env).map_err(|e| match e {
+    StackPlan::discover(config_path, DEFAULT_CONFIG, &registry()?, &env).map_err(|e| match e {
         Error::Config { file, line, message } if file.ends_with("VM_STACK") => Error::Config {
             file: REQUESTED_STACK.into(),
             line,

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char, c_int};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
-use vm_core::{Error, Result};
+use vm_ir::{Error, Result};
 
 /// `VM_OK`: the status of a call that succeeded.
 pub const OK: c_int = 0;

@@ -8,7 +8,7 @@ use crate::engines;
 use crate::errors::{guard, last_error_ptr, status_name};
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::path::Path;
-use vm_core::{BaseId, DType, Error, Result};
+use vm_ir::{BaseId, DType, Error, Result};
 
 /// Fails with [`Error::InvalidArgument`] naming `what` when `ptr` is null or not aligned for
 /// `T` (a C compiler never produces a misaligned pointer to a typed object, but a cast can).
@@ -264,7 +264,8 @@ mod tests {
     use super::*;
     use crate::abi::VmInstruction;
     use crate::errors::last_error;
-    use vm_core::{Component, ComponentInfo, HostMemory, Instruction, Opcode, Runtime, RuntimeOptions, Scalar, View};
+    use vm_ir::{Instruction, Opcode, Scalar, View};
+    use vm_runtime::{Component, ComponentInfo, HostMemory, Runtime, RuntimeOptions};
 
     /// A component with a bug: it panics on every batch.
     struct Panicky;

@@ -7,10 +7,10 @@
 use crate::abi::{ABI_VERSION, OPERAND_CONSTANT, OPERAND_VIEW};
 use crate::errors::statuses;
 use std::fmt::Write as _;
-use vm_core::instr::MAX_OPERANDS;
-use vm_core::opcode::EXTENSION_BASE;
-use vm_core::view::MAX_NDIM;
-use vm_core::{DType, Opcode};
+use vm_ir::instr::MAX_OPERANDS;
+use vm_ir::opcode::EXTENSION_BASE;
+use vm_ir::view::MAX_NDIM;
+use vm_ir::{DType, Opcode};
 
 /// A `#define` of the header: name, value, and a one-line comment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,7 +98,7 @@ pub fn constant_groups() -> Vec<ConstantGroup> {
             constants: kinds,
         },
         ConstantGroup {
-            heading: "Opcodes (vm_instruction.opcode): the opcode table of vm-core; ids are stable. Operand 0 is the output",
+            heading: "Opcodes (vm_instruction.opcode): the opcode table of vm-ir; ids are stable. Operand 0 is the output",
             constants: opcodes,
         },
     ]
@@ -140,7 +140,7 @@ const PREAMBLE: &str = r#"/*
  * vm.h: the C ABI of the vector VM (libvm.so). C99/C11 and C++ compatible.
  *
  * GENERATED from the Rust tables by `vm header` (bridge-c/src/header.rs): do not edit by hand;
- * regenerate with `cargo run -p vm-bridge --bin vm -- header > bridge-c/include/vm.h`.
+ * regenerate with `cargo run -p vm-bridge-c --bin vm -- header > bridge-c/include/vm.h`.
  * A test fails when this file and the Rust tables disagree.
  *
  * Reference and a complete example: docs/c-abi.md. In short:
@@ -455,7 +455,7 @@ mod tests {
         }
         assert!(
             committed == rendered,
-            "bridge-c/include/vm.h is stale: regenerate it with `cargo run -p vm-bridge --bin vm -- header > \
+            "bridge-c/include/vm.h is stale: regenerate it with `cargo run -p vm-bridge-c --bin vm -- header > \
              bridge-c/include/vm.h` (or run this test with VM_BLESS=1)"
         );
     }

@@ -1,4 +1,4 @@
-//! # vm-bridge: the C ABI of the vector VM
+//! # vm-bridge-c: the C ABI of the vector VM
 //!
 //! This crate builds `libvm.so` (library name `vm`): the `extern "C"` functions of [`exports`],
 //! over the `#[repr(C)]` types of [`abi`], declared by the header `include/vm.h`, which

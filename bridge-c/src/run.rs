@@ -1,4 +1,4 @@
-//! `vm run FILE`: executes a text bytecode program (see `vm_core::asm`) on a runtime and prints
+//! `vm run FILE`: executes a text bytecode program (see `vm_ir::asm`) on a runtime and prints
 //! every view the program syncs, at the point the sync runs.
 //!
 //! Output, one block per `sync` in program order (in arrays of two or more dimensions each
@@ -25,8 +25,9 @@
 use std::collections::HashMap;
 use std::fmt::{self, Display};
 use std::io::{self, Write};
-use vm_core::asm::{self, Program};
-use vm_core::{Base, BaseId, Error, Instruction, Opcode, Operand, Runtime, View, with_dtype};
+use vm_ir::asm::{self, Program};
+use vm_ir::{Base, BaseId, Error, Instruction, Opcode, Operand, View, with_dtype};
+use vm_runtime::Runtime;
 
 /// Rows longer than this many columns are aligned to one width for all columns rather than one
 /// per column, so that printing keeps no state proportional to the data (a 2 GiB base printed
@@ -112,7 +113,7 @@ pub fn run_program(program: &Program, lines: &[usize], rt: &mut Runtime, out: &m
         .extensions
         .iter()
         .map(|name| rt.register_extension(name))
-        .collect::<vm_core::Result<_>>()
+        .collect::<vm_ir::Result<_>>()
         .map_err(|e| RunError::vm(None, e))?;
     let line_of = |i: usize| lines.get(i).copied();
 
@@ -154,7 +155,7 @@ fn place(e: Error, offset: usize, fallback: Option<usize>, line_of: &impl Fn(usi
 }
 
 /// The instruction with the program's base ids and extension numbers replaced by the runtime's.
-fn relocate(instr: &Instruction, bases: &HashMap<BaseId, Base>, extensions: &[Opcode]) -> vm_core::Result<Instruction> {
+fn relocate(instr: &Instruction, bases: &HashMap<BaseId, Base>, extensions: &[Opcode]) -> vm_ir::Result<Instruction> {
     let opcode = match instr.opcode {
         Opcode::Extension(n) => *extensions
             .get(n as usize)
@@ -174,7 +175,7 @@ fn relocate(instr: &Instruction, bases: &HashMap<BaseId, Base>, extensions: &[Op
             }
             c => Ok(c.clone()),
         })
-        .collect::<vm_core::Result<Vec<_>>>()?;
+        .collect::<vm_ir::Result<Vec<_>>>()?;
     Ok(Instruction::new(opcode, operands))
 }
 
@@ -320,7 +321,7 @@ mod tests {
 
     /// `values` (row-major, of `shape`) printed after a label, as `show` prints them.
     fn shown(shape: &[usize], values: &[f64]) -> String {
-        let stride = vm_core::view::row_major_strides(shape);
+        let stride = vm_ir::view::row_major_strides(shape);
         let e = Elements { data: values, shape, stride: &stride, start: 0 };
         let mut s = b"x: f64[..] = ".to_vec();
         let indent = s.len();

@@ -9,8 +9,8 @@
 
 use std::path::{Path, PathBuf};
 use vm::engines;
-use vm_core::config::{Config, Env};
-use vm_core::stack::StackPlan;
+use vm_runtime::config::{Config, Env};
+use vm_runtime::stack::StackPlan;
 
 fn config_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("config")

@@ -11,8 +11,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyByteArray, PyDict, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyTuple, PyType};
 use std::sync::Arc;
-use vm_core::view::Shape;
-use vm_core::{DType, Opcode, Scalar, View};
+use vm_ir::view::Shape;
+use vm_ir::{DType, Opcode, Scalar, View};
 
 /// A NumPy-compatible array whose data lives in the VM.
 #[pyclass(module = "vmnp", name = "ndarray", frozen)]
@@ -209,7 +209,7 @@ impl NdArray {
                 v.ndim()
             )));
         }
-        let (mut start, mut shape, mut stride) = (v.start, Shape::new(), vm_core::view::Strides::new());
+        let (mut start, mut shape, mut stride) = (v.start, Shape::new(), vm_ir::view::Strides::new());
         let mut d = 0;
         let mut apply = |k: &Key, d: &mut usize| -> PyResult<()> {
             match k {
@@ -262,10 +262,10 @@ impl NdArray {
 
 static DTYPES: PyOnceLock<Vec<Py<PyAny>>> = PyOnceLock::new();
 
-fn np_dtype(py: Python<'_>, d: vm_core::DType) -> PyResult<Py<PyAny>> {
+fn np_dtype(py: Python<'_>, d: vm_ir::DType) -> PyResult<Py<PyAny>> {
     let all = DTYPES.get_or_try_init(py, || -> PyResult<Vec<Py<PyAny>>> {
         let np = py.import("numpy")?;
-        vm_core::DType::ALL.iter().map(|&d| Ok(np.getattr("dtype")?.call1((np_name(d),))?.unbind())).collect()
+        vm_ir::DType::ALL.iter().map(|&d| Ok(np.getattr("dtype")?.call1((np_name(d),))?.unbind())).collect()
     })?;
     Ok(all[d as usize].clone_ref(py))
 }
@@ -704,7 +704,7 @@ impl NdArray {
     }
 
     fn __invert__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        let op = if slf.get().view.dtype() == vm_core::DType::Bool { Opcode::LogicalNot } else { Opcode::Invert };
+        let op = if slf.get().view.dtype() == vm_ir::DType::Bool { Opcode::LogicalNot } else { Opcode::Invert };
         Ok(ops::unary(slf.py(), op, slf.as_any(), None)?.expect("an array operand"))
     }
 

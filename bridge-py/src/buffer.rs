@@ -15,7 +15,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use std::ffi::{CStr, c_int, c_void};
-use vm_core::{DType, View};
+use vm_ir::{DType, View};
 
 /// The struct-module format character of a dtype (PEP 3118).
 fn format(d: DType) -> &'static CStr {
@@ -109,9 +109,8 @@ impl NdArray {
         let buf = element_zero(slf.py(), v)?;
         let lent = Box::new(Lent {
             shape: v.shape.iter().map(|&n| n as ffi::Py_ssize_t).collect(),
-            strides: strided.unwrap_or_else(|| {
-                vm_core::view::row_major_strides(&v.shape).iter().map(|&s| s as isize * es).collect()
-            }),
+            strides: strided
+                .unwrap_or_else(|| vm_ir::view::row_major_strides(&v.shape).iter().map(|&s| s as isize * es).collect()),
         });
         // SAFETY: `view` is the caller's Py_buffer (checked non-null); every pointer stored in it
         // stays valid until __releasebuffer__: `buf` points into a pinned host buffer kept alive

@@ -1,7 +1,7 @@
 //! NumPy 2's type promotion over the VM's dtypes, with NEP 50's weak Python scalars, and the
 //! per-operation choice of the dtype an opcode computes in.
 
-use vm_core::{DType, Scalar};
+use vm_ir::{DType, Scalar};
 
 /// A Python scalar operand (`bool`, `int`, `float`): NEP 50 calls it weak, because it takes the
 /// dtype of the array it meets instead of taking part in promotion.

@@ -11,7 +11,7 @@
 //! the NumPy namespace on top and supplies the few slow paths (advanced indexing, repr, the
 //! fallback to NumPy) as hooks this module calls.
 //!
-//! May depend on: `vm-core` (the language) and `vm-bridge` (context table, stack building).
+//! May depend on: `vm-ir` (the bytecode), `vm-runtime` and `vm-bridge-c` (context table, stack building).
 
 pub mod array;
 pub mod buffer;

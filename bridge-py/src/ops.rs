@@ -8,8 +8,8 @@ use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyModule, PyTuple};
 use std::sync::Arc;
-use vm_core::view::row_major_strides;
-use vm_core::{DType, Instruction, Opcode, Operand, Scalar, View};
+use vm_ir::view::row_major_strides;
+use vm_ir::{DType, Instruction, Opcode, Operand, Scalar, View};
 
 /// NumPy's name of a dtype.
 pub fn np_name(d: DType) -> &'static str {
@@ -227,7 +227,7 @@ pub fn record<const N: usize>(
 
 mod smallvec_ops {
     /// The operand list of an instruction, as `Instruction` stores it.
-    pub type Ops = smallvec::SmallVec<[vm_core::Operand; 3]>;
+    pub type Ops = smallvec::SmallVec<[vm_ir::Operand; 3]>;
 }
 
 /// Records binary ufunc `op` on two Python operands; `Ok(None)` when an operand is of a type
@@ -304,8 +304,8 @@ fn _ufunc(
 ) -> PyResult<Option<Py<PyAny>>> {
     let op = opcode(name)?;
     match (op.kind(), inputs.len()) {
-        (vm_core::Kind::Binary, 2) => binary(py, op, &inputs.get_item(0)?, &inputs.get_item(1)?, out),
-        (vm_core::Kind::Unary, 1) => unary(py, op, &inputs.get_item(0)?, out),
+        (vm_ir::Kind::Binary, 2) => binary(py, op, &inputs.get_item(0)?, &inputs.get_item(1)?, out),
+        (vm_ir::Kind::Unary, 1) => unary(py, op, &inputs.get_item(0)?, out),
         _ => Err(PyTypeError::new_err(format!(
             "{name} takes {} inputs, got {}",
             op.kind().arity().map_or(0, |a| a.0 - 1),

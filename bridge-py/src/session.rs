@@ -1,6 +1,6 @@
 //! The process's VM context and the Python-side hooks.
 //!
-//! One context per process, created on first use through `vm-bridge` (the stack is planned from
+//! One context per process, created on first use through `vm-bridge-c` (the stack is planned from
 //! the config file and `VM_STACK`, as for `vm_init`) and registered in its table of live
 //! contexts. Instructions are queued with the GIL held (queueing is cheap); whenever the VM may
 //! execute work (a flush, a sync, a host write) the GIL is released first.
@@ -14,7 +14,8 @@ use smallvec::SmallVec;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use vm::context::{self, Context};
-use vm_core::{Base, BaseId, DType, Error, Instruction, Opcode, Operand, Runtime, View};
+use vm_ir::{Base, BaseId, DType, Error, Instruction, Opcode, Operand, View};
+use vm_runtime::Runtime;
 
 /// Instructions queued since the last flush after which this module flushes on its own, with
 /// the GIL released; below the runtime's batch limit (4096), so the runtime never flushes while
@@ -50,16 +51,12 @@ pub fn vm_err(e: Error) -> PyErr {
 
 impl Vm {
     /// Runs `f` on the runtime with the GIL held (for work that executes nothing).
-    pub fn with<T>(&self, f: impl FnOnce(&mut Runtime) -> vm_core::Result<T>) -> PyResult<T> {
+    pub fn with<T>(&self, f: impl FnOnce(&mut Runtime) -> vm_ir::Result<T>) -> PyResult<T> {
         self.ctx.with(f).map_err(vm_err)
     }
 
     /// Runs `f` on the runtime with the GIL released (for work that may execute batches).
-    pub fn run<T: Send>(
-        &self,
-        py: Python<'_>,
-        f: impl FnOnce(&mut Runtime) -> vm_core::Result<T> + Send,
-    ) -> PyResult<T> {
+    pub fn run<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Runtime) -> vm_ir::Result<T> + Send) -> PyResult<T> {
         self.queued.store(0, Ordering::Relaxed);
         py.detach(|| self.ctx.with(f)).map_err(vm_err)
     }

@@ -4,7 +4,7 @@
 //! and C++ programs of `tests/c/` against them as a user would (`cc ... -lvm`), and running them
 //! on several stacks in a clean environment.
 //!
-//! `libvm.so` is built by cargo itself: this crate depends on `vm-bridge`, whose `cdylib` output
+//! `libvm.so` is built by cargo itself: this crate depends on `vm-bridge-c`, whose `cdylib` output
 //! cargo therefore builds before the tests, next to the test executables. (Running a nested
 //! `cargo build` from a test would wait forever on the build directory lock.)
 
@@ -39,7 +39,7 @@ pub fn libvm_dir() -> PathBuf {
         .iter()
         .find(|d| d.join("libvm.so").is_file())
         .cloned()
-        .unwrap_or_else(|| panic!("libvm.so is in none of {candidates:?}; cargo should have built it (vm-bridge)"))
+        .unwrap_or_else(|| panic!("libvm.so is in none of {candidates:?}; cargo should have built it (vm-bridge-c)"))
 }
 
 /// A fresh directory under the system temp dir, removed on drop (kept when `VM_KEEP_SCRATCH`

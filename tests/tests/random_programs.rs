@@ -4,8 +4,8 @@
 //! reductions and scans along each axis, temporaries freed mid-batch). A failure names the seed
 //! and prints the program in the text form.
 
-use vm_core::Component;
 use vm_interp::Interp;
+use vm_runtime::Component;
 use vm_testkit::{Agree, Data, ProgramSpec, differential, random_program};
 
 /// How many programs each engine runs (`VM_RANDOM_PROGRAMS` overrides).

@@ -67,7 +67,7 @@ pub fn build() -> Result<CProgram, String> {
         return Err(format!("no C baseline: the C compiler `{cc}` is not installed"));
     }
     let libvm = find_libvm().ok_or_else(|| {
-        "no C baseline: libvm.so not found (build it with `cargo build --release -p vm-bridge`, or set VM_BENCH_LIBVM)"
+        "no C baseline: libvm.so not found (build it with `cargo build --release -p vm-bridge-c`, or set VM_BENCH_LIBVM)"
             .to_string()
     })?;
     let lib_dir = libvm.parent().map(Path::to_path_buf).unwrap_or_default();

@@ -4,7 +4,7 @@
 //! is measured against (the report gives each stack's time as a ratio to it).
 //!
 //! Inputs that are random come from the VM's own counter-based stream
-//! ([`vm_core::random::random_bits`]) with the same seeds and counters as the VM programs of
+//! ([`vm_ir::random::random_bits`]) with the same seeds and counters as the VM programs of
 //! [`crate::suite`], so the hand baseline computes the same numbers as every stack and its
 //! checksum is compared with theirs.
 
@@ -18,7 +18,7 @@ pub mod overhead;
 pub mod shallow_water;
 
 use std::ops::{Add, AddAssign, Div, Mul, Neg, Range, Sub};
-use vm_core::random::FromRandomBits;
+use vm_ir::random::FromRandomBits;
 
 /// The float types the suite runs in (`f64`, `f32`), with what the hand baselines need.
 pub trait Real:
@@ -66,7 +66,7 @@ pub trait Real:
     }
 }
 
-/// [`vm_core::random::random_bits`], written here again so that it inlines into the hand loops
+/// [`vm_ir::random::random_bits`], written here again so that it inlines into the hand loops
 /// (a call across crates per number would not be the honest limit); a test checks that the two
 /// agree.
 #[inline(always)]
@@ -241,7 +241,7 @@ mod tests {
 
     #[test]
     fn random_numbers_are_the_vms() {
-        use vm_core::random::random_bits;
+        use vm_ir::random::random_bits;
         let x = f64::random(7, 3);
         assert!((0.0..1.0).contains(&x));
         assert_eq!(x, f64::from_random_bits(random_bits(7, 3)));

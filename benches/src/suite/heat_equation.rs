@@ -3,8 +3,9 @@
 
 use super::{BenchDef, Elem, read, timed};
 use crate::{Measured, Precision, dispatch};
-use vm_core::frontend::Vm;
-use vm_core::{Result, s};
+use vm_frontend::Vm;
+use vm_frontend::s;
+use vm_ir::Result;
 
 /// The benchmark.
 pub const DEF: BenchDef = BenchDef {

@@ -6,8 +6,8 @@
 use super::{BenchDef, Elem, read, timed};
 use crate::hand::Real;
 use crate::{Measured, Precision, dispatch};
-use vm_core::Result;
-use vm_core::frontend::{Array, Vm};
+use vm_frontend::{Array, Vm};
+use vm_ir::Result;
 
 /// The benchmark.
 pub const DEF: BenchDef = BenchDef {

@@ -1,5 +1,5 @@
 //! The suite of BENCHMARKS.md, each benchmark written once against the Rust frontend
-//! ([`vm_core::frontend`]) so that the same program runs on every stack, with its sizes and its
+//! ([`vm_frontend`]) so that the same program runs on every stack, with its sizes and its
 //! hand-written twin ([`crate::hand`]).
 //!
 //! Every program does its setup (inputs, random draws that are not part of the algorithm's
@@ -19,8 +19,8 @@ use crate::hand::Real;
 use crate::size::{Size, SizeName};
 use crate::{Measured, Precision};
 use std::time::Instant;
-use vm_core::Result;
-use vm_core::frontend::{Array, Float, Vm};
+use vm_frontend::{Array, Float, Vm};
+use vm_ir::Result;
 
 /// The element types the suite runs in: the frontend's floats with the hand baselines' helpers,
 /// and the constant-on-the-left operators that generic code cannot name otherwise.

@@ -5,8 +5,8 @@
 
 use super::{BenchDef, Elem, read, timed};
 use crate::{Measured, Precision, dispatch};
-use vm_core::Result;
-use vm_core::frontend::Vm;
+use vm_frontend::Vm;
+use vm_ir::Result;
 
 /// The benchmark.
 pub const DEF: BenchDef = BenchDef {

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use vm::engines;
 use vm::run::{Failure, RunError};
-use vm_core::{Error, Result};
+use vm_ir::{Error, Result};
 
 /// The vector VM's command-line tool.
 #[derive(Debug, Parser)]
@@ -85,7 +85,7 @@ fn emit(text: &str) {
 }
 
 fn info(args: &StackArgs) -> Result<()> {
-    let env = vm_core::config::Env::process();
+    let env = vm_runtime::config::Env::process();
     let plan = engines::plan(args.config.as_deref(), args.stack.as_deref(), &env)?;
     let mut s = plan.describe();
     if args.stack.is_some() {

@@ -3,7 +3,7 @@
 //! compares the synced bases byte for byte, and exits nonzero on a mismatch. Other ranks serve
 //! every session until rank 0 exits.
 
-use vm_core::Component;
+use vm_runtime::Component;
 use vm_testkit::per_opcode::opcode_programs;
 use vm_testkit::{Agree, Data, Program, ProgramSpec, compare, random_program, run};
 

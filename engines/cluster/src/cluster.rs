@@ -4,10 +4,11 @@ use crate::codec::{Command, decode, encode};
 use crate::exec::{Executor, Stats};
 use crate::transport::{LocalTransport, Transport, local_job};
 use std::thread::JoinHandle;
-use vm_core::component::forward_extension;
-use vm_core::{Component, ComponentInfo, Error, HostMemory, Instruction, Opcode, ReductionOrder, Result, Settings};
+use vm_ir::{Error, Instruction, Opcode, Result};
+use vm_runtime::component::forward_extension;
+use vm_runtime::{Component, ComponentInfo, HostMemory, ReductionOrder, Settings};
 
-vm_core::settings! {
+vm_runtime::settings! {
     /// The `cluster` component's settings.
     #[derive(Copy, Eq)]
     pub struct Options {
@@ -144,7 +145,7 @@ impl<T: Transport> Component for Cluster<T> {
         if self.shut {
             return Err(Error::Protocol("the cluster session has been shut down".into()));
         }
-        vm_core::instr::validate_batch(batch)?;
+        vm_ir::instr::validate_batch(batch)?;
         self.exec.transport.broadcast(encode(&Command::Batch(batch.to_vec())))?;
         let mine = self.exec.run_batch(batch, Some(mem));
         let statuses = self.exec.transport.gather(status_bytes(&mine))?;

@@ -1,7 +1,7 @@
 //! The wire form of what rank 0 broadcasts: batches of instructions, extension announcements and
 //! the end of the session. Native byte order (all ranks of a job run one binary).
 
-use vm_core::{Base, BaseId, DType, Error, Instruction, Opcode, Operand, Result, Scalar, View};
+use vm_ir::{Base, BaseId, DType, Error, Instruction, Opcode, Operand, Result, Scalar, View};
 
 /// What rank 0 tells the other ranks.
 #[derive(Debug, Clone, PartialEq)]

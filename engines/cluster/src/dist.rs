@@ -3,7 +3,7 @@
 //! `n < p` some ranks own nothing. Every rank knows every block: the distribution is a pure
 //! function of `(n, p)`.
 
-use vm_core::{Base, View};
+use vm_ir::{Base, View};
 
 /// The blocks of one base over `p` ranks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -27,11 +27,10 @@ use crate::split::Region;
 use crate::transport::{Ticket, Transport};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Instant;
-use vm_core::random::{FromRandomBits, random_bits};
-use vm_core::scalar::Cast;
-use vm_core::{
-    Base, BaseId, Component, Error, HostMemory, Instruction, Opcode, Operand, ReductionOrder, Result, View, with_dtype,
-};
+use vm_ir::random::{FromRandomBits, random_bits};
+use vm_ir::scalar::Cast;
+use vm_ir::{Base, BaseId, Error, Instruction, Opcode, Operand, Result, View, with_dtype};
+use vm_runtime::{Component, HostMemory, ReductionOrder};
 
 /// Ids of local temporaries start here (far above any id a runtime hands out).
 pub const TEMP_IDS: u64 = 1 << 62;
@@ -558,7 +557,7 @@ impl<T: Transport> Executor<T> {
         region: &Region,
         shape: &[usize],
     ) -> Result<()> {
-        let rm = vm_core::view::row_major_strides(shape);
+        let rm = vm_ir::view::row_major_strides(shape);
         let origin: i64 = region.lo.iter().zip(&rm).map(|(&l, &s)| l as i64 * s).sum();
         let positions = View { base, start: origin, shape: region.shape.iter().copied().collect(), stride: rm };
         let buf = self.local.ensure(&base)?;

@@ -7,7 +7,7 @@
 //! shapes, which never fuse, and a temporary written box by box is never contracted.
 //!
 //! A *group* is a run of element-wise instructions that the kernel rule
-//! ([`vm_core::kernel::partition`]) fuses: one iteration space, and every base an instruction
+//! ([`vm_fusion::partition`]) fuses: one iteration space, and every base an instruction
 //! reads or writes that an earlier one wrote is accessed through exactly the written view, so
 //! each position of the space depends only on the same position of earlier instructions.
 //! [`plan_group`] splits that space once, at the block boundaries of every operand of every
@@ -28,8 +28,9 @@ use crate::dist::Blocks;
 use crate::plan::{Loc, LocalOperand, Part, Plan, Stage, Task, Work};
 use crate::split::{Region, restrict, split};
 use std::collections::{HashMap, HashSet};
-use vm_core::kernel::{Options, Step, needs_isolation, partition};
-use vm_core::{BaseId, Instruction, Operand, Overlap, ReductionOrder, View};
+use vm_fusion::{Options, Step, needs_isolation, partition};
+use vm_ir::{BaseId, Instruction, Operand, Overlap, View};
+use vm_runtime::ReductionOrder;
 
 /// A unit of planning: a group of fusable instructions, or one instruction alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,8 +118,8 @@ fn attach_reductions(
     let (mut freed, mut synced) = (HashSet::new(), HashSet::new());
     for instr in batch {
         let set = match instr.opcode {
-            vm_core::Opcode::Free => &mut freed,
-            vm_core::Opcode::Sync => &mut synced,
+            vm_ir::Opcode::Free => &mut freed,
+            vm_ir::Opcode::Sync => &mut synced,
             _ => continue,
         };
         set.extend(instr.views().map(|v| v.base.id));
@@ -164,7 +165,7 @@ fn reducible_temp(
     let (out, input) = (instr.output()?, instr.operands.get(1)?.as_view()?);
     // A reduction to a position is no fold of values: partial positions of the pieces would be
     // positions within each piece.
-    let full = instr.opcode.kind() == vm_core::Kind::Reduce
+    let full = instr.opcode.kind() == vm_ir::Kind::Reduce
         && !instr.opcode.is_arg_reduce()
         && instr.axis() == Some(0)
         && out.ndim() == 0
@@ -376,7 +377,7 @@ pub fn plan_group(batch: &[Instruction], group: &Group, p: usize) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use vm_core::{Base, DType, Opcode, Scalar};
+    use vm_ir::{Base, DType, Opcode, Scalar};
     use vm_testkit::runs::random_fusable_program;
 
     fn base(id: u64, n: usize) -> Base {

@@ -30,7 +30,7 @@
 //!   pipelines: each rank works on the input it owns and continues from the partial results
 //!   just before it along the axis (one running value per output element travels), combining in
 //!   the reference order. Over a child that reassociates floating-point reductions itself
-//!   ([`vm_core::ReductionOrder`]; cpu, opencl), and for integers, each rank reduces its part at
+//!   ([`vm_runtime::ReductionOrder`]; cpu, opencl), and for integers, each rank reduces its part at
 //!   once and folds the carry in afterwards: the cluster is as exact as its child. Logical reductions and reductions whose output overlaps their input
 //!   fetch whole rows to the output's owner. Range and random are pure functions of the global
 //!   position. Gather, scatter and extension methods (matmul) run on rank 0 with their operands
@@ -43,7 +43,7 @@
 //!
 //! ```sh
 //! export CARGO_TARGET_DIR=target
-//! cargo build --release -p vm-bench --features vm-bridge/mpi
+//! cargo build --release -p vm-bench --features vm-bridge-c/mpi
 //! VM_CPU_THREADS=1 VM_CLUSTER_PROFILE=true VM_CLUSTER_OVERLAP=true \
 //!   mpirun -n 2 --oversubscribe target/release/vm-bench -s cluster --no-eager --no-hand \
 //!   --no-numpy --no-c -q -b heat_equation --size 1000*1000*50 --reps 5 --warmup 1
@@ -94,8 +94,9 @@ pub mod transport;
 pub use cluster::{Cluster, Options, local_cluster, local_cluster_with, profile_report, serve_job, serve_with};
 pub use exec::Stats;
 pub use transport::{LocalTransport, Transport};
-use vm_core::component::Settings;
-use vm_core::{Component, Error, Implementation, Result};
+use vm_ir::{Error, Result};
+use vm_runtime::component::Settings;
+use vm_runtime::{Component, Implementation};
 
 /// Why the `cluster` component cannot be built without the `mpi` feature.
 pub const NO_MPI: &str = "the cluster manager needs MPI: build with --features mpi (vm-cluster's cargo feature, \

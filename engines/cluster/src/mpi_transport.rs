@@ -16,7 +16,7 @@ use mpi::traits::*;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use vm_core::{Error, Result};
+use vm_ir::{Error, Result};
 
 const TAG_DATA: i32 = 11;
 const TAG_GATHER: i32 = 12;

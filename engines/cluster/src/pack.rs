@@ -2,7 +2,8 @@
 //! both in row-major order of the view. Inner runs of stride 1 are copied as whole slices.
 
 use crate::split::for_each_index;
-use vm_core::{Buffer, Error, Result, View};
+use vm_ir::{Error, Result, View};
+use vm_runtime::Buffer;
 
 /// Calls `f(byte_offset, run_bytes)` for every run of the view's elements: a run is one row of
 /// the innermost dimension when its stride is 1, else one element.
@@ -66,7 +67,7 @@ pub fn unpack(buf: &mut Buffer, v: &View, data: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use vm_core::{Base, BaseId, DType};
+    use vm_ir::{Base, BaseId, DType};
 
     #[test]
     fn round_trip_through_strided_views() {

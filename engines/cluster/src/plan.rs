@@ -29,8 +29,9 @@
 
 use crate::dist::Blocks;
 use crate::split::{Region, restrict, split};
-use vm_core::view::row_major_strides;
-use vm_core::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Overlap, ReductionOrder, Scalar, View};
+use vm_ir::view::row_major_strides;
+use vm_ir::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Overlap, Scalar, View};
+use vm_runtime::ReductionOrder;
 
 /// Where elements live, on the rank that holds them.
 #[derive(Debug, Clone, PartialEq)]
@@ -210,7 +211,7 @@ fn owner_computes(instr: &Instruction, p: usize, reduction: ReductionOrder, plan
     };
     if let Some(axis) = reduce_axis
         && shape[axis] > 0
-        && matches!(instr.opcode.type_rule(), vm_core::TypeRule::Same(_))
+        && matches!(instr.opcode.type_rule(), vm_ir::TypeRule::Same(_))
         && out.overlap(view_of(&instr.operands[1])) == Overlap::Disjoint
     {
         return reduce_pipeline(instr, axis, p, reduction, plan);

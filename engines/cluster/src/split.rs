@@ -12,7 +12,7 @@
 //! boundary row that straddles two blocks.
 
 use crate::dist::Blocks;
-use vm_core::View;
+use vm_ir::View;
 
 /// A box of an iteration space: its origin and its extents.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,7 +171,7 @@ pub fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize])) {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use vm_core::{Base, BaseId, DType};
+    use vm_ir::{Base, BaseId, DType};
 
     fn base(id: u64, n: u64) -> Base {
         Base { id: BaseId(id), dtype: DType::F64, nelem: n }

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
-use vm_core::{Error, Result};
+use vm_ir::{Error, Result};
 
 /// Point-to-point and collective messages between the ranks of one job.
 pub trait Transport: Send {

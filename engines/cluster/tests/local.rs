@@ -2,8 +2,9 @@
 //! tests against the reference engine, communication volume, and the runtime on top.
 
 use vm_cluster::{Cluster, LocalTransport, local_cluster};
-use vm_core::{Base, BaseId, Component, DType, HostMemory, Instruction, Opcode, ReductionOrder, Scalar, View};
 use vm_interp::Interp;
+use vm_ir::{Base, BaseId, DType, Instruction, Opcode, Scalar, View};
+use vm_runtime::{Component, HostMemory, ReductionOrder};
 use vm_testkit::fixtures::random_fill;
 use vm_testkit::generate::random_view_in;
 use vm_testkit::per_opcode::opcode_programs;
@@ -85,8 +86,8 @@ impl Component for TestChild {
     fn name(&self) -> &str {
         "test-child"
     }
-    fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> vm_core::Result<()> {
-        use vm_core::kernel::{Options, Step, partition};
+    fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> vm_ir::Result<()> {
+        use vm_fusion::{Options, Step, partition};
         if let Some(counts) = &self.counts {
             let mut c = counts.lock().unwrap();
             for step in partition(batch, &Options::default()) {
@@ -98,10 +99,10 @@ impl Component for TestChild {
         }
         self.inner.execute(batch, mem)
     }
-    fn register_extension(&mut self, name: &str, opcode: Opcode) -> vm_core::Result<bool> {
+    fn register_extension(&mut self, name: &str, opcode: Opcode) -> vm_ir::Result<bool> {
         self.inner.register_extension(name, opcode)
     }
-    fn info(&self) -> vm_core::ComponentInfo {
+    fn info(&self) -> vm_runtime::ComponentInfo {
         self.inner.info()
     }
     fn reduction_order(&self) -> ReductionOrder {
@@ -222,8 +223,8 @@ fn errors_on_any_rank_reach_rank_0_and_the_session_goes_on() {
 
 #[test]
 fn the_frontend_runs_unchanged_on_a_cluster() {
-    use vm_core::frontend::Vm;
-    use vm_core::s;
+    use vm_frontend::Vm;
+    use vm_frontend::s;
     let heat = |vm: &Vm| -> Vec<f64> {
         let grid = vm.full::<f64>(&[12, 12], -273.15).unwrap();
         grid.slice(s![0, ..]).unwrap().fill(40.0).unwrap();
@@ -258,7 +259,7 @@ fn heat_loop(c: &mut dyn Component, steps: usize) -> Vec<f64> {
     };
     let grid = base(h * w);
     let at = |r: i64, col: i64| View::new(grid, r * w as i64 + col, &[m, k], &[w as i64, 1]).unwrap();
-    let i = |op: Opcode, ops: Vec<vm_core::Operand>| Instruction::new(op, ops);
+    let i = |op: Opcode, ops: Vec<vm_ir::Operand>| Instruction::new(op, ops);
     let mut batch =
         vec![i(Opcode::Random, vec![View::of_base(grid).into(), Scalar::U64(7).into(), Scalar::U64(0).into()])];
     let mut sums = Vec::new();
@@ -434,7 +435,7 @@ fn reduction_case(rng: &mut Rng, case: u64, dtype: DType) -> Program {
         Opcode::MinimumReduce,
     ];
     let op = ops[rng.below(ops.len())];
-    let (out, input) = if op.kind() == vm_core::Kind::Reduce {
+    let (out, input) = if op.kind() == vm_ir::Kind::Reduce {
         let mut in_shape = shape.clone();
         in_shape[axis] = rng.below(12);
         let out_shape: Vec<usize> = shape.iter().enumerate().filter(|&(d, _)| d != axis).map(|(_, &n)| n).collect();

@@ -3,7 +3,7 @@
 
 #[test]
 fn the_cluster_settings_are_checked() {
-    use vm_core::component::Settings;
+    use vm_runtime::component::Settings;
     let settings = |v: toml::Value| Settings::from_pairs("cluster", &[("overlap", v)]);
     assert!(!vm_cluster::Options::from_settings(&settings(toml::Value::Boolean(false))).unwrap().overlap);
     let no_fuse = Settings::from_pairs("cluster", &[("fuse", toml::Value::Boolean(false))]);

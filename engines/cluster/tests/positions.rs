@@ -3,8 +3,9 @@
 //! outputs in the input's base, on tie-rich data of several dtypes (floats with NaN).
 
 use vm_cluster::{LocalTransport, local_cluster};
-use vm_core::{Base, BaseId, Component, DType, Instruction, Opcode, Scalar, View};
 use vm_interp::Interp;
+use vm_ir::{Base, BaseId, DType, Instruction, Opcode, Scalar, View};
+use vm_runtime::Component;
 use vm_testkit::fixtures::random_fill;
 use vm_testkit::generate::random_view_in;
 use vm_testkit::program::sync_all;
@@ -116,7 +117,7 @@ fn a_position_of_a_temporary_of_a_fused_run_is_not_reduced_box_by_box() {
     let a = Base { id: BaseId(1), dtype: DType::I64, nelem: 100 };
     let t = Base { id: BaseId(2), dtype: DType::I64, nelem: 100 };
     let s = Base { id: BaseId(3), dtype: DType::I64, nelem: 1 };
-    let v = |b: Base| -> vm_core::Operand { View::of_base(b).into() };
+    let v = |b: Base| -> vm_ir::Operand { View::of_base(b).into() };
     let batch = vec![
         Instruction::new(Opcode::Range, [v(a)]),
         Instruction::new(Opcode::Subtract, [v(t), v(a), Scalar::I64(30).into()]),

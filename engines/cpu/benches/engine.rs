@@ -5,8 +5,9 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
-use vm_core::{Base, BaseId, Component, DType, HostMemory, Instruction, Opcode, Operand, Scalar, View};
 use vm_cpu::{Config, CpuEngine};
+use vm_ir::{Base, BaseId, DType, Instruction, Opcode, Operand, Scalar, View};
+use vm_runtime::{Component, HostMemory};
 
 fn base(id: u64, n: usize) -> Base {
     Base { id: BaseId(id), dtype: DType::F64, nelem: n as u64 }

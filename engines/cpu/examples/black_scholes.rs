@@ -3,8 +3,9 @@
 //! `cargo run --release --example black_scholes -- N ITERS THREADS`. Prints the median
 //! milliseconds per iteration of 5 runs and the profile.
 
-use vm_core::{Base, BaseId, Component, DType, HostMemory, Instruction, Opcode, Operand, Scalar, View};
 use vm_cpu::{Config, CpuEngine};
+use vm_ir::{Base, BaseId, DType, Instruction, Opcode, Operand, Scalar, View};
+use vm_runtime::{Component, HostMemory};
 
 /// Emits one instruction per operation into fresh temporaries.
 struct Builder {

@@ -1,8 +1,9 @@
 //! Throughput of a few one-instruction kernels on `n` f64 elements: `cargo run --release
 //! --example elementwise -- N THREADS`. Prints the median milliseconds of 7 runs per kernel.
 
-use vm_core::{Base, BaseId, Component, DType, HostMemory, Instruction, Opcode, Operand, Scalar, View};
 use vm_cpu::{Config, CpuEngine};
+use vm_ir::{Base, BaseId, DType, Instruction, Opcode, Operand, Scalar, View};
+use vm_runtime::{Component, HostMemory};
 
 fn main() {
     let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("a number")).collect();

@@ -3,8 +3,9 @@
 //! temporaries created and freed): `cargo run --release --example heat -- N ITERS THREADS`.
 //! Prints the median milliseconds per iteration of 5 runs and the profile.
 
-use vm_core::{Base, BaseId, Component, DType, HostMemory, Instruction, Opcode, Operand, Scalar, View};
 use vm_cpu::{Config, CpuEngine};
+use vm_ir::{Base, BaseId, DType, Instruction, Opcode, Operand, Scalar, View};
+use vm_runtime::{Component, HostMemory};
 
 fn main() {
     let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("a number")).collect();

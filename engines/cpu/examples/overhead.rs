@@ -3,8 +3,9 @@
 //! `REPS` times: `cargo run --release --example overhead -- N OPS REPS THREADS`. Prints the median
 //! microseconds per instruction of 5 runs.
 
-use vm_core::{Base, BaseId, Component, DType, HostMemory, Instruction, Opcode, Operand, Scalar, View};
 use vm_cpu::{Config, CpuEngine};
+use vm_ir::{Base, BaseId, DType, Instruction, Opcode, Operand, Scalar, View};
+use vm_runtime::{Component, HostMemory};
 
 fn main() {
     let args: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("a number")).collect();

@@ -11,7 +11,7 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{Module, ModuleError, default_libcall_names};
 use rustc_hash::FxHashMap as HashMap;
 use std::time::{Duration, Instant};
-use vm_core::{Error, Result};
+use vm_ir::{Error, Result};
 
 /// A compiled kernel: `(args, partials, lo, hi)`, see [`codegen`].
 pub type KernelFn = unsafe extern "C" fn(args: *const i64, partials: *const i64, lo: i64, hi: i64);

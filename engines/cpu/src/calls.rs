@@ -7,12 +7,12 @@
 //! from the `n` elements at `a` (and `b` for binary routines). For `random`, `a` is the seed and
 //! `b` the counter of element 0, passed as integers.
 //!
-//! The element functions are `std`'s float math and [`vm_core::semantics`] (NumPy's division
+//! The element functions are `std`'s float math and [`vm_ir::semantics`] (NumPy's division
 //! family, integer powers, `asinh` and `acosh`), the same functions the reference interpreter
 //! applies.
 
-use vm_core::semantics;
-use vm_core::{DType, Opcode};
+use vm_ir::semantics;
+use vm_ir::{DType, Opcode};
 
 /// The signature of every block routine.
 pub type BlockFn = unsafe extern "C" fn(n: i64, dst: *mut u8, a: *const u8, b: *const u8);
@@ -231,6 +231,6 @@ mod tests {
         let mut d = [0u64; 3];
         // SAFETY: d holds 3 u64; seed and counter are integers.
         unsafe { f(3, d.as_mut_ptr().cast(), 7 as *const u8, 10 as *const u8) };
-        assert_eq!(d[2], vm_core::random::random_bits(7, 12));
+        assert_eq!(d[2], vm_ir::random::random_bits(7, 12));
     }
 }

@@ -28,7 +28,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use std::collections::HashMap;
-use vm_core::{DType, Kind, Result};
+use vm_ir::{DType, Kind, Result};
 
 /// Elements per chunk when a kernel calls block routines (scratch buffers hold one chunk).
 pub const CHUNK: i64 = 256;
@@ -281,7 +281,7 @@ impl Gen<'_> {
                 Item::Stage(src, s) => {
                     let dtype = self.plan.scratch[s];
                     let fake = Op {
-                        opcode: vm_core::Opcode::Identity,
+                        opcode: vm_ir::Opcode::Identity,
                         dtype,
                         in_dtype: dtype,
                         srcs: [src].into_iter().collect(),

@@ -6,7 +6,7 @@
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types};
 use cranelift_frontend::FunctionBuilder;
-use vm_core::{DType, Error, Opcode, Result};
+use vm_ir::{DType, Error, Opcode, Result};
 
 /// The IR type holding one element of `d` (`bool` is a byte holding 0 or 1).
 pub fn ir_type(d: DType) -> Type {
@@ -38,7 +38,7 @@ pub fn truth(b: &mut FunctionBuilder, d: DType, x: Value) -> Value {
     }
 }
 
-/// Converts `x` from `from` to `to` with the cast rules of `vm_core::scalar::Cast` (Rust `as`).
+/// Converts `x` from `from` to `to` with the cast rules of `vm_ir::scalar::Cast` (Rust `as`).
 pub fn cast(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Value {
     if from == to {
         return x;
@@ -129,7 +129,7 @@ fn fcmp_cc(op: Opcode) -> FloatCC {
 }
 
 /// NumPy's float `maximum`/`minimum` (`nan_of` = `a`) and `fmax`/`fmin` (`nan_of` = `y`), as
-/// [`vm_core::semantics`] writes them: `a` where `a cc y` holds or `nan_of` is NaN, else `y`.
+/// [`vm_ir::semantics`] writes them: `a` where `a cc y` holds or `nan_of` is NaN, else `y`.
 /// Cranelift's `fmax`/`fmin` order -0.0 below +0.0, where these keep `a` of two equal zeros.
 fn numpy_pick(b: &mut FunctionBuilder, cc: FloatCC, a: Value, y: Value, nan_of: Value) -> Value {
     let keep = b.ins().fcmp(cc, a, y);

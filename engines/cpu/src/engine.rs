@@ -12,11 +12,9 @@ use crate::rewrite::Rewritten;
 use crate::{native, positions, program, rewrite, views};
 use rustc_hash::FxHashMap as HashMap;
 use std::time::Instant;
-use vm_core::kernel::{self, Kernel, PartitionCache, Step};
-use vm_core::{
-    Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, Operand, Overlap,
-    ReductionOrder, Result, Statistics, View, with_dtype,
-};
+use vm_fusion::{Kernel, PartitionCache, Step};
+use vm_ir::{Base, BaseId, Error, Instruction, Kind, Opcode, Operand, Overlap, Result, View, with_dtype};
+use vm_runtime::{Component, ComponentInfo, HostMemory, ReductionOrder, Statistics};
 
 /// The Cranelift JIT engine (see the crate documentation).
 pub struct CpuEngine {
@@ -244,7 +242,7 @@ impl CpuEngine {
         match step {
             Step::Kernel(k) => {
                 let first = k.instrs[0];
-                let r = if k.instrs.len() == 1 && kernel::needs_isolation(&batch[first]) {
+                let r = if k.instrs.len() == 1 && vm_fusion::needs_isolation(&batch[first]) {
                     self.run_isolated(&batch[first], mem)
                 } else {
                     self.run_kernel(k, batch, mem, true)
@@ -277,7 +275,7 @@ impl Component for CpuEngine {
     /// validates every instruction it accepts): the hot path of small arrays does not check twice.
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
         self.profile.batches += 1;
-        let opts = kernel::Options { max_instructions: self.config.max_kernel };
+        let opts = vm_fusion::Options { max_instructions: self.config.max_kernel };
         let mut work = Rewritten::new(batch);
         work.apply(|b| self.lazy.prepare(b));
         work.apply(rewrite::split_flat_reductions);

@@ -9,8 +9,9 @@ use crate::codegen::ArgLayout;
 use crate::pool::Pool;
 use crate::program::{Binding, Program};
 use crate::{reduce, views};
-use vm_core::memory::try_vec;
-use vm_core::{BaseId, Error, HostMemory, Result, with_dtype};
+use vm_ir::{BaseId, Error, Result, with_dtype};
+use vm_runtime::HostMemory;
+use vm_runtime::memory::try_vec;
 
 /// How kernels are cut into blocks.
 #[derive(Debug, Clone, Copy)]
@@ -120,8 +121,8 @@ pub fn run(
     }
     for (c, s) in bind.consts.iter().enumerate() {
         args[lay.konst(c)] = match s {
-            vm_core::Scalar::F32(x) => i64::from(x.to_bits()),
-            vm_core::Scalar::F64(x) => x.to_bits() as i64,
+            vm_ir::Scalar::F32(x) => i64::from(x.to_bits()),
+            vm_ir::Scalar::F64(x) => x.to_bits() as i64,
             s => s.to_payload() as i64,
         };
     }

@@ -183,8 +183,8 @@ block!(ln_block_f64, f64, ln64);
 block!(ln_block_f32, f32, ln32);
 
 /// The fast block routine of `op` on `dtype`, if there is one.
-pub fn block_fn(op: vm_core::Opcode, dtype: vm_core::DType) -> Option<BlockFn> {
-    use vm_core::{DType, Opcode};
+pub fn block_fn(op: vm_ir::Opcode, dtype: vm_ir::DType) -> Option<BlockFn> {
+    use vm_ir::{DType, Opcode};
     Some(match (op, dtype) {
         (Opcode::Exp, DType::F64) => exp_block_f64,
         (Opcode::Exp, DType::F32) => exp_block_f32,
@@ -234,7 +234,7 @@ mod tests {
         xs.extend(sample(-1.0, 1.0, 100_000));
         xs.extend([0.0, -0.0, 1e-300, -1e-300, 709.78, 709.8, -745.0, -745.2, -708.5, f64::INFINITY]);
         xs.extend([f64::NEG_INFINITY, f64::NAN, 1000.0, -1000.0]);
-        let got = run(block_fn(vm_core::Opcode::Exp, vm_core::DType::F64).unwrap(), &xs);
+        let got = run(block_fn(vm_ir::Opcode::Exp, vm_ir::DType::F64).unwrap(), &xs);
         for (&x, &y) in xs.iter().zip(&got) {
             let want = x.exp();
             let tol = if want < f64::MIN_POSITIVE { 2 } else { 1 };
@@ -247,7 +247,7 @@ mod tests {
         let mut xs: Vec<f64> = sample(-300.0, 300.0, 200_000).into_iter().map(|e| 10f64.powf(e)).collect();
         xs.extend(sample(0.5, 2.0, 100_000));
         xs.extend([0.0, -0.0, -1.0, 1.0, 5e-324, 2.2e-308, f64::MAX, f64::INFINITY, f64::NEG_INFINITY, f64::NAN]);
-        let got = run(block_fn(vm_core::Opcode::Log, vm_core::DType::F64).unwrap(), &xs);
+        let got = run(block_fn(vm_ir::Opcode::Log, vm_ir::DType::F64).unwrap(), &xs);
         for (&x, &y) in xs.iter().zip(&got) {
             assert!(ulps(y, x.ln()) <= 1, "ln({x:e}) = {y:e}, std {:e}", x.ln());
         }
@@ -276,7 +276,7 @@ mod tests {
     fn f32_variants_round_like_std() {
         let xs: Vec<f32> = sample(-104.0, 89.0, 100_000).into_iter().map(|x| x as f32).collect();
         let mut d = vec![0f32; xs.len()];
-        let f = block_fn(vm_core::Opcode::Exp, vm_core::DType::F32).unwrap();
+        let f = block_fn(vm_ir::Opcode::Exp, vm_ir::DType::F32).unwrap();
         // SAFETY: both buffers hold xs.len() f32.
         unsafe { f(xs.len() as i64, d.as_mut_ptr().cast(), xs.as_ptr().cast(), std::ptr::null()) };
         for (&x, &y) in xs.iter().zip(&d) {

@@ -20,8 +20,9 @@
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;
 use std::sync::Arc;
-use vm_core::kernel::{Step, needs_isolation};
-use vm_core::{Base, BaseId, HostMemory, Instruction, Kind, Opcode, Operand, Overlap, View};
+use vm_fusion::{Step, needs_isolation};
+use vm_ir::{Base, BaseId, Instruction, Kind, Opcode, Operand, Overlap, View};
+use vm_runtime::HostMemory;
 
 /// Synthetic version bases count down from here (below the spare bases).
 const VERSION_BASE: u64 = u64::MAX - (1 << 23);

@@ -3,12 +3,12 @@
 //! The `cpu` component executes a batch by
 //!
 //! 1. cutting it into kernels of blockable instructions and contracting temporaries
-//!    ([`vm_core::kernel`], shared with the OpenCL engine);
+//!    ([`vm_fusion`], shared with the OpenCL engine);
 //! 2. turning each kernel into a [`program::Program`] (its structure, the cache key) and a
 //!    [`program::Binding`] (addresses, sizes, strides, constants);
 //! 3. compiling the program once with Cranelift ([`cache`], [`codegen`], [`emit`]); operations
 //!    Cranelift has no instruction for are block routines in Rust ([`calls`], [`fastmath`]),
-//!    applying `std` and [`vm_core::semantics`];
+//!    applying `std` and [`vm_ir::semantics`];
 //! 4. running it over cache-sized blocks of the iteration space on a persistent pool of threads
 //!    with work stealing ([`exec`], [`pool`]); reductions combine per-block partials in block
 //!    order ([`reduce`]), so results do not depend on the number of threads.
@@ -21,11 +21,11 @@
 //! Scans, gathers and scatters run as plain Rust ([`native`]), and so do the reductions to a
 //! position, `argmin_reduce` and `argmax_reduce`, on the pool ([`positions`]). Extension
 //! methods go to the fallback child, when there is one; without one they are
-//! [`vm_core::Error::Unsupported`].
+//! [`vm_ir::Error::Unsupported`].
 //!
 //! Memory: every allocation whose size comes from the program (bases, copies of views, staged
 //! gather and scatter values, reduction partials) is fallible, and failing is
-//! [`vm_core::Error::OutOfMemory`] naming the base and the size, never an abort. Views are read
+//! [`vm_ir::Error::OutOfMemory`] naming the base and the size, never an abort. Views are read
 //! in place wherever a copy is not needed (a broadcast view can visit more elements than memory
 //! has bytes), and a kernel is cut into at most 2^20 blocks, so that its bookkeeping stays small
 //! however many positions it has.
@@ -65,15 +65,16 @@ pub mod views;
 
 pub use engine::CpuEngine;
 
-use vm_core::component::Settings;
-use vm_core::{Component, Implementation, Result};
+use vm_ir::Result;
+use vm_runtime::component::Settings;
+use vm_runtime::{Component, Implementation};
 
 /// The most worker threads a `cpu` component may have (the `threads` setting's limit). Far
 /// more than any machine this engine runs on has cores: beyond the core count threads only
 /// contend, and asking for hundreds of thousands exhausts the process's thread limit.
 pub const MAX_THREADS: usize = 1024;
 
-vm_core::settings! {
+vm_runtime::settings! {
     /// The engine's configuration: the settings of the `cpu` component (its config table).
     pub struct Config {
         /// worker threads, the caller included; 0 = one per core; at most 1024

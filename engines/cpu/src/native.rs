@@ -3,8 +3,9 @@
 
 use crate::reduce::{Reducible, scan};
 use crate::views;
-use vm_core::memory::try_collect;
-use vm_core::{Error, HostMemory, Instruction, Kind, Operand, Result, View, with_dtype};
+use vm_ir::{Error, Instruction, Kind, Operand, Result, View, with_dtype};
+use vm_runtime::HostMemory;
+use vm_runtime::memory::try_collect;
 
 fn view(instr: &Instruction, i: usize) -> Result<&View> {
     instr.operands.get(i).and_then(Operand::as_view).ok_or_else(|| Error::invalid(Some(i), "expected a view"))

@@ -1,4 +1,4 @@
-//! The block routine of `random`: [`vm_core::random`]'s Philox-4x32-10 stream, computed for
+//! The block routine of `random`: [`vm_ir::random`]'s Philox-4x32-10 stream, computed for
 //! [`LANES`] consecutive counters at once with AVX2 (32x32->64-bit multiplies of four counters
 //! per instruction) where the CPU has it, one counter at a time otherwise; chosen once at run
 //! time. Every element is bit-identical to
@@ -6,8 +6,8 @@
 
 use crate::calls::BlockFn;
 use std::sync::OnceLock;
-use vm_core::random::FromRandomBits;
-use vm_core::{DType, with_dtype};
+use vm_ir::random::FromRandomBits;
+use vm_ir::{DType, with_dtype};
 
 /// Counters computed together.
 pub const LANES: usize = 16;
@@ -22,7 +22,7 @@ const W1: u32 = 0xBB67_AE85;
 /// at a time.
 #[inline(always)]
 fn bits_scalar(seed: u64, counter: u64) -> [u64; LANES] {
-    std::array::from_fn(|i| vm_core::random::random_bits(seed, counter.wrapping_add(i as u64)))
+    std::array::from_fn(|i| vm_ir::random::random_bits(seed, counter.wrapping_add(i as u64)))
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -209,7 +209,7 @@ pub fn block_fn(dtype: DType) -> BlockFn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use vm_core::random::random_bits;
+    use vm_ir::random::random_bits;
 
     fn check<T: Fill + PartialEq + std::fmt::Debug>(seed: u64, counter: u64, n: usize) {
         let mut d: Vec<T> = (0..n).map(|_| T::from_random_bits(0)).collect();

@@ -1,7 +1,7 @@
 //! The reductions to a position, `argmin_reduce` and `argmax_reduce`, in plain Rust on the pool.
 //!
 //! Kernels carry one value per reduction partial, not the (value, position) pair these need,
-//! so they run alone ([`vm_core::kernel`] makes them single steps). The input is read in place.
+//! so they run alone ([`vm_fusion`] makes them single steps). The input is read in place.
 //! Its lines along the axis are cut into tasks of about one block of elements each: groups of
 //! whole lines when lines are short, pieces of one line when they are long. A task keeps the
 //! best value and its position per line it sees ([`semantics::arg_replaces`], walking the axis
@@ -13,8 +13,9 @@ use crate::exec::ExecConfig;
 use crate::pool::Pool;
 use crate::views;
 use std::sync::{Mutex, PoisonError};
-use vm_core::memory::{try_collect, try_vec};
-use vm_core::{Error, HostMemory, Instruction, Opcode, Operand, Result, View, semantics, with_dtype};
+use vm_ir::{Error, Instruction, Opcode, Operand, Result, View, semantics, with_dtype};
+use vm_runtime::HostMemory;
+use vm_runtime::memory::{try_collect, try_vec};
 
 /// The most tasks one instruction is cut into (as kernels are cut into at most this many
 /// blocks): past it tasks grow, so that the bookkeeping stays small for any broadcast input.
@@ -176,7 +177,7 @@ impl<T: Copy + PartialOrd> Lines<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use vm_core::{Base, BaseId, DType};
+    use vm_ir::{Base, BaseId, DType};
 
     #[test]
     fn cuts_bound_the_tasks_and_cover_every_line() {

@@ -3,7 +3,7 @@
 use crate::cache::CacheStats;
 use std::fmt;
 use std::time::Duration;
-use vm_core::Statistics;
+use vm_runtime::Statistics;
 
 /// What the engine did since it started.
 #[derive(Debug, Default, Clone, Copy)]
@@ -34,7 +34,7 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// The figures every component reports ([`Component::statistics`](vm_core::Component::statistics)).
+    /// The figures every component reports ([`Component::statistics`](vm_runtime::Component::statistics)).
     pub fn statistics(&self) -> Statistics {
         Statistics {
             batches: self.batches,

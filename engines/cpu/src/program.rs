@@ -9,9 +9,9 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;
-use vm_core::kernel::Kernel;
-use vm_core::view::row_major_strides;
-use vm_core::{Base, BaseId, DType, Error, Instruction, Kind, Opcode, Operand, Overlap, Result, Scalar, View};
+use vm_fusion::Kernel;
+use vm_ir::view::row_major_strides;
+use vm_ir::{Base, BaseId, DType, Error, Instruction, Kind, Opcode, Operand, Overlap, Result, Scalar, View};
 
 /// Where an operation's input comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

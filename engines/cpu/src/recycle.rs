@@ -18,8 +18,9 @@
 //! costs a contraction.
 
 use std::collections::HashMap;
-use vm_core::kernel::Step;
-use vm_core::{Base, BaseId, HostMemory, Instruction, Opcode, Operand};
+use vm_fusion::Step;
+use vm_ir::{Base, BaseId, Instruction, Opcode, Operand};
+use vm_runtime::HostMemory;
 
 /// Synthetic spare bases count down from here (below the rewrite's partial bases).
 const SPARE_BASE: u64 = u64::MAX - (1 << 22);

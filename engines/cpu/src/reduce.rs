@@ -2,9 +2,9 @@
 //! (in block order, so the result does not depend on which thread ran which block), scans, and
 //! reductions of nothing. The combiners match the generated code's (`emit::combine`).
 
-use vm_core::scalar::Cast;
-use vm_core::semantics;
-use vm_core::{DType, Error, Opcode, with_dtype};
+use vm_ir::scalar::Cast;
+use vm_ir::semantics;
+use vm_ir::{DType, Error, Opcode, with_dtype};
 
 /// Element types that reductions and scans combine.
 pub trait Reducible: Copy + Send + Sync + 'static {

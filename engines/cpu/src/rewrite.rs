@@ -17,7 +17,7 @@
 //! unsplit one by the reassociation of the sum, as block partials already do.
 
 use std::borrow::Cow;
-use vm_core::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Scalar, View};
+use vm_ir::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Scalar, View};
 
 /// A batch on its way through the rewrites, with, for each of its instructions, the position in
 /// the submitted batch it comes from (errors name that position).

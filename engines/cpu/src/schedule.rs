@@ -10,7 +10,7 @@
 use crate::calls;
 use crate::program::{Dst, Op, Program, Src};
 use std::collections::HashMap;
-use vm_core::{DType, Kind};
+use vm_ir::{DType, Kind};
 
 /// One thing a segment's loop body does per element.
 #[derive(Debug, Clone, Copy)]

@@ -11,7 +11,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Type, Value, types};
 use cranelift_frontend::{FunctionBuilder, Variable};
 use std::collections::HashMap;
-use vm_core::{DType, Kind, Opcode, Result};
+use vm_ir::{DType, Kind, Opcode, Result};
 
 /// Vectors per iteration of the vector loop.
 pub const UNROLL: i64 = 4;

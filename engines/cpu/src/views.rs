@@ -5,8 +5,9 @@
 //! and a broadcast view may visit far more elements than its base holds, so routines that only
 //! need to look at a view read it in place ([`elements`], [`data`] with [`View::offset_at`]).
 
-use vm_core::memory::try_collect;
-use vm_core::{Buffer, Element, Error, HostMemory, Result, View};
+use vm_ir::{Element, Error, Result, View};
+use vm_runtime::memory::try_collect;
+use vm_runtime::{Buffer, HostMemory};
 
 /// Row-major element offsets (in elements, into the base) of every position of `v`.
 pub fn offsets(v: &View) -> impl ExactSizeIterator<Item = i64> + '_ {
@@ -77,7 +78,7 @@ pub fn write<T: Element>(mem: &mut HostMemory, v: &View, values: &[T]) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use vm_core::{Base, BaseId, DType};
+    use vm_ir::{Base, BaseId, DType};
 
     #[test]
     fn offsets_walk_row_major() {

@@ -3,9 +3,10 @@
 mod common;
 
 use common::*;
-use vm_core::{Component, DType, HostMemory, Instruction, Opcode, Scalar};
+use vm_ir::{DType, Instruction, Opcode, Scalar};
+use vm_runtime::{Component, HostMemory};
 
-fn ins(op: Opcode, ops: Vec<vm_core::Operand>) -> Instruction {
+fn ins(op: Opcode, ops: Vec<vm_ir::Operand>) -> Instruction {
     Instruction::new(op, ops)
 }
 

@@ -4,10 +4,11 @@
 mod common;
 
 use common::*;
-use vm_core::component::Settings;
-use vm_core::{Base, Component, DType, Error, HostMemory, Instruction, Opcode, Operand, Scalar};
 use vm_cpu::CpuEngine;
 use vm_interp::Interp;
+use vm_ir::{Base, DType, Error, Instruction, Opcode, Operand, Scalar};
+use vm_runtime::component::Settings;
+use vm_runtime::{Component, HostMemory};
 
 /// One Jacobi step of the heat equation on an `n x n` grid with a border:
 /// `work = (c + n + s + e + w) * 0.2; c[:] = work`, then the next step reads neighbours of the

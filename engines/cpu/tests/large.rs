@@ -5,8 +5,9 @@
 mod common;
 
 use common::*;
-use vm_core::{Base, Component, DType, HostMemory, Instruction, Opcode, Operand, Scalar, View};
 use vm_interp::Interp;
+use vm_ir::{Base, DType, Instruction, Opcode, Operand, Scalar, View};
+use vm_runtime::{Component, HostMemory};
 
 fn tv(b: Base, shape: &[usize]) -> Operand {
     Operand::View(View::contiguous(b, 0, shape).unwrap())

@@ -5,10 +5,11 @@
 mod common;
 
 use common::*;
-use vm_core::{Base, Component, DType, HostMemory, Instruction, Opcode, Scalar};
 use vm_interp::Interp;
+use vm_ir::{Base, DType, Instruction, Opcode, Scalar};
+use vm_runtime::{Component, HostMemory};
 
-fn ins<const N: usize>(op: Opcode, operands: [vm_core::Operand; N]) -> Instruction {
+fn ins<const N: usize>(op: Opcode, operands: [vm_ir::Operand; N]) -> Instruction {
     Instruction::new(op, operands)
 }
 

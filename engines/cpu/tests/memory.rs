@@ -6,8 +6,9 @@
 mod common;
 
 use common::*;
-use vm_core::{Base, Component, DType, Error, HostMemory, Instruction, Opcode, Operand, Scalar};
 use vm_cpu::CpuEngine;
+use vm_ir::{Base, DType, Error, Instruction, Opcode, Operand, Scalar};
+use vm_runtime::{Component, HostMemory};
 
 const HUGE: usize = 1 << 40;
 

@@ -4,8 +4,9 @@
 mod common;
 
 use common::*;
-use vm_core::opcode::TypeRule;
-use vm_core::{Base, DType, HostMemory, Instruction, Kind, Opcode, Operand, Scalar};
+use vm_ir::opcode::TypeRule;
+use vm_ir::{Base, DType, Instruction, Kind, Opcode, Operand, Scalar};
+use vm_runtime::HostMemory;
 
 const SHAPE: [usize; 2] = [13, 17];
 
@@ -123,6 +124,6 @@ fn gather_out_of_range_is_an_execution_error() {
     let mut mem = HostMemory::new();
     mem.ensure(&idx).unwrap().as_mut_slice::<i64>().copy_from_slice(&[0, 1, 4, 2]);
     let batch = vec![Instruction::new(Opcode::Gather, [whole(out), whole(src), whole(idx)])];
-    let e = vm_core::Component::execute(&mut engine(2), &batch, &mut mem).unwrap_err();
-    assert!(matches!(e, vm_core::Error::Execution(_)), "{e}");
+    let e = vm_runtime::Component::execute(&mut engine(2), &batch, &mut mem).unwrap_err();
+    assert!(matches!(e, vm_ir::Error::Execution(_)), "{e}");
 }

@@ -7,8 +7,8 @@
 mod common;
 
 use common::*;
-use vm_core::view::row_major_strides;
-use vm_core::{Base, DType, Instruction, Opcode, Scalar};
+use vm_ir::view::row_major_strides;
+use vm_ir::{Base, DType, Instruction, Opcode, Scalar};
 use vm_testkit::fixtures::layouts;
 
 fn engine_with(threads: usize, block_size: usize) -> vm_cpu::CpuEngine {

@@ -6,7 +6,8 @@
 mod common;
 
 use common::*;
-use vm_core::{Component, DType, HostMemory, Instruction, Opcode};
+use vm_ir::{DType, Instruction, Opcode};
+use vm_runtime::{Component, HostMemory};
 use vm_testkit::SpecialValues;
 
 /// How far the fast `exp` and `log` may be from libm at ordinary values (their documented bound

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use vm_core::{DType, Instruction, Opcode, Scalar};
+use vm_ir::{DType, Instruction, Opcode, Scalar};
 
 #[test]
 fn masked_selects_match_interp() {

@@ -1,12 +1,12 @@
 //! The opcode tables: for each element type, the function that computes each element-wise
 //! opcode on one element (or pair of elements). An opcode absent from a type's table is not
-//! defined for that dtype; the engine then reports [`vm_core::Error::Unsupported`], which the
+//! defined for that dtype; the engine then reports [`vm_ir::Error::Unsupported`], which the
 //! table-driven tests turn into a failure for every (opcode, dtype) the opcode table allows.
 
-use vm_core::random::FromRandomBits;
-use vm_core::scalar::{Cast, ScalarElement};
-use vm_core::semantics as ops;
-use vm_core::{Opcode, Scalar};
+use vm_ir::random::FromRandomBits;
+use vm_ir::scalar::{Cast, ScalarElement};
+use vm_ir::semantics as ops;
+use vm_ir::{Opcode, Scalar};
 
 /// An element type with its opcode tables.
 pub trait Elem: ScalarElement + FromRandomBits + PartialOrd {

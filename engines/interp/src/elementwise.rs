@@ -4,8 +4,9 @@
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
 use crate::iterate::{operand, prepare, result, write_view};
-use vm_core::scalar::Cast;
-use vm_core::{DType, Error, HostMemory, Instruction, Opcode, Result, TypeRule, View, with_dtype};
+use vm_ir::scalar::Cast;
+use vm_ir::{DType, Error, Instruction, Opcode, Result, TypeRule, View, with_dtype};
+use vm_runtime::HostMemory;
 
 /// The output view (operand 0) of an instruction that writes one.
 pub fn output(instr: &Instruction) -> Result<&View> {
@@ -48,7 +49,7 @@ fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: fn(A, A)
     write_view(mem, out, r)
 }
 
-/// Executes a [`vm_core::Kind::Unary`] instruction (`identity` included).
+/// Executes a [`vm_ir::Kind::Unary`] instruction (`identity` included).
 pub fn unary(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     expect_operands(instr, 2)?;
     let op = instr.opcode;
@@ -69,7 +70,7 @@ pub fn unary(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     }
 }
 
-/// Executes a [`vm_core::Kind::Binary`] instruction.
+/// Executes a [`vm_ir::Kind::Binary`] instruction.
 pub fn binary(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     expect_operands(instr, 3)?;
     let op = instr.opcode;

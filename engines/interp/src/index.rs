@@ -3,9 +3,10 @@
 use crate::elem::Elem;
 use crate::elementwise::{expect_operands, output};
 use crate::iterate::{Elements, buffer, data, elements, operand, prepare, result, write_view};
-use vm_core::random::{FromRandomBits, random_bits};
-use vm_core::scalar::Cast;
-use vm_core::{Error, HostMemory, Instruction, Operand, Result, Scalar, View, with_dtype};
+use vm_ir::random::{FromRandomBits, random_bits};
+use vm_ir::scalar::Cast;
+use vm_ir::{Error, Instruction, Operand, Result, Scalar, View, with_dtype};
+use vm_runtime::HostMemory;
 
 /// Executes `range out`: `out[i] = i` (row-major position), cast to out's dtype.
 pub fn range(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {

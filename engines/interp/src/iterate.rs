@@ -7,12 +7,13 @@
 //! than its base holds, and reading it costs no memory. The result holds one value per element
 //! written (the output view's size, whose base exists by then; for `scatter`, the index's), and
 //! its `Vec` is allocated fallibly ([`room`], [`result`]), so asking for more memory than the
-//! machine has is [`vm_core::Error::OutOfMemory`], never an abort. Instructions that read
+//! machine has is [`vm_ir::Error::OutOfMemory`], never an abort. Instructions that read
 //! nothing (`range`, `random`) write their values directly.
 
 use crate::elem::Elem;
-use vm_core::memory::try_vec;
-use vm_core::{Base, Buffer, Error, HostMemory, Instruction, Operand, Result, View};
+use vm_ir::{Base, Error, Instruction, Operand, Result, View};
+use vm_runtime::memory::try_vec;
+use vm_runtime::{Buffer, HostMemory};
 
 /// The base offsets of a view's elements in row-major order of the view's index space (the
 /// last dimension varies fastest). A 0-d view yields its one element; a view with an extent 0
@@ -219,7 +220,7 @@ pub fn write_view<T: Elem>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use vm_core::{BaseId, DType};
+    use vm_ir::{BaseId, DType};
 
     /// Row-major offsets the slow way: decompose each flat position into a multi-index.
     fn by_division(v: &View) -> Vec<usize> {

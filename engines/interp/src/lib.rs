@@ -1,7 +1,7 @@
 //! # vm-interp: the reference engine
 //!
 //! `interp` executes a batch one instruction at a time, straight from the semantics in
-//! [`vm_core::opcode`]: the result is computed element by element into a row-major `Vec` with
+//! [`vm_ir::opcode`]: the result is computed element by element into a row-major `Vec` with
 //! the per-dtype tables of the `elem` module, reading the inputs where they lie (constants
 //! broadcast), and then written into the output view, so every input is read in full before the
 //! output is written. It is the test oracle for every other engine, so it is written to be
@@ -9,7 +9,7 @@
 //!
 //! Memory: no input is ever copied (a broadcast view may visit far more elements than its base
 //! holds), and every allocation whose size comes from the program (bases, results) is fallible:
-//! a program asking for more than the machine has gets [`vm_core::Error::OutOfMemory`] naming
+//! a program asking for more than the machine has gets [`vm_ir::Error::OutOfMemory`] naming
 //! the base and the size, and the engine stays usable.
 //!
 //! Host memory is the only memory: bases are allocated lazily (zero-filled) by the first
@@ -25,11 +25,10 @@ mod matmul;
 mod reduce;
 
 use std::collections::HashMap;
-use vm_core::component::Settings;
-use vm_core::component::forward_extension;
-use vm_core::{
-    Component, ComponentInfo, Error, HostMemory, Implementation, Instruction, Kind, Opcode, Result, Statistics,
-};
+use vm_ir::{Error, Instruction, Kind, Opcode, Result};
+use vm_runtime::component::Settings;
+use vm_runtime::component::forward_extension;
+use vm_runtime::{Component, ComponentInfo, HostMemory, Implementation, Statistics};
 
 /// The name of the `matmul` extension method: `matmul out, a, b` with 2-d views `a` (M x K),
 /// `b` (K x N) and `out` (M x N) of one numeric dtype; `out[m, n] = sum_k a[m, k] * b[k, n]`.
@@ -136,7 +135,7 @@ impl Component for Interp {
 
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
         self.statistics.batches += 1;
-        vm_core::instr::validate_batch(batch)?;
+        vm_ir::instr::validate_batch(batch)?;
         for (i, instr) in batch.iter().enumerate() {
             let op = instr.opcode;
             if op.kind() == Kind::Extension {

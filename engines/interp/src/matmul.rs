@@ -5,10 +5,11 @@
 use crate::elem::Elem;
 use crate::elementwise::not_defined;
 use crate::iterate::{data, prepare, result, write_view};
-use vm_core::{HostMemory, Instruction, Opcode, Result, View, with_dtype};
+use vm_ir::{Instruction, Opcode, Result, View, with_dtype};
+use vm_runtime::HostMemory;
 
 /// The name the extension is registered under.
-pub const NAME: &str = vm_core::extension::MATMUL;
+pub const NAME: &str = vm_ir::extension::MATMUL;
 
 /// `out = a @ b`, row-major, for the 2-d views `a` (m x k) and `b` (k x n), read in place from
 /// their bases' data `x` and `y` (broadcast views cost nothing however large `k` is).
@@ -30,7 +31,7 @@ fn product<'m, T: Elem>(
 /// Executes a `matmul` instruction.
 pub fn matmul(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     // The runtime checked the operands at submit; a stack driven without one gets the same check.
-    let (out, a, b) = vm_core::extension::matmul_operands(instr)?;
+    let (out, a, b) = vm_ir::extension::matmul_operands(instr)?;
     prepare(mem, instr)?;
     with_dtype!(out.dtype(), T => {
         let values = product((data::<T>(mem, a)?, a), (data::<T>(mem, b)?, b))?;

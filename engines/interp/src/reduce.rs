@@ -12,7 +12,8 @@
 use crate::elem::{Elem, to_bool_binary, truth};
 use crate::elementwise::{expect_operands, not_defined, output};
 use crate::iterate::{elements, prepare, room, write_view};
-use vm_core::{Error, HostMemory, Instruction, Opcode, Result, TypeRule, View, semantics, with_dtype};
+use vm_ir::{Error, Instruction, Opcode, Result, TypeRule, View, semantics, with_dtype};
+use vm_runtime::HostMemory;
 
 /// The shape split at `axis`: (product of the dims before, the axis' extent, product after).
 fn split(shape: &[usize], axis: usize) -> (usize, usize, usize) {
@@ -133,7 +134,7 @@ fn logical(op: Opcode) -> Option<(Logical, bool)> {
     Some((to_bool_binary::<bool>(combiner)?, identity))
 }
 
-/// Executes a [`vm_core::Kind::Reduce`] instruction.
+/// Executes a [`vm_ir::Kind::Reduce`] instruction.
 pub fn reduce(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let op = instr.opcode;
     let (input, axis) = input_and_axis(instr)?;
@@ -164,7 +165,7 @@ pub fn reduce(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     }
 }
 
-/// Executes a [`vm_core::Kind::Accumulate`] instruction.
+/// Executes a [`vm_ir::Kind::Accumulate`] instruction.
 pub fn accumulate(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let op = instr.opcode;
     let (input, axis) = input_and_axis(instr)?;

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use vm_core::{Element, Opcode, View};
+use vm_ir::{Element, Opcode, View};
 
 fn un<T: Element, R: Element>(op: Opcode, a: T) -> R {
     let mut env = Env::new();
@@ -256,15 +256,15 @@ fn sums_start_from_the_first_element() {
 fn empty_reductions_give_identities() {
     use Opcode::*;
     let mut env = Env::new();
-    let cases: Vec<(Opcode, vm_core::DType, f64)> = vec![
-        (AddReduce, vm_core::DType::F64, 0.0),
-        (MultiplyReduce, vm_core::DType::F64, 1.0),
-        (MinimumReduce, vm_core::DType::F64, f64::INFINITY),
-        (MaximumReduce, vm_core::DType::F32, f64::NEG_INFINITY),
-        (MinimumReduce, vm_core::DType::U16, 65535.0),
-        (MaximumReduce, vm_core::DType::I8, -128.0),
-        (BitwiseAndReduce, vm_core::DType::U8, 255.0),
-        (BitwiseAndReduce, vm_core::DType::I32, -1.0),
+    let cases: Vec<(Opcode, vm_ir::DType, f64)> = vec![
+        (AddReduce, vm_ir::DType::F64, 0.0),
+        (MultiplyReduce, vm_ir::DType::F64, 1.0),
+        (MinimumReduce, vm_ir::DType::F64, f64::INFINITY),
+        (MaximumReduce, vm_ir::DType::F32, f64::NEG_INFINITY),
+        (MinimumReduce, vm_ir::DType::U16, 65535.0),
+        (MaximumReduce, vm_ir::DType::I8, -128.0),
+        (BitwiseAndReduce, vm_ir::DType::U8, 255.0),
+        (BitwiseAndReduce, vm_ir::DType::I32, -1.0),
     ];
     for (op, dt, want) in cases {
         let input = env.empty(dt, &[0]);
@@ -272,12 +272,12 @@ fn empty_reductions_give_identities() {
         env.run1(op, vec![v(&out), v(&input), axis(0)]).unwrap();
         assert_eq!(env.read_scalars(&out)[0].as_f64(), want, "{op} on empty {dt}");
     }
-    let input = env.empty(vm_core::DType::F64, &[0]);
-    let out = env.empty(vm_core::DType::Bool, &[]);
+    let input = env.empty(vm_ir::DType::F64, &[0]);
+    let out = env.empty(vm_ir::DType::Bool, &[]);
     env.run1(LogicalAndReduce, vec![v(&out), v(&input), axis(0)]).unwrap();
     assert!(env.read::<bool>(&out)[0]);
     // An empty output of a non-empty-axis reduction: nothing to do, no error.
-    let input = View::contiguous(env.base(vm_core::DType::I32, 0), 0, &[3, 0]).unwrap();
-    let out = env.empty(vm_core::DType::I32, &[0]);
+    let input = View::contiguous(env.base(vm_ir::DType::I32, 0), 0, &[3, 0]).unwrap();
+    let out = env.empty(vm_ir::DType::I32, &[0]);
     env.run1(AddReduce, vec![v(&out), v(&input), axis(0)]).unwrap();
 }

@@ -5,10 +5,11 @@ mod common;
 
 use common::*;
 use std::sync::{Arc, Mutex};
-use vm_core::component::Settings;
-use vm_core::opcode::EXTENSION_BASE;
-use vm_core::{Component, ComponentInfo, DType, Error, HostMemory, Instruction, Opcode, Result, View};
 use vm_interp::{IMPLEMENTATION, Interp, MATMUL};
+use vm_ir::opcode::EXTENSION_BASE;
+use vm_ir::{DType, Error, Instruction, Opcode, Result, View};
+use vm_runtime::component::Settings;
+use vm_runtime::{Component, ComponentInfo, HostMemory};
 
 const MM: Opcode = Opcode::Extension(3);
 
@@ -65,7 +66,7 @@ fn matmul_rejects_bad_operands() {
     let a = env.empty(DType::F64, &[2, 3]);
     let b = env.empty(DType::F64, &[3, 4]);
     let out = env.empty(DType::F64, &[2, 4]);
-    let bad: Vec<(Vec<vm_core::Operand>, &str)> = vec![
+    let bad: Vec<(Vec<vm_ir::Operand>, &str)> = vec![
         (vec![v(&out), v(&a)], "3 operands"),
         (vec![v(&out), v(&b), v(&a)], "inner extents"),
         (vec![v(&env.empty(DType::F64, &[2, 3])), v(&a), v(&b)], "expected 2x4"),

@@ -3,8 +3,8 @@
 mod common;
 
 use common::*;
-use vm_core::random::{FromRandomBits, random_bits};
-use vm_core::{DType, Error, Instruction, Opcode, View};
+use vm_ir::random::{FromRandomBits, random_bits};
+use vm_ir::{DType, Error, Instruction, Opcode, View};
 
 #[test]
 fn gather_uses_row_major_positions_of_the_source_view() {

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use vm_core::{DType, Error, Opcode, View};
+use vm_ir::{DType, Error, Opcode, View};
 
 const HUGE: usize = 1 << 40;
 

@@ -1,7 +1,7 @@
 //! The table-driven oracle test: every opcode of `Opcode::ALL`, on every dtype its type rule
 //! allows, against references written here from NumPy's semantics: integer results computed
 //! exactly in `i128` and wrapped to the dtype, float results with Rust std, casts with the
-//! contract's `Scalar::cast`, random numbers with the contract's `vm_core::random`. An opcode or
+//! contract's `Scalar::cast`, random numbers with the contract's `vm_ir::random`. An opcode or
 //! (opcode, dtype) pair the engine does not implement makes the test fail, and so does an opcode
 //! with no reference here.
 
@@ -10,9 +10,9 @@ mod reference;
 
 use common::*;
 use reference::*;
-use vm_core::opcode::{DTypeSet, TypeRule};
-use vm_core::random::{FromRandomBits, random_bits};
-use vm_core::{DType, Kind, Opcode, Scalar, with_dtype};
+use vm_ir::opcode::{DTypeSet, TypeRule};
+use vm_ir::random::{FromRandomBits, random_bits};
+use vm_ir::{DType, Kind, Opcode, Scalar, with_dtype};
 
 // ---------------------------------------------------------------- checks
 
@@ -36,7 +36,7 @@ fn compare(what: &str, op: Opcode, inputs: &[String], expected: &[Scalar], got: 
     Ok(())
 }
 
-fn run(env: &mut Env, what: &str, op: Opcode, operands: Vec<vm_core::Operand>) -> Check {
+fn run(env: &mut Env, what: &str, op: Opcode, operands: Vec<vm_ir::Operand>) -> Check {
     env.run1(op, operands).map_err(|e| format!("{what}: {e}"))
 }
 
@@ -133,7 +133,7 @@ fn check_reduce(env: &mut Env, op: Opcode, dt: DType) -> Check {
     let (rows, cols) = (4, 5);
     let xs = cycled(dt, rows * cols);
     let input = env.scalars(dt, &xs);
-    let input = vm_core::View::contiguous(input.base, 0, &[rows, cols]).unwrap();
+    let input = vm_ir::View::contiguous(input.base, 0, &[rows, cols]).unwrap();
     let out_dt = out_dtype(op, dt);
     let at = |r: usize, c: usize| xs[r * cols + c];
     for ax in 0..2 {
@@ -186,7 +186,7 @@ fn check_arg_reduce(env: &mut Env, op: Opcode, dt: DType) -> Check {
     for (rows, cols) in [(4, 5), (5, 4)] {
         let data = cycled(dt, rows * cols + 3)[3..].to_vec();
         let input = env.scalars(dt, &data);
-        let input = vm_core::View::contiguous(input.base, 0, &[rows, cols]).unwrap();
+        let input = vm_ir::View::contiguous(input.base, 0, &[rows, cols]).unwrap();
         for ax in 0..2 {
             let what = format!("{op} on {dt} along axis {ax} of {rows}x{cols}");
             let (n_out, n_along) = if ax == 0 { (cols, rows) } else { (rows, cols) };
@@ -214,7 +214,7 @@ fn check_arg_reduce(env: &mut Env, op: Opcode, dt: DType) -> Check {
     let input = env.empty(dt, &[3, 0]);
     let out = env.empty(DType::I64, &[3]);
     match env.run1(op, vec![v(&out), v(&input), axis(1)]) {
-        Err(vm_core::Error::InvalidInstruction { .. }) => Ok(()),
+        Err(vm_ir::Error::InvalidInstruction { .. }) => Ok(()),
         r => Err(format!("{what}: {r:?}, expected an invalid instruction")),
     }
 }
@@ -223,7 +223,7 @@ fn check_accumulate(env: &mut Env, op: Opcode, dt: DType) -> Check {
     let (rows, cols) = (4, 5);
     let xs = cycled(dt, rows * cols);
     let input = env.scalars(dt, &xs);
-    let input = vm_core::View::contiguous(input.base, 0, &[rows, cols]).unwrap();
+    let input = vm_ir::View::contiguous(input.base, 0, &[rows, cols]).unwrap();
     for ax in 0..2 {
         let what = format!("{op} on {dt} along axis {ax} of 4x5");
         let out = env.empty(dt, &[rows, cols]);

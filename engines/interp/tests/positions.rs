@@ -9,7 +9,7 @@ mod reference;
 
 use common::*;
 use reference::ref_position;
-use vm_core::{DType, Error, Opcode, Scalar, View};
+use vm_ir::{DType, Error, Opcode, Scalar, View};
 use vm_testkit::fixtures::layouts;
 
 const OPS: [Opcode; 2] = [Opcode::ArgminReduce, Opcode::ArgmaxReduce];

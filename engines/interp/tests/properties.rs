@@ -6,8 +6,8 @@ mod common;
 
 use common::*;
 use proptest::prelude::*;
-use vm_core::instr::visits_each_element_once;
-use vm_core::{DType, Opcode, View};
+use vm_ir::instr::visits_each_element_once;
+use vm_ir::{DType, Opcode, View};
 
 /// Every multi-index of `shape`, row-major (the nested loops, written as a cartesian product).
 fn all_indices(shape: &[usize]) -> Vec<Vec<usize>> {

@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use vm_core::{DType, Instruction, Opcode, Scalar, View};
+use vm_ir::{DType, Instruction, Opcode, Scalar, View};
 
 fn iota_f64(n: usize) -> Vec<f64> {
     (0..n).map(|i| i as f64).collect()
@@ -264,7 +264,7 @@ fn invalid_instructions_are_rejected_with_their_position() {
     let e = env
         .run(vec![Instruction::new(Opcode::Range, [v(&a)]), Instruction::new(Opcode::Add, [v(&a), v(&a), v(&b)])])
         .unwrap_err();
-    assert!(matches!(e, vm_core::Error::InvalidInstruction { index: Some(1), operand: Some(2), .. }), "{e}");
+    assert!(matches!(e, vm_ir::Error::InvalidInstruction { index: Some(1), operand: Some(2), .. }), "{e}");
     // Nothing ran: the batch is validated before execution.
     assert!(!env.mem.is_allocated(a.base.id));
     // A constant of the wrong dtype.

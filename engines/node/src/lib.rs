@@ -10,8 +10,9 @@
 //! cpu = ["node", "cpu"]   # node routes to cpu
 //! ```
 
-use vm_core::component::Settings;
-use vm_core::{Component, ComponentInfo, Error, HostMemory, Implementation, Instruction, ReductionOrder, Result};
+use vm_ir::{Error, Instruction, Result};
+use vm_runtime::component::Settings;
+use vm_runtime::{Component, ComponentInfo, HostMemory, Implementation, ReductionOrder};
 
 /// The node manager: forwards everything to its child (see the crate documentation).
 pub struct Node {
@@ -89,7 +90,7 @@ pub const IMPLEMENTATION: Implementation = Implementation {
 mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};
-    use vm_core::{Base, BaseId, DType, Opcode, View};
+    use vm_ir::{Base, BaseId, DType, Opcode, View};
 
     /// What the mock saw, shared with the test.
     #[derive(Default, Debug)]
@@ -129,8 +130,8 @@ mod tests {
             }
         }
 
-        fn statistics(&self) -> vm_core::Statistics {
-            vm_core::Statistics { batches: self.0.lock().unwrap().batches.len() as u64, ..Default::default() }
+        fn statistics(&self) -> vm_runtime::Statistics {
+            vm_runtime::Statistics { batches: self.0.lock().unwrap().batches.len() as u64, ..Default::default() }
         }
 
         fn reduction_order(&self) -> ReductionOrder {
@@ -232,9 +233,9 @@ mod tests {
         }
         let leaf_impl =
             Implementation { name: "recorder", summary: "mock", needs_child: false, settings: &[], construct: leaf };
-        let registry = vm_core::Registry::with(&[IMPLEMENTATION, leaf_impl]).unwrap();
-        let config = vm_core::Config::parse("[stacks]\ns = [\"node\", \"recorder\"]\n", "t.toml").unwrap();
-        let plan = vm_core::StackPlan::new(&config, &registry, &vm_core::Env::new()).unwrap();
+        let registry = vm_runtime::Registry::with(&[IMPLEMENTATION, leaf_impl]).unwrap();
+        let config = vm_runtime::Config::parse("[stacks]\ns = [\"node\", \"recorder\"]\n", "t.toml").unwrap();
+        let plan = vm_runtime::StackPlan::new(&config, &registry, &vm_runtime::Env::new()).unwrap();
         let top = plan.build(&registry).unwrap();
         let names: Vec<_> = top.describe().into_iter().map(|i| i.implementation).collect();
         assert_eq!(names, ["node", "recorder"]);

@@ -1,5 +1,5 @@
 //! OpenCL C for the engine's device work: fused element-wise kernels of
-//! [`vm_core::kernel::partition`], reductions to a value or to a position (one work item per
+//! [`vm_fusion::partition`], reductions to a value or to a position (one work item per
 //! output element for short axes, parallel tree reductions in work-group local memory for long
 //! ones), scans, gather and scatter.
 //!
@@ -22,7 +22,7 @@
 //! moves its views every iteration reuses the programs built in the first one: the source text
 //! is the program cache key.
 //!
-//! Element semantics follow [`vm_core::semantics`] exactly for integers (NumPy's division family
+//! Element semantics follow [`vm_ir::semantics`] exactly for integers (NumPy's division family
 //! with 0 for a zero divisor, wrapping powers, saturated shifts) and for the exactly rounded float
 //! operations (arithmetic, `sqrt`, `fmod`, NumPy's float `floor_divide`/`remainder`, rounding,
 //! min/max, `copysign`); transcendental functions use the OpenCL C built-ins, which the OpenCL
@@ -31,8 +31,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
-use vm_core::kernel::Kernel;
-use vm_core::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Scalar, TypeRule, View};
+use vm_fusion::Kernel;
+use vm_ir::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Scalar, TypeRule, View};
 
 /// One entry point of a program, run over `items` x `rows` work items.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,7 +212,7 @@ impl Helpers {
     }
 }
 
-/// The NumPy integer division family, powers and shifts on `d` (see [`vm_core::semantics`]).
+/// The NumPy integer division family, powers and shifts on `d` (see [`vm_ir::semantics`]).
 fn int_helper(op: Opcode, d: DType) -> String {
     let (t, u, w) = (ctype(d), unsigned(d), wide_unsigned(d));
     let bits = d.size() * 8;
@@ -256,7 +256,7 @@ fn int_helper(op: Opcode, d: DType) -> String {
     format!("{t} {name}({t} a, {t} b) {{\n    {body}\n}}\n")
 }
 
-/// NumPy's float `floor_divide` and `remainder` (`npy_divmod`), as in [`vm_core::semantics`].
+/// NumPy's float `floor_divide` and `remainder` (`npy_divmod`), as in [`vm_ir::semantics`].
 fn float_helper(op: Opcode, d: DType) -> String {
     let t = ctype(d);
     let half = if d == DType::F32 { "0.5f" } else { "0.5" };
@@ -469,7 +469,7 @@ fn generator(instr: &Instruction, d: DType, prm: &mut Params) -> Option<String> 
     }
 }
 
-/// Philox4x32-10, bit-identical to [`vm_core::random::random_bits`].
+/// Philox4x32-10, bit-identical to [`vm_ir::random::random_bits`].
 const PHILOX: &str = r"
 ulong vm_random_bits(ulong seed, ulong counter) {
     uint c0 = (uint)counter, c1 = (uint)(counter >> 32), c2 = 0, c3 = 0;
@@ -732,7 +732,7 @@ pub fn generate_reduce(instr: &Instruction, target: Target, plan: ReducePlan) ->
     if needs_f64(instr) && !target.fp64 || axis >= input.ndim() || out.ndim() + 1 != input.ndim() {
         return None;
     }
-    if out.base.id == input.base.id && out.overlap(input) != vm_core::Overlap::Disjoint {
+    if out.base.id == input.base.id && out.overlap(input) != vm_ir::Overlap::Disjoint {
         return None;
     }
     let len = input.shape[axis];
@@ -850,10 +850,10 @@ pub fn generate_reduce(instr: &Instruction, target: Target, plan: ReducePlan) ->
 }
 
 /// The helpers of a reduction to a position of values of dtype `d`: `vm_replaces(x, y)`, true
-/// when `y`, met after `x` along the axis, takes its place ([`vm_core::semantics::arg_replaces`]:
+/// when `y`, met after `x` along the axis, takes its place ([`vm_ir::semantics::arg_replaces`]:
 /// a NaN beats every number and the first NaN stays, else only a strictly greater (`max`) or
 /// smaller value wins), and `vm_wins(a, ka, b, kb)`, true when the pair `(b, kb)` beats `(a, ka)`
-/// in either order of the positions ([`vm_core::semantics::arg_combine`]).
+/// in either order of the positions ([`vm_ir::semantics::arg_combine`]).
 fn position_helpers(d: DType, max: bool) -> String {
     let t = ctype(d);
     let better = if max { "y > x" } else { "y < x" };
@@ -879,7 +879,7 @@ pub fn generate_arg_reduce(instr: &Instruction, target: Target, plan: ReducePlan
     if needs_f64(instr) && !target.fp64 || axis >= input.ndim() || out.ndim() + 1 != input.ndim() {
         return None;
     }
-    if out.base.id == input.base.id && out.overlap(input) != vm_core::Overlap::Disjoint {
+    if out.base.id == input.base.id && out.overlap(input) != vm_ir::Overlap::Disjoint {
         return None;
     }
     let (len, m) = (input.shape[axis], out.nelem());
@@ -1170,7 +1170,7 @@ pub fn generate_scatter(instr: &Instruction, target: Target) -> Option<Source> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use vm_core::kernel::{Options, Step, partition};
+    use vm_fusion::{Options, Step, partition};
 
     const TARGET: Target = Target { fp64: true, padded: false, constant_params: 4096 };
 

@@ -2,7 +2,7 @@
 
 use opencl3::device::{CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU, Device};
 use opencl3::platform::{Platform, get_platforms};
-use vm_core::{Error, Result};
+use vm_ir::{Error, Result};
 
 /// What the engine knows about one device.
 #[derive(Debug, Clone)]
@@ -146,7 +146,7 @@ fn matches(want: &str, index: usize, name: &str) -> bool {
 /// The first device matching the `platform`, `device` and `device_type` (`gpu`, `cpu`, `any`)
 /// settings.
 pub fn choose(all: &[DeviceInfo], platform: &str, device: &str, device_type: &str) -> Result<DeviceInfo> {
-    if !vm_core::settings::spec(crate::Config::SPECS, "device_type").choices.contains(&device_type) {
+    if !vm_runtime::settings::spec(crate::Config::SPECS, "device_type").choices.contains(&device_type) {
         return Err(Error::InvalidArgument(format!("opencl device_type must be any, gpu or cpu, got `{device_type}`")));
     }
     all.iter()

@@ -21,11 +21,9 @@ use opencl3::program::Program;
 use opencl3::types::CL_BLOCKING;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
-use vm_core::kernel::{self, PartitionCache, Step};
-use vm_core::{
-    Base, BaseId, Component, ComponentInfo, Error, HostMemory, Instruction, Kind, Opcode, ReductionOrder, Result,
-    Statistics,
-};
+use vm_fusion::{PartitionCache, Step};
+use vm_ir::{Base, BaseId, Error, Instruction, Kind, Opcode, Result};
+use vm_runtime::{Component, ComponentInfo, HostMemory, ReductionOrder, Statistics};
 
 /// The most parameters a program reads from `__constant` memory (32 KiB; fewer when the
 /// device's constant buffer is smaller).
@@ -648,9 +646,9 @@ impl OpenClEngine {
     /// reductions (one program each); a contracted temporary used by more than one of those
     /// pieces, or read by a reduction, gets a device buffer (it never reaches the host unless
     /// the fallback needs it).
-    fn plan_kernel(&self, batch: &[Instruction], k: &kernel::Kernel, actions: &mut Vec<Action>) {
+    fn plan_kernel(&self, batch: &[Instruction], k: &vm_fusion::Kernel, actions: &mut Vec<Action>) {
         let target = self.target;
-        if k.instrs.len() == 1 && kernel::needs_isolation(&batch[k.instrs[0]]) {
+        if k.instrs.len() == 1 && vm_fusion::needs_isolation(&batch[k.instrs[0]]) {
             actions.push(Action::Run(None, k.instrs.clone()));
             return;
         }
@@ -679,7 +677,7 @@ impl OpenClEngine {
                 .copied()
                 .filter(|&t| touches(p, t) && pieces.iter().filter(|q| touches(q, t)).count() == 1)
                 .collect();
-            let sub = kernel::Kernel { instrs: p.clone(), shape: k.shape.clone(), temps, after: Vec::new() };
+            let sub = vm_fusion::Kernel { instrs: p.clone(), shape: k.shape.clone(), temps, after: Vec::new() };
             actions.push(Action::Run(codegen::generate(batch, &sub, target), p.clone()));
         }
     }
@@ -734,7 +732,7 @@ impl Component for OpenClEngine {
     /// validates every instruction it accepts).
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
         self.stats.batches += 1;
-        let opts = kernel::Options { max_instructions: self.config.max_kernel };
+        let opts = vm_fusion::Options { max_instructions: self.config.max_kernel };
         self.unfinished.clear();
         let steps = self.plans.partition(batch, &opts);
         let actions = self.plan(&steps, batch);

@@ -1,6 +1,6 @@
 //! # vm-opencl: the OpenCL engine
 //!
-//! The `opencl` component cuts each batch into kernels with [`vm_core::kernel`] (shared with the
+//! The `opencl` component cuts each batch into kernels with [`vm_fusion`] (shared with the
 //! cpu engine), turns each into OpenCL C ([`codegen`]) and builds each source text once. The text
 //! is structural: view starts and strides, sizes and constants are read from a parameter buffer
 //! at run time and temporaries are named by position, so the iterations of an iterative program
@@ -18,16 +18,16 @@
 //! DISCARD release them, and a few released buffers are kept for reuse by a later base or scratch
 //! buffer of the same size. Work is queued in order and waited for once per batch. A base larger
 //! than the device's largest buffer, or an allocation the device refuses, is
-//! [`vm_core::Error::OutOfMemory`].
+//! [`vm_ir::Error::OutOfMemory`].
 //!
 //! Runs on the device:
 //! - every element-wise opcode on every dtype: arithmetic, NumPy's integer division family and
-//!   integer powers and shifts (exactly [`vm_core::semantics`]), comparisons, logical and bitwise
+//!   integer powers and shifts (exactly [`vm_ir::semantics`]), comparisons, logical and bitwise
 //!   operations, casts, `select`, NumPy's float `floor_divide`/`remainder`, and the math
 //!   functions through the OpenCL C built-ins (exactly rounded where OpenCL requires it: `sqrt`,
 //!   `fmod`, rounding, `copysign`, min/max; transcendental functions and `pow` within the
 //!   built-ins' documented few-ulp bounds, see [`codegen::is_approximate`]);
-//! - `range` and `random` (Philox, bit-identical to [`vm_core::random`]);
+//! - `range` and `random` (Philox, bit-identical to [`vm_ir::random`]);
 //! - reductions along any axis: one work item per output element for axes up to
 //!   [`codegen::SERIAL_REDUCE_MAX`] long (bit-identical to the reference engine), deterministic
 //!   parallel tree reductions in work-group local memory otherwise (in two stages when few output
@@ -44,10 +44,10 @@
 //! extension methods, reductions of empty axes, instructions whose output partially overlaps an
 //! input, gather/scatter whose output shares a base with an input, and gather/scatter with an
 //! index out of range (the fallback reports the error). Without a child these are
-//! [`vm_core::Error::Unsupported`].
+//! [`vm_ir::Error::Unsupported`].
 //!
 //! libOpenCL is loaded at run time (opencl3's `dynamic` feature): the crate always builds;
-//! without a platform, constructing the engine is a clear [`vm_core::Error::Device`], and
+//! without a platform, constructing the engine is a clear [`vm_ir::Error::Device`], and
 //! [`device::describe_platforms`] says so for `vm info`.
 
 pub mod cache;
@@ -57,16 +57,17 @@ mod engine;
 
 pub use engine::{OpenClEngine, Stats};
 
-use vm_core::component::Settings;
-use vm_core::settings::IndexOrName;
-use vm_core::{Component, Implementation, Result};
+use vm_ir::Result;
+use vm_runtime::component::Settings;
+use vm_runtime::settings::IndexOrName;
+use vm_runtime::{Component, Implementation};
 
 /// The largest `work_group_size` setting accepted: more than any OpenCL device runs in one work
 /// group (their limits are in the hundreds or thousands), and small enough that rounding a launch
 /// up to whole groups cannot overflow.
 pub const MAX_WORK_GROUP_SIZE: usize = 1 << 16;
 
-vm_core::settings! {
+vm_runtime::settings! {
     /// The engine's configuration: the settings of the `opencl` component (its config table).
     pub struct Config {
         /// platform by index (an integer) or name substring (a string); empty = any

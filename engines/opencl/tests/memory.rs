@@ -5,15 +5,16 @@
 mod common;
 
 use common::*;
-use vm_core::{Component, DType, Instruction, Opcode, Scalar};
+use vm_ir::{DType, Instruction, Opcode, Scalar};
+use vm_runtime::Component;
 
 #[test]
 fn sync_copies_back_and_discard_after_a_host_write_drops_the_device_copy() {
     let Some(mut cl) = engine() else { return };
     let (x, y) = (base(1, DType::F64, 1000), base(2, DType::F64, 1000));
-    let mut mem = vm_core::HostMemory::new();
+    let mut mem = vm_runtime::HostMemory::new();
     mem.ensure(&x).unwrap().as_mut_slice::<f64>().fill(1.0);
-    let step = |cl: &mut vm_opencl::OpenClEngine, mem: &mut vm_core::HostMemory| {
+    let step = |cl: &mut vm_opencl::OpenClEngine, mem: &mut vm_runtime::HostMemory| {
         let batch = [
             Instruction::new(Opcode::Add, [whole(y), whole(x), Scalar::F64(2.0).into()]),
             Instruction::new(Opcode::Multiply, [whole(x), whole(y), Scalar::F64(0.5).into()]),
@@ -67,12 +68,12 @@ fn without_a_fallback_unsupported_instructions_are_a_clear_error() {
     if engine().is_none() {
         return;
     }
-    let config = vm_opencl::Config::from_settings(&vm_core::Settings::default()).unwrap();
+    let config = vm_opencl::Config::from_settings(&vm_runtime::Settings::default()).unwrap();
     let mut cl = vm_opencl::OpenClEngine::new(config, None).unwrap();
     let x = base(1, DType::I32, 10);
-    let mut mem = vm_core::HostMemory::new();
+    let mut mem = vm_runtime::HostMemory::new();
     // An output partially overlapping its input is left to the fallback.
-    let shifted = |start| vm_core::Operand::View(vm_core::View::contiguous(x, start, &[9]).unwrap());
+    let shifted = |start| vm_ir::Operand::View(vm_ir::View::contiguous(x, start, &[9]).unwrap());
     let e = cl
         .execute(&[Instruction::new(Opcode::Add, [shifted(1), shifted(0), Scalar::I32(1).into()])], &mut mem)
         .unwrap_err();
@@ -86,14 +87,14 @@ fn a_work_group_size_from_the_settings_is_used() {
     if engine().is_none() {
         return;
     }
-    let settings = vm_core::Settings::from_pairs("opencl", &[("work_group_size", toml::Value::Integer(64))]);
+    let settings = vm_runtime::Settings::from_pairs("opencl", &[("work_group_size", toml::Value::Integer(64))]);
     let mut cl =
         (vm_opencl::IMPLEMENTATION.construct)(&settings, Some(Box::new(vm_interp::Interp::new(None)))).unwrap();
     let (out, grid) = (base(1, DType::U32, 1001), base(2, DType::I64, 7 * 100));
     let (mut a, mut b) = twin(&[grid], 1);
     // Work items past the end of a padded launch, 1-d and 2-d (13 columns of a 7 x 100 grid),
     // must do nothing.
-    let cols = vm_core::Operand::View(vm_core::View::new(grid, 3, &[7, 13], &[100, 2]).unwrap());
+    let cols = vm_ir::Operand::View(vm_ir::View::new(grid, 3, &[7, 13], &[100, 2]).unwrap());
     let batch = [
         Instruction::new(Opcode::Range, [whole(out)]),
         Instruction::new(Opcode::Add, [cols.clone(), cols, Scalar::I64(5).into()]),
@@ -111,11 +112,11 @@ fn a_base_larger_than_the_largest_device_buffer_is_out_of_memory() {
     let Some(mut cl) = engine() else { return };
     let max = cl.device().max_alloc;
     assert!(max > 0);
-    let huge = vm_core::Base { id: vm_core::BaseId(1), dtype: DType::U8, nelem: max + 1 };
-    let mut mem = vm_core::HostMemory::new();
-    let head = vm_core::Operand::View(vm_core::View::contiguous(huge, 0, &[10]).unwrap());
+    let huge = vm_ir::Base { id: vm_ir::BaseId(1), dtype: DType::U8, nelem: max + 1 };
+    let mut mem = vm_runtime::HostMemory::new();
+    let head = vm_ir::Operand::View(vm_ir::View::contiguous(huge, 0, &[10]).unwrap());
     let e = cl.execute(&[Instruction::new(Opcode::Range, [head])], &mut mem).unwrap_err();
-    assert!(matches!(e, vm_core::Error::OutOfMemory(_)), "{e:?}");
+    assert!(matches!(e, vm_ir::Error::OutOfMemory(_)), "{e:?}");
     assert!(e.to_string().contains("CL_DEVICE_MAX_MEM_ALLOC_SIZE"), "{e}");
     assert!(!mem.is_allocated(huge.id), "nothing allocated on the host either");
     // The engine still works.
@@ -132,7 +133,7 @@ fn a_second_engine_loads_programs_from_the_disk_cache_and_a_corrupt_file_is_rebu
     }
     let dir = std::env::temp_dir().join(format!("vm-opencl-disk-cache-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let settings = vm_core::Settings::from_pairs(
+    let settings = vm_runtime::Settings::from_pairs(
         "opencl",
         &[("cache_dir", toml::Value::String(dir.to_string_lossy().into_owned()))],
     );
@@ -146,7 +147,7 @@ fn a_second_engine_loads_programs_from_the_disk_cache_and_a_corrupt_file_is_rebu
     let run = || {
         let config = vm_opencl::Config::from_settings(&settings).unwrap();
         let mut cl = vm_opencl::OpenClEngine::new(config, None).unwrap();
-        let mut mem = vm_core::HostMemory::new();
+        let mut mem = vm_runtime::HostMemory::new();
         cl.execute(&batch, &mut mem).unwrap();
         let values = mem.get(x.id).unwrap().as_slice::<f32>().to_vec();
         (cl.stats(), values)

@@ -16,8 +16,9 @@
 mod common;
 
 use common::*;
-use vm_core::opcode::{DTypeSet, TypeRule};
-use vm_core::{Base, Component, DType, HostMemory, Instruction, Kind, Opcode, Operand, Scalar, View};
+use vm_ir::opcode::{DTypeSet, TypeRule};
+use vm_ir::{Base, DType, Instruction, Kind, Opcode, Operand, Scalar, View};
+use vm_runtime::{Component, HostMemory};
 
 const N: usize = 97;
 
@@ -481,7 +482,8 @@ fn a_bad_device_name_is_a_clear_error() {
     if engine().is_none() {
         return;
     }
-    let settings = vm_core::Settings::from_pairs("opencl", &[("device", toml::Value::String("no-such-device".into()))]);
+    let settings =
+        vm_runtime::Settings::from_pairs("opencl", &[("device", toml::Value::String("no-such-device".into()))]);
     let e = match (vm_opencl::IMPLEMENTATION.construct)(&settings, None) {
         Err(e) => e,
         Ok(_) => panic!("a device named no-such-device was found"),
@@ -525,7 +527,7 @@ fn every_reduction_and_dtype_along_every_axis_matches_interp() {
 }
 
 /// The number after "instruction " in an error's text.
-fn instruction_index(e: &vm_core::Error) -> Option<usize> {
+fn instruction_index(e: &vm_ir::Error) -> Option<usize> {
     let text = e.to_string();
     let rest = &text[text.find("instruction ")? + "instruction ".len()..];
     rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
@@ -564,7 +566,7 @@ fn a_failing_instruction_is_named_by_its_position_in_the_batch_on_every_engine()
                 [("interp", &mut vm_interp::Interp::new(None)), ("cpu", &mut cpu), ("opencl", &mut cl)];
             for (name, e) in engines {
                 let err = e.execute(&batch, &mut memory()).unwrap_err();
-                assert!(matches!(err, vm_core::Error::Execution(_)), "{name}: {err}");
+                assert!(matches!(err, vm_ir::Error::Execution(_)), "{name}: {err}");
                 assert_eq!(instruction_index(&err), Some(position), "{name}, scatter {scatter}: {err}");
             }
             release(&mut cl, &mut memory(), &[src, index, out, x]);

@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use vm_core::{DType, Instruction, Opcode, Scalar, View};
+use vm_ir::{DType, Instruction, Opcode, Scalar, View};
 
 #[test]
 fn every_form_of_every_dtype_matches_interp_exactly() {

@@ -5,8 +5,9 @@
 mod common;
 
 use common::*;
-use vm_core::{Base, Component, DType, HostMemory, Instruction, Opcode, Operand, Scalar, View};
+use vm_ir::{Base, DType, Instruction, Opcode, Operand, Scalar, View};
 use vm_opencl::OpenClEngine;
+use vm_runtime::{Component, HostMemory};
 
 /// One grid of a heat-equation-like program: an `(h+2) x (w+2)` f64 array whose element (0, 0)
 /// lies at `origin` in its base.
@@ -174,7 +175,7 @@ fn with_a_disk_cache_each_program_is_built_and_stored_alone() {
     let dir = std::env::temp_dir().join(format!("vm-opencl-one-by-one-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let settings =
-        vm_core::Settings::from_pairs("opencl", &[("cache_dir", toml::Value::String(dir.to_string_lossy().into()))]);
+        vm_runtime::Settings::from_pairs("opencl", &[("cache_dir", toml::Value::String(dir.to_string_lossy().into()))]);
     let config = vm_opencl::Config::from_settings(&settings).unwrap();
     let mut cl = OpenClEngine::new(config, Some(Box::new(vm_interp::Interp::new(None)))).unwrap();
     let (batch, bases) = mixed_batch();

@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use vm_core::DType;
+use vm_ir::DType;
 use vm_testkit::{Program, ProgramSpec, random_program};
 
 /// How many programs to run (`VM_RANDOM_PROGRAMS` overrides).
@@ -22,7 +22,7 @@ fn check(cl: &mut vm_opencl::OpenClEngine, program: &Program, data: Data, what: 
     if let Err(e) = vm_testkit::differential(cl, &mut reference, program, data, Agree::REORDERED) {
         panic!("{what}: {e}\n{}", program.listing());
     }
-    release(cl, &mut vm_core::HostMemory::new(), &program.bases);
+    release(cl, &mut vm_runtime::HostMemory::new(), &program.bases);
 }
 
 /// Sixty programs of up to twenty instructions over one shape at a time: their element-wise

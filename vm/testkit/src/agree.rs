@@ -7,7 +7,8 @@
 //! it adds in another order. [`Agree::for_reduction`] and [`Agree::for_elementwise`] are the
 //! per-opcode rules the engines' tests apply.
 
-use vm_core::{Base, DType, HostMemory, Kind, Opcode, Scalar, View};
+use vm_ir::{Base, DType, Kind, Opcode, Scalar, View};
+use vm_runtime::HostMemory;
 
 /// How far two engines' float results may be apart: relative to `max(1, |a|, |b|)`, per dtype.
 /// NaN equals NaN.
@@ -222,7 +223,7 @@ pub fn compare(got: &HostMemory, reference: &HostMemory, bases: &[Base], agree: 
 mod tests {
     use super::*;
     use crate::data::{Data, fill};
-    use vm_core::BaseId;
+    use vm_ir::BaseId;
 
     #[test]
     fn tolerance_is_relative_exact_for_integers_and_nan_equals_nan() {

@@ -7,7 +7,8 @@
 //! sums and products. [`special_values`] are the float values where math routines go wrong.
 
 use crate::rng::Rng;
-use vm_core::{Base, DType, HostMemory, Scalar, with_dtype};
+use vm_ir::{Base, DType, Scalar, with_dtype};
+use vm_runtime::HostMemory;
 
 /// A distribution of input values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,7 +96,7 @@ pub fn value(d: DType, bits: u64, small: bool) -> Scalar {
 }
 
 /// Allocates `base` in `mem` and fills it with values of `data` drawn from `seed`.
-pub fn fill(mem: &mut HostMemory, base: &Base, seed: u64, data: Data) -> vm_core::Result<()> {
+pub fn fill(mem: &mut HostMemory, base: &Base, seed: u64, data: Data) -> vm_ir::Result<()> {
     let buf = mem.ensure(base)?;
     let mut r = Rng::new(seed);
     with_dtype!(base.dtype, T => {

@@ -1,8 +1,8 @@
 //! Small things every engine's tests build: bases and views by hand, the layouts a view of a
 //! shape may have, output slices that keep a batch one kernel, and data filled by the program.
 
-use vm_core::view::row_major_strides;
-use vm_core::{Base, BaseId, DType, Instruction, Opcode, Operand, Scalar, View};
+use vm_ir::view::row_major_strides;
+use vm_ir::{Base, BaseId, DType, Instruction, Opcode, Operand, Scalar, View};
 
 /// A base of `nelem` elements of `dtype`.
 pub fn base(id: u64, dtype: DType, nelem: usize) -> Base {

@@ -16,9 +16,9 @@
 use crate::data::{Data, bytes};
 use crate::program::{Program, Step, sync_all};
 use crate::rng::Rng;
-use vm_core::instr::visits_each_element_once;
-use vm_core::opcode::TypeRule;
-use vm_core::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Scalar, View};
+use vm_ir::instr::visits_each_element_once;
+use vm_ir::opcode::TypeRule;
+use vm_ir::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Scalar, View};
 
 /// Where a program's data lives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -430,7 +430,7 @@ mod tests {
             let p = random_program(seed, spec);
             assert_eq!(p, random_program(seed, spec), "seed {seed} repeats itself");
             for batch in p.batches() {
-                vm_core::instr::validate_batch(batch).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", p.listing()));
+                vm_ir::instr::validate_batch(batch).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", p.listing()));
             }
             seen.extend(p.instructions().map(|i| i.opcode));
         }

@@ -4,8 +4,8 @@
 
 use crate::fixtures::random_fill;
 use crate::program::{Program, Step, sync_all};
-use vm_core::opcode::{DTypeSet, TypeRule};
-use vm_core::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Scalar, View};
+use vm_ir::opcode::{DTypeSet, TypeRule};
+use vm_ir::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Scalar, View};
 
 /// The first of f64, i32, u8 and bool that `set` holds.
 fn pick(set: DTypeSet) -> DType {
@@ -108,7 +108,7 @@ mod tests {
         for (op, p) in &programs {
             assert!(p.instructions().any(|i| i.opcode == *op), "{op}");
             for batch in p.batches() {
-                vm_core::instr::validate_batch(batch).unwrap_or_else(|e| panic!("{op}: {e}"));
+                vm_ir::instr::validate_batch(batch).unwrap_or_else(|e| panic!("{op}: {e}"));
             }
         }
     }

@@ -4,7 +4,8 @@
 
 use crate::agree::{Agree, compare};
 use crate::data::{Data, fill};
-use vm_core::{Base, Component, HostMemory, Instruction, Opcode, Result, View};
+use vm_ir::{Base, Instruction, Opcode, Result, View};
+use vm_runtime::{Component, HostMemory};
 
 /// One step of a program.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,7 +54,7 @@ impl Program {
         let mut out = String::new();
         for step in &self.steps {
             match step {
-                Step::Batch(b) => out.push_str(&vm_core::asm::print_batch(b)),
+                Step::Batch(b) => out.push_str(&vm_ir::asm::print_batch(b)),
                 Step::HostWrite(base, index, bytes) => {
                     out.push_str(&format!("# the host writes {bytes:?} into element {index} of base {}\n", base.id));
                 }

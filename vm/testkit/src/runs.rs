@@ -9,7 +9,7 @@ use crate::fixtures::random_fill;
 use crate::generate::random_view_in;
 use crate::program::{Program, Step, sync_all};
 use crate::rng::Rng;
-use vm_core::{Base, BaseId, DType, Instruction, Opcode, Operand, Scalar, View};
+use vm_ir::{Base, BaseId, DType, Instruction, Opcode, Operand, Scalar, View};
 
 /// The frontend-shaped program of `seed`, `runs` runs long, over f64 bases of uneven sizes
 /// (filled by `random` in the program, so it has no host inputs).
@@ -103,7 +103,7 @@ mod tests {
         for seed in 0..100 {
             let p = random_fusable_program(seed, 8);
             for batch in p.batches() {
-                vm_core::instr::validate_batch(batch).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+                vm_ir::instr::validate_batch(batch).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
             }
             frees += p.instructions().filter(|i| i.opcode == Opcode::Free).count();
         }

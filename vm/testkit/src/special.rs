@@ -6,8 +6,9 @@
 use crate::agree::ulps_apart;
 use crate::data::special_values;
 use crate::fixtures::{base, slices, whole};
-use vm_core::opcode::{Kind, TypeRule};
-use vm_core::{Base, DType, HostMemory, Instruction, Opcode, Operand, Scalar, View, with_dtype};
+use vm_ir::opcode::{Kind, TypeRule};
+use vm_ir::{Base, DType, Instruction, Opcode, Operand, Scalar, View, with_dtype};
+use vm_runtime::HostMemory;
 
 /// One batch applying every element-wise opcode of the table that takes float operands
 /// (every [`Kind::Unary`] and [`Kind::Binary`] opcode whose type rule admits the dtype, and
@@ -75,7 +76,7 @@ impl SpecialValues {
     }
 
     /// Writes the inputs into `mem`.
-    pub fn fill(&self, mem: &mut HostMemory) -> vm_core::Result<()> {
+    pub fn fill(&self, mem: &mut HostMemory) -> vm_ir::Result<()> {
         let k = self.values.len();
         for (b, pick) in [(self.bases[0], 0), (self.bases[1], 1)] {
             let buf = mem.ensure(&b)?;
@@ -152,13 +153,13 @@ mod tests {
     use super::*;
     use crate::data::{Data, fill};
     use std::collections::HashSet;
-    use vm_core::BaseId;
+    use vm_ir::BaseId;
 
     #[test]
     fn special_values_cover_every_float_elementwise_opcode_in_one_kernel() {
         for d in [DType::F32, DType::F64] {
             let p = SpecialValues::new(d);
-            vm_core::instr::validate_batch(&p.batch).unwrap();
+            vm_ir::instr::validate_batch(&p.batch).unwrap();
             let ops: HashSet<Opcode> = p.opcodes().collect();
             for &op in Opcode::ALL {
                 let takes_floats = match op.type_rule() {
@@ -170,8 +171,8 @@ mod tests {
                 assert_eq!(ops.contains(&op), elementwise && takes_floats, "{op} on {d}");
             }
             assert_eq!(p.opcodes().filter(|&o| o == Opcode::Identity).count(), DType::ALL.len());
-            let steps = vm_core::kernel::partition(&p.batch, &vm_core::kernel::Options::default());
-            let kernels = steps.iter().filter(|s| matches!(s, vm_core::kernel::Step::Kernel(_))).count();
+            let steps = vm_fusion::partition(&p.batch, &vm_fusion::Options::default());
+            let kernels = steps.iter().filter(|s| matches!(s, vm_fusion::Step::Kernel(_))).count();
             assert_eq!(kernels, 1, "{steps:?}");
             let v = special_values(d);
             assert!(v.iter().any(|s| s.as_f64() == 0.0 && s.as_f64().is_sign_negative()));

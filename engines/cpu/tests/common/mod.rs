@@ -3,9 +3,10 @@
 //! reference `interp` under cpu's rule for agreeing, [`AGREE`].
 #![allow(dead_code, unused_imports)] // each test binary uses part of the fixtures
 
-use vm_core::{Base, HostMemory, Instruction};
 use vm_cpu::CpuEngine;
 use vm_interp::Interp;
+use vm_ir::{Base, Instruction};
+use vm_runtime::HostMemory;
 use vm_testkit::{Agree, Data, Program, Step};
 
 pub use vm_testkit::fixtures::{base, view, whole};

@@ -2,11 +2,10 @@
 //! back with the index formula of `View::offset_of` (independent of the engine's traversal).
 #![allow(dead_code)] // each test binary uses part of the harness
 
-use vm_core::with_dtype;
-use vm_core::{
-    Base, BaseId, Component, DType, Element, HostMemory, Instruction, Opcode, Operand, Result, Scalar, View,
-};
 use vm_interp::Interp;
+use vm_ir::with_dtype;
+use vm_ir::{Base, BaseId, DType, Element, Instruction, Opcode, Operand, Result, Scalar, View};
+use vm_runtime::{Component, HostMemory};
 
 /// An engine, its memory, and a source of fresh base ids.
 pub struct Env {

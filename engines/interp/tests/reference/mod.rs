@@ -4,7 +4,7 @@
 #![allow(dead_code)] // each test binary uses part of the references
 
 use std::cmp::Ordering;
-use vm_core::{DType, Opcode, Scalar};
+use vm_ir::{DType, Opcode, Scalar};
 
 /// The range of an integer dtype.
 pub fn int_range(dt: DType) -> (i128, i128) {

@@ -3,8 +3,9 @@
 
 #![allow(dead_code, unused_imports)]
 
-use vm_core::{Base, BaseId, Component, Error, HostMemory, Instruction, Settings};
+use vm_ir::{Base, BaseId, Error, Instruction};
 use vm_opencl::{Config, OpenClEngine};
+use vm_runtime::{Component, HostMemory, Settings};
 
 pub use vm_testkit::agree::{Agree, Check};
 pub use vm_testkit::data::{Data, bytes, fill};
@@ -93,7 +94,7 @@ fn run_and_compare(
     for c in checks {
         if !synced.contains(&c.base.id) {
             synced.push(c.base.id);
-            batch.push(Instruction::new(vm_core::Opcode::Sync, [whole(c.base)]));
+            batch.push(Instruction::new(vm_ir::Opcode::Sync, [whole(c.base)]));
         }
     }
     let mut interp = vm_interp::Interp::new(None);
@@ -112,6 +113,6 @@ fn run_and_compare(
 
 /// Frees `bases` in the engine, as a frontend would before reusing their ids.
 pub fn release(cl: &mut OpenClEngine, mem: &mut HostMemory, bases: &[Base]) {
-    let frees: Vec<Instruction> = bases.iter().map(|b| Instruction::new(vm_core::Opcode::Free, [whole(*b)])).collect();
+    let frees: Vec<Instruction> = bases.iter().map(|b| Instruction::new(vm_ir::Opcode::Free, [whole(*b)])).collect();
     cl.execute(&frees, mem).unwrap();
 }

@@ -4,15 +4,15 @@
 
 use super::slice::{self, SliceArg};
 use super::{ScalarElement, Vm, ops};
-use crate::dtype::{DType, Element};
-use crate::instr::{Instruction, visits_each_element_once};
-use crate::opcode::Opcode;
-use crate::scalar::Scalar;
-use crate::view::{Base, Shape, Strides, View, row_major_strides};
-use crate::{Error, Result};
 use std::fmt;
 use std::marker::PhantomData;
 use std::rc::Rc;
+use vm_ir::dtype::{DType, Element};
+use vm_ir::instr::{Instruction, visits_each_element_once};
+use vm_ir::opcode::Opcode;
+use vm_ir::scalar::Scalar;
+use vm_ir::view::{Base, Shape, Strides, View, row_major_strides};
+use vm_ir::{Error, Result};
 
 /// Owns one base: dropping the last handle frees it (a `free` instruction).
 pub(super) struct BaseHandle {
@@ -117,7 +117,7 @@ pub(super) fn to_bytes<T: ScalarElement>(data: &[T]) -> Vec<u8> {
 /// `Vec` allocated fallibly: a broadcast view may hold far more elements than its base.
 pub(super) fn gather_view<T: Copy>(data: &[T], view: &View) -> Result<Vec<T>> {
     let n = view.nelem();
-    let mut out = crate::memory::try_vec(n, view.base.id, "a copy of a view of")?;
+    let mut out = vm_runtime::memory::try_vec(n, view.base.id, "a copy of a view of")?;
     if n == 0 {
         return Ok(out);
     }
@@ -360,8 +360,8 @@ impl<T: Element> Array<T> {
     pub fn new_axis(&self, axis: isize) -> Result<Array<T>> {
         let nd = self.ndim();
         let pos = normalize_axis(axis, nd + 1)?;
-        if nd + 1 > crate::view::MAX_NDIM {
-            return Err(Error::InvalidArgument(format!("at most {} dimensions", crate::view::MAX_NDIM)));
+        if nd + 1 > vm_ir::view::MAX_NDIM {
+            return Err(Error::InvalidArgument(format!("at most {} dimensions", vm_ir::view::MAX_NDIM)));
         }
         let mut view = self.view.clone();
         view.shape.insert(pos, 1);

@@ -3,14 +3,14 @@
 
 use super::array::{ArrayOrScalar, IntoOperand, broadcast_shapes, broadcast_view, normalize_axis};
 use super::{Array, Bits, Float, Integer, Numeric, ScalarElement, Vm};
-use crate::dtype::Element;
-use crate::instr::{Instruction, Operand};
-use crate::opcode::Opcode;
-use crate::scalar::Scalar;
-use crate::view::View;
-use crate::{Error, Result};
 use smallvec::SmallVec;
 use std::ops;
+use vm_ir::dtype::Element;
+use vm_ir::instr::{Instruction, Operand};
+use vm_ir::opcode::Opcode;
+use vm_ir::scalar::Scalar;
+use vm_ir::view::View;
+use vm_ir::{Error, Result};
 
 /// An input of an element-wise instruction: a view (broadcast as needed) or a constant.
 pub(super) enum Src<'a> {
@@ -65,7 +65,7 @@ impl<T: Element> Array<T> {
     fn along<U: Element>(&self, op: Opcode, axis: isize) -> Result<Array<U>> {
         let ax = normalize_axis(axis, self.ndim())?;
         let mut shape = self.view.shape.clone();
-        if op.kind() == crate::opcode::Kind::Reduce {
+        if op.kind() == vm_ir::opcode::Kind::Reduce {
             shape.remove(ax);
         }
         let out = self.vm().alloc::<U>(&shape)?;

@@ -3,12 +3,12 @@
 //! One [`HostMemory`] per runtime is handed down the stack with every batch. Host engines
 //! compute in it directly; device engines copy to and from it on SYNC and host writes.
 
-use crate::dtype::{DType, Element};
-use crate::view::{Base, BaseId};
-use crate::{Error, Result};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::ptr::NonNull;
+use vm_ir::dtype::{DType, Element};
+use vm_ir::view::{Base, BaseId};
+use vm_ir::{Error, Result};
 
 /// Alignment of every host buffer (a cache line; enough for any SIMD load).
 pub const BUFFER_ALIGN: usize = 64;

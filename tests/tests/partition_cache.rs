@@ -1,8 +1,8 @@
-//! The partition cache of `vm_core::kernel` against a fresh analysis, on the shared random
+//! The partition cache of `vm_fusion` against a fresh analysis, on the shared random
 //! programs and on the same programs under other base ids.
 
-use vm_core::kernel::{Options, PartitionCache, partition};
-use vm_core::{BaseId, Instruction, Operand};
+use vm_fusion::{Options, PartitionCache, partition};
+use vm_ir::{BaseId, Instruction, Operand};
 use vm_testkit::{ProgramSpec, random_program};
 
 /// `batch` with every base id moved by `by` (the same structure under other names).

@@ -1,12 +1,12 @@
 //! The contract every manager (VEM) and engine (VE) of a stack implements, and the settings and
 //! constructor each one registers under its implementation name.
 
-use crate::Result;
-use crate::instr::Instruction;
 use crate::memory::HostMemory;
-use crate::opcode::Opcode;
 pub use crate::settings::{SettingSpec, SettingValue, Settings};
 use crate::statistics::Statistics;
+use vm_ir::Result;
+use vm_ir::instr::Instruction;
+use vm_ir::opcode::Opcode;
 
 /// A manager or engine in a stack. The top of the stack receives every batch; a component may
 /// hold a child (the next component of its stack) to route work to, or to fall back on for

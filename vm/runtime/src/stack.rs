@@ -3,7 +3,7 @@
 //! [`StackPlan::build`], which constructs the chain bottom-up.
 //!
 //! ```text
-//! Config::discover(path, env) ─► StackPlan::new(config, registry, env) ─► plan.build(registry)
+//! Config::discover(path, env, default) ─► StackPlan::new(config, registry, env) ─► plan.build(registry)
 //!      file or embedded          checks, defaults, VM_<COMPONENT>_<KEY>      Box<dyn Component>
 //! ```
 
@@ -12,10 +12,10 @@ use crate::config::{
     Config, DEFAULT_SOURCE, ENV_SOURCE, Env, IMPL_KEY, Located, RESERVED_VARS, StackChoice, parse_value,
 };
 use crate::settings::{SettingKind, SettingValue, Settings};
-use crate::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
+use vm_ir::{Error, Result};
 
 /// The implementations a build knows, by name.
 #[derive(Debug, Clone, Default)]
@@ -257,9 +257,10 @@ impl StackPlan {
         Ok(StackPlan { stack: def.name.clone(), source: config.source.clone(), choice, components })
     }
 
-    /// Finds the config ([`Config::discover`]) and plans its stack ([`StackPlan::new`]).
-    pub fn discover(explicit: Option<&Path>, registry: &Registry, env: &Env) -> Result<StackPlan> {
-        StackPlan::new(&Config::discover(explicit, env)?, registry, env)
+    /// Finds the config ([`Config::discover`], `default_text` when no file is found) and plans
+    /// its stack ([`StackPlan::new`]).
+    pub fn discover(explicit: Option<&Path>, default_text: &str, registry: &Registry, env: &Env) -> Result<StackPlan> {
+        StackPlan::new(&Config::discover(explicit, env, default_text)?, registry, env)
     }
 
     /// Constructs the stack bottom-up, each constructor receiving the component built below it,
@@ -389,11 +390,11 @@ fn apply_env(
 mod tests {
     use super::*;
     use crate::component::ComponentInfo;
-    use crate::config::tests::{TempDir, assert_config_err};
-    use crate::instr::Instruction;
+    use crate::config::tests::{DEFAULT_TEXT, TempDir, assert_config_err};
     use crate::memory::HostMemory;
     use crate::settings::SettingKind::{Boolean, IndexOrName, Integer, String as Text};
     use crate::settings::SettingSpec;
+    use vm_ir::instr::Instruction;
 
     /// A component that records its construction settings, its child and the batches it sees.
     struct Mock {
@@ -794,17 +795,17 @@ device = 1
         let t = TempDir::new("plan");
         t.write("vm.toml", CONFIG);
         let env = Env::new().with_cwd(&t.0);
-        let p = StackPlan::discover(None, &registry_with_opencl(), &env).unwrap();
+        let p = StackPlan::discover(None, DEFAULT_TEXT, &registry_with_opencl(), &env).unwrap();
         assert_eq!(p.source, t.0.join("vm.toml").display().to_string());
         // Nothing found: the embedded default, whose stack is cpu.
-        let p = StackPlan::discover(None, &registry(), &Env::new().with_cwd(t.0.join("empty"))).unwrap();
+        let p = StackPlan::discover(None, DEFAULT_TEXT, &registry(), &Env::new().with_cwd(t.0.join("empty"))).unwrap();
         assert_eq!((p.stack.as_str(), p.source.as_str()), ("cpu", "<embedded default>"));
         assert!(p.build(&registry()).is_ok());
     }
 
     #[test]
     fn every_stack_of_the_embedded_default_plans_with_the_mocks() {
-        let c = Config::embedded().unwrap();
+        let c = Config::embedded(DEFAULT_TEXT).unwrap();
         for name in c.stacks.keys() {
             let p = StackPlan::new(&c, &registry_with_opencl(), &Env::new().with_var("VM_STACK", name.as_str()))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -1,9 +1,9 @@
 //! NumPy's basic indexing: [`SliceArg`], the [`s!`](crate::s) macro, and the arithmetic that turns
 //! them into a view.
 
-use crate::view::{Shape, Strides, View};
-use crate::{Error, Result};
 use std::ops::{Range, RangeFrom, RangeFull, RangeInclusive, RangeTo, RangeToInclusive};
+use vm_ir::view::{Shape, Strides, View};
+use vm_ir::{Error, Result};
 
 /// What to take along one axis; see [`Array::slice`](super::Array::slice).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -108,14 +108,14 @@ fn inclusive_stop(end: isize) -> Option<isize> {
     if end == -1 { None } else { Some(end.saturating_add(1)) }
 }
 
-/// A list of [`SliceArg`]s for [`Array::slice`](crate::frontend::Array::slice), in NumPy's
+/// A list of [`SliceArg`]s for [`Array::slice`](crate::Array::slice), in NumPy's
 /// notation with Rust ranges: `s![1..-1, ..;2, 3, ..;-1, NewAxis]` is NumPy's
 /// `[1:-1, ::2, 3, ::-1, np.newaxis]`. Each item is a range (`a..b`, `a..`, `..b`, `..`,
 /// `a..=b`), optionally followed by `;step`, an integer index, or [`NewAxis`].
 ///
 /// ```
-/// use vm_core::frontend::{NewAxis, SliceArg};
-/// use vm_core::s;
+/// use vm_frontend::{NewAxis, SliceArg};
+/// use vm_frontend::s;
 /// let args = s![1..-1, ..;-1, 2, NewAxis];
 /// assert_eq!(args[1], SliceArg::range(None, None, -1));
 /// assert_eq!(args[2], SliceArg::Index(2));
@@ -123,7 +123,7 @@ fn inclusive_stop(end: isize) -> Option<isize> {
 /// ```
 #[macro_export]
 macro_rules! s {
-    () => { [$crate::frontend::SliceArg::ALL; 0] };
+    () => { [$crate::SliceArg::ALL; 0] };
     (@acc [$($acc:expr,)*]) => {{
         // `1..-1` is a fine slice but an empty Rust range, which clippy would flag.
         #[allow(clippy::reversed_empty_ranges)]
@@ -131,16 +131,16 @@ macro_rules! s {
         args
     }};
     (@acc [$($acc:expr,)*] $r:expr ; $step:expr) => {
-        $crate::s!(@acc [$($acc,)* $crate::frontend::SliceArg::from($r).with_step($step),])
+        $crate::s!(@acc [$($acc,)* $crate::SliceArg::from($r).with_step($step),])
     };
     (@acc [$($acc:expr,)*] $r:expr ; $step:expr , $($rest:tt)*) => {
-        $crate::s!(@acc [$($acc,)* $crate::frontend::SliceArg::from($r).with_step($step),] $($rest)*)
+        $crate::s!(@acc [$($acc,)* $crate::SliceArg::from($r).with_step($step),] $($rest)*)
     };
     (@acc [$($acc:expr,)*] $r:expr) => {
-        $crate::s!(@acc [$($acc,)* $crate::frontend::SliceArg::from($r),])
+        $crate::s!(@acc [$($acc,)* $crate::SliceArg::from($r),])
     };
     (@acc [$($acc:expr,)*] $r:expr , $($rest:tt)*) => {
-        $crate::s!(@acc [$($acc,)* $crate::frontend::SliceArg::from($r),] $($rest)*)
+        $crate::s!(@acc [$($acc,)* $crate::SliceArg::from($r),] $($rest)*)
     };
     ($($t:tt)+) => { $crate::s!(@acc [] $($t)+) };
 }

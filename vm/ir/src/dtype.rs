@@ -149,7 +149,7 @@ element!(bool => Bool, i8 => I8, i16 => I16, i32 => I32, i64 => I64, u8 => U8, u
 /// Runs `$body` with the type alias `$T` bound to the Rust type of `$dtype`.
 ///
 /// ```
-/// use vm_core::{DType, with_dtype};
+/// use vm_ir::{DType, with_dtype};
 /// let size = with_dtype!(DType::I16, T => std::mem::size_of::<T>());
 /// assert_eq!(size, 2);
 /// ```

@@ -6,9 +6,9 @@
 //! kernel's worth of bytecode per iteration and the engine below fuses it.
 //!
 //! ```
-//! use vm_core::frontend::Vm;
-//! use vm_core::s;
-//! # fn engine() -> Box<dyn vm_core::Component> { Box::new(vm_interp::Interp::default()) }
+//! use vm_frontend::Vm;
+//! use vm_frontend::s;
+//! # fn engine() -> Box<dyn vm_runtime::Component> { Box::new(vm_interp::Interp::default()) }
 //!
 //! let vm = Vm::from_stack(engine()); // any stack: here the reference engine, `interp`
 //! // The heat equation on a 6 x 6 grid: boundary rows/columns fixed, interior relaxed.
@@ -26,7 +26,7 @@
 //! let inner = center.to_vec()?;
 //! assert!(inner.iter().all(|&t| -273.15 < t && t < 40.0));
 //! println!("{total} {inner:?}");
-//! # Ok::<(), vm_core::Error>(())
+//! # Ok::<(), vm_ir::Error>(())
 //! ```
 //!
 //! ## Semantics
@@ -82,23 +82,23 @@ mod slice;
 #[cfg(test)]
 mod tests;
 
-pub use crate::scalar::ScalarElement;
 pub use array::{Array, ArrayOrScalar, IntoOperand};
 pub use slice::{NewAxis, SliceArg};
+pub use vm_ir::scalar::ScalarElement;
 
-use crate::component::Component;
-use crate::dtype::Element;
-use crate::instr::Instruction;
-use crate::opcode::Opcode;
-use crate::runtime::{Runtime, RuntimeOptions, RuntimeStats};
-use crate::scalar::Scalar;
-use crate::view::{BaseId, View};
-use crate::{Error, Result};
 use array::BaseHandle;
 use std::cell::{RefCell, RefMut};
 use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
+use vm_ir::dtype::Element;
+use vm_ir::instr::Instruction;
+use vm_ir::opcode::Opcode;
+use vm_ir::scalar::Scalar;
+use vm_ir::view::{BaseId, View};
+use vm_ir::{Error, Result};
+use vm_runtime::component::Component;
+use vm_runtime::runtime::{Runtime, RuntimeOptions, RuntimeStats};
 
 mod sealed {
     /// Keeps the dtype marker traits closed: they describe the VM's dtypes, not user types.
@@ -153,7 +153,7 @@ impl Vm {
 
     /// A VM over a built stack, with [`RuntimeOptions::from_env`] of the process environment.
     pub fn from_stack(stack: Box<dyn Component>) -> Vm {
-        Vm::new(Runtime::new(stack, RuntimeOptions::from_env(&crate::config::Env::process())))
+        Vm::new(Runtime::new(stack, RuntimeOptions::from_env(&vm_runtime::config::Env::process())))
     }
 
     /// An array of `shape` filled with zeros.
@@ -358,11 +358,11 @@ impl Vm {
             .iter()
             .try_fold(1usize, |n, &e| n.checked_mul(e))
             .ok_or_else(|| Error::InvalidArgument(format!("an array of shape {shape:?} has too many elements")))?;
-        if shape.len() > crate::view::MAX_NDIM {
+        if shape.len() > vm_ir::view::MAX_NDIM {
             return Err(Error::InvalidArgument(format!(
                 "an array of {} dimensions; at most {} are allowed",
                 shape.len(),
-                crate::view::MAX_NDIM
+                vm_ir::view::MAX_NDIM
             )));
         }
         let base = self.rt().new_base(T::DTYPE, nelem as u64)?;

@@ -29,10 +29,10 @@
 //! freed in the batch and never synced, is a temporary of that kernel ([`Kernel::temps`]): its
 //! values live in registers and it is never allocated.
 
-use crate::instr::{Instruction, Operand};
-use crate::opcode::{Kind, Opcode};
-use crate::view::{BaseId, Overlap, Shape, View};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use vm_ir::instr::{Instruction, Operand};
+use vm_ir::opcode::{Kind, Opcode};
+use vm_ir::view::{BaseId, Overlap, Shape, View};
 
 /// Limits of kernel formation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,7 +161,7 @@ impl<'a> Footprint<'a> {
 }
 
 /// Cuts `batch` into kernels and single instructions, in order, and finds each kernel's
-/// contracted temporaries. The batch must be valid ([`crate::instr::validate_batch`]).
+/// contracted temporaries. The batch must be valid ([`vm_ir::instr::validate_batch`]).
 pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut open: Option<(Kernel, Footprint, bool)> = None; // (kernel, footprint, isolated)
@@ -400,10 +400,10 @@ impl PartitionCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::DType;
-    use crate::instr::Operand;
-    use crate::scalar::Scalar;
-    use crate::view::Base;
+    use vm_ir::DType;
+    use vm_ir::instr::Operand;
+    use vm_ir::scalar::Scalar;
+    use vm_ir::view::Base;
 
     fn base(id: u64, n: u64) -> Base {
         Base { id: BaseId(id), dtype: DType::F64, nelem: n }

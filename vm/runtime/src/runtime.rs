@@ -1,6 +1,6 @@
 //! The runtime: the table of live bases, the pending batch and its flush policy, the ownership
 //! protocol between host and engines, and the extension-method registry. One runtime drives one
-//! stack; frontends (the C ABI, the Rust [`crate::frontend`]) talk to it.
+//! stack; frontends (the C ABI, the Rust frontend `vm-frontend`) talk to it.
 //!
 //! Ownership protocol (cphVB's): the host may read a base's data only after a SYNC of it has
 //! executed and before anything writes it again ([`Runtime::host_data`] enforces this). A host
@@ -9,14 +9,14 @@
 
 use crate::component::{Component, ComponentInfo};
 use crate::config::Env;
-use crate::dtype::{DType, Element};
-use crate::extension::ExtensionRule;
-use crate::instr::{Instruction, Operand};
 use crate::memory::HostMemory;
-use crate::opcode::Opcode;
-use crate::view::{Base, BaseId, View};
-use crate::{Error, Result};
 use rustc_hash::FxHashMap as HashMap;
+use vm_ir::dtype::{DType, Element};
+use vm_ir::extension::ExtensionRule;
+use vm_ir::instr::{Instruction, Operand};
+use vm_ir::opcode::Opcode;
+use vm_ir::view::{Base, BaseId, View};
+use vm_ir::{Error, Result};
 
 /// How a runtime batches and reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,7 +67,7 @@ pub struct Runtime {
     next_base: u64,
     pending: Vec<Instruction>,
     /// Registered extension methods by opcode number: the name, and the operand rule when the
-    /// VM knows the method ([`crate::extension::rule`]).
+    /// VM knows the method ([`vm_ir::extension::rule`]).
     extensions: Vec<(String, Option<&'static ExtensionRule>)>,
     options: RuntimeOptions,
     stats: RuntimeStats,
@@ -215,7 +215,7 @@ impl Runtime {
         }
         let mut batch = std::mem::take(&mut self.pending);
         if self.options.trace {
-            eprintln!("--- VM_TRACE batch of {} ---\n{}", batch.len(), crate::asm::print_batch(&batch));
+            eprintln!("--- VM_TRACE batch of {} ---\n{}", batch.len(), vm_ir::asm::print_batch(&batch));
         }
         self.stats.flushes += 1;
         let result = self.stack.execute(&batch, &mut self.memory);
@@ -316,7 +316,7 @@ impl Runtime {
 
     /// Registers the extension method `name` with the stack and returns its opcode. Registering
     /// a name twice returns the same opcode. Fails when no component implements it. Instructions
-    /// calling a method of [`crate::extension::RULES`] are checked by its rule when submitted.
+    /// calling a method of [`vm_ir::extension::RULES`] are checked by its rule when submitted.
     pub fn register_extension(&mut self, name: &str) -> Result<Opcode> {
         if let Some(n) = self.extensions.iter().position(|(e, _)| e == name) {
             return Ok(Opcode::Extension(n as u32));
@@ -327,7 +327,7 @@ impl Runtime {
                 "no component of this stack implements the extension method `{name}`"
             )));
         }
-        self.extensions.push((name.to_string(), crate::extension::rule(name)));
+        self.extensions.push((name.to_string(), vm_ir::extension::rule(name)));
         Ok(opcode)
     }
 
@@ -360,7 +360,7 @@ impl Runtime {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scalar::Scalar;
+    use vm_ir::scalar::Scalar;
 
     /// A stack that records what it is given and fills every output with 7.
     struct Fill7 {
@@ -385,7 +385,7 @@ mod tests {
             Ok(())
         }
         fn register_extension(&mut self, name: &str, _: Opcode) -> Result<bool> {
-            Ok(name == "known" || name == crate::extension::MATMUL)
+            Ok(name == "known" || name == vm_ir::extension::MATMUL)
         }
         fn info(&self) -> ComponentInfo {
             ComponentInfo::default()
@@ -481,7 +481,7 @@ mod tests {
     #[test]
     fn known_extensions_are_checked_at_submit() {
         let (mut rt, batches) = runtime();
-        let matmul = rt.register_extension(crate::extension::MATMUL).unwrap();
+        let matmul = rt.register_extension(vm_ir::extension::MATMUL).unwrap();
         let known = rt.register_extension("known").unwrap();
         let b = rt.new_base(DType::F64, 4).unwrap();
         let square = View::new(b, 0, &[2, 2], &[2, 1]).unwrap();

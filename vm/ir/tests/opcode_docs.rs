@@ -1,9 +1,9 @@
-//! Keeps the opcode table in `docs/bytecode.md` equal to THE opcode table in `vm_core::opcode`.
+//! Keeps the opcode table in `docs/bytecode.md` equal to THE opcode table in `vm_ir::opcode`.
 //! Run with `UPDATE_DOCS=1` to rewrite the table in the document.
 
-use vm_core::opcode::{Kind, Opcode, TypeRule};
+use vm_ir::opcode::{Kind, Opcode, TypeRule};
 
-const BEGIN: &str = "<!-- BEGIN OPCODE TABLE (generated from vm/src/opcode.rs by `UPDATE_DOCS=1 cargo test -p vm-core --test opcode_docs`) -->";
+const BEGIN: &str = "<!-- BEGIN OPCODE TABLE (generated from vm/ir/src/opcode.rs by `UPDATE_DOCS=1 cargo test -p vm-ir --test opcode_docs`) -->";
 const END: &str = "<!-- END OPCODE TABLE -->";
 
 fn operands(op: Opcode) -> String {
@@ -46,7 +46,7 @@ fn render() -> String {
 
 #[test]
 fn docs_opcode_table_matches_the_code() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/bytecode.md");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/bytecode.md");
     let doc = std::fs::read_to_string(path).expect("docs/bytecode.md exists");
     let (Some(b), Some(e)) = (doc.find(BEGIN), doc.find(END)) else {
         panic!("docs/bytecode.md lacks the generated-table markers");
@@ -59,7 +59,7 @@ fn docs_opcode_table_matches_the_code() {
     } else {
         assert_eq!(
             current, wanted,
-            "docs/bytecode.md is stale: run UPDATE_DOCS=1 cargo test -p vm-core --test opcode_docs"
+            "docs/bytecode.md is stale: run UPDATE_DOCS=1 cargo test -p vm-ir --test opcode_docs"
         );
     }
 }

@@ -1,16 +1,16 @@
 //! Unit tests of the frontend: the bytecode it records (shapes, strides, broadcasting, slicing,
 //! frees), checked through a stack that only records, and the host-side reads of written data.
-//! Numbers computed by an engine are tested in `vm/tests/frontend_end_to_end.rs`.
+//! Numbers computed by an engine are tested in `vm/frontend/tests/frontend_end_to_end.rs`.
 
 use super::*;
-use crate::component::ComponentInfo;
-use crate::dtype::DType;
-use crate::instr::Operand;
-use crate::memory::HostMemory;
 use crate::s;
-use crate::view::Base;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use vm_ir::dtype::DType;
+use vm_ir::instr::Operand;
+use vm_ir::view::Base;
+use vm_runtime::component::ComponentInfo;
+use vm_runtime::memory::HostMemory;
 
 /// Records every executed instruction; fails batches while `fail` is set; implements the
 /// extension `matmul` only.

@@ -1,5 +1,5 @@
 //! The extension methods whose operand rules the VM knows, so that an instruction calling one is
-//! checked when it is submitted ([`crate::Runtime::submit`]), like an opcode's, and not only
+//! checked when it is submitted (`Runtime::submit` in vm-runtime), like an opcode's, and not only
 //! when an engine runs it at the next flush, long after the call that made the mistake has
 //! returned `VM_OK`.
 //!

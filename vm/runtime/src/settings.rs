@@ -5,7 +5,7 @@
 //! A setting is declared in one place, a field of the component's settings struct:
 //!
 //! ```
-//! vm_core::settings! {
+//! vm_runtime::settings! {
 //!     /// The settings of a `demo` engine.
 //!     pub struct DemoSettings {
 //!         /// worker threads; 0 = one per core
@@ -19,7 +19,7 @@
 //!         profile: bool = false,
 //!     }
 //! }
-//! use vm_core::settings::{SettingKind, Settings};
+//! use vm_runtime::settings::{SettingKind, Settings};
 //!
 //! assert_eq!(DemoSettings::SPECS[0].key, "threads");
 //! assert_eq!(DemoSettings::SPECS[0].kind, SettingKind::Integer);
@@ -36,8 +36,8 @@
 //! [`crate::stack::StackPlan::new`]), the struct's `Default`, and reading it from a planned
 //! component's [`Settings`].
 
-use crate::{Error, Result};
 use std::collections::BTreeMap;
+use vm_ir::{Error, Result};
 
 /// The type of a setting's values, as a config file writes them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -411,7 +411,7 @@ macro_rules! settings {
             /// Reads the settings of a planned component (absent keys take their defaults);
             /// a value of the wrong type, out of range or not among the choices is an error
             /// naming where it was set.
-            pub fn from_settings(settings: &$crate::settings::Settings) -> $crate::Result<Self> {
+            pub fn from_settings(settings: &$crate::settings::Settings) -> ::vm_ir::Result<Self> {
                 for spec in Self::SPECS {
                     settings.check_range(spec)?;
                 }

@@ -19,8 +19,9 @@
 //! error.
 //!
 //! The file is looked up by [`Config::locate`]: the path given to `vm_init`, `$VM_CONFIG`,
-//! `./vm.toml`, `$XDG_CONFIG_HOME/vm/config.toml`, `~/.config/vm/config.toml`, then the embedded
-//! [`DEFAULT_CONFIG`]. The first one found is the whole configuration (files are not merged).
+//! `./vm.toml`, `$XDG_CONFIG_HOME/vm/config.toml`, `~/.config/vm/config.toml`, then the default
+//! text the caller embeds (the C bridge embeds `config/default.toml`). The first one found is the
+//! whole configuration (files are not merged).
 //!
 //! This module checks what can be checked without knowing the implementations (syntax, shape,
 //! the default stack, empty stacks, a component twice in a stack). The checks that need the
@@ -30,15 +31,12 @@
 //! environment is an [`Env`] value, so tests never touch the process environment.
 
 use crate::settings::SettingValue;
-use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
-
-/// The built-in configuration (`config/default.toml`), used when no file is found.
-pub const DEFAULT_CONFIG: &str = include_str!("../../config/default.toml");
+use vm_ir::{Error, Result};
 
 /// The source name of the embedded default configuration.
 pub const EMBEDDED_SOURCE: &str = "<embedded default>";
@@ -257,9 +255,9 @@ impl Config {
         Ok(config)
     }
 
-    /// The embedded default configuration ([`DEFAULT_CONFIG`]).
-    pub fn embedded() -> Result<Config> {
-        Config::parse(DEFAULT_CONFIG, EMBEDDED_SOURCE)
+    /// The embedded default configuration `text` (named [`EMBEDDED_SOURCE`] in errors).
+    pub fn embedded(text: &str) -> Result<Config> {
+        Config::parse(text, EMBEDDED_SOURCE)
     }
 
     /// Reads and parses the file at `path`.
@@ -295,11 +293,12 @@ impl Config {
         Ok(candidates.into_iter().find(|p| p.is_file()))
     }
 
-    /// The configuration in effect: the file [`Config::locate`] finds, or the embedded default.
-    pub fn discover(explicit: Option<&Path>, env: &Env) -> Result<Config> {
+    /// The configuration in effect: the file [`Config::locate`] finds, or the embedded default
+    /// `default_text`.
+    pub fn discover(explicit: Option<&Path>, env: &Env, default_text: &str) -> Result<Config> {
         match Config::locate(explicit, env)? {
             Some(path) => Config::load(&path),
-            None => Config::embedded(),
+            None => Config::embedded(default_text),
         }
     }
 
@@ -484,6 +483,9 @@ impl Parser<'_> {
 pub(crate) mod tests {
     use super::*;
 
+    /// The repository's default configuration, as the C bridge embeds it.
+    pub(crate) const DEFAULT_TEXT: &str = include_str!("../../../config/default.toml");
+
     fn parse_err(text: &str) -> Error {
         Config::parse(text, "test.toml").unwrap_err()
     }
@@ -624,7 +626,7 @@ inline = { a = 1 }
 
     #[test]
     fn embedded_default_parses_and_picks_cpu() {
-        let c = Config::embedded().unwrap();
+        let c = Config::embedded(DEFAULT_TEXT).unwrap();
         assert_eq!(c.source, EMBEDDED_SOURCE);
         let (def, _) = c.select_stack(&Env::new()).unwrap();
         assert_eq!(def.name, "cpu");
@@ -641,7 +643,7 @@ inline = { a = 1 }
 
     #[test]
     fn every_file_in_config_dir_parses() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config");
         let mut files = Vec::new();
         let mut dirs = vec![dir];
         while let Some(d) = dirs.pop() {
@@ -726,7 +728,7 @@ inline = { a = 1 }
             .with_var("XDG_CONFIG_HOME", xdg.to_str().unwrap())
             .with_var("HOME", home.to_str().unwrap());
         let stack_of = |explicit: Option<&Path>, env: &Env| {
-            let c = Config::discover(explicit, env).unwrap();
+            let c = Config::discover(explicit, env, DEFAULT_TEXT).unwrap();
             (c.stack.unwrap().value, c.source)
         };
 
@@ -765,11 +767,12 @@ inline = { a = 1 }
         t.write("vm.toml", &one_stack("local"));
         let env = Env::new().with_cwd(&t.0);
         let missing = t.0.join("nope.toml");
-        let e = Config::discover(Some(&missing), &env).unwrap_err();
+        let e = Config::discover(Some(&missing), &env, DEFAULT_TEXT).unwrap_err();
         assert_config_err(&e, &missing.display().to_string(), None, &["vm_init", "not found"]);
-        let e = Config::discover(None, &env.clone().with_var("VM_CONFIG", missing.to_str().unwrap())).unwrap_err();
+        let e = Config::discover(None, &env.clone().with_var("VM_CONFIG", missing.to_str().unwrap()), DEFAULT_TEXT)
+            .unwrap_err();
         assert_config_err(&e, &missing.display().to_string(), None, &["VM_CONFIG", "not found"]);
-        let e = Config::discover(Some(&t.0), &env).unwrap_err();
+        let e = Config::discover(Some(&t.0), &env, DEFAULT_TEXT).unwrap_err();
         assert_config_err(&e, &t.0.display().to_string(), None, &["not a file"]);
     }
 
@@ -777,7 +780,7 @@ inline = { a = 1 }
     fn errors_in_a_found_file_name_that_file() {
         let t = TempDir::new("bad");
         let path = t.write("vm.toml", "stack = \"cpu\"\n[stacks]\ncpu = [\"node\", \"cpu\"]\n[cpu]\nthreads = = 1\n");
-        let e = Config::discover(None, &Env::new().with_cwd(&t.0)).unwrap_err();
+        let e = Config::discover(None, &Env::new().with_cwd(&t.0), DEFAULT_TEXT).unwrap_err();
         assert_config_err(&e, &path.display().to_string(), Some(5), &["TOML syntax"]);
     }
 

@@ -2,10 +2,12 @@
 //! recorded programs compute, against hand-computed values, NumPy's semantics, and plain Rust
 //! loops written the obvious way. The benchmark programs appear here in miniature.
 
-use vm_core::frontend::{Array, NewAxis, Vm};
-use vm_core::random::{FromRandomBits, random_bits};
-use vm_core::{Error, Result, Runtime, RuntimeOptions, s};
+use vm_frontend::s;
+use vm_frontend::{Array, NewAxis, Vm};
 use vm_interp::Interp;
+use vm_ir::random::{FromRandomBits, random_bits};
+use vm_ir::{Error, Result};
+use vm_runtime::{Runtime, RuntimeOptions};
 
 fn vm_with_limit(batch_limit: usize) -> Vm {
     Vm::new(Runtime::new(Box::new(Interp::default()), RuntimeOptions { batch_limit, trace: false }))
@@ -505,7 +507,7 @@ fn shallow_water_half_step_matches_loops() -> Result<()> {
 /// Code generic over the element type, run with `f32` and `f64`.
 #[test]
 fn generic_code_over_float_types() -> Result<()> {
-    use vm_core::frontend::Float;
+    use vm_frontend::Float;
     fn normalize<T: Float>(a: &Array<T>) -> Result<Array<T>> {
         let shifted = a - &a.min_all();
         shifted.try_div(shifted.max_all())
