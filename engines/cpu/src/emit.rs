@@ -6,7 +6,7 @@
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types};
 use cranelift_frontend::FunctionBuilder;
-use vm_ir::{DType, Error, Opcode, Result};
+use vm_ir::{BinaryOp, DType, Error, OpClass, Opcode, Result, UnaryOp};
 
 /// The IR type holding one element of `d` (`bool` is a byte holding 0 or 1).
 pub fn ir_type(d: DType) -> Type {
@@ -101,29 +101,30 @@ pub fn cast(b: &mut FunctionBuilder, from: DType, to: DType, x: Value) -> Value 
     }
 }
 
-fn icmp_cc(op: Opcode, signed: bool) -> IntCC {
+fn icmp_cc(op: BinaryOp, signed: bool) -> IntCC {
+    use BinaryOp as O;
     use IntCC::*;
     match (op, signed) {
-        (Opcode::Equal, _) => Equal,
-        (Opcode::NotEqual, _) => NotEqual,
-        (Opcode::Less, true) => SignedLessThan,
-        (Opcode::Less, false) => UnsignedLessThan,
-        (Opcode::LessEqual, true) => SignedLessThanOrEqual,
-        (Opcode::LessEqual, false) => UnsignedLessThanOrEqual,
-        (Opcode::Greater, true) => SignedGreaterThan,
-        (Opcode::Greater, false) => UnsignedGreaterThan,
-        (Opcode::GreaterEqual, true) => SignedGreaterThanOrEqual,
+        (O::Equal, _) => Equal,
+        (O::NotEqual, _) => NotEqual,
+        (O::Less, true) => SignedLessThan,
+        (O::Less, false) => UnsignedLessThan,
+        (O::LessEqual, true) => SignedLessThanOrEqual,
+        (O::LessEqual, false) => UnsignedLessThanOrEqual,
+        (O::Greater, true) => SignedGreaterThan,
+        (O::Greater, false) => UnsignedGreaterThan,
+        (O::GreaterEqual, true) => SignedGreaterThanOrEqual,
         _ => UnsignedGreaterThanOrEqual,
     }
 }
 
-fn fcmp_cc(op: Opcode) -> FloatCC {
+fn fcmp_cc(op: BinaryOp) -> FloatCC {
     match op {
-        Opcode::Equal => FloatCC::Equal,
-        Opcode::NotEqual => FloatCC::NotEqual,
-        Opcode::Less => FloatCC::LessThan,
-        Opcode::LessEqual => FloatCC::LessThanOrEqual,
-        Opcode::Greater => FloatCC::GreaterThan,
+        BinaryOp::Equal => FloatCC::Equal,
+        BinaryOp::NotEqual => FloatCC::NotEqual,
+        BinaryOp::Less => FloatCC::LessThan,
+        BinaryOp::LessEqual => FloatCC::LessThanOrEqual,
+        BinaryOp::Greater => FloatCC::GreaterThan,
         _ => FloatCC::GreaterThanOrEqual,
     }
 }
@@ -143,29 +144,28 @@ fn unsupported(op: Opcode, d: DType) -> Error {
 }
 
 /// Emits `op` on `args`; `d` is the result dtype, `ind` the inputs' dtype (see `program::Op`).
+/// The opcodes computed by block routines ([`crate::calls`]) and those that are not
+/// element-wise have no inline code: an internal error.
 pub fn emit(b: &mut FunctionBuilder, op: Opcode, d: DType, ind: DType, args: &[Value]) -> Result<Value> {
-    use Opcode as O;
+    let arg = |k: usize| args.get(k).copied().ok_or_else(|| unsupported(op, d));
+    match op.class() {
+        OpClass::Unary(u) => unary(b, u, d, ind, arg(0)?),
+        OpClass::Binary(o) => binary(b, o, d, ind, arg(0)?, arg(1)?),
+        // args: cond (bool), a, b; `ind` is the dtype of the last input (= d).
+        OpClass::Select => Ok(b.ins().select(arg(0)?, arg(1)?, arg(2)?)),
+        OpClass::Reduce(_) | OpClass::Accumulate(_) | OpClass::Range | OpClass::Random => Err(unsupported(op, d)),
+        OpClass::Gather | OpClass::Scatter | OpClass::System(_) | OpClass::Nothing | OpClass::Extension(_) => {
+            Err(unsupported(op, d))
+        }
+    }
+}
+
+/// Emits unary `op` on `a`. Every unary opcode is named: inline code, or a block routine's.
+fn unary(b: &mut FunctionBuilder, op: UnaryOp, d: DType, ind: DType, a: Value) -> Result<Value> {
+    use UnaryOp as O;
     let float = ind.is_float();
     let signed = ind.is_signed();
-    let a = args.first().copied().ok_or_else(|| unsupported(op, d))?;
-    let bv = || args[1];
     let v = match op {
-        O::Add if float => b.ins().fadd(a, bv()),
-        O::Add => b.ins().iadd(a, bv()),
-        O::Subtract if float => b.ins().fsub(a, bv()),
-        O::Subtract => b.ins().isub(a, bv()),
-        O::Multiply if float => b.ins().fmul(a, bv()),
-        O::Multiply => b.ins().imul(a, bv()),
-        O::Divide => b.ins().fdiv(a, bv()),
-        O::Maximum if float => numpy_pick(b, FloatCC::GreaterThanOrEqual, a, bv(), a),
-        O::Minimum if float => numpy_pick(b, FloatCC::LessThanOrEqual, a, bv(), a),
-        O::Maximum if signed => b.ins().smax(a, bv()),
-        O::Maximum => b.ins().umax(a, bv()),
-        O::Minimum if signed => b.ins().smin(a, bv()),
-        O::Minimum => b.ins().umin(a, bv()),
-        O::Fmax => numpy_pick(b, FloatCC::GreaterThanOrEqual, a, bv(), bv()),
-        O::Fmin => numpy_pick(b, FloatCC::LessThanOrEqual, a, bv(), bv()),
-        O::Copysign => b.ins().fcopysign(a, bv()),
         O::Negative if float => b.ins().fneg(a),
         O::Negative => b.ins().ineg(a),
         O::Absolute if float => b.ins().fabs(a),
@@ -227,32 +227,66 @@ pub fn emit(b: &mut FunctionBuilder, op: Opcode, d: DType, ind: DType, args: &[V
             let bits = b.ins().bitcast(ity, MemFlagsData::new(), a);
             b.ins().icmp_imm_s(IntCC::SignedLessThan, bits, 0)
         }
+        O::LogicalNot => {
+            let t = truth(b, ind, a);
+            b.ins().bxor_imm_s(t, 1)
+        }
+        O::Invert if d == DType::Bool => b.ins().bxor_imm_s(a, 1),
+        O::Invert => b.ins().bnot(a),
+        O::Identity => cast(b, ind, d, a),
+        // Block routines (`calls`, `fastmath`): Cranelift has no instruction for them.
+        O::Cbrt | O::Exp | O::Exp2 | O::Expm1 | O::Log | O::Log2 | O::Log10 | O::Log1p => {
+            return Err(unsupported(op.into(), d));
+        }
+        O::Sin | O::Cos | O::Tan | O::Arcsin | O::Arccos | O::Arctan => return Err(unsupported(op.into(), d)),
+        O::Sinh | O::Cosh | O::Tanh | O::Arcsinh | O::Arccosh | O::Arctanh => return Err(unsupported(op.into(), d)),
+    };
+    Ok(v)
+}
+
+/// Emits binary `op` on `a` and `y`. Every binary opcode is named: inline code, or a block
+/// routine's.
+fn binary(b: &mut FunctionBuilder, op: BinaryOp, d: DType, ind: DType, a: Value, y: Value) -> Result<Value> {
+    use BinaryOp as O;
+    let float = ind.is_float();
+    let signed = ind.is_signed();
+    let v = match op {
+        O::Add if float => b.ins().fadd(a, y),
+        O::Add => b.ins().iadd(a, y),
+        O::Subtract if float => b.ins().fsub(a, y),
+        O::Subtract => b.ins().isub(a, y),
+        O::Multiply if float => b.ins().fmul(a, y),
+        O::Multiply => b.ins().imul(a, y),
+        O::Divide => b.ins().fdiv(a, y),
+        O::Maximum if float => numpy_pick(b, FloatCC::GreaterThanOrEqual, a, y, a),
+        O::Minimum if float => numpy_pick(b, FloatCC::LessThanOrEqual, a, y, a),
+        O::Maximum if signed => b.ins().smax(a, y),
+        O::Maximum => b.ins().umax(a, y),
+        O::Minimum if signed => b.ins().smin(a, y),
+        O::Minimum => b.ins().umin(a, y),
+        O::Fmax => numpy_pick(b, FloatCC::GreaterThanOrEqual, a, y, y),
+        O::Fmin => numpy_pick(b, FloatCC::LessThanOrEqual, a, y, y),
+        O::Copysign => b.ins().fcopysign(a, y),
         O::Equal | O::NotEqual | O::Less | O::LessEqual | O::Greater | O::GreaterEqual => {
             if float {
-                b.ins().fcmp(fcmp_cc(op), a, bv())
+                b.ins().fcmp(fcmp_cc(op), a, y)
             } else {
-                b.ins().icmp(icmp_cc(op, signed), a, bv())
+                b.ins().icmp(icmp_cc(op, signed), a, y)
             }
         }
         O::LogicalAnd | O::LogicalOr | O::LogicalXor => {
-            let (x, y) = (truth(b, ind, a), truth(b, ind, bv()));
+            let (x, y) = (truth(b, ind, a), truth(b, ind, y));
             match op {
                 O::LogicalAnd => b.ins().band(x, y),
                 O::LogicalOr => b.ins().bor(x, y),
                 _ => b.ins().bxor(x, y),
             }
         }
-        O::LogicalNot => {
-            let t = truth(b, ind, a);
-            b.ins().bxor_imm_s(t, 1)
-        }
-        O::BitwiseAnd => b.ins().band(a, bv()),
-        O::BitwiseOr => b.ins().bor(a, bv()),
-        O::BitwiseXor => b.ins().bxor(a, bv()),
-        O::Invert if d == DType::Bool => b.ins().bxor_imm_s(a, 1),
-        O::Invert => b.ins().bnot(a),
+        O::BitwiseAnd => b.ins().band(a, y),
+        O::BitwiseOr => b.ins().bor(a, y),
+        O::BitwiseXor => b.ins().bxor(a, y),
         O::LeftShift | O::RightShift => {
-            let n = bv();
+            let n = y;
             let width = (d.size() * 8) as i64;
             // In range: 0 <= n < width (a negative n is a huge unsigned number).
             let ok = b.ins().icmp_imm_s(IntCC::UnsignedLessThan, n, width);
@@ -266,12 +300,10 @@ pub fn emit(b: &mut FunctionBuilder, op: Opcode, d: DType, ind: DType, args: &[V
             };
             b.ins().select(ok, shifted, out_of_range)
         }
-        O::Identity => cast(b, ind, d, a),
-        O::Select => {
-            // args: cond (bool), a, b; `ind` is the dtype of the last input (= d).
-            b.ins().select(a, args[1], args[2])
+        // Block routines (`calls`): NumPy's division family, powers, and float functions.
+        O::FloorDivide | O::Remainder | O::Fmod | O::Power | O::Arctan2 | O::Hypot => {
+            return Err(unsupported(op.into(), d));
         }
-        _ => return Err(unsupported(op, d)),
     };
     Ok(v)
 }

@@ -5,7 +5,7 @@
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
 use crate::iterate::{operand, prepare, result, write_view};
 use vm_ir::scalar::Cast;
-use vm_ir::{DType, Error, Instruction, Opcode, Result, TypeRule, View, with_dtype};
+use vm_ir::{BinaryOp, DType, Error, Instruction, Opcode, Result, TypeRule, UnaryOp, View, with_dtype};
 use vm_runtime::HostMemory;
 
 /// The output view (operand 0) of an instruction that writes one.
@@ -50,17 +50,17 @@ fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: fn(A, A)
 }
 
 /// Executes a [`vm_ir::Kind::Unary`] instruction (`identity` included).
-pub fn unary(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+pub fn unary(instr: &Instruction, unary: UnaryOp, mem: &mut HostMemory) -> Result<()> {
     expect_operands(instr, 2)?;
     let op = instr.opcode;
     let (out_dt, in_dt) = (instr.operands[0].dtype(), instr.operands[1].dtype());
     match op.type_rule() {
         TypeRule::Same(_) => with_dtype!(in_dt, T => {
-            let f = T::unary(op).ok_or_else(|| not_defined(op, in_dt))?;
+            let f = T::unary(unary).ok_or_else(|| not_defined(op, in_dt))?;
             map1::<T, T>(mem, instr, f)
         }),
         TypeRule::ToBool(_) => with_dtype!(in_dt, T => {
-            let f = to_bool_unary::<T>(op).ok_or_else(|| not_defined(op, in_dt))?;
+            let f = to_bool_unary::<T>(unary).ok_or_else(|| not_defined(op, in_dt))?;
             map1::<T, bool>(mem, instr, f)
         }),
         TypeRule::Cast => with_dtype!(in_dt, A => with_dtype!(out_dt, B => {
@@ -71,17 +71,17 @@ pub fn unary(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
 }
 
 /// Executes a [`vm_ir::Kind::Binary`] instruction.
-pub fn binary(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+pub fn binary(instr: &Instruction, binary: BinaryOp, mem: &mut HostMemory) -> Result<()> {
     expect_operands(instr, 3)?;
     let op = instr.opcode;
     let in_dt = instr.operands[1].dtype();
     match op.type_rule() {
         TypeRule::Same(_) => with_dtype!(in_dt, T => {
-            let f = T::binary(op).ok_or_else(|| not_defined(op, in_dt))?;
+            let f = T::binary(binary).ok_or_else(|| not_defined(op, in_dt))?;
             map2::<T, T>(mem, instr, f)
         }),
         TypeRule::ToBool(_) => with_dtype!(in_dt, T => {
-            let f = to_bool_binary::<T>(op).ok_or_else(|| not_defined(op, in_dt))?;
+            let f = to_bool_binary::<T>(binary).ok_or_else(|| not_defined(op, in_dt))?;
             map2::<T, bool>(mem, instr, f)
         }),
         rule => Err(Error::Internal(format!("binary {op} with type rule {rule:?}"))),

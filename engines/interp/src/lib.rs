@@ -25,7 +25,7 @@ mod matmul;
 mod reduce;
 
 use std::collections::HashMap;
-use vm_ir::{Error, Instruction, Kind, Opcode, Result};
+use vm_ir::{Error, Instruction, Kind, OpClass, Opcode, Result, SystemOp};
 use vm_runtime::component::Settings;
 use vm_runtime::component::forward_extension;
 use vm_runtime::{Component, ComponentInfo, HostMemory, Implementation, Statistics};
@@ -64,36 +64,35 @@ impl Interp {
     /// Executes one built-in (non-extension) instruction.
     fn builtin(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
         let op = instr.opcode;
-        match op.kind() {
-            Kind::Unary => elementwise::unary(instr, mem),
-            Kind::Binary => elementwise::binary(instr, mem),
-            Kind::Select => elementwise::select(instr, mem),
-            Kind::Reduce => reduce::reduce(instr, mem),
-            Kind::Accumulate => reduce::accumulate(instr, mem),
-            Kind::Range => index::range(instr, mem),
-            Kind::Random => index::random(instr, mem),
-            Kind::Gather => index::gather(instr, mem),
-            Kind::Scatter => index::scatter(instr, mem),
-            Kind::System => {
+        match op.class() {
+            OpClass::Unary(u) => elementwise::unary(instr, u, mem),
+            OpClass::Binary(b) => elementwise::binary(instr, b, mem),
+            OpClass::Select => elementwise::select(instr, mem),
+            OpClass::Reduce(r) => reduce::reduce(instr, r, mem),
+            OpClass::Accumulate(a) => reduce::accumulate(instr, a, mem),
+            OpClass::Range => index::range(instr, mem),
+            OpClass::Random => index::random(instr, mem),
+            OpClass::Gather => index::gather(instr, mem),
+            OpClass::Scatter => index::scatter(instr, mem),
+            OpClass::System(system) => {
                 let view = instr
                     .operands
                     .first()
                     .and_then(|o| o.as_view())
                     .ok_or_else(|| Error::invalid(Some(0), format!("{op} takes a view")))?;
-                match op {
+                match system {
                     // Host memory is always current; a base never written reads as zeros, so
                     // make sure it exists for whoever reads it after the sync.
-                    Opcode::Sync => iterate::buffer(mem, &view.base).map(|_| ()),
-                    Opcode::Discard => Ok(()),
-                    Opcode::Free => {
+                    SystemOp::Sync => iterate::buffer(mem, &view.base).map(|_| ()),
+                    SystemOp::Discard => Ok(()),
+                    SystemOp::Free => {
                         mem.free(view.base.id);
                         Ok(())
                     }
-                    _ => Err(Error::Internal(format!("system opcode {op} not handled"))),
                 }
             }
-            Kind::Nothing => Ok(()),
-            Kind::Extension => Err(Error::Internal("extension routed as a built-in".to_string())),
+            OpClass::Nothing => Ok(()),
+            OpClass::Extension(_) => Err(Error::Internal("extension routed as a built-in".to_string())),
         }
     }
 

@@ -5,7 +5,7 @@
 use crate::elem::Elem;
 use crate::elementwise::not_defined;
 use crate::iterate::{data, prepare, result, write_view};
-use vm_ir::{Instruction, Opcode, Result, View, with_dtype};
+use vm_ir::{BinaryOp, Instruction, Opcode, ReduceOp, Result, View, with_dtype};
 use vm_runtime::HostMemory;
 
 /// The name the extension is registered under.
@@ -17,9 +17,9 @@ fn product<'m, T: Elem>(
     (x, a): (&'m [T], &'m View),
     (y, b): (&'m [T], &'m View),
 ) -> Result<impl ExactSizeIterator<Item = T> + 'm> {
-    let add = T::binary(Opcode::Add).ok_or_else(|| not_defined(Opcode::Add, T::DTYPE))?;
-    let mul = T::binary(Opcode::Multiply).ok_or_else(|| not_defined(Opcode::Multiply, T::DTYPE))?;
-    let zero = T::reduce_identity(Opcode::AddReduce).ok_or_else(|| not_defined(Opcode::AddReduce, T::DTYPE))?;
+    let add = T::binary(BinaryOp::Add).ok_or_else(|| not_defined(Opcode::Add, T::DTYPE))?;
+    let mul = T::binary(BinaryOp::Multiply).ok_or_else(|| not_defined(Opcode::Multiply, T::DTYPE))?;
+    let zero = T::reduce_identity(ReduceOp::AddReduce).ok_or_else(|| not_defined(Opcode::AddReduce, T::DTYPE))?;
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
     let at = |v: &View, r: usize, c: usize| (v.start + r as i64 * v.stride[0] + c as i64 * v.stride[1]) as usize;
     Ok((0..m * n).map(move |ij| {

@@ -12,7 +12,7 @@
 use crate::elem::{Elem, to_bool_binary, truth};
 use crate::elementwise::{expect_operands, not_defined, output};
 use crate::iterate::{elements, prepare, room, write_view};
-use vm_ir::{Error, Instruction, Opcode, Result, TypeRule, View, semantics, with_dtype};
+use vm_ir::{AccumulateOp, Error, Instruction, ReduceOp, Result, TypeRule, View, semantics, with_dtype};
 use vm_runtime::HostMemory;
 
 /// The shape split at `axis`: (product of the dims before, the axis' extent, product after).
@@ -124,18 +124,21 @@ fn input_and_axis(instr: &Instruction) -> Result<(&View, usize)> {
 type Logical = fn(bool, bool) -> bool;
 
 /// The combining function and empty-axis identity of a logical reduction, on truth values.
-fn logical(op: Opcode) -> Option<(Logical, bool)> {
-    let (combiner, identity) = match op {
-        Opcode::LogicalAndReduce => (Opcode::LogicalAnd, true),
-        Opcode::LogicalOrReduce => (Opcode::LogicalOr, false),
-        Opcode::LogicalXorReduce => (Opcode::LogicalXor, false),
-        _ => return None,
+fn logical(op: ReduceOp) -> Option<(Logical, bool)> {
+    let identity = match op {
+        ReduceOp::LogicalAndReduce => true,
+        ReduceOp::LogicalOrReduce | ReduceOp::LogicalXorReduce => false,
+        ReduceOp::AddReduce | ReduceOp::MultiplyReduce | ReduceOp::MinimumReduce | ReduceOp::MaximumReduce => {
+            return None;
+        }
+        ReduceOp::BitwiseAndReduce | ReduceOp::BitwiseOrReduce | ReduceOp::BitwiseXorReduce => return None,
+        ReduceOp::ArgminReduce | ReduceOp::ArgmaxReduce => return None,
     };
-    Some((to_bool_binary::<bool>(combiner)?, identity))
+    Some((to_bool_binary::<bool>(op.combiner()?)?, identity))
 }
 
 /// Executes a [`vm_ir::Kind::Reduce`] instruction.
-pub fn reduce(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+pub fn reduce(instr: &Instruction, reduction: ReduceOp, mem: &mut HostMemory) -> Result<()> {
     let op = instr.opcode;
     let (input, axis) = input_and_axis(instr)?;
     let out = output(instr)?;
@@ -143,20 +146,20 @@ pub fn reduce(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     prepare(mem, instr)?;
     match op.type_rule() {
         TypeRule::Same(_) => with_dtype!(dt, T => {
-            let f = op.combiner().and_then(T::binary).ok_or_else(|| not_defined(op, dt))?;
-            let identity = T::reduce_identity(op).ok_or_else(|| not_defined(op, dt))?;
+            let f = reduction.combiner().and_then(T::binary).ok_or_else(|| not_defined(op, dt))?;
+            let identity = T::reduce_identity(reduction).ok_or_else(|| not_defined(op, dt))?;
             let values = elements::<T>(mem, input)?;
             let r = reduce_axis(values, &input.shape, axis, identity, f, room(out, out.nelem())?);
             write_view(mem, out, r)
         }),
         TypeRule::ToBool(_) => with_dtype!(dt, T => {
-            let (f, identity) = logical(op).ok_or_else(|| not_defined(op, dt))?;
+            let (f, identity) = logical(reduction).ok_or_else(|| not_defined(op, dt))?;
             let values = elements::<T>(mem, input)?.map(truth);
             let r = reduce_axis(values, &input.shape, axis, identity, f, room(out, out.nelem())?);
             write_view(mem, out, r)
         }),
         TypeRule::ToPosition(_) => with_dtype!(dt, T => {
-            let max = op == Opcode::ArgmaxReduce;
+            let max = reduction == ReduceOp::ArgmaxReduce;
             let values = elements::<T>(mem, input)?;
             let best = position_axis(values, &input.shape, axis, max, room(out, out.nelem())?);
             write_view(mem, out, best.into_iter().map(|(_, k)| k))
@@ -166,14 +169,14 @@ pub fn reduce(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
 }
 
 /// Executes a [`vm_ir::Kind::Accumulate`] instruction.
-pub fn accumulate(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+pub fn accumulate(instr: &Instruction, scan: AccumulateOp, mem: &mut HostMemory) -> Result<()> {
     let op = instr.opcode;
     let (input, axis) = input_and_axis(instr)?;
     let out = output(instr)?;
     let dt = input.dtype();
     prepare(mem, instr)?;
     with_dtype!(dt, T => {
-        let f = op.combiner().and_then(T::binary).ok_or_else(|| not_defined(op, dt))?;
+        let f = T::binary(scan.combiner()).ok_or_else(|| not_defined(op, dt))?;
         let values = elements::<T>(mem, input)?;
         let r = accumulate_axis(values, &input.shape, axis, f, room(out, input.nelem())?);
         write_view(mem, out, r)

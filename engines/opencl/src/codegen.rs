@@ -32,7 +32,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 use vm_fusion::Kernel;
-use vm_ir::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Scalar, TypeRule, View};
+use vm_ir::{Base, BaseId, BinaryOp, DType, Instruction, OpClass, Opcode, Operand, Scalar, TypeRule, UnaryOp, View};
 
 /// One entry point of a program, run over `items` x `rows` work items.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -213,25 +213,25 @@ impl Helpers {
 }
 
 /// The NumPy integer division family, powers and shifts on `d` (see [`vm_ir::semantics`]).
-fn int_helper(op: Opcode, d: DType) -> String {
+fn int_helper(op: BinaryOp, d: DType) -> String {
     let (t, u, w) = (ctype(d), unsigned(d), wide_unsigned(d));
     let bits = d.size() * 8;
-    let name = format!("vm_{}_{t}", op.name());
+    let name = format!("vm_{op}_{t}");
     let signed = is_signed(d);
     let body = match op {
-        Opcode::FloorDivide if signed => format!(
+        BinaryOp::FloorDivide if signed => format!(
             "if (b == 0) return 0;\n    if (b == -1) return ({t})({u})(({w})0 - ({w})({u})a);\n    \
              {t} q = ({t})(a / b), r = ({t})(a % b);\n    \
              return (r != 0 && ((a < 0) != (b < 0))) ? ({t})({u})(({w})({u})q - ({w})1) : q;"
         ),
-        Opcode::Remainder if signed => format!(
+        BinaryOp::Remainder if signed => format!(
             "if (b == 0 || b == -1) return 0;\n    {t} r = ({t})(a % b);\n    \
              return (r != 0 && ((r < 0) != (b < 0))) ? ({t})({u})(({w})({u})r + ({w})({u})b) : r;"
         ),
-        Opcode::Fmod if signed => format!("return (b == 0 || b == -1) ? ({t})0 : ({t})(a % b);"),
-        Opcode::FloorDivide => format!("return b == 0 ? ({t})0 : ({t})(a / b);"),
-        Opcode::Remainder | Opcode::Fmod => format!("return b == 0 ? ({t})0 : ({t})(a % b);"),
-        Opcode::Power => {
+        BinaryOp::Fmod if signed => format!("return (b == 0 || b == -1) ? ({t})0 : ({t})(a % b);"),
+        BinaryOp::FloorDivide => format!("return b == 0 ? ({t})0 : ({t})(a / b);"),
+        BinaryOp::Remainder | BinaryOp::Fmod => format!("return b == 0 ? ({t})0 : ({t})(a % b);"),
+        BinaryOp::Power => {
             let neg = if signed {
                 format!("if (b < 0) return a == 1 ? ({t})1 : (a == -1 ? ((b & 1) ? ({t})-1 : ({t})1) : ({t})0);\n    ")
             } else {
@@ -242,33 +242,33 @@ fn int_helper(op: Opcode, d: DType) -> String {
                  while (n != 0) {{ if (n & 1) r = r * s; s = s * s; n >>= 1; }}\n    return ({t})({u})r;"
             )
         }
-        Opcode::LeftShift => {
+        BinaryOp::LeftShift => {
             let neg = if signed { "b < 0 || " } else { "" };
             format!("if ({neg}b >= {bits}) return 0;\n    return ({t})({u})(({w})({u})a << (uint)b);")
         }
-        Opcode::RightShift if signed => format!(
+        BinaryOp::RightShift if signed => format!(
             "if (b < 0 || b >= {bits}) return a < 0 ? ({t})-1 : ({t})0;\n    \
              return a < 0 ? ({t})~(~a >> (uint)b) : ({t})(a >> (uint)b);"
         ),
-        Opcode::RightShift => format!("if (b >= {bits}) return 0;\n    return ({t})(a >> (uint)b);"),
+        BinaryOp::RightShift => format!("if (b >= {bits}) return 0;\n    return ({t})(a >> (uint)b);"),
         _ => unreachable!("no integer helper for {op}"),
     };
     format!("{t} {name}({t} a, {t} b) {{\n    {body}\n}}\n")
 }
 
 /// NumPy's float `floor_divide` and `remainder` (`npy_divmod`), as in [`vm_ir::semantics`].
-fn float_helper(op: Opcode, d: DType) -> String {
+fn float_helper(op: BinaryOp, d: DType) -> String {
     let t = ctype(d);
     let half = if d == DType::F32 { "0.5f" } else { "0.5" };
-    let name = format!("vm_{}_{t}", op.name());
+    let name = format!("vm_{op}_{t}");
     let body = match op {
-        Opcode::FloorDivide => format!(
+        BinaryOp::FloorDivide => format!(
             "if (b == ({t})0) return a / b;\n    {t} m = fmod(a, b);\n    {t} div = (a - m) / b;\n    \
              if (m != ({t})0 && ((b < ({t})0) != (m < ({t})0))) div = div - ({t})1;\n    \
              if (div != ({t})0) {{ {t} q = floor(div); if (div - q > {half}) q = q + ({t})1; return q; }}\n    \
              return copysign(({t})0, a / b);"
         ),
-        Opcode::Remainder => format!(
+        BinaryOp::Remainder => format!(
             "if (b == ({t})0) return fmod(a, b);\n    {t} m = fmod(a, b);\n    \
              if (m != ({t})0) {{ if ((b < ({t})0) != (m < ({t})0)) m = m + b; }} else m = copysign(({t})0, b);\n    \
              return m;"
@@ -281,7 +281,7 @@ fn float_helper(op: Opcode, d: DType) -> String {
 /// The expression of a binary opcode on two operands of dtype `d` (cheap expressions without
 /// side effects: loads, registers, literals), or `None` when the device code does not implement
 /// it (the instruction then goes to the fallback).
-fn binary(op: Opcode, d: DType, a: &str, b: &str, h: &mut Helpers) -> Option<String> {
+fn binary(op: BinaryOp, d: DType, a: &str, b: &str, h: &mut Helpers) -> Option<String> {
     let t = ctype(d);
     let int = d.is_integer();
     let float = d.is_float();
@@ -289,134 +289,142 @@ fn binary(op: Opcode, d: DType, a: &str, b: &str, h: &mut Helpers) -> Option<Str
         let (w, u) = (wide_unsigned(d), unsigned(d));
         format!("(({t})(({w})({u})({a}) {o} ({w})({u})({b})))")
     };
+    use BinaryOp as O;
     Some(match op {
-        Opcode::Add if int => wrap("+"),
-        Opcode::Subtract if int => wrap("-"),
-        Opcode::Multiply if int => wrap("*"),
-        Opcode::Add | Opcode::Subtract | Opcode::Multiply | Opcode::Divide if float => {
+        O::Add if int => wrap("+"),
+        O::Subtract if int => wrap("-"),
+        O::Multiply if int => wrap("*"),
+        O::Add | O::Subtract | O::Multiply | O::Divide if float => {
             let o = match op {
-                Opcode::Add => "+",
-                Opcode::Subtract => "-",
-                Opcode::Multiply => "*",
+                O::Add => "+",
+                O::Subtract => "-",
+                O::Multiply => "*",
                 _ => "/",
             };
             format!("(({a}) {o} ({b}))")
         }
-        Opcode::FloorDivide
-        | Opcode::Remainder
-        | Opcode::Fmod
-        | Opcode::Power
-        | Opcode::LeftShift
-        | Opcode::RightShift
-            if int =>
-        {
-            h.call(format!("vm_{}_{t}", op.name()), || int_helper(op, d), &[a, b])
+        O::FloorDivide | O::Remainder | O::Fmod | O::Power | O::LeftShift | O::RightShift if int => {
+            h.call(format!("vm_{op}_{t}"), || int_helper(op, d), &[a, b])
         }
-        Opcode::FloorDivide | Opcode::Remainder if float => {
-            h.call(format!("vm_{}_{t}", op.name()), || float_helper(op, d), &[a, b])
+        O::FloorDivide | O::Remainder if float => h.call(format!("vm_{op}_{t}"), || float_helper(op, d), &[a, b]),
+        O::Fmod if float => format!("fmod({a}, {b})"),
+        O::Power if float => format!("pow({a}, {b})"),
+        O::Arctan2 if float => format!("atan2({a}, {b})"),
+        O::Hypot if float => format!("hypot({a}, {b})"),
+        O::Copysign if float => format!("copysign({a}, {b})"),
+        O::Maximum if int => format!("(({a}) > ({b}) ? ({a}) : ({b}))"),
+        O::Minimum if int => format!("(({a}) < ({b}) ? ({a}) : ({b}))"),
+        O::Maximum if float => format!("((({a}) >= ({b}) || isnan({a})) ? ({a}) : ({b}))"),
+        O::Minimum if float => format!("((({a}) <= ({b}) || isnan({a})) ? ({a}) : ({b}))"),
+        O::Fmax if float => format!("((({a}) >= ({b}) || isnan({b})) ? ({a}) : ({b}))"),
+        O::Fmin if float => format!("((({a}) <= ({b}) || isnan({b})) ? ({a}) : ({b}))"),
+        O::Equal => format!("((uchar)(({a}) == ({b})))"),
+        O::NotEqual => format!("((uchar)(({a}) != ({b})))"),
+        O::Less => format!("((uchar)(({a}) < ({b})))"),
+        O::LessEqual => format!("((uchar)(({a}) <= ({b})))"),
+        O::Greater => format!("((uchar)(({a}) > ({b})))"),
+        O::GreaterEqual => format!("((uchar)(({a}) >= ({b})))"),
+        O::LogicalAnd => format!("((uchar)((({a}) != 0) && (({b}) != 0)))"),
+        O::LogicalOr => format!("((uchar)((({a}) != 0) || (({b}) != 0)))"),
+        O::LogicalXor => format!("((uchar)((({a}) != 0) != (({b}) != 0)))"),
+        O::BitwiseAnd if !float => format!("(({t})(({a}) & ({b})))"),
+        O::BitwiseOr if !float => format!("(({t})(({a}) | ({b})))"),
+        O::BitwiseXor if !float => format!("(({t})(({a}) ^ ({b})))"),
+        // What the opcode table does not allow for the dtype (`divide` on integers, ...).
+        O::Add | O::Subtract | O::Multiply | O::Divide | O::FloorDivide | O::Remainder | O::Fmod | O::Power => {
+            return None;
         }
-        Opcode::Fmod if float => format!("fmod({a}, {b})"),
-        Opcode::Power if float => format!("pow({a}, {b})"),
-        Opcode::Arctan2 if float => format!("atan2({a}, {b})"),
-        Opcode::Hypot if float => format!("hypot({a}, {b})"),
-        Opcode::Copysign if float => format!("copysign({a}, {b})"),
-        Opcode::Maximum if int => format!("(({a}) > ({b}) ? ({a}) : ({b}))"),
-        Opcode::Minimum if int => format!("(({a}) < ({b}) ? ({a}) : ({b}))"),
-        Opcode::Maximum if float => format!("((({a}) >= ({b}) || isnan({a})) ? ({a}) : ({b}))"),
-        Opcode::Minimum if float => format!("((({a}) <= ({b}) || isnan({a})) ? ({a}) : ({b}))"),
-        Opcode::Fmax if float => format!("((({a}) >= ({b}) || isnan({b})) ? ({a}) : ({b}))"),
-        Opcode::Fmin if float => format!("((({a}) <= ({b}) || isnan({b})) ? ({a}) : ({b}))"),
-        Opcode::Equal => format!("((uchar)(({a}) == ({b})))"),
-        Opcode::NotEqual => format!("((uchar)(({a}) != ({b})))"),
-        Opcode::Less => format!("((uchar)(({a}) < ({b})))"),
-        Opcode::LessEqual => format!("((uchar)(({a}) <= ({b})))"),
-        Opcode::Greater => format!("((uchar)(({a}) > ({b})))"),
-        Opcode::GreaterEqual => format!("((uchar)(({a}) >= ({b})))"),
-        Opcode::LogicalAnd => format!("((uchar)((({a}) != 0) && (({b}) != 0)))"),
-        Opcode::LogicalOr => format!("((uchar)((({a}) != 0) || (({b}) != 0)))"),
-        Opcode::LogicalXor => format!("((uchar)((({a}) != 0) != (({b}) != 0)))"),
-        Opcode::BitwiseAnd if !float => format!("(({t})(({a}) & ({b})))"),
-        Opcode::BitwiseOr if !float => format!("(({t})(({a}) | ({b})))"),
-        Opcode::BitwiseXor if !float => format!("(({t})(({a}) ^ ({b})))"),
-        _ => return None,
+        O::Maximum | O::Minimum | O::Fmax | O::Fmin | O::Arctan2 | O::Hypot | O::Copysign => return None,
+        O::BitwiseAnd | O::BitwiseOr | O::BitwiseXor | O::LeftShift | O::RightShift => return None,
     })
 }
 
 /// The expression of a unary opcode from dtype `d` to dtype `to` (they differ for `identity`
 /// casts and the predicates), or `None` when not implemented on the device.
-fn unary(op: Opcode, d: DType, to: DType, a: &str, h: &mut Helpers) -> Option<String> {
+fn unary(op: UnaryOp, d: DType, to: DType, a: &str, h: &mut Helpers) -> Option<String> {
     let t = ctype(d);
     let float = d.is_float();
     let int = d.is_integer();
     let (w, u) = (wide_unsigned(d), unsigned(d));
     let f = |name: &str| format!("{name}({a})");
+    use UnaryOp as O;
     Some(match op {
-        Opcode::Identity => cast(d, to, a),
-        Opcode::Negative if int => format!("(({t})(({w})0 - ({w})({u})({a})))"),
-        Opcode::Negative if float => format!("(-({a}))"),
-        Opcode::Square if int => binary(Opcode::Multiply, d, a, a, h)?,
-        Opcode::Square if float => format!("(({a}) * ({a}))"),
-        Opcode::Absolute if int && is_signed(d) => format!("(({a}) < 0 ? ({t})(({w})0 - ({w})({u})({a})) : ({a}))"),
-        Opcode::Absolute if int => format!("({a})"),
-        Opcode::Absolute if float => f("fabs"),
-        Opcode::Sign if int && is_signed(d) => format!("(({a}) < 0 ? ({t})-1 : (({a}) == 0 ? ({t})0 : ({t})1))"),
-        Opcode::Sign if int => format!("(({a}) == 0 ? ({t})0 : ({t})1)"),
-        Opcode::Sign if float => {
+        O::Identity => cast(d, to, a),
+        O::Negative if int => format!("(({t})(({w})0 - ({w})({u})({a})))"),
+        O::Negative if float => format!("(-({a}))"),
+        O::Square if int => binary(BinaryOp::Multiply, d, a, a, h)?,
+        O::Square if float => format!("(({a}) * ({a}))"),
+        O::Absolute if int && is_signed(d) => format!("(({a}) < 0 ? ({t})(({w})0 - ({w})({u})({a})) : ({a}))"),
+        O::Absolute if int => format!("({a})"),
+        O::Absolute if float => f("fabs"),
+        O::Sign if int && is_signed(d) => format!("(({a}) < 0 ? ({t})-1 : (({a}) == 0 ? ({t})0 : ({t})1))"),
+        O::Sign if int => format!("(({a}) == 0 ? ({t})0 : ({t})1)"),
+        O::Sign if float => {
             format!("(({a}) > ({t})0 ? ({t})1 : (({a}) < ({t})0 ? ({t})-1 : (({a}) == ({t})0 ? ({t})0 : ({a}))))")
         }
-        Opcode::Reciprocal if float => format!("(({t})1 / ({a}))"),
-        Opcode::Deg2rad if d == DType::F32 => format!("(({a}) * {})", literal(Scalar::F32(1f32.to_radians()))),
-        Opcode::Deg2rad if float => format!("(({a}) * {})", literal(Scalar::F64(1f64.to_radians()))),
-        Opcode::Rad2deg if d == DType::F32 => format!("(({a}) * {})", literal(Scalar::F32(1f32.to_degrees()))),
-        Opcode::Rad2deg if float => format!("(({a}) * {})", literal(Scalar::F64(1f64.to_degrees()))),
+        O::Reciprocal if float => format!("(({t})1 / ({a}))"),
+        O::Deg2rad if d == DType::F32 => format!("(({a}) * {})", literal(Scalar::F32(1f32.to_radians()))),
+        O::Deg2rad if float => format!("(({a}) * {})", literal(Scalar::F64(1f64.to_radians()))),
+        O::Rad2deg if d == DType::F32 => format!("(({a}) * {})", literal(Scalar::F32(1f32.to_degrees()))),
+        O::Rad2deg if float => format!("(({a}) * {})", literal(Scalar::F64(1f64.to_degrees()))),
         // Below 2^-24 (f32) or 2^-53 (f64), log1p(a) rounds to `a` itself; the built-in of some
         // devices (PoCL) flushes subnormals there, to 0 or to the smallest normal.
-        Opcode::Log1p if d == DType::F32 => format!("(fabs({a}) < 0x1p-24f ? ({a}) : log1p({a}))"),
-        Opcode::Log1p if float => format!("(fabs({a}) < 0x1p-53 ? ({a}) : log1p({a}))"),
+        O::Log1p if d == DType::F32 => format!("(fabs({a}) < 0x1p-24f ? ({a}) : log1p({a}))"),
+        O::Log1p if float => format!("(fabs({a}) < 0x1p-53 ? ({a}) : log1p({a}))"),
         // Beyond 9.1, the f32 tanh(a) rounds to +-1; PoCL's f32 built-in gives the float just
         // below 1 there, even at infinity.
-        Opcode::Tanh if d == DType::F32 => format!("(fabs({a}) > 9.1f ? copysign(1.0f, {a}) : tanh({a}))"),
-        Opcode::Isnan if float => format!("((uchar)(isnan({a}) ? 1 : 0))"),
-        Opcode::Isinf if float => format!("((uchar)(isinf({a}) ? 1 : 0))"),
-        Opcode::Isfinite if float => format!("((uchar)(isfinite({a}) ? 1 : 0))"),
-        Opcode::Signbit if float => format!("((uchar)(signbit({a}) ? 1 : 0))"),
-        Opcode::LogicalNot => format!("((uchar)(({a}) == 0))"),
-        Opcode::Invert if d == DType::Bool => format!("((uchar)(({a}) == 0))"),
-        Opcode::Invert if int => format!("(({t})(~({a})))"),
+        O::Tanh if d == DType::F32 => format!("(fabs({a}) > 9.1f ? copysign(1.0f, {a}) : tanh({a}))"),
+        O::Isnan if float => format!("((uchar)(isnan({a}) ? 1 : 0))"),
+        O::Isinf if float => format!("((uchar)(isinf({a}) ? 1 : 0))"),
+        O::Isfinite if float => format!("((uchar)(isfinite({a}) ? 1 : 0))"),
+        O::Signbit if float => format!("((uchar)(signbit({a}) ? 1 : 0))"),
+        O::LogicalNot => format!("((uchar)(({a}) == 0))"),
+        O::Invert if d == DType::Bool => format!("((uchar)(({a}) == 0))"),
+        O::Invert if int => format!("(({t})(~({a})))"),
         op if float => f(float_function(op)?),
-        _ => return None,
+        // What the opcode table does not allow for the dtype (`sqrt` on integers, ...).
+        O::Negative | O::Absolute | O::Sign | O::Square | O::Reciprocal | O::Deg2rad | O::Rad2deg => return None,
+        O::Sqrt | O::Cbrt | O::Exp | O::Exp2 | O::Expm1 | O::Log | O::Log2 | O::Log10 | O::Log1p => return None,
+        O::Sin | O::Cos | O::Tan | O::Arcsin | O::Arccos | O::Arctan => return None,
+        O::Sinh | O::Cosh | O::Tanh | O::Arcsinh | O::Arccosh | O::Arctanh => return None,
+        O::Floor | O::Ceil | O::Trunc | O::Rint | O::Isnan | O::Isinf | O::Isfinite | O::Signbit | O::Invert => {
+            return None;
+        }
     })
 }
 
 /// The OpenCL C built-in computing a float math opcode.
-fn float_function(op: Opcode) -> Option<&'static str> {
+fn float_function(op: UnaryOp) -> Option<&'static str> {
+    use UnaryOp as O;
     Some(match op {
-        Opcode::Sqrt => "sqrt",
-        Opcode::Cbrt => "cbrt",
-        Opcode::Exp => "exp",
-        Opcode::Exp2 => "exp2",
-        Opcode::Expm1 => "expm1",
-        Opcode::Log => "log",
-        Opcode::Log2 => "log2",
-        Opcode::Log10 => "log10",
-        Opcode::Log1p => "log1p",
-        Opcode::Sin => "sin",
-        Opcode::Cos => "cos",
-        Opcode::Tan => "tan",
-        Opcode::Arcsin => "asin",
-        Opcode::Arccos => "acos",
-        Opcode::Arctan => "atan",
-        Opcode::Sinh => "sinh",
-        Opcode::Cosh => "cosh",
-        Opcode::Tanh => "tanh",
-        Opcode::Arcsinh => "asinh",
-        Opcode::Arccosh => "acosh",
-        Opcode::Arctanh => "atanh",
-        Opcode::Floor => "floor",
-        Opcode::Ceil => "ceil",
-        Opcode::Trunc => "trunc",
-        Opcode::Rint => "rint",
-        _ => return None,
+        O::Sqrt => "sqrt",
+        O::Cbrt => "cbrt",
+        O::Exp => "exp",
+        O::Exp2 => "exp2",
+        O::Expm1 => "expm1",
+        O::Log => "log",
+        O::Log2 => "log2",
+        O::Log10 => "log10",
+        O::Log1p => "log1p",
+        O::Sin => "sin",
+        O::Cos => "cos",
+        O::Tan => "tan",
+        O::Arcsin => "asin",
+        O::Arccos => "acos",
+        O::Arctan => "atan",
+        O::Sinh => "sinh",
+        O::Cosh => "cosh",
+        O::Tanh => "tanh",
+        O::Arcsinh => "asinh",
+        O::Arccosh => "acosh",
+        O::Arctanh => "atanh",
+        O::Floor => "floor",
+        O::Ceil => "ceil",
+        O::Trunc => "trunc",
+        O::Rint => "rint",
+        // Inline expressions (see `unary`).
+        O::Negative | O::Absolute | O::Sign | O::Square | O::Reciprocal | O::Deg2rad | O::Rad2deg => return None,
+        O::Isnan | O::Isinf | O::Isfinite | O::Signbit | O::LogicalNot | O::Invert | O::Identity => return None,
     })
 }
 
@@ -424,9 +432,14 @@ fn float_function(op: Opcode) -> Option<&'static str> {
 /// few ulp (the OpenCL built-in's documented error bound); every other opcode the device runs
 /// gives exactly the reference engine's bits.
 pub fn is_approximate(op: Opcode) -> bool {
-    matches!(op, Opcode::Power | Opcode::Arctan2 | Opcode::Hypot)
-        || (float_function(op).is_some()
-            && !matches!(op, Opcode::Sqrt | Opcode::Floor | Opcode::Ceil | Opcode::Trunc | Opcode::Rint))
+    match op.class() {
+        OpClass::Binary(b) => matches!(b, BinaryOp::Power | BinaryOp::Arctan2 | BinaryOp::Hypot),
+        OpClass::Unary(u) => {
+            float_function(u).is_some()
+                && !matches!(u, UnaryOp::Sqrt | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Rint)
+        }
+        _ => false,
+    }
 }
 
 /// A cast from `from` to `to` with Rust `as` semantics (wrapping between integers, saturating
@@ -647,24 +660,26 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, target: Target) -> Optio
         let out = instr.output()?;
         let d_out = out.dtype();
         let mut input = |k: usize| operand(instr.operands.get(k)?, &mut args, &mut prm, &temps);
-        let expr = match instr.opcode.kind() {
-            Kind::Unary => {
+        let expr = match instr.opcode.class() {
+            OpClass::Unary(op) => {
                 let a = input(1)?;
-                unary(instr.opcode, instr.operands[1].dtype(), d_out, &a, &mut helpers)?
+                unary(op, instr.operands[1].dtype(), d_out, &a, &mut helpers)?
             }
-            Kind::Binary => {
+            OpClass::Binary(op) => {
                 let (a, b) = (input(1)?, input(2)?);
-                binary(instr.opcode, instr.operands[1].dtype(), &a, &b, &mut helpers)?
+                binary(op, instr.operands[1].dtype(), &a, &b, &mut helpers)?
             }
-            Kind::Select => {
+            OpClass::Select => {
                 let (c, a, b) = (input(1)?, input(2)?, input(3)?);
                 format!("(({c}) != 0 ? ({a}) : ({b}))")
             }
-            Kind::Range | Kind::Random => {
+            OpClass::Range | OpClass::Random => {
                 uses_random |= instr.opcode == Opcode::Random;
                 generator(instr, d_out, &mut prm)?
             }
-            _ => return None,
+            // Not element-wise: never in a kernel of the fusion rule.
+            OpClass::Reduce(_) | OpClass::Accumulate(_) | OpClass::Gather | OpClass::Scatter => return None,
+            OpClass::System(_) | OpClass::Nothing | OpClass::Extension(_) => return None,
         };
         let target = if kernel.temps.contains(&out.base.id) {
             let k = match temps.iter().position(|&t| t == out.base.id) {
@@ -716,7 +731,12 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, target: Target) -> Optio
 
 /// The combining expression of reduction or scan `op` on two values of `d` (the output dtype).
 fn combine(op: Opcode, d: DType, a: &str, b: &str, h: &mut Helpers) -> Option<String> {
-    binary(op.combiner()?, d, a, b, h)
+    let combiner = match op.class() {
+        OpClass::Reduce(r) => r.combiner()?,
+        OpClass::Accumulate(a) => a.combiner(),
+        _ => return None,
+    };
+    binary(combiner, d, a, b, h)
 }
 
 /// Builds the source of one reduction with a nonempty axis: one work item per output element

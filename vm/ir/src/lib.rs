@@ -14,6 +14,9 @@
 //!
 //! The runtime and the component contract are `vm-runtime`; the fusion rule is `vm-fusion`.
 
+// The opcode table is sorted by kind with a token muncher, one step per opcode.
+#![recursion_limit = "512"]
+
 pub mod asm;
 pub mod dtype;
 pub mod error;
@@ -28,6 +31,6 @@ pub mod view;
 pub use dtype::{DType, Element};
 pub use error::{Error, Result};
 pub use instr::{Batch, Instruction, Operand};
-pub use opcode::{Kind, Opcode, TypeRule};
+pub use opcode::{AccumulateOp, BinaryOp, Kind, OpClass, Opcode, ReduceOp, SystemOp, TypeRule, UnaryOp};
 pub use scalar::{Cast, Scalar};
 pub use view::{Base, BaseId, Overlap, View};

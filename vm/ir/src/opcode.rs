@@ -186,8 +186,130 @@ macro_rules! opcode_table {
                     Opcode::Extension(_) => "An extension method registered at run time.",
                 }
             }
+
+            /// The opcode as its kind's own enum: what engines match on, without a wildcard,
+            /// so that an opcode added to the table is a compile error in every engine until
+            /// it handles it.
+            #[inline]
+            pub fn class(self) -> OpClass {
+                match self {
+                    $( Opcode::$variant => class_of!($kind, $variant), )*
+                    Opcode::Extension(n) => OpClass::Extension(n),
+                }
+            }
+        }
+
+        kind_enums! { @split [] [] [] [] [] ; $( $variant $kind, )* }
+    };
+}
+
+/// The [`OpClass`] of opcode `$variant` of kind `$kind`.
+macro_rules! class_of {
+    (Unary, $v:ident) => {
+        OpClass::Unary(UnaryOp::$v)
+    };
+    (Binary, $v:ident) => {
+        OpClass::Binary(BinaryOp::$v)
+    };
+    (Reduce, $v:ident) => {
+        OpClass::Reduce(ReduceOp::$v)
+    };
+    (Accumulate, $v:ident) => {
+        OpClass::Accumulate(AccumulateOp::$v)
+    };
+    (System, $v:ident) => {
+        OpClass::System(SystemOp::$v)
+    };
+    ($kind:ident, $v:ident) => {
+        OpClass::$kind
+    };
+}
+
+/// Sorts the table's opcodes by kind (a token muncher) and declares one enum per kind that has
+/// several opcodes, with the conversions back to [`Opcode`].
+macro_rules! kind_enums {
+    (@split [$($u:ident)*] [$($b:ident)*] [$($r:ident)*] [$($a:ident)*] [$($s:ident)*] ; ) => {
+        kind_enums!(@enum UnaryOp, Unary, "An element-wise opcode with one input ([`Kind::Unary`]).", $($u)*);
+        kind_enums!(@enum BinaryOp, Binary, "An element-wise opcode with two inputs ([`Kind::Binary`]).", $($b)*);
+        kind_enums!(@enum ReduceOp, Reduce, "A reduction along one axis ([`Kind::Reduce`]).", $($r)*);
+        kind_enums!(@enum AccumulateOp, Accumulate, "A scan along one axis ([`Kind::Accumulate`]).", $($a)*);
+        kind_enums!(@enum SystemOp, System, "A system instruction on a base ([`Kind::System`]).", $($s)*);
+    };
+    (@split [$($u:ident)*] [$($b:ident)*] [$($r:ident)*] [$($a:ident)*] [$($s:ident)*] ; $v:ident Unary, $($rest:tt)*) => {
+        kind_enums!(@split [$($u)* $v] [$($b)*] [$($r)*] [$($a)*] [$($s)*] ; $($rest)*);
+    };
+    (@split [$($u:ident)*] [$($b:ident)*] [$($r:ident)*] [$($a:ident)*] [$($s:ident)*] ; $v:ident Binary, $($rest:tt)*) => {
+        kind_enums!(@split [$($u)*] [$($b)* $v] [$($r)*] [$($a)*] [$($s)*] ; $($rest)*);
+    };
+    (@split [$($u:ident)*] [$($b:ident)*] [$($r:ident)*] [$($a:ident)*] [$($s:ident)*] ; $v:ident Reduce, $($rest:tt)*) => {
+        kind_enums!(@split [$($u)*] [$($b)*] [$($r)* $v] [$($a)*] [$($s)*] ; $($rest)*);
+    };
+    (@split [$($u:ident)*] [$($b:ident)*] [$($r:ident)*] [$($a:ident)*] [$($s:ident)*] ; $v:ident Accumulate, $($rest:tt)*) => {
+        kind_enums!(@split [$($u)*] [$($b)*] [$($r)*] [$($a)* $v] [$($s)*] ; $($rest)*);
+    };
+    (@split [$($u:ident)*] [$($b:ident)*] [$($r:ident)*] [$($a:ident)*] [$($s:ident)*] ; $v:ident System, $($rest:tt)*) => {
+        kind_enums!(@split [$($u)*] [$($b)*] [$($r)*] [$($a)*] [$($s)* $v] ; $($rest)*);
+    };
+    (@split [$($u:ident)*] [$($b:ident)*] [$($r:ident)*] [$($a:ident)*] [$($s:ident)*] ; $v:ident $other:ident, $($rest:tt)*) => {
+        kind_enums!(@split [$($u)*] [$($b)*] [$($r)*] [$($a)*] [$($s)*] ; $($rest)*);
+    };
+    (@enum $name:ident, $kind:ident, $doc:literal, $($v:ident)*) => {
+        #[doc = $doc]
+        #[allow(missing_docs)] // each variant is the opcode of the same name
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $( $v, )*
+        }
+
+        impl $name {
+            /// Every opcode of the kind, in table order.
+            pub const ALL: &'static [$name] = &[ $( $name::$v, )* ];
+        }
+
+        impl From<$name> for Opcode {
+            #[inline]
+            fn from(op: $name) -> Opcode {
+                match op {
+                    $( $name::$v => Opcode::$v, )*
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&Opcode::from(*self), f)
+            }
         }
     };
+}
+
+/// An opcode by kind, each kind with several opcodes carrying its own enum ([`Opcode::class`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OpClass {
+    /// See [`Kind::Unary`].
+    Unary(UnaryOp),
+    /// See [`Kind::Binary`].
+    Binary(BinaryOp),
+    /// `select` ([`Kind::Select`]).
+    Select,
+    /// See [`Kind::Reduce`].
+    Reduce(ReduceOp),
+    /// See [`Kind::Accumulate`].
+    Accumulate(AccumulateOp),
+    /// `range` ([`Kind::Range`]).
+    Range,
+    /// `random` ([`Kind::Random`]).
+    Random,
+    /// `gather` ([`Kind::Gather`]).
+    Gather,
+    /// `scatter` ([`Kind::Scatter`]).
+    Scatter,
+    /// See [`Kind::System`].
+    System(SystemOp),
+    /// `none` ([`Kind::Nothing`]).
+    Nothing,
+    /// An extension method, by registration number.
+    Extension(u32),
 }
 
 use DTypeSet as S;
@@ -437,19 +559,42 @@ impl Opcode {
     /// The element-wise opcode a reduction or scan combines with (`add` for `add_reduce`, ...);
     /// `None` for the reductions to a position ([`Opcode::is_arg_reduce`]).
     pub fn combiner(self) -> Option<Opcode> {
+        match self.class() {
+            OpClass::Reduce(r) => r.combiner().map(Opcode::from),
+            OpClass::Accumulate(a) => Some(a.combiner().into()),
+            _ => None,
+        }
+    }
+}
+
+impl ReduceOp {
+    /// The binary opcode that combines two partial results; `None` for the reductions to a
+    /// position (`argmin_reduce`, `argmax_reduce`), which keep a position beside the value.
+    pub fn combiner(self) -> Option<BinaryOp> {
+        use ReduceOp as R;
         Some(match self {
-            Opcode::AddReduce | Opcode::AddAccumulate => Opcode::Add,
-            Opcode::MultiplyReduce | Opcode::MultiplyAccumulate => Opcode::Multiply,
-            Opcode::MinimumReduce => Opcode::Minimum,
-            Opcode::MaximumReduce => Opcode::Maximum,
-            Opcode::LogicalAndReduce => Opcode::LogicalAnd,
-            Opcode::LogicalOrReduce => Opcode::LogicalOr,
-            Opcode::LogicalXorReduce => Opcode::LogicalXor,
-            Opcode::BitwiseAndReduce => Opcode::BitwiseAnd,
-            Opcode::BitwiseOrReduce => Opcode::BitwiseOr,
-            Opcode::BitwiseXorReduce => Opcode::BitwiseXor,
-            _ => return None,
+            R::AddReduce => BinaryOp::Add,
+            R::MultiplyReduce => BinaryOp::Multiply,
+            R::MinimumReduce => BinaryOp::Minimum,
+            R::MaximumReduce => BinaryOp::Maximum,
+            R::LogicalAndReduce => BinaryOp::LogicalAnd,
+            R::LogicalOrReduce => BinaryOp::LogicalOr,
+            R::LogicalXorReduce => BinaryOp::LogicalXor,
+            R::BitwiseAndReduce => BinaryOp::BitwiseAnd,
+            R::BitwiseOrReduce => BinaryOp::BitwiseOr,
+            R::BitwiseXorReduce => BinaryOp::BitwiseXor,
+            R::ArgminReduce | R::ArgmaxReduce => return None,
         })
+    }
+}
+
+impl AccumulateOp {
+    /// The binary opcode the scan applies between the running value and the next element.
+    pub fn combiner(self) -> BinaryOp {
+        match self {
+            AccumulateOp::AddAccumulate => BinaryOp::Add,
+            AccumulateOp::MultiplyAccumulate => BinaryOp::Multiply,
+        }
     }
 }
 
@@ -473,6 +618,35 @@ impl DTypeSet {
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    #[test]
+    fn every_opcode_has_the_class_of_its_kind_and_converts_back() {
+        for &op in Opcode::ALL {
+            let (kind, back) = match op.class() {
+                OpClass::Unary(u) => (Kind::Unary, Opcode::from(u)),
+                OpClass::Binary(b) => (Kind::Binary, b.into()),
+                OpClass::Select => (Kind::Select, Opcode::Select),
+                OpClass::Reduce(r) => (Kind::Reduce, r.into()),
+                OpClass::Accumulate(a) => (Kind::Accumulate, a.into()),
+                OpClass::Range => (Kind::Range, Opcode::Range),
+                OpClass::Random => (Kind::Random, Opcode::Random),
+                OpClass::Gather => (Kind::Gather, Opcode::Gather),
+                OpClass::Scatter => (Kind::Scatter, Opcode::Scatter),
+                OpClass::System(s) => (Kind::System, s.into()),
+                OpClass::Nothing => (Kind::Nothing, Opcode::None),
+                OpClass::Extension(n) => (Kind::Extension, Opcode::Extension(n)),
+            };
+            assert_eq!((kind, back), (op.kind(), op), "{op}");
+        }
+        let by_kind = |k: Kind| Opcode::ALL.iter().filter(|op| op.kind() == k).count();
+        assert_eq!(UnaryOp::ALL.len(), by_kind(Kind::Unary));
+        assert_eq!(BinaryOp::ALL.len(), by_kind(Kind::Binary));
+        assert_eq!(ReduceOp::ALL.len(), by_kind(Kind::Reduce));
+        assert_eq!(AccumulateOp::ALL.len(), by_kind(Kind::Accumulate));
+        assert_eq!(SystemOp::ALL.len(), by_kind(Kind::System));
+        assert_eq!(Opcode::Extension(3).class(), OpClass::Extension(3));
+        assert_eq!(BinaryOp::Add.to_string(), "add");
+    }
 
     #[test]
     fn ids_and_names_are_unique_and_round_trip() {
