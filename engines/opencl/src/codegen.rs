@@ -739,6 +739,130 @@ fn combine(op: Opcode, d: DType, a: &str, b: &str, h: &mut Helpers) -> Option<St
     binary(combiner, d, a, b, h)
 }
 
+/// What a reduction along an axis keeps per work item and how two of them combine: a value
+/// (`add_reduce`, ...: `vm_combine`) or a value with its position (`argmin_reduce`,
+/// `argmax_reduce`: `vm_wins`). The kernels around them are the same ([`generate_axis_fold`]).
+enum Fold {
+    /// A value of dtype `d`; `to_bool` is the input's dtype when elements are loaded as truth
+    /// values (logical reductions).
+    Value { d: DType, to_bool: Option<DType> },
+    /// A value of dtype `d` and its position along the axis (a `long`).
+    Position { d: DType },
+}
+
+impl Fold {
+    /// An input element as the fold takes it.
+    fn load(&self, element: String) -> String {
+        match self {
+            Fold::Value { to_bool: Some(d), .. } => cast(*d, DType::Bool, &element),
+            _ => element,
+        }
+    }
+
+    /// The serial walk along the axis from `at("0")`, storing the result at `out_at`.
+    fn serial(&self, at: &dyn Fn(&str) -> String, out_at: &str) -> String {
+        let t = self.value_type();
+        match self {
+            Fold::Value { .. } => format!(
+                "    {t} acc = {};\n    for (long k = 1; k < len; k++) acc = vm_combine(acc, {});\n    {out_at} = acc;\n",
+                at("0"),
+                at("k")
+            ),
+            Fold::Position { .. } => format!(
+                "    {t} best = {};\n    long bk = 0;\n    \
+                 for (long k = 1; k < len; k++) {{ {t} x = {}; if (vm_replaces(best, x)) {{ best = x; bk = k; }} }}\n    \
+                 {out_at} = bk;\n",
+                at("0"),
+                at("k")
+            ),
+        }
+    }
+
+    /// The first stage's scratch for `n` partial results (one buffer per part of the state).
+    fn scratch(&self, n: usize) -> Vec<(Scratch, &'static str)> {
+        let (Fold::Value { d, .. } | Fold::Position { d }) = self;
+        let value = (Scratch { bytes: n * d.size(), fill: None }, self.value_type());
+        match self {
+            Fold::Value { .. } => vec![value],
+            Fold::Position { .. } => vec![value, (Scratch { bytes: n * 8, fill: None }, "long")],
+        }
+    }
+
+    /// The C type of the value kept.
+    fn value_type(&self) -> &'static str {
+        let (Fold::Value { d, .. } | Fold::Position { d }) = self;
+        ctype(*d)
+    }
+
+    /// A work item's empty state (`have` marks one that saw an element, so no identity value is
+    /// needed: a sum of one -0.0 stays -0.0).
+    fn state(&self) -> String {
+        let t = self.value_type();
+        match self {
+            Fold::Value { .. } => format!("    {t} acc = 0; uchar have = 0;\n"),
+            Fold::Position { .. } => format!("    {t} acc = 0; long ak = 0; uchar have = 0;\n"),
+        }
+    }
+
+    /// Folds the element `v` (at position `vk`) into the work item's state.
+    fn take(&self, v: &str, vk: &str) -> String {
+        let t = self.value_type();
+        match self {
+            Fold::Value { .. } => format!("{t} v = {v}; acc = have ? vm_combine(acc, v) : v; have = 1;"),
+            Fold::Position { .. } => {
+                format!(
+                    "{t} v = {v}; long vk = {vk}; if (!have || vm_wins(acc, ak, v, vk)) {{ acc = v; ak = vk; }} have = 1;"
+                )
+            }
+        }
+    }
+
+    /// The tree over a work group's `w` states in local memory; the result is in slot 0.
+    fn tree(&self, w: usize) -> String {
+        let (t, half) = (self.value_type(), w / 2);
+        match self {
+            Fold::Value { .. } => format!(
+                "    __local {t} sv[{w}];\n    __local uchar sh[{w}];\n    sv[lid] = acc; sh[lid] = have;\n    \
+                 barrier(CLK_LOCAL_MEM_FENCE);\n    for (uint s = {half}; s > 0; s >>= 1) {{\n        \
+                 if (lid < s && sh[lid + s]) {{ sv[lid] = sh[lid] ? vm_combine(sv[lid], sv[lid + s]) : sv[lid + s]; sh[lid] = 1; }}\n        \
+                 barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n"
+            ),
+            Fold::Position { .. } => format!(
+                "    __local {t} sv[{w}];\n    __local long sk[{w}];\n    __local uchar sh[{w}];\n    \
+                 sv[lid] = acc; sk[lid] = ak; sh[lid] = have;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    \
+                 for (uint s = {half}; s > 0; s >>= 1) {{\n        \
+                 if (lid < s && sh[lid + s]) {{\n            \
+                 if (!sh[lid] || vm_wins(sv[lid], sk[lid], sv[lid + s], sk[lid + s])) {{ sv[lid] = sv[lid + s]; sk[lid] = sk[lid + s]; }}\n            \
+                 sh[lid] = 1;\n        }}\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n"
+            ),
+        }
+    }
+
+    /// The work group's result (after the tree).
+    fn result(&self) -> &'static str {
+        match self {
+            Fold::Value { .. } => "sv[0]",
+            Fold::Position { .. } => "sk[0]",
+        }
+    }
+
+    /// Stores the work group's state as partial `g` of the first stage.
+    fn store_partial(&self) -> &'static str {
+        match self {
+            Fold::Value { .. } => "s0[g] = sv[0];",
+            Fold::Position { .. } => "{ s0[g] = sv[0]; s1[g] = sk[0]; }",
+        }
+    }
+
+    /// Folds partial `k` of output element `g` (second stage).
+    fn take_partial(&self) -> String {
+        match self {
+            Fold::Value { .. } => self.take("s0[g * chunks + k]", ""),
+            Fold::Position { .. } => self.take("s0[g * chunks + k]", "s1[g * chunks + k]"),
+        }
+    }
+}
+
 /// Builds the source of one reduction with a nonempty axis: one work item per output element
 /// folding the axis in order (axes up to [`SERIAL_REDUCE_MAX`] long, bit-identical to the
 /// reference engine), or a deterministic parallel tree reduction in work-group local memory,
@@ -747,126 +871,13 @@ fn combine(op: Opcode, d: DType, a: &str, b: &str, h: &mut Helpers) -> Option<St
 /// the choices between these forms and the work-group size are in the text. `None` when the
 /// device cannot run it (f64 without `fp64`, output overlapping the input).
 pub fn generate_reduce(instr: &Instruction, target: Target, plan: ReducePlan) -> Option<Source> {
-    let (out, input, axis) = (instr.output()?, instr.operands.get(1)?.as_view()?, instr.axis()?);
-    let (d, d_out) = (input.dtype(), out.dtype());
-    if needs_f64(instr) && !target.fp64 || axis >= input.ndim() || out.ndim() + 1 != input.ndim() {
-        return None;
-    }
-    if out.base.id == input.base.id && out.overlap(input) != vm_ir::Overlap::Disjoint {
-        return None;
-    }
-    let len = input.shape[axis];
-    let m = out.nelem();
-    if len == 0 || m == 0 {
-        return None;
-    }
+    let (input, d_out) = (instr.operands.get(1)?.as_view()?, instr.output()?.dtype());
     let mut h = Helpers::default();
     let step = combine(instr.opcode, d_out, "x", "y", &mut h)?;
     let to = ctype(d_out);
-    let load = |e: &str| {
-        if matches!(instr.opcode.type_rule(), TypeRule::ToBool(_)) { cast(d, DType::Bool, e) } else { e.to_string() }
-    };
-    let mut args = Args::default();
-    let mut prm = Params::default();
-    let (ob, ib) = (args.of(out.base), args.of(input.base));
-    // The input's offset for output indices o0.. and axis position `k`.
-    let ovars = names("o", out.ndim());
-    let mut ivars: Vec<String> = ovars.clone();
-    ivars.insert(axis, "0".into());
-    let in_base = offset(input, &ivars, &mut prm);
-    let out_at = format!("{ob}[{}]", offset(out, &ovars, &mut prm));
-    let (istep, len_p) = (prm.long(input.stride[axis]), prm.ulong(len as u64));
-    let at = |k: &str| load(&format!("{ib}[ibase + ({k}) * istep]"));
-    let fold = format!("{to} vm_combine({to} x, {to} y) {{ return {step}; }}\n");
-    let opcodes = vec![instr.opcode];
-    if len <= SERIAL_REDUCE_MAX || plan.group < 2 {
-        let mut text = prelude(needs_f64(instr), &h, false);
-        text.push_str(&fold);
-        let _ = writeln!(text, "__kernel void {KERNEL_NAME}({}) {{", signature(&args, &[]));
-        let m_p = prm.ulong(m as u64);
-        let _ = writeln!(text, "    ulong pos = get_global_id(0);");
-        text.push_str(&guard(target, "pos", &m_p));
-        text.push_str(&split_index("o", "pos", &out.shape, &mut prm));
-        let _ = writeln!(text, "    long ibase = {in_base}, istep = {istep}, len = (long){len_p};");
-        let _ = writeln!(text, "    {to} acc = {};", at("0"));
-        let _ = writeln!(text, "    for (long k = 1; k < len; k++) acc = vm_combine(acc, {});", at("k"));
-        let _ = writeln!(text, "    {out_at} = acc;\n}}");
-        let (text, params) = prm.finish(text, target);
-        return Some(Source {
-            text,
-            args: args.bases,
-            scratch: Vec::new(),
-            params,
-            launches: vec![launch(KERNEL_NAME, m, None)],
-            check_first: false,
-            written: vec![out.base.id],
-            opcodes,
-        });
-    }
-    let w = plan.group;
-    // Chunks per output element: enough work groups to keep the device busy, each chunk at least
-    // one work group's worth of elements.
-    let chunks = if m >= plan.target_groups { 1 } else { plan.target_groups.div_ceil(m).min(len.div_ceil(w)).max(1) };
-    let chunks_p = prm.ulong(chunks as u64);
-    let scratch =
-        if chunks > 1 { vec![(Scratch { bytes: m * chunks * d_out.size(), fill: None }, to)] } else { Vec::new() };
-    let mut text = prelude(needs_f64(instr), &h, false);
-    text.push_str(&fold);
-    // The tree over the work group's values; `have` marks work items that saw an element, so no
-    // identity value is needed (a sum of one -0.0 stays -0.0).
-    let tree = format!(
-        "    __local {to} sv[{w}];\n    __local uchar sh[{w}];\n    sv[lid] = acc; sh[lid] = have;\n    \
-         barrier(CLK_LOCAL_MEM_FENCE);\n    for (uint s = {half}; s > 0; s >>= 1) {{\n        \
-         if (lid < s && sh[lid + s]) {{ sv[lid] = sh[lid] ? vm_combine(sv[lid], sv[lid + s]) : sv[lid + s]; sh[lid] = 1; }}\n        \
-         barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n",
-        half = w / 2
-    );
-    let attr = format!("__attribute__((reqd_work_group_size({w}, 1, 1)))");
-    let p = signature(&args, &scratch);
-    let _ = writeln!(text, "__kernel {attr} void {KERNEL_NAME}({p}) {{");
-    let _ = writeln!(text, "    ulong g = get_group_id(0);\n    uint lid = (uint)get_local_id(0);");
-    let _ = writeln!(text, "    ulong chunks = {chunks_p}, len = {len_p};\n    ulong c = g % chunks;");
-    text.push_str(&split_index("o", "g / chunks", &out.shape, &mut prm));
-    let _ = writeln!(text, "    long ibase = {in_base}, istep = {istep};");
-    let _ = writeln!(text, "    long lo = (long)(c * len / chunks), hi = (long)((c + 1) * len / chunks);");
-    let _ = writeln!(text, "    {to} acc = 0; uchar have = 0;");
-    let _ = writeln!(
-        text,
-        "    for (long k = lo + lid; k < hi; k += {w}L) {{ {to} v = {}; acc = have ? vm_combine(acc, v) : v; have = 1; }}",
-        at("k")
-    );
-    text.push_str(&tree);
-    if chunks == 1 {
-        let _ = writeln!(text, "    if (lid == 0) {out_at} = sv[0];\n}}");
-    } else {
-        let _ = writeln!(text, "    if (lid == 0) s0[g] = sv[0];\n}}");
-        let _ = writeln!(text, "__kernel {attr} void vm_kernel2({p}) {{");
-        let _ = writeln!(text, "    ulong g = get_group_id(0);\n    uint lid = (uint)get_local_id(0);");
-        let _ = writeln!(text, "    ulong chunks = {chunks_p};");
-        text.push_str(&split_index("o", "g", &out.shape, &mut prm));
-        let _ = writeln!(text, "    {to} acc = 0; uchar have = 0;");
-        let _ = writeln!(
-            text,
-            "    for (ulong k = lid; k < chunks; k += {w}UL) {{ {to} v = s0[g * chunks + k]; acc = have ? vm_combine(acc, v) : v; have = 1; }}"
-        );
-        text.push_str(&tree);
-        let _ = writeln!(text, "    if (lid == 0) {out_at} = sv[0];\n}}");
-    }
-    let mut launches = vec![launch(KERNEL_NAME, m * chunks * w, Some(w))];
-    if chunks > 1 {
-        launches.push(launch("vm_kernel2", m * w, Some(w)));
-    }
-    let (text, params) = prm.finish(text, target);
-    Some(Source {
-        text,
-        args: args.bases,
-        scratch: scratch.into_iter().map(|(s, _)| s).collect(),
-        params,
-        launches,
-        check_first: false,
-        written: vec![out.base.id],
-        opcodes,
-    })
+    let to_bool = matches!(instr.opcode.type_rule(), TypeRule::ToBool(_)).then_some(input.dtype());
+    let helpers = format!("{to} vm_combine({to} x, {to} y) {{ return {step}; }}\n");
+    generate_axis_fold(instr, target, plan, &h, &helpers, &Fold::Value { d: d_out, to_bool })
 }
 
 /// The helpers of a reduction to a position of values of dtype `d`: `vm_replaces(x, y)`, true
@@ -884,17 +895,30 @@ fn position_helpers(d: DType, max: bool) -> String {
     )
 }
 
-/// Builds the source of `argmin_reduce` or `argmax_reduce` (whose axis is never empty): one work
-/// item per output element walking the axis in order (axes up to [`SERIAL_REDUCE_MAX`] long),
-/// or a parallel tree over (value, position) pairs in work-group local memory, in two stages
-/// when there are too few output elements to keep the device busy. Pairs combine by
-/// `vm_wins`, which gives the position a walk along the axis gives whatever the grouping, so
-/// every form is exactly the reference engine's. `None` for other opcodes and when the device
-/// cannot run it (f64 without `fp64`, output overlapping the input).
+/// Builds the source of `argmin_reduce` or `argmax_reduce` (whose axis is never empty), in the
+/// forms of [`generate_reduce`] over (value, position) pairs. Pairs combine by `vm_wins`, which
+/// gives the position a walk along the axis gives whatever the grouping, so every form is
+/// exactly the reference engine's. `None` for other opcodes and when the device cannot run it
+/// (f64 without `fp64`, output overlapping the input).
 pub fn generate_arg_reduce(instr: &Instruction, target: Target, plan: ReducePlan) -> Option<Source> {
     if !instr.opcode.is_arg_reduce() {
         return None;
     }
+    let d = instr.operands.get(1)?.as_view()?.dtype();
+    let helpers = position_helpers(d, instr.opcode == Opcode::ArgmaxReduce);
+    generate_axis_fold(instr, target, plan, &Helpers::default(), &helpers, &Fold::Position { d })
+}
+
+/// The kernels of a reduction along an axis with `fold` (see [`generate_reduce`]); `h` and
+/// `helpers` are the functions the fold's text calls.
+fn generate_axis_fold(
+    instr: &Instruction,
+    target: Target,
+    plan: ReducePlan,
+    h: &Helpers,
+    helpers: &str,
+    fold: &Fold,
+) -> Option<Source> {
     let (out, input, axis) = (instr.output()?, instr.operands.get(1)?.as_view()?, instr.axis()?);
     if needs_f64(instr) && !target.fp64 || axis >= input.ndim() || out.ndim() + 1 != input.ndim() {
         return None;
@@ -906,20 +930,19 @@ pub fn generate_arg_reduce(instr: &Instruction, target: Target, plan: ReducePlan
     if len == 0 || m == 0 {
         return None;
     }
-    let d = input.dtype();
-    let t = ctype(d);
     let mut args = Args::default();
     let mut prm = Params::default();
     let (ob, ib) = (args.of(out.base), args.of(input.base));
+    // The input's offset for output indices o0.. and axis position `k`.
     let ovars = names("o", out.ndim());
     let mut ivars: Vec<String> = ovars.clone();
     ivars.insert(axis, "0".into());
     let in_base = offset(input, &ivars, &mut prm);
     let out_at = format!("{ob}[{}]", offset(out, &ovars, &mut prm));
     let (istep, len_p) = (prm.long(input.stride[axis]), prm.ulong(len as u64));
-    let at = |k: &str| format!("{ib}[ibase + ({k}) * istep]");
-    let mut text = prelude(needs_f64(instr), &Helpers::default(), false);
-    text.push_str(&position_helpers(d, instr.opcode == Opcode::ArgmaxReduce));
+    let at = |k: &str| fold.load(format!("{ib}[ibase + ({k}) * istep]"));
+    let mut text = prelude(needs_f64(instr), h, false);
+    text.push_str(helpers);
     let opcodes = vec![instr.opcode];
     if len <= SERIAL_REDUCE_MAX || plan.group < 2 {
         let _ = writeln!(text, "__kernel void {KERNEL_NAME}({}) {{", signature(&args, &[]));
@@ -928,13 +951,8 @@ pub fn generate_arg_reduce(instr: &Instruction, target: Target, plan: ReducePlan
         text.push_str(&guard(target, "pos", &m_p));
         text.push_str(&split_index("o", "pos", &out.shape, &mut prm));
         let _ = writeln!(text, "    long ibase = {in_base}, istep = {istep}, len = (long){len_p};");
-        let _ = writeln!(text, "    {t} best = {};\n    long bk = 0;", at("0"));
-        let _ = writeln!(
-            text,
-            "    for (long k = 1; k < len; k++) {{ {t} x = {}; if (vm_replaces(best, x)) {{ best = x; bk = k; }} }}",
-            at("k")
-        );
-        let _ = writeln!(text, "    {out_at} = bk;\n}}");
+        text.push_str(&fold.serial(&at, &out_at));
+        text.push_str("}\n");
         let (text, params) = prm.finish(text, target);
         return Some(Source {
             text,
@@ -948,28 +966,12 @@ pub fn generate_arg_reduce(instr: &Instruction, target: Target, plan: ReducePlan
         });
     }
     let w = plan.group;
+    // Chunks per output element: enough work groups to keep the device busy, each chunk at least
+    // one work group's worth of elements.
     let chunks = if m >= plan.target_groups { 1 } else { plan.target_groups.div_ceil(m).min(len.div_ceil(w)).max(1) };
     let chunks_p = prm.ulong(chunks as u64);
-    let scratch = if chunks > 1 {
-        vec![
-            (Scratch { bytes: m * chunks * d.size(), fill: None }, t),
-            (Scratch { bytes: m * chunks * 8, fill: None }, "long"),
-        ]
-    } else {
-        Vec::new()
-    };
-    // Each work item walks its positions in order (`have` marks one that saw an element), then
-    // the tree combines the work group's pairs.
-    let take = "if (!have || vm_wins(acc, ak, v, vk)) { acc = v; ak = vk; } have = 1;";
-    let tree = format!(
-        "    __local {t} sv[{w}];\n    __local long sk[{w}];\n    __local uchar sh[{w}];\n    \
-         sv[lid] = acc; sk[lid] = ak; sh[lid] = have;\n    barrier(CLK_LOCAL_MEM_FENCE);\n    \
-         for (uint s = {half}; s > 0; s >>= 1) {{\n        \
-         if (lid < s && sh[lid + s]) {{\n            \
-         if (!sh[lid] || vm_wins(sv[lid], sk[lid], sv[lid + s], sk[lid + s])) {{ sv[lid] = sv[lid + s]; sk[lid] = sk[lid + s]; }}\n            \
-         sh[lid] = 1;\n        }}\n        barrier(CLK_LOCAL_MEM_FENCE);\n    }}\n",
-        half = w / 2
-    );
+    let scratch = if chunks > 1 { fold.scratch(m * chunks) } else { Vec::new() };
+    let tree = fold.tree(w);
     let attr = format!("__attribute__((reqd_work_group_size({w}, 1, 1)))");
     let p = signature(&args, &scratch);
     let _ = writeln!(text, "__kernel {attr} void {KERNEL_NAME}({p}) {{");
@@ -978,25 +980,22 @@ pub fn generate_arg_reduce(instr: &Instruction, target: Target, plan: ReducePlan
     text.push_str(&split_index("o", "g / chunks", &out.shape, &mut prm));
     let _ = writeln!(text, "    long ibase = {in_base}, istep = {istep};");
     let _ = writeln!(text, "    long lo = (long)(c * len / chunks), hi = (long)((c + 1) * len / chunks);");
-    let _ = writeln!(text, "    {t} acc = 0; long ak = 0; uchar have = 0;");
-    let _ =
-        writeln!(text, "    for (long k = lo + lid; k < hi; k += {w}L) {{ {t} v = {}; long vk = k; {take} }}", at("k"));
+    text.push_str(&fold.state());
+    let _ = writeln!(text, "    for (long k = lo + lid; k < hi; k += {w}L) {{ {} }}", fold.take(&at("k"), "k"));
     text.push_str(&tree);
+    let result = fold.result();
     if chunks == 1 {
-        let _ = writeln!(text, "    if (lid == 0) {out_at} = sk[0];\n}}");
+        let _ = writeln!(text, "    if (lid == 0) {out_at} = {result};\n}}");
     } else {
-        let _ = writeln!(text, "    if (lid == 0) {{ s0[g] = sv[0]; s1[g] = sk[0]; }}\n}}");
+        let _ = writeln!(text, "    if (lid == 0) {}\n}}", fold.store_partial());
         let _ = writeln!(text, "__kernel {attr} void vm_kernel2({p}) {{");
         let _ = writeln!(text, "    ulong g = get_group_id(0);\n    uint lid = (uint)get_local_id(0);");
         let _ = writeln!(text, "    ulong chunks = {chunks_p};");
         text.push_str(&split_index("o", "g", &out.shape, &mut prm));
-        let _ = writeln!(text, "    {t} acc = 0; long ak = 0; uchar have = 0;");
-        let _ = writeln!(
-            text,
-            "    for (ulong k = lid; k < chunks; k += {w}UL) {{ {t} v = s0[g * chunks + k]; long vk = s1[g * chunks + k]; {take} }}"
-        );
+        text.push_str(&fold.state());
+        let _ = writeln!(text, "    for (ulong k = lid; k < chunks; k += {w}UL) {{ {} }}", fold.take_partial());
         text.push_str(&tree);
-        let _ = writeln!(text, "    if (lid == 0) {out_at} = sk[0];\n}}");
+        let _ = writeln!(text, "    if (lid == 0) {out_at} = {result};\n}}");
     }
     let mut launches = vec![launch(KERNEL_NAME, m * chunks * w, Some(w))];
     if chunks > 1 {
