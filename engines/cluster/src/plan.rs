@@ -28,7 +28,7 @@
 //!   is authoritative) sends each owner its block from rank 0; free frees every block.
 
 use crate::dist::Blocks;
-use crate::split::{Region, restrict, split};
+use crate::split::{Piece, Region, restrict, split};
 use vm_ir::view::row_major_strides;
 use vm_ir::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Overlap, Scalar, View};
 use vm_runtime::ReductionOrder;
@@ -315,19 +315,7 @@ fn reduce_pipeline(instr: &Instruction, axis: usize, p: usize, reduction: Reduct
     out_it.shape.insert(axis, n);
     out_it.stride.insert(axis, 0);
     let pieces = split(&input.shape, &[&out_it, input], &vec![true; input.ndim()], p);
-    let mut order: Vec<usize> = (0..pieces.len()).collect();
-    order.sort_by_key(|&i| pieces[i].region.lo[axis]);
-    let mut level = vec![0usize; pieces.len()];
-    for (k, &i) in order.iter().enumerate() {
-        if pieces[i].region.lo[axis] > 0 {
-            level[i] = order[..k]
-                .iter()
-                .filter(|&&j| holds_carry(&pieces[j].region, &pieces[i].region, axis))
-                .map(|&j| level[j] + 1)
-                .max()
-                .unwrap_or(0);
-        }
-    }
+    let (order, level) = carry_levels(&pieces, axis);
     let nstages = level.iter().max().map_or(0, |&l| l + 2);
     let mut stages = vec![Stage::default(); nstages];
     // Per box, where its partial result lives when it is not written to the output directly.
@@ -448,6 +436,25 @@ fn generate(instr: &Instruction, p: usize, plan: &mut Plan) {
     }
 }
 
+/// The boxes in order along `axis`, and each box's level: 0 for one that starts the axis, else
+/// one more than the highest level of the boxes that hold part of its carry ([`holds_carry`]).
+fn carry_levels(pieces: &[Piece], axis: usize) -> (Vec<usize>, Vec<usize>) {
+    let mut order: Vec<usize> = (0..pieces.len()).collect();
+    order.sort_by_key(|&i| pieces[i].region.lo[axis]);
+    let mut level = vec![0usize; pieces.len()];
+    for (k, &i) in order.iter().enumerate() {
+        if pieces[i].region.lo[axis] > 0 {
+            level[i] = order[..k]
+                .iter()
+                .filter(|&&j| holds_carry(&pieces[j].region, &pieces[i].region, axis))
+                .map(|&j| level[j] + 1)
+                .max()
+                .unwrap_or(0);
+        }
+    }
+    (order, level)
+}
+
 /// True when box `q` holds part of the carry of box `b` along `axis`: the slab of the iteration
 /// space just before `b` along the axis, over `b`'s extent in the other dimensions.
 fn holds_carry(q: &Region, b: &Region, axis: usize) -> bool {
@@ -474,19 +481,7 @@ fn accumulate(instr: &Instruction, p: usize, plan: &mut Plan) {
     // Inputs that partly overlap the output are all read (into temporaries) before any write.
     let conflict = out.overlap(input) == Overlap::Partial;
     let pieces = split(&out.shape, &[out, input], &vec![true; out.ndim()], p);
-    let mut order: Vec<usize> = (0..pieces.len()).collect();
-    order.sort_by_key(|&i| pieces[i].region.lo[axis]);
-    let mut level = vec![0usize; pieces.len()];
-    for (k, &i) in order.iter().enumerate() {
-        if pieces[i].region.lo[axis] > 0 {
-            level[i] = order[..k]
-                .iter()
-                .filter(|&&j| holds_carry(&pieces[j].region, &pieces[i].region, axis))
-                .map(|&j| level[j] + 1)
-                .max()
-                .unwrap_or(0);
-        }
-    }
+    let (order, level) = carry_levels(&pieces, axis);
     let nstages = level.iter().max().map_or(0, |&l| l + 1);
     let mut stages = vec![Stage::default(); nstages];
     for &i in &order {
