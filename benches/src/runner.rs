@@ -50,7 +50,7 @@ impl Plan {
     /// eager baseline runs, since that is the same stack.
     pub fn resolve_default_stacks(&mut self) {
         for spec in self.stacks.iter_mut().filter(|s| s.stack.is_none() && !s.eager) {
-            if let Ok(p) = spec.plan(None) {
+            if let Ok((p, _)) = spec.plan(None) {
                 spec.label = match &spec.config {
                     None => p.stack.clone(),
                     Some(_) => format!("{}:{}", spec.label, p.stack),

@@ -9,7 +9,7 @@ use vm_frontend::Vm;
 use vm_ir::Result;
 use vm_runtime::component::{ComponentInfo, SettingValue};
 use vm_runtime::config::{Config, Env};
-use vm_runtime::stack::StackPlan;
+use vm_runtime::stack::{Registry, StackPlan};
 use vm_runtime::{Runtime, RuntimeOptions, Statistics};
 
 /// The config of the `eager` baseline: the reference interpreter under the node manager.
@@ -57,14 +57,14 @@ impl StackSpec {
 
     /// Plans the stack in the process environment, with `threads` (when given) as the
     /// `threads` setting of every component that has one.
-    pub fn plan(&self, threads: Option<usize>) -> Result<StackPlan> {
-        let registry = vm::engines::registry()?;
+    pub fn plan(&self, threads: Option<usize>) -> Result<(StackPlan, Registry)> {
         let env = Env::process();
-        let mut plan = if self.eager {
+        let (mut plan, registry) = if self.eager {
+            let registry = vm::engines::registry()?;
             let env = env.with_var("VM_STACK", "interp");
-            StackPlan::new(&Config::parse(EAGER_CONFIG, EAGER_SOURCE)?, &registry, &env)?
+            (StackPlan::new(&Config::parse(EAGER_CONFIG, EAGER_SOURCE)?, &registry, &env)?, registry)
         } else {
-            vm::engines::plan(self.config.as_deref(), self.stack.as_deref(), &env)?
+            vm::engines::plan_with_registry(self.config.as_deref(), self.stack.as_deref(), &env)?
         };
         if let Some(n) = threads {
             for c in &mut plan.components {
@@ -77,13 +77,13 @@ impl StackSpec {
                 }
             }
         }
-        Ok(plan)
+        Ok((plan, registry))
     }
 
     /// Builds the stack (see [`StackSpec::plan`]) and returns a VM over it, with the plan.
     pub fn build(&self, threads: Option<usize>) -> Result<(Vm, StackPlan)> {
-        let plan = self.plan(threads)?;
-        let top = plan.build(&vm::engines::registry()?)?;
+        let (plan, registry) = self.plan(threads)?;
+        let top = plan.build(&registry)?;
         Ok((Vm::new(Runtime::new(top, RuntimeOptions::from_env(&Env::process()))), plan))
     }
 }
@@ -156,10 +156,10 @@ mod tests {
 
     #[test]
     fn eager_is_node_over_interp_and_threads_override_the_setting() {
-        let eager = StackSpec::eager().plan(None).unwrap();
+        let (eager, _) = StackSpec::eager().plan(None).unwrap();
         let imps: Vec<&str> = eager.components.iter().map(|c| c.implementation.as_str()).collect();
         assert_eq!(imps, ["node", "interp"]);
-        let cpu = StackSpec::new(None, Some("cpu")).plan(Some(3)).unwrap();
+        let (cpu, _) = StackSpec::new(None, Some("cpu")).plan(Some(3)).unwrap();
         let c = cpu.components.iter().find(|c| c.implementation == "cpu").unwrap();
         assert_eq!(c.settings.values["threads"].value, toml::Value::Integer(3));
     }

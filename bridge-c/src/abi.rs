@@ -8,7 +8,7 @@
 
 use vm_ir::instr::MAX_OPERANDS;
 use vm_ir::view::MAX_NDIM;
-use vm_ir::{DType, Error, Instruction, Opcode, Operand, Result, Scalar, View};
+use vm_ir::{Base, BaseId, DType, Error, Instruction, Opcode, Operand, Result, Scalar, View};
 use vm_runtime::Runtime;
 
 /// The version of the C ABI: of the structs' layout, the functions' signatures, and the meaning
@@ -139,11 +139,16 @@ impl VmView {
     /// The view's layout checked against the runtime's table of bases: the base must be live and
     /// the view inside it. `i` and `k` (instruction and operand) are for error messages.
     pub fn to_view(&self, rt: &Runtime, i: usize, k: usize) -> Result<View> {
+        self.to_view_with(&|id| rt.base(id).ok(), i, k)
+    }
+
+    /// [`VmView::to_view`], looking bases up with `base_of`.
+    pub fn to_view_with(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize, k: usize) -> Result<View> {
         let ndim = self.ndim as usize;
         if ndim > MAX_NDIM {
             return Err(invalid(i, Some(k), format!("view has {ndim} dimensions; at most {MAX_NDIM} (VM_MAX_NDIM)")));
         }
-        let base = rt.base(vm_ir::BaseId(self.base)).map_err(|_| {
+        let base = base_of(BaseId(self.base)).ok_or_else(|| {
             invalid(i, Some(k), format!("base {} does not exist (never created, or already freed)", self.base))
         })?;
         let mut shape = [0usize; MAX_NDIM];
@@ -188,6 +193,11 @@ impl VmInstruction {
     /// C form can get wrong that vm-ir's [`Instruction`] cannot express (operand count and
     /// kinds, dtype ids, dimension count, live bases); [`Runtime::submit`] checks the rest.
     pub fn to_instruction(&self, rt: &Runtime, i: usize) -> Result<Instruction> {
+        self.to_instruction_with(&|id| rt.base(id).ok(), i)
+    }
+
+    /// [`VmInstruction::to_instruction`], looking bases up with `base_of`.
+    pub fn to_instruction_with(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize) -> Result<Instruction> {
         let opcode = Opcode::from_id(self.opcode)?;
         let n = self.noperands as usize;
         if n > MAX_OPERANDS {
@@ -205,7 +215,7 @@ impl VmInstruction {
                     // it wrote; its fields are integers (every bit pattern valid), and `to_view`
                     // reads only the first `ndim` (checked <= 16) entries of the arrays.
                     let view = unsafe { &op.u.view };
-                    Operand::View(view.to_view(rt, i, k)?)
+                    Operand::View(view.to_view_with(base_of, i, k)?)
                 }
                 OPERAND_CONSTANT => {
                     // SAFETY: tagged as a constant: `constant` is the member the caller wrote, a

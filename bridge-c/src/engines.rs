@@ -1,8 +1,9 @@
 //! The implementations built into this library, and building a runtime from a configuration.
 
+use crate::plugin;
 use std::path::Path;
 use vm_ir::{Error, Result};
-use vm_runtime::config::Env;
+use vm_runtime::config::{Config, Env};
 use vm_runtime::stack::{Registry, StackPlan};
 use vm_runtime::{Implementation, Runtime, RuntimeOptions};
 
@@ -37,8 +38,14 @@ pub fn engines_compiled_in() -> Vec<&'static str> {
 /// stack named `stack` (or the one `VM_STACK` or the config picks), with the
 /// `VM_<COMPONENT>_<KEY>` overrides of `env`.
 pub fn plan(config_path: Option<&Path>, stack: Option<&str>, env: &Env) -> Result<StackPlan> {
+    plan_with_registry(config_path, stack, env).map(|(plan, _)| plan)
+}
+
+/// [`plan`], with the registry that builds the plan: the built-in implementations and the
+/// plugins the chosen stack loads ([`plugin::register_config_plugins`]).
+pub fn plan_with_registry(config_path: Option<&Path>, stack: Option<&str>, env: &Env) -> Result<(StackPlan, Registry)> {
     let Some(stack) = stack else {
-        return StackPlan::discover(config_path, DEFAULT_CONFIG, &registry()?, env);
+        return plan_config(config_path, env);
     };
     // An empty name would read as an unset VM_STACK below and quietly build the configuration's
     // own choice; a caller who names a stack means one.
@@ -54,7 +61,7 @@ pub fn plan(config_path: Option<&Path>, stack: Option<&str>, env: &Env) -> Resul
     // A stack asked for by name is chosen exactly as `VM_STACK` would choose it; errors about
     // the choice then say who asked.
     let env = env.clone().with_var("VM_STACK", stack);
-    StackPlan::discover(config_path, DEFAULT_CONFIG, &registry()?, &env).map_err(|e| match e {
+    plan_config(config_path, &env).map_err(|e| match e {
         Error::Config { file, line, message } if file.ends_with("VM_STACK") => Error::Config {
             file: REQUESTED_STACK.into(),
             line,
@@ -64,6 +71,15 @@ pub fn plan(config_path: Option<&Path>, stack: Option<&str>, env: &Env) -> Resul
     })
 }
 
+/// Finds the config, loads the plugins of the stack it chooses and plans that stack.
+fn plan_config(config_path: Option<&Path>, env: &Env) -> Result<(StackPlan, Registry)> {
+    let mut config = Config::discover(config_path, env, DEFAULT_CONFIG)?;
+    let builtins = implementations();
+    let plugins = plugin::register_config_plugins(&mut config, &builtins, env)?;
+    let registry = Registry::with(&[builtins, plugins].concat())?;
+    Ok((StackPlan::new(&config, &registry, env)?, registry))
+}
+
 /// The source named in errors about a stack asked for by name (`vm_init_stack`, `--stack`).
 pub const REQUESTED_STACK: &str = "<requested stack>";
 
@@ -71,8 +87,8 @@ pub const REQUESTED_STACK: &str = "<requested stack>";
 /// over it (`VM_TRACE` from the environment) with the plan it was built from.
 pub fn build_runtime(config_path: Option<&Path>, stack: Option<&str>) -> Result<(Runtime, StackPlan)> {
     let env = Env::process();
-    let plan = plan(config_path, stack, &env)?;
-    let top = plan.build(&registry()?)?;
+    let (plan, registry) = plan_with_registry(config_path, stack, &env)?;
+    let top = plan.build(&registry)?;
     Ok((Runtime::new(top, RuntimeOptions::from_env(&env)), plan))
 }
 

@@ -131,6 +131,25 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// The error a status code stands for, with `message`: what a plugin's `VM_ERR_*` return becomes
+/// on the host. An unknown status is an internal error naming it.
+pub fn error_of_status(status: c_int, message: String) -> Error {
+    match samples().into_iter().find(|e| e.code() == status) {
+        Some(Error::InvalidInstruction { .. }) => Error::invalid(None, message),
+        Some(Error::Config { .. }) => Error::config("<plugin>", None, message),
+        Some(Error::Unsupported(_)) => Error::Unsupported(message),
+        Some(Error::InvalidArgument(_)) => Error::InvalidArgument(message),
+        Some(Error::Protocol(_)) => Error::Protocol(message),
+        Some(Error::Device(_)) => Error::Device(message),
+        Some(Error::OutOfMemory(_)) => Error::OutOfMemory(message),
+        Some(Error::Internal(_)) => Error::Internal(message),
+        // The codes of input a plugin never parses (opcode and dtype ids, base handles, text) and
+        // of failed execution.
+        Some(_) => Error::Execution(message),
+        None => Error::Internal(format!("unknown status {status}: {message}")),
+    }
+}
+
 /// Runs `f` and turns its outcome into a status: `VM_OK` (and an empty last error) on success,
 /// the error's code and message otherwise. A panic inside `f` is caught and reported as
 /// `VM_ERR_INTERNAL`; it never unwinds into C.

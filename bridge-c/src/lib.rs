@@ -18,4 +18,5 @@ pub mod engines;
 pub mod errors;
 pub mod exports;
 pub mod header;
+pub mod plugin;
 pub mod run;

@@ -123,6 +123,13 @@ pub fn run(exe: &Path, stack: Option<&str>) -> Output {
 /// [`run`], with `exe` started by the command line `wrapper` (e.g. `valgrind` and its options)
 /// when that is not empty.
 pub fn run_under(wrapper: &[&str], exe: &Path, stack: Option<&str>) -> Output {
+    let vars: Vec<(&str, &str)> = stack.map(|s| ("VM_STACK", s)).into_iter().collect();
+    run_with(wrapper, exe, &vars)
+}
+
+/// [`run_under`] with the `VM_*` variables `vars` (e.g. `VM_CONFIG` and `VM_STACK`) instead of
+/// just a stack.
+pub fn run_with(wrapper: &[&str], exe: &Path, vars: &[(&str, &str)]) -> Output {
     let dir = Scratch::new("run");
     let home = dir.0.join("home");
     std::fs::create_dir_all(&home).expect("create a home directory");
@@ -141,9 +148,7 @@ pub fn run_under(wrapper: &[&str], exe: &Path, stack: Option<&str>) -> Output {
         }
     }
     cmd.env("HOME", &home).env("XDG_CONFIG_HOME", home.join(".config")).env("LD_LIBRARY_PATH", libvm_dir());
-    if let Some(s) = stack {
-        cmd.env("VM_STACK", s);
-    }
+    cmd.envs(vars.iter().copied());
     cmd.output().unwrap_or_else(|e| panic!("cannot run {} {}: {e}", wrapper.join(" "), exe.display()))
 }
 

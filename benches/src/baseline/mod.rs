@@ -52,7 +52,7 @@ fn env_form(name: &str) -> String {
 /// threads (`VM_<COMPONENT>_THREADS`), for a program that builds the stack itself; empty when
 /// `threads` is `None`.
 pub fn stack_env(spec: &StackSpec, threads: Option<usize>) -> Vec<(String, String)> {
-    let (Some(n), Ok(plan)) = (threads, spec.plan(None)) else { return Vec::new() };
+    let (Some(n), Ok((plan, _))) = (threads, spec.plan(None)) else { return Vec::new() };
     plan.components
         .iter()
         .filter(|c| c.settings.values.contains_key("threads"))

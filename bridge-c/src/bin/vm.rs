@@ -6,6 +6,7 @@
 //! - `vm run FILE [--config FILE] [--stack NAME]`: runs a text bytecode file and prints every
 //!   array it syncs;
 //! - `vm header`: prints the C header `vm.h`.
+//! - `vm component-header`: prints the C header of the component ABI, `vm_component.h`.
 
 use clap::{Parser, Subcommand};
 use std::fmt::Write as _;
@@ -57,6 +58,8 @@ enum Command {
     },
     /// Print the C header vm.h (generated from the Rust tables).
     Header,
+    /// Print the C header of the component ABI, vm_component.h (for engine plugins).
+    ComponentHeader,
 }
 
 fn main() -> ExitCode {
@@ -64,6 +67,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Info { stack } => info(&stack).map_err(|e| e.to_string()),
         Command::Run { file, stack } => run(&file, &stack),
+        Command::ComponentHeader => {
+            emit(&vm::plugin::header::render());
+            Ok(())
+        }
         Command::Header => {
             emit(&vm::header::render());
             Ok(())
@@ -86,12 +93,12 @@ fn emit(text: &str) {
 
 fn info(args: &StackArgs) -> Result<()> {
     let env = vm_runtime::config::Env::process();
-    let plan = engines::plan(args.config.as_deref(), args.stack.as_deref(), &env)?;
+    let (plan, registry) = engines::plan_with_registry(args.config.as_deref(), args.stack.as_deref(), &env)?;
     let mut s = plan.describe();
     if args.stack.is_some() {
         s = s.replace("(chosen by VM_STACK)", "(chosen by --stack)");
     }
-    let built = plan.build(&engines::registry()?).and_then(|mut top| {
+    let built = plan.build(&registry).and_then(|mut top| {
         let info = top.describe();
         top.shutdown()?;
         Ok(info)
