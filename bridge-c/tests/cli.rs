@@ -224,3 +224,44 @@ fn header_prints_the_committed_vm_h() {
     let committed = std::fs::read_to_string(root().join("bridge-c/include/vm.h")).unwrap();
     assert_eq!(text(&out.stdout), committed);
 }
+
+#[test]
+fn component_header_prints_the_committed_vm_component_h() {
+    let out = vm(&["component-header"], None);
+    assert!(out.status.success());
+    let committed = std::fs::read_to_string(root().join("bridge-c/include/vm_component.h")).unwrap();
+    assert_eq!(text(&out.stdout), committed);
+}
+
+#[test]
+fn info_shows_a_plugin_with_its_library_abi_version_and_description() {
+    let dir = std::env::temp_dir().join(format!("vm-cli-plugin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let built = Command::new("cc")
+        .args(["-std=c11", "-O1", "-Wall", "-Werror", "-shared", "-fPIC", "-I"])
+        .arg(root().join("bridge-c/include"))
+        .arg(root().join("bridge-c/examples/plugins/c-engine/c_engine.c"))
+        .arg("-o")
+        .arg(dir.join("libc_engine.so"))
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", text(&built.stderr));
+    let config = dir.join("vm.toml");
+    std::fs::write(&config, "[c_engine]\nlibrary = \"libc_engine.so\"\nmin_elements = 8\n[stacks]\nplugin = [\"node\", \"c_engine\", \"interp\"]\n")
+        .unwrap();
+    let out = vm(&["info", "--config", config.to_str().unwrap()], None);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    for want in [
+        "c_engine",
+        "libc_engine.so",
+        "component ABI 1",
+        "f64 add, subtract",
+        "min_elements",
+        "8",
+        "instructions run here",
+    ] {
+        assert!(s.contains(want), "`{want}` missing from:\n{s}");
+    }
+}
