@@ -65,8 +65,11 @@ typedef struct vm_host_api {
     uint32_t abi_version;
     /** The dtype and size of base (a base of the batch being executed). */
     int (*base_info)(vm_host *host, vm_base base, vm_base_info *out);
-    /** The host data of base (nelem elements of its dtype), allocated zero-filled on first use. */
-    int (*base_data)(vm_host *host, vm_base base, void **data);
+    /**
+     * The host data of base: nelem elements of its dtype, 64-byte aligned. With allocate nonzero
+     * it is allocated zero-filled on first use; with 0, *data is NULL while the base has none.
+     */
+    int (*base_data)(vm_host *host, vm_base base, int allocate, void **data);
     /** Releases the host data of base (what a FREE does on the host). */
     void (*base_free)(vm_host *host, vm_base base);
     /**

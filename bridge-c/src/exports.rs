@@ -138,7 +138,11 @@ pub unsafe extern "C" fn vm_submit(ctx: *mut VmContext, instrs: *const VmInstruc
         // references to their fields, only those the tags select.
         let instrs = unsafe { std::slice::from_raw_parts(instrs, n) };
         ctx.with(|rt| {
-            let batch = instrs.iter().enumerate().map(|(i, c)| c.to_instruction(rt, i)).collect::<Result<Vec<_>>>()?;
+            let batch = instrs
+                .iter()
+                .enumerate()
+                .map(|(i, c)| c.to_instruction_with(&|id| rt.base(id).ok(), i))
+                .collect::<Result<Vec<_>>>()?;
             rt.submit(batch)
         })
     })
@@ -330,8 +334,11 @@ mod tests {
             Instruction::new(Opcode::Sync, [View::of_base(s).into()]),
         ];
         let c_form: Vec<VmInstruction> = batch.iter().map(VmInstruction::from_instruction).collect();
-        let back: Vec<Instruction> =
-            c.with(|rt| c_form.iter().enumerate().map(|(i, x)| x.to_instruction(rt, i)).collect()).unwrap();
+        let back: Vec<Instruction> = c
+            .with(|rt| {
+                c_form.iter().enumerate().map(|(i, x)| x.to_instruction_with(&|id| rt.base(id).ok(), i)).collect()
+            })
+            .unwrap();
         assert_eq!(back, batch);
         // SAFETY: a valid array of four instructions.
         assert_eq!(unsafe { vm_submit(ctx, c_form.as_ptr(), c_form.len()) }, 0, "{}", last_error());

@@ -12,7 +12,8 @@
 //!
 //! The reference for C programmers is `docs/c-abi.md`.
 
-pub mod abi;
+/// The `#[repr(C)]` types of `vm.h` (the crate `vm-abi`).
+pub use vm_abi as abi;
 pub mod context;
 pub mod engines;
 pub mod errors;

@@ -1,7 +1,8 @@
 //! Engine plugins loaded from shared libraries through `vm_component.h`: the C example plugin
-//! (`bridge-c/examples/plugins/c-engine`), built here with `cc` against the header alone, on
-//! stacks above interp and cpu against interp on random programs and the C programs; the errors
-//! of every kind of unusable library; an error in the middle of a batch.
+//! (`bridge-c/examples/plugins/c-engine`), built here with `cc` against the header alone, and the
+//! cpu engine built as a plugin (`libvm_cpu_plugin.so`, crate `vm-cpu-plugin`), on stacks against
+//! interp on random programs and the C programs; the errors of every kind of unusable library;
+//! an error in the middle of a batch.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,7 +12,7 @@ use vm_ir::{DType, Error, Instruction, Opcode, Operand, Scalar, View};
 use vm_runtime::config::Env;
 use vm_runtime::{Component, Runtime, RuntimeOptions};
 use vm_testkit::{Agree, Data, ProgramSpec, differential, random_program};
-use vm_tests::{Scratch, compile, include_dir, run, run_with, workspace_root};
+use vm_tests::{Scratch, compile, include_dir, libvm_dir, run, run_with, workspace_root};
 
 /// Compiles the C file `src` into the plugin library `dir/lib<name>.so` with warnings as errors.
 fn build_plugin(src: &Path, dir: &Path, name: &str) -> PathBuf {
@@ -239,4 +240,59 @@ fn an_error_mid_batch_leaves_the_runtime_usable_and_other_data_intact() {
     rt.sync(b.id).unwrap();
     let doubled: Vec<f64> = values.iter().map(|x| x * 2.0).collect();
     assert_eq!(rt.host_slice::<f64>(b.id).unwrap(), &doubled[..]);
+}
+
+/// A config with the cpu engine loaded as a plugin (the library cargo built beside libvm.so).
+fn cpu_plugin_config(dir: &Path) -> PathBuf {
+    let library = libvm_dir().join("libvm_cpu_plugin.so");
+    assert!(library.is_file(), "cargo builds {} as a dependency of these tests", library.display());
+    let config = dir.join("cpu_plugin.toml");
+    let text = format!(
+        "stack = \"cpu_plugin\"\n[cpu_plugin]\nlibrary = \"{}\"\nthreads = 2\n[stacks]\ncpu_plugin = [\"node\", \"cpu_plugin\", \"interp\"]\n",
+        library.display()
+    );
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
+#[test]
+fn the_cpu_engine_as_a_plugin_agrees_with_interp() {
+    let dir = Scratch::new("cpu-plugin");
+    let config = cpu_plugin_config(&dir.0);
+    let spec = ProgramSpec::default();
+    let count: u64 = std::env::var("VM_RANDOM_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let mut subject = build(&config, "cpu_plugin").unwrap();
+    let mut failures = Vec::new();
+    for seed in 0..count {
+        let program = random_program(seed, &spec);
+        let mut reference = Interp::new(None);
+        if let Err(e) =
+            differential(subject.as_mut(), &mut reference, &program, Data::small_if(false), Agree::REORDERED)
+        {
+            failures.push(format!("seed {seed}: {e}\n{}", program.listing()));
+            subject = build(&config, "cpu_plugin").unwrap();
+        }
+    }
+    assert!(failures.is_empty(), "{} programs disagree:\n{}", failures.len(), failures[..1].join("\n"));
+    let info = subject.describe();
+    let plugin = info.iter().find(|c| c.implementation == "cpu_plugin").expect("the plugin is in the stack");
+    assert!(plugin.settings.contains(&("threads".to_string(), "2".to_string())), "{:?}", plugin.settings);
+    assert!(
+        plugin.notes.iter().any(|n| n.contains("Cranelift JIT, 2 threads") && n.contains("kernels")),
+        "{:?}",
+        plugin.notes
+    );
+}
+
+#[test]
+fn c_programs_give_interp_results_on_the_cpu_plugin() {
+    let dir = Scratch::new("cpu-plugin-c");
+    let config = cpu_plugin_config(&dir.0);
+    for program in ["heat.c", "basics.c"] {
+        let exe = compile(program, &dir.0);
+        let reference = run(&exe, Some("interp"));
+        let out = run_with(&[], &exe, &[("VM_CONFIG", config.to_str().unwrap())]);
+        assert!(out.status.success(), "{program}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&reference.stdout), "{program}");
+    }
 }

@@ -19,7 +19,8 @@
 //! table, handing it the host's services ([`abi::VmHostApi`]) for the duration of each call.
 //! Errors a plugin returns surface as errors naming the plugin and its library.
 
-pub mod abi;
+/// The `#[repr(C)]` types of `vm_component.h` (from the crate `vm-abi`).
+pub use vm_abi::component as abi;
 pub mod header;
 
 use crate::abi::{VmBase, VmInstruction};
@@ -324,13 +325,17 @@ unsafe extern "C" fn host_base_info(host: *mut VmHost, base: VmBase, out: *mut V
     })
 }
 
-unsafe extern "C" fn host_base_data(host: *mut VmHost, base: VmBase, data: *mut *mut c_void) -> c_int {
+unsafe extern "C" fn host_base_data(host: *mut VmHost, base: VmBase, allocate: c_int, data: *mut *mut c_void) -> c_int {
     service(host, |call| {
         let b = base_of(call, base)?;
         // SAFETY: `data` is the plugin's pointer to a pointer, or NULL (checked).
         let data = unsafe { data.as_mut() }.ok_or_else(|| Error::InvalidArgument("base_data: data is NULL".into()))?;
         let mem = call.mem.as_deref_mut().ok_or_else(|| Error::Protocol("base_data outside execute".into()))?;
-        *data = mem.ensure(&b)?.as_mut_ptr().cast();
+        *data = if allocate != 0 {
+            mem.ensure(&b)?.as_mut_ptr().cast()
+        } else {
+            mem.get_mut(b.id).map_or(std::ptr::null_mut(), |buf| buf.as_mut_ptr().cast())
+        };
         Ok(())
     })
 }

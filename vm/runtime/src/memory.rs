@@ -22,6 +22,8 @@ pub struct Buffer {
     ptr: NonNull<u8>,
     nbytes: usize,
     dtype: DType,
+    /// Allocated by this buffer (freed on drop), or lent by a [`MemorySource`].
+    owned: bool,
 }
 
 // SAFETY: a Buffer owns its allocation exclusively, like a Vec<u8>.
@@ -51,7 +53,16 @@ impl Buffer {
         // SAFETY: the layout has a nonzero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         let ptr = NonNull::new(ptr).ok_or_else(fail)?;
-        Ok(Buffer { ptr, nbytes, dtype: base.dtype })
+        Ok(Buffer { ptr, nbytes, dtype: base.dtype, owned: true })
+    }
+
+    /// A buffer over memory someone else owns (an engine plugin's host), never freed by it.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `base`'s bytes, aligned to [`BUFFER_ALIGN`],
+    /// initialised (bools 0 or 1), and stay so until the buffer is dropped.
+    pub unsafe fn lent(ptr: NonNull<u8>, base: &Base) -> Buffer {
+        Buffer { ptr, nbytes: base.nbytes(), dtype: base.dtype, owned: false }
     }
 
     /// Element type.
@@ -127,10 +138,18 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this very layout.
-        unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.nbytes.max(1), BUFFER_ALIGN)) }
+        if self.owned {
+            // SAFETY: allocated in `new` with this very layout.
+            unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.nbytes.max(1), BUFFER_ALIGN)) }
+        }
     }
 }
+
+/// Where [`HostMemory::ensure`] takes the memory of a base that has no buffer yet, instead of
+/// allocating it: the host of an engine plugin lends its own buffers. The memory returned must
+/// meet the contract of [`Buffer::lent`] for as long as the base lives; `None` means the base is
+/// not the lender's (an engine's scratch base) and is allocated as usual.
+pub type MemorySource = Box<dyn FnMut(&Base) -> Result<Option<NonNull<u8>>> + Send>;
 
 /// `n` elements of `size` bytes, in words: "N bytes" (exact, whatever the product).
 fn bytes_of(n: u64, size: usize) -> String {
@@ -170,12 +189,24 @@ pub fn try_collect<I: ExactSizeIterator>(iter: I, base: BaseId, what: &str) -> R
 }
 
 /// The host buffers of all bases that have one.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct HostMemory {
     buffers: HashMap<BaseId, Buffer>,
+    /// Lends the memory of new buffers, when set ([`HostMemory::set_source`]).
+    source: Option<MemorySource>,
     /// Bases whose buffer a frontend lent out for as long as it likes (a NumPy array viewing it):
     /// [`HostMemory::free`] keeps their buffers until [`HostMemory::unpin`].
     pinned: HashSet<BaseId>,
+}
+
+impl std::fmt::Debug for HostMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostMemory")
+            .field("buffers", &self.buffers)
+            .field("pinned", &self.pinned)
+            .field("lent", &self.source.is_some())
+            .finish()
+    }
 }
 
 impl HostMemory {
@@ -199,8 +230,39 @@ impl HostMemory {
         use std::collections::hash_map::Entry;
         match self.buffers.entry(base.id) {
             Entry::Occupied(e) => Ok(e.into_mut()),
-            Entry::Vacant(e) => Ok(e.insert(Buffer::new(base)?)),
+            Entry::Vacant(e) => {
+                let lent = match self.source.as_mut() {
+                    Some(source) => source(base)?,
+                    None => None,
+                };
+                let buffer = match lent {
+                    // SAFETY: the source's contract (see MemorySource) is Buffer::lent's.
+                    Some(ptr) => unsafe { Buffer::lent(ptr, base) },
+                    None => Buffer::new(base)?,
+                };
+                Ok(e.insert(buffer))
+            }
         }
+    }
+
+    /// Adds the buffer of `base` over memory lent by someone else (see [`Buffer::lent`]),
+    /// replacing any buffer it had.
+    ///
+    /// # Safety
+    /// As [`Buffer::lent`].
+    pub unsafe fn lend(&mut self, base: &Base, ptr: NonNull<u8>) {
+        // SAFETY: the caller's contract is Buffer::lent's.
+        self.buffers.insert(base.id, unsafe { Buffer::lent(ptr, base) });
+    }
+
+    /// Forgets every lent buffer (its owner keeps the memory); allocated ones stay.
+    pub fn forget_lent(&mut self) {
+        self.buffers.retain(|_, b| b.owned);
+    }
+
+    /// Takes the memory of new buffers from `source` from now on (`None`: allocate them).
+    pub fn set_source(&mut self, source: Option<MemorySource>) {
+        self.source = source;
     }
 
     /// Allocates every base in `bases` that has no buffer yet.
@@ -245,6 +307,32 @@ impl HostMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lent_buffers_use_the_lenders_memory_and_are_forgotten_not_freed() {
+        let lent_base = Base { id: BaseId(1), dtype: DType::F64, nelem: 4 };
+        let own_base = Base { id: BaseId(2), dtype: DType::F64, nelem: 4 };
+        let mut lender = Buffer::new(&lent_base).unwrap();
+        let ptr = NonNull::new(lender.as_mut_ptr()).unwrap();
+        let addr = ptr.as_ptr().expose_provenance();
+        let mut mem = HostMemory::new();
+        mem.set_source(Some(Box::new(move |b: &Base| {
+            Ok((b.id == BaseId(1)).then(|| NonNull::new(std::ptr::with_exposed_provenance_mut(addr)).unwrap()))
+        })));
+        mem.ensure(&lent_base).unwrap().as_mut_slice::<f64>()[2] = 7.5;
+        assert_eq!(lender.as_slice::<f64>()[2], 7.5, "writes land in the lender's memory");
+        let own = mem.ensure(&own_base).unwrap().as_ptr();
+        assert_ne!(own, lender.as_ptr());
+        mem.forget_lent();
+        assert!(!mem.is_allocated(lent_base.id) && mem.is_allocated(own_base.id));
+        assert_eq!(lender.as_slice::<f64>()[2], 7.5, "the lender's memory outlives the buffer");
+        mem.set_source(None);
+        // SAFETY: the lender's buffer is live, aligned and initialised.
+        unsafe { mem.lend(&lent_base, ptr) };
+        assert_eq!(mem.get(lent_base.id).unwrap().as_slice::<f64>()[2], 7.5);
+        mem.free(lent_base.id);
+        assert_eq!(lender.as_slice::<f64>()[2], 7.5);
+    }
 
     #[test]
     fn a_pinned_buffer_survives_free_until_unpinned() {

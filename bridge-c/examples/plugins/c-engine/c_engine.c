@@ -122,7 +122,7 @@ static double *f64_data(const vm_operand *o, vm_host *host, const vm_host_api *a
     if (o->kind != VM_OPERAND_VIEW) return NULL;
     *status = api->base_info(host, o->u.view.base, &info);
     if (*status != VM_OK || info.dtype != VM_DTYPE_F64) return NULL;
-    *status = api->base_data(host, o->u.view.base, &data);
+    *status = api->base_data(host, o->u.view.base, 1, &data);
     return *status == VM_OK ? data : NULL;
 }
 
@@ -242,7 +242,7 @@ static int execute(void *component, const vm_instruction *batch, size_t n, vm_ho
                 status = VM_OK;
             } else {
                 void *data;
-                status = in->opcode == VM_OP_SYNC ? api->base_data(host, in->operands[0].u.view.base, &data) : VM_OK;
+                status = in->opcode == VM_OP_SYNC ? api->base_data(host, in->operands[0].u.view.base, 1, &data) : VM_OK;
             }
             break;
         default:

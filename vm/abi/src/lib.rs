@@ -1,15 +1,20 @@
-//! The `#[repr(C)]` types of the C ABI, mirrored exactly by `vm.h` (see [`crate::header`]), and
-//! their conversion into vm-ir's [`Instruction`]s.
+//! # vm-abi: the `#[repr(C)]` types of the VM's C ABIs
+//!
+//! The types of `vm.h` (mirrored exactly; the C bridge renders the header from them) and their
+//! conversion to and from vm-ir's [`Instruction`]s, and the types of the component ABI of
+//! `vm_component.h` ([`component`]), shared by the host that loads engine plugins and the Rust
+//! side of plugins.
 //!
 //! Every struct here is plain old data: C code fills them (usually through the header's static
 //! inline helpers) and passes pointers to arrays of them. Conversion reads only the fields the
 //! tags select (`kind`, `dtype`, `ndim`, `noperands`), so bytes a C program left uninitialised
 //! elsewhere are never read.
 
+pub mod component;
+
 use vm_ir::instr::MAX_OPERANDS;
 use vm_ir::view::MAX_NDIM;
 use vm_ir::{Base, BaseId, DType, Error, Instruction, Opcode, Operand, Result, Scalar, View};
-use vm_runtime::Runtime;
 
 /// The version of the C ABI: of the structs' layout, the functions' signatures, and the meaning
 /// of the constants. Bumped on any incompatible change; `vm_abi_version()` returns it so that a
@@ -136,13 +141,9 @@ impl VmConstant {
 }
 
 impl VmView {
-    /// The view's layout checked against the runtime's table of bases: the base must be live and
-    /// the view inside it. `i` and `k` (instruction and operand) are for error messages.
-    pub fn to_view(&self, rt: &Runtime, i: usize, k: usize) -> Result<View> {
-        self.to_view_with(&|id| rt.base(id).ok(), i, k)
-    }
-
-    /// [`VmView::to_view`], looking bases up with `base_of`.
+    /// The view's layout checked against the bases `base_of` knows (the live ones): the base must
+    /// be known and the view inside it. `i` and `k` (instruction and operand) are for error
+    /// messages.
     pub fn to_view_with(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize, k: usize) -> Result<View> {
         let ndim = self.ndim as usize;
         if ndim > MAX_NDIM {
@@ -189,14 +190,10 @@ impl VmOperand {
 }
 
 impl VmInstruction {
-    /// Converts instruction `i` of a submission, looking its bases up in `rt`. Checks what the
-    /// C form can get wrong that vm-ir's [`Instruction`] cannot express (operand count and
-    /// kinds, dtype ids, dimension count, live bases); [`Runtime::submit`] checks the rest.
-    pub fn to_instruction(&self, rt: &Runtime, i: usize) -> Result<Instruction> {
-        self.to_instruction_with(&|id| rt.base(id).ok(), i)
-    }
-
-    /// [`VmInstruction::to_instruction`], looking bases up with `base_of`.
+    /// Converts instruction `i` of a submission, looking its bases up with `base_of` (the live
+    /// ones). Checks what the C form can get wrong that vm-ir's [`Instruction`] cannot express
+    /// (operand count and kinds, dtype ids, dimension count, live bases); the runtime's
+    /// submission checks the rest.
     pub fn to_instruction_with(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize) -> Result<Instruction> {
         let opcode = Opcode::from_id(self.opcode)?;
         let n = self.noperands as usize;

@@ -1,9 +1,9 @@
-//! The `#[repr(C)]` types of the component ABI, mirrored exactly by `vm_component.h` (rendered by
-//! [`super::header`]): what an engine plugin exports ([`VmComponentApi`], returned by its entry
+//! The `#[repr(C)]` types of the component ABI, mirrored exactly by `vm_component.h` (the C
+//! bridge renders it from them): what an engine plugin exports ([`VmComponentApi`], returned by its entry
 //! symbol [`ENTRY_SYMBOL`]) and what the host hands it on every call ([`VmHostApi`] with an opaque
-//! [`VmHost`]). Batches cross as the POD instructions of `vm.h` ([`crate::abi::VmInstruction`]).
+//! [`VmHost`]). Batches cross as the POD instructions of `vm.h` ([`crate::VmInstruction`]).
 
-use crate::abi::{VmBase, VmInstruction};
+use crate::{VmBase, VmInstruction};
 use std::ffi::{c_char, c_int, c_void};
 
 /// The version of the component ABI (the structs below and their meaning). A plugin states the
@@ -80,9 +80,11 @@ pub struct VmHostApi {
     pub abi_version: u32,
     /// The dtype and size of `base` (a base of the batch being executed).
     pub base_info: unsafe extern "C" fn(host: *mut VmHost, base: VmBase, out: *mut VmBaseInfo) -> c_int,
-    /// The host data of `base`: `nelem` elements of its dtype, allocated (zero-filled) on first
-    /// use. The pointer stays valid until the base is freed or the call returns.
-    pub base_data: unsafe extern "C" fn(host: *mut VmHost, base: VmBase, data: *mut *mut c_void) -> c_int,
+    /// The host data of `base`: `nelem` elements of its dtype, 64-byte aligned. With `allocate`
+    /// nonzero it is allocated (zero-filled) on first use; with 0, `*data` is NULL when the base
+    /// has no host data yet. The pointer stays valid until the base is freed or the call returns.
+    pub base_data:
+        unsafe extern "C" fn(host: *mut VmHost, base: VmBase, allocate: c_int, data: *mut *mut c_void) -> c_int,
     /// Releases the host data of `base` (what a FREE does on the host).
     pub base_free: unsafe extern "C" fn(host: *mut VmHost, base: VmBase),
     /// Executes `n` instructions on the component's child (the next one of the stack). After it
