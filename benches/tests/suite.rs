@@ -112,3 +112,63 @@ fn usage_errors_exit_with_status_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no benchmark `no_such_benchmark`"));
 }
+
+/// The benchmark suite at its tiny sizes on stacks with engine plugins: the C example plugin
+/// (built here with `cc`) above cpu, and the cpu engine loaded as a plugin
+/// (`libvm_cpu_plugin.so`, built by cargo as a dev-dependency): every checksum agrees with interp.
+#[test]
+fn the_tiny_suite_agrees_with_interp_on_plugin_stacks() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    let dir = std::env::temp_dir().join(format!("vm-bench-plugins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let built = Command::new("cc")
+        .args(["-std=c11", "-O2", "-shared", "-fPIC", "-I"])
+        .arg(root.join("bridge-c/include"))
+        .arg(root.join("bridge-c/examples/plugins/c-engine/c_engine.c"))
+        .arg("-o")
+        .arg(dir.join("libc_engine.so"))
+        .output()
+        .unwrap();
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let exe = std::env::current_exe().unwrap();
+    let cpu_plugin = exe
+        .ancestors()
+        .skip(1)
+        .take(2)
+        .map(|d| d.join("libvm_cpu_plugin.so"))
+        .find(|p| p.is_file())
+        .expect("cargo builds libvm_cpu_plugin.so beside the tests");
+    let config = dir.join("plugins.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[c_engine]\nlibrary = \"libc_engine.so\"\n[cpu_plugin]\nlibrary = \"{}\"\n[stacks]\n\
+             c_plugin = [\"node\", \"c_engine\", \"cpu\"]\ncpu_plugin = [\"node\", \"cpu_plugin\", \"interp\"]\n",
+            cpu_plugin.display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_vm-bench"))
+        .args([
+            "--size",
+            "tiny",
+            "-q",
+            "--reps",
+            "1",
+            "--warmup",
+            "0",
+            "--no-hand",
+            "--no-numpy",
+            "--no-python",
+            "--no-c",
+        ])
+        .arg("-c")
+        .arg(&config)
+        .args(["-s", "c_plugin,cpu_plugin"])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("all checksums agree") && stdout.contains("cpu_plugin"), "{stdout}");
+}
