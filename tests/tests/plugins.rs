@@ -107,6 +107,11 @@ fn the_stack_describes_the_plugin_with_its_library_abi_and_settings() {
     assert!(first.contains(&library.display().to_string()) && first.contains("component ABI 1"), "{first}");
     assert!(first.contains("f64 add, subtract, multiply and add_reduce"), "{first}");
     assert_eq!(plugin.settings, vec![("min_elements".to_string(), "0".to_string())]);
+    // ... and overridden from the environment like a built-in's.
+    let env = Env::new().with_var("VM_C_ENGINE_MIN_ELEMENTS", "16");
+    let (plan, registry) = plan_with_registry(Some(&s.config), Some("plugin"), &env).unwrap();
+    let overridden = plan.build(&registry).unwrap().describe();
+    assert_eq!(overridden[1].settings, vec![("min_elements".to_string(), "16".to_string())]);
     // Settings the plugin declares are checked like a built-in's.
     let bad = s.dir.0.join("bad.toml");
     std::fs::write(&bad, CONFIG.replace("[c_engine]\n", "[c_engine]\nmin_elements = -1\n")).unwrap();
