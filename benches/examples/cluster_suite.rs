@@ -19,8 +19,8 @@ fn child(exact: bool) -> Box<dyn Component> {
     if exact {
         return Box::new(vm_node::Node::new(Box::new(vm_interp::Interp::default())));
     }
-    let plan = StackSpec::new(None, Some("cpu")).plan(Some(1)).expect("the cpu stack plans");
-    plan.build(&vm::engines::registry().expect("registry")).expect("the cpu stack builds")
+    let (plan, registry) = StackSpec::new(None, Some("cpu")).plan(Some(1)).expect("the cpu stack plans");
+    plan.build(&registry).expect("the cpu stack builds")
 }
 
 fn main() {
