@@ -62,10 +62,11 @@ const TYPES: &str = r#"
 /** The host side of one call into the plugin. Opaque; valid only during that call. */
 typedef struct vm_host vm_host;
 
-/** What a base is: its dtype (VM_DTYPE_*) and its number of elements. */
+/** What a base is: its dtype (VM_DTYPE_*), its number of elements, its host data or NULL. */
 typedef struct vm_base_info {
     uint32_t dtype;
     uint64_t nelem;
+    void *data; /* as base_data gives it, without allocating: NULL while the base has none */
 } vm_base_info;
 
 /** One effective setting: strings without quotes, integers and booleans as TOML writes them. */
@@ -89,7 +90,7 @@ typedef struct vm_setting_spec {
  */
 typedef struct vm_host_api {
     uint32_t abi_version;
-    /** The dtype and size of base (a base of the batch being executed). */
+    /** The dtype, size and host data (NULL while none) of base, a base of the batch being run. */
     int (*base_info)(vm_host *host, vm_base base, vm_base_info *out);
     /**
      * The host data of base: nelem elements of its dtype, 64-byte aligned. With allocate nonzero

@@ -28,7 +28,7 @@ use abi::{
     COMPONENT_ABI_VERSION, ENTRY_SYMBOL, REDUCTION_REASSOCIATED, SETTING_BOOLEAN, SETTING_INTEGER, SETTING_STRING,
     VmBaseInfo, VmComponentApi, VmHost, VmHostApi, VmSetting, VmSettingSpec,
 };
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -277,7 +277,7 @@ struct HostCall<'a> {
     /// Host memory, while the host executes a batch (creation has none).
     mem: Option<&'a mut HostMemory>,
     /// The bases the plugin may name: those of the batch being executed.
-    bases: HashMap<BaseId, Base>,
+    bases: FxHashMap<BaseId, Base>,
     child: Option<&'a mut (dyn Component + 'static)>,
     /// The message the plugin recorded with `fail`, or the error a host service returned.
     error: Option<Error>,
@@ -320,7 +320,12 @@ unsafe extern "C" fn host_base_info(host: *mut VmHost, base: VmBase, out: *mut V
         let b = base_of(call, base)?;
         // SAFETY: `out` is the plugin's pointer to a vm_base_info, or NULL (checked).
         let out = unsafe { out.as_mut() }.ok_or_else(|| Error::InvalidArgument("base_info: out is NULL".into()))?;
-        *out = VmBaseInfo { dtype: b.dtype.id(), nelem: b.nelem };
+        let data = call
+            .mem
+            .as_deref_mut()
+            .and_then(|m| m.get_mut(b.id))
+            .map_or(std::ptr::null_mut(), |buf| buf.as_mut_ptr().cast());
+        *out = VmBaseInfo { dtype: b.dtype.id(), nelem: b.nelem, data };
         Ok(())
     })
 }
@@ -428,6 +433,9 @@ pub struct PluginComponent {
     child: Option<Box<dyn Component>>,
     settings: Vec<(String, String)>,
     statistics: Statistics,
+    /// Scratch of `execute`, kept from batch to batch: the batch's C form and its bases.
+    c_batch: Vec<VmInstruction>,
+    bases: FxHashMap<BaseId, Base>,
 }
 
 // SAFETY: the plugin contract requires an instance to be usable from any thread, one call at a
@@ -463,7 +471,7 @@ impl PluginComponent {
         let raw: Vec<VmSetting> =
             c_pairs.iter().map(|(k, v)| VmSetting { key: k.as_ptr(), value: v.as_ptr() }).collect();
         let has_child = child.is_some();
-        let mut call = HostCall { mem: None, bases: HashMap::new(), child: child.as_deref_mut(), error: None };
+        let mut call = HostCall { mem: None, bases: FxHashMap::default(), child: child.as_deref_mut(), error: None };
         let host = (&raw mut call).cast::<VmHost>();
         // SAFETY: the plugin's create function with settings valid for the call and the host's
         // services; a panic cannot come back from C code.
@@ -480,6 +488,8 @@ impl PluginComponent {
             child,
             settings: pairs,
             statistics: Statistics::default(),
+            c_batch: Vec::new(),
+            bases: FxHashMap::default(),
         })
     }
 
@@ -522,13 +532,23 @@ impl Component for PluginComponent {
     }
 
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
-        let raw: Vec<VmInstruction> = batch.iter().map(VmInstruction::from_instruction).collect();
-        let bases: HashMap<BaseId, Base> = batch.iter().flat_map(|i| i.views().map(|v| (v.base.id, v.base))).collect();
+        // The C form, in a buffer kept from batch to batch (an instruction is 1.7 KB of C).
+        if self.c_batch.len() < batch.len() {
+            self.c_batch.resize(batch.len(), VmInstruction::ZERO);
+        }
+        for (c, instr) in self.c_batch.iter_mut().zip(batch) {
+            c.encode(instr);
+        }
+        let mut bases = std::mem::take(&mut self.bases);
+        bases.clear();
+        bases.extend(batch.iter().flat_map(|i| i.views().map(|v| (v.base.id, v.base))));
         let mut call = HostCall { mem: Some(mem), bases, child: self.child.as_deref_mut(), error: None };
         let host = (&raw mut call).cast::<VmHost>();
         // SAFETY: the plugin's execute on its own instance, with a batch valid for the call.
-        let status = unsafe { (self.plugin.api.execute)(self.instance, raw.as_ptr(), raw.len(), host, &HOST_API) };
+        let status =
+            unsafe { (self.plugin.api.execute)(self.instance, self.c_batch.as_ptr(), batch.len(), host, &HOST_API) };
         let error = call.error.take();
+        self.bases = std::mem::take(&mut call.bases);
         self.statistics.batches += 1;
         self.outcome(status, error)
     }
@@ -547,7 +567,8 @@ impl Component for PluginComponent {
         };
         let c_name = CString::new(name).map_err(|_| Error::InvalidArgument("extension name contains NUL".into()))?;
         let mut implemented: c_int = 0;
-        let mut call = HostCall { mem: None, bases: HashMap::new(), child: self.child.as_deref_mut(), error: None };
+        let mut call =
+            HostCall { mem: None, bases: FxHashMap::default(), child: self.child.as_deref_mut(), error: None };
         let host = (&raw mut call).cast::<VmHost>();
         // SAFETY: the plugin's function on its instance, with arguments valid for the call.
         let status =

@@ -32,14 +32,22 @@ pub struct VmHost {
     _private: [u8; 0],
 }
 
-/// `vm_base_info`: what a base is.
+/// `vm_base_info`: what a base is, and its host data if it has any.
 #[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct VmBaseInfo {
     /// Its dtype (`VM_DTYPE_*`).
     pub dtype: u32,
     /// Its number of elements.
     pub nelem: u64,
+    /// Its host data (as `base_data` gives it), or NULL while it has none.
+    pub data: *mut c_void,
+}
+
+impl Default for VmBaseInfo {
+    fn default() -> VmBaseInfo {
+        VmBaseInfo { dtype: 0, nelem: 0, data: std::ptr::null_mut() }
+    }
 }
 
 /// `vm_setting`: one effective setting of the component, as text (strings without quotes;
@@ -78,7 +86,8 @@ pub struct VmSettingSpec {
 pub struct VmHostApi {
     /// `COMPONENT_ABI_VERSION` of the host.
     pub abi_version: u32,
-    /// The dtype and size of `base` (a base of the batch being executed).
+    /// The dtype and size of `base` (a base of the batch being executed), and its host data
+    /// when it has some (without allocating).
     pub base_info: unsafe extern "C" fn(host: *mut VmHost, base: VmBase, out: *mut VmBaseInfo) -> c_int,
     /// The host data of `base`: `nelem` elements of its dtype, 64-byte aligned. With `allocate`
     /// nonzero it is allocated (zero-filled) on first use; with 0, `*data` is NULL when the base
@@ -162,6 +171,7 @@ pub fn layout() -> Vec<(&'static str, usize)> {
     vec![
         ("sizeof(vm_base_info)", size_of::<VmBaseInfo>()),
         ("offsetof(vm_base_info, nelem)", offset_of!(VmBaseInfo, nelem)),
+        ("offsetof(vm_base_info, data)", offset_of!(VmBaseInfo, data)),
         ("sizeof(vm_setting)", size_of::<VmSetting>()),
         ("sizeof(vm_setting_spec)", size_of::<VmSettingSpec>()),
         ("offsetof(vm_setting_spec, kind)", offset_of!(VmSettingSpec, kind)),

@@ -239,16 +239,54 @@ impl VmInstruction {
         Ok(Instruction::new(opcode, operands))
     }
 
+    /// An instruction with no operands (`none`), every field zero.
+    pub const ZERO: VmInstruction = VmInstruction {
+        opcode: 0,
+        noperands: 0,
+        operands: [VmOperand {
+            kind: 0,
+            u: VmOperandPayload {
+                view: VmView { base: 0, start: 0, ndim: 0, shape: [0; MAX_NDIM], stride: [0; MAX_NDIM] },
+            },
+        }; MAX_OPERANDS],
+    };
+
     /// The C form of an instruction (at most [`MAX_OPERANDS`] operands are kept).
     pub fn from_instruction(instr: &Instruction) -> VmInstruction {
-        let empty = VmView { base: 0, start: 0, ndim: 0, shape: [0; MAX_NDIM], stride: [0; MAX_NDIM] };
-        let zero = VmOperand { kind: 0, u: VmOperandPayload { view: empty } };
-        let mut out = VmInstruction { opcode: instr.opcode.id(), noperands: 0, operands: [zero; MAX_OPERANDS] };
-        for (k, o) in instr.operands.iter().take(MAX_OPERANDS).enumerate() {
-            out.operands[k] = VmOperand::from_operand(o);
-            out.noperands += 1;
-        }
+        let mut out = VmInstruction::ZERO;
+        out.encode(instr);
         out
+    }
+
+    /// Overwrites `self` with the C form of `instr`, writing only the fields the tags select
+    /// (the operands used, the first `ndim` extents and strides of a view): the rest keeps what
+    /// it held, which the C form never reads. For batches that cross the component ABI in a
+    /// buffer reused from batch to batch.
+    pub fn encode(&mut self, instr: &Instruction) {
+        self.opcode = instr.opcode.id();
+        let n = instr.operands.len().min(MAX_OPERANDS);
+        self.noperands = n as u32;
+        for (slot, o) in self.operands.iter_mut().zip(&instr.operands[..n]) {
+            match o {
+                Operand::View(v) => {
+                    slot.kind = OPERAND_VIEW;
+                    // SAFETY: every member of the payload is plain data valid for any bits;
+                    // writing the view's fields through the union is writing that member.
+                    let c = unsafe { &mut slot.u.view };
+                    c.base = v.base.id.0;
+                    c.start = v.start;
+                    c.ndim = v.ndim() as u32;
+                    for (d, (&e, &st)) in v.shape.iter().zip(&v.stride).enumerate() {
+                        c.shape[d] = e as u64;
+                        c.stride[d] = st;
+                    }
+                }
+                Operand::Const(s) => {
+                    slot.kind = OPERAND_CONSTANT;
+                    slot.u.constant = VmConstant::from_scalar(*s);
+                }
+            }
+        }
     }
 }
 

@@ -246,15 +246,18 @@ impl Scalar {
     /// and the `f64` of a float dtype must fit `dtype` ([`Scalar::from_int`],
     /// [`Scalar::from_float`]). The error names the value as the payload holds it.
     pub fn try_from_payload(dtype: DType, payload: u64) -> Result<Scalar, String> {
-        let (shown, result) = match dtype {
+        // The value is written out only for the error (this runs for every constant submitted).
+        match dtype {
             DType::F32 | DType::F64 => {
                 let x = f64::from_bits(payload);
-                (format!("{x:?}"), Scalar::from_float(dtype, x))
+                Scalar::from_float(dtype, x).map_err(|why| format!("constant {x:?} is {why}"))
             }
-            d if d.is_signed() => (format!("{}", payload as i64), Scalar::from_int(d, i128::from(payload as i64))),
-            d => (format!("{payload}"), Scalar::from_int(d, i128::from(payload))),
-        };
-        result.map_err(|why| format!("constant {shown} is {why}"))
+            d if d.is_signed() => {
+                let x = payload as i64;
+                Scalar::from_int(d, i128::from(x)).map_err(|why| format!("constant {x} is {why}"))
+            }
+            d => Scalar::from_int(d, i128::from(payload)).map_err(|why| format!("constant {payload} is {why}")),
+        }
     }
 
     /// The inverse of [`Scalar::to_payload`], for payloads known to fit `dtype` (others are

@@ -14,6 +14,8 @@
 //! the host's `child_execute`, returns the host's buffers on `FREE`, and turns errors and panics
 //! into a status with `fail`'s message. No panic crosses the boundary.
 
+use rustc_hash::FxHashMap;
+use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr::NonNull;
@@ -291,9 +293,10 @@ unsafe extern "C" fn execute(
         };
         // SAFETY: the host's services, valid during the call.
         let api = unsafe { &*api };
-        let bases: std::cell::RefCell<std::collections::HashMap<BaseId, Base>> = Default::default();
+        // Each base once: what it is, and the host's buffer when it has one.
+        let bases: RefCell<FxHashMap<BaseId, (Base, *mut c_void)>> = RefCell::default();
         let base_of = |id: BaseId| -> Option<Base> {
-            if let Some(b) = bases.borrow().get(&id) {
+            if let Some((b, _)) = bases.borrow().get(&id) {
                 return Some(*b);
             }
             let mut info = VmBaseInfo::default();
@@ -301,7 +304,7 @@ unsafe extern "C" fn execute(
             let status = unsafe { (api.base_info)(host, id.0, &raw mut info) };
             let dtype = DType::from_id(info.dtype).ok().filter(|_| status == 0)?;
             let base = Base { id, dtype, nelem: info.nelem };
-            bases.borrow_mut().insert(id, base);
+            bases.borrow_mut().insert(id, (base, info.data));
             Some(base)
         };
         let instrs =
@@ -310,20 +313,17 @@ unsafe extern "C" fn execute(
         // call (nothing of an earlier call is kept: the host may have freed or replaced them),
         // and new ones allocated by the host when the component first writes a base.
         inst.mem.forget_lent();
-        for base in bases.borrow().values() {
-            let mut data: *mut c_void = std::ptr::null_mut();
-            // SAFETY: the host's service during its call.
-            let status = unsafe { (api.base_data)(host, base.id.0, 0, &raw mut data) };
-            status_result(status, "base_data")?;
+        let bases = bases.into_inner();
+        for (base, data) in bases.values() {
             if let Some(ptr) = NonNull::new(data.cast::<u8>()) {
                 // SAFETY: the host's buffer of the base (aligned, initialised, live for the call).
                 unsafe { inst.mem.lend(base, ptr) };
             }
         }
         let handle = HostHandle { host, api };
-        let hosts: std::collections::HashSet<BaseId> = bases.borrow().keys().copied().collect();
+        let hosts: FxHashMap<BaseId, ()> = bases.keys().map(|&id| (id, ())).collect();
         inst.mem.set_source(Some(Box::new(move |base: &Base| {
-            if !hosts.contains(&base.id) {
+            if !hosts.contains_key(&base.id) {
                 return Ok(None); // the component's own scratch
             }
             let h = handle;
