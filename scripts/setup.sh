@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prepares a fresh Debian 12 machine for building, testing and benchmarking the VM:
 #
-# 1. system packages: a C/C++ compiler (C tests against libvm.so), OpenMPI and libclang
+# 1. system packages: C and C++ compilers (gcc and clang: the C and C++ tests against libvm.so),
+#    CMake and pkg-config (the installed library's tests), OpenMPI and libclang
 #    (rsmpi's bindgen, for the cluster manager), PoCL and the OpenCL ICD loader (the OpenCL
 #    engine's CPU device), valgrind (the C tests run under it), Python with venv and its headers (vmnp's tests
 #    link libpython);
@@ -25,7 +26,7 @@ if ! command -v cargo >/dev/null 2>&1; then
   . \"\$HOME/.cargo/env\""
 fi
 
-packages=(build-essential pkg-config libopenmpi-dev openmpi-bin libclang-dev
+packages=(build-essential clang cmake pkg-config libopenmpi-dev openmpi-bin libclang-dev
           pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev clinfo valgrind
           python3 python3-venv python3-dev)
 
