@@ -180,3 +180,52 @@ pub fn check_program(name: &str) -> String {
     }
     first.map(|(_, s)| s).unwrap_or_default()
 }
+
+/// Compiles the C++17 source `src` (anywhere, e.g. `examples/cpp/heat.cpp`) with `compiler`
+/// (`g++`, `clang++`) and `-std=c++17 -Wall -Wextra -Werror -pedantic`, against `vm.h`/`vm.hpp`
+/// and `libvm.so` (with an rpath), into `dir`; the executable is named after the source and
+/// the compiler. Panics with the compiler's output on failure.
+pub fn compile_cpp17(src: &Path, dir: &Path, compiler: &str) -> PathBuf {
+    let stem = src.file_stem().and_then(|s| s.to_str()).expect("a file name");
+    let exe = dir.join(format!("{stem}-{compiler}"));
+    let lib = libvm_dir();
+    let out = Command::new(compiler)
+        .args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-pedantic"])
+        .arg("-I")
+        .arg(include_dir())
+        .arg(src)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-L")
+        .arg(&lib)
+        .arg("-lvm")
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-lm")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {compiler} (scripts/setup.sh installs it): {e}"));
+    assert!(
+        out.status.success(),
+        "compiling {} with {compiler} failed:\n{}{}",
+        src.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+/// [`run_with`] without a wrapper, passing `args` to `exe`.
+pub fn run_args(exe: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let dir = Scratch::new("run");
+    let home = dir.0.join("home");
+    std::fs::create_dir_all(&home).expect("create a home directory");
+    let mut cmd = Command::new(exe);
+    cmd.args(args).current_dir(&dir.0);
+    for (k, _) in std::env::vars_os() {
+        if k.to_str().is_some_and(|k| k.starts_with("VM_")) {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("HOME", &home).env("XDG_CONFIG_HOME", home.join(".config")).env("LD_LIBRARY_PATH", libvm_dir());
+    cmd.envs(vars.iter().copied());
+    cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()))
+}
