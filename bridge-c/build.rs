@@ -1,8 +1,8 @@
-//! Gives `libvm.so` the SONAME `libvm.so.<ABI major>`, the major being `ABI_VERSION` of
-//! `vm/abi/src/lib.rs` (the one place it is defined; `vm.h`'s `VM_ABI_VERSION` is rendered from
-//! it). A program linked with `-lvm` then records `libvm.so.<major>` as the library it needs, so
-//! an installed `libvm.so.<major>` of a later, compatible release satisfies it and an
-//! incompatible one (another major) never does (`scripts/install.sh` installs the symlinks).
+//! Gives `libvm.so` the SONAME `libvm.so.<ABI major>`, the major being `vm_abi::ABI_VERSION`
+//! (the one place it is defined; `vm.h`'s `VM_ABI_VERSION` is rendered from it). A program
+//! linked with `-lvm` then records `libvm.so.<major>` as the library it needs, so an installed
+//! `libvm.so.<major>` of a later, compatible release satisfies it and an incompatible one
+//! (another major) never does (`scripts/install.sh` installs the symlinks).
 //!
 //! Cargo still writes the library as `target/<profile>/libvm.so` (and `deps/libvm.so`), the name
 //! the tests and vm-bench link against. So that programs linked there find `libvm.so.<major>` at
@@ -12,28 +12,12 @@
 use std::path::{Path, PathBuf};
 
 fn main() {
-    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let abi_src = manifest.join("../vm/abi/src/lib.rs");
-    println!("cargo:rerun-if-changed={}", abi_src.display());
     println!("cargo:rerun-if-changed=build.rs");
-
-    let major = abi_major(&abi_src);
-    let soname = format!("libvm.so.{major}");
+    let soname = format!("libvm.so.{}", vm_abi::ABI_VERSION);
     if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{soname}");
         link_soname_beside_outputs(&soname);
     }
-}
-
-/// The value of `pub const ABI_VERSION: u32 = N;` in `path`.
-fn abi_major(path: &Path) -> u32 {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    text.lines()
-        .find_map(|line| {
-            let rest = line.trim().strip_prefix("pub const ABI_VERSION: u32 =")?;
-            rest.trim().trim_end_matches(';').trim().parse().ok()
-        })
-        .unwrap_or_else(|| panic!("no `pub const ABI_VERSION: u32 = N;` in {}", path.display()))
 }
 
 /// Creates `<profile dir>/<soname>` and `<profile dir>/deps/<soname>`, symlinks to `libvm.so`.
