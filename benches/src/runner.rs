@@ -38,7 +38,8 @@ pub struct Plan {
     /// Run the NumPy scripts under the Python frontend (`python -m vmnp`) on each stack of
     /// [`Plan::frontend_stacks`], when vmnp is installed.
     pub python: bool,
-    /// Run the C program (heat_equation only, when cc and libvm.so are found).
+    /// Run the C and C++ programs (heat_equation only, when the compilers and libvm.so are
+    /// found).
     pub c: bool,
     /// The float tolerance of checksums.
     pub tolerance: Tolerance,
@@ -182,12 +183,12 @@ fn run_stack(plan: &Plan, progress: &Progress, def: &BenchDef, size: &Size, spec
 }
 
 /// Counts the measurements `plan` will make (for the progress line).
-pub fn count(plan: &Plan, c_ready: bool, python_ready: bool) -> usize {
+pub fn count(plan: &Plan, c_programs: usize, python_ready: bool) -> usize {
     plan.benches
         .iter()
         .map(|(def, sizes)| {
             let c_rows =
-                if plan.c && c_ready && def.name == "heat_equation" { plan.frontend_stacks().len() } else { 0 };
+                if plan.c && def.name == "heat_equation" { c_programs * plan.frontend_stacks().len() } else { 0 };
             sizes.len()
                 * (plan.stacks.len()
                     + usize::from(plan.eager)
@@ -210,18 +211,14 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
     let vmnp_version = probe(plan.python, python::available);
     let wants_c =
         plan.c && plan.benches.iter().any(|(d, _)| d.name == "heat_equation") && !plan.frontend_stacks().is_empty();
-    let c_program = if wants_c {
-        match c::build() {
-            Ok(p) => Some(p),
-            Err(e) => {
-                notes.push(e);
-                None
-            }
+    let mut c_programs = Vec::new();
+    for lang in [c::Lang::C, c::Lang::Cpp].into_iter().filter(|_| wants_c) {
+        match c::build(lang) {
+            Ok(p) => c_programs.push(p),
+            Err(e) => notes.push(e),
         }
-    } else {
-        None
-    };
-    let mut progress = Progress::new(count(plan, c_program.is_some(), vmnp_version.is_some()), quiet);
+    }
+    let mut progress = Progress::new(count(plan, c_programs.len(), vmnp_version.is_some()), quiet);
     let hand_threads = hand::thread_count(plan.threads.unwrap_or(0));
     let mut groups = Vec::new();
     for (def, sizes) in &plan.benches {
@@ -278,9 +275,9 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
                     rows.push(row);
                 }
             }
-            if let Some(prog) = c_program.as_ref().filter(|_| def.name == "heat_equation") {
+            for prog in c_programs.iter().filter(|_| def.name == "heat_equation") {
                 for spec in &plan.frontend_stacks() {
-                    let name = format!("c:{}", spec.label);
+                    let name = format!("{}:{}", prog.lang.name(), spec.label);
                     let what = label(&name);
                     progress.at(&format!("{what} ({} + {} repetitions)", plan.warmup, plan.reps));
                     let row = match c::run(prog, size, plan.precision, plan.warmup, plan.reps, spec, plan.threads) {
@@ -327,7 +324,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
         cores: hand::thread_count(0),
         tolerance: plan.tolerance,
         numpy: numpy_version,
-        libvm: c_program.as_ref().map(|p| p.libvm.display().to_string()),
+        libvm: c_programs.first().map(|p| p.libvm.display().to_string()),
     };
     Report { meta, groups, notes }
 }

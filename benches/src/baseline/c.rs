@@ -1,5 +1,6 @@
-//! The C users' path: `benches/c/heat_equation.c`, compiled with `cc` against `libvm.so` and
-//! the header `bridge-c/include/vm.h` when the harness runs, then run on each measured stack.
+//! The C and C++ users' paths: `benches/c/heat_equation.c` (vm.h) and
+//! `benches/c/heat_equation.cpp` (vm.hpp), compiled against `libvm.so` and the headers of
+//! `bridge-c/include` when the harness runs, then run on each measured stack.
 
 use super::{bench_dir, repetitions, run_command, stack_env};
 use crate::size::Size;
@@ -8,9 +9,39 @@ use crate::{Measured, Precision};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The C compiler: `CC`, else `cc`.
-pub fn compiler() -> String {
-    std::env::var("CC").ok().filter(|c| !c.is_empty()).unwrap_or_else(|| "cc".into())
+/// A language of the compiled baselines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    /// C11 against `vm.h`.
+    C,
+    /// C++17 against `vm.hpp`.
+    Cpp,
+}
+
+impl Lang {
+    /// The row label's prefix (`c:<stack>`, `cpp:<stack>`) and the file extension.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::C => "c",
+            Lang::Cpp => "cpp",
+        }
+    }
+
+    /// The compiler: `CC` or `cc` for C, `CXX` or `c++` for C++.
+    pub fn compiler(self) -> String {
+        let (var, default) = match self {
+            Lang::C => ("CC", "cc"),
+            Lang::Cpp => ("CXX", "c++"),
+        };
+        std::env::var(var).ok().filter(|c| !c.is_empty()).unwrap_or_else(|| default.into())
+    }
+
+    fn standard(self) -> &'static str {
+        match self {
+            Lang::C => "-std=c11",
+            Lang::Cpp => "-std=c++17",
+        }
+    }
 }
 
 /// Where `libvm.so` is looked for, in order: `VM_BENCH_LIBVM` (the file or its directory), the
@@ -43,9 +74,11 @@ pub fn find_libvm() -> Option<PathBuf> {
     libvm_candidates().into_iter().find(|p| p.is_file())
 }
 
-/// The compiled C benchmark. Its directory is removed when it is dropped.
+/// A compiled benchmark program. Its directory is removed when it is dropped.
 #[derive(Debug)]
 pub struct CProgram {
+    /// Its language.
+    pub lang: Lang,
     /// The executable.
     pub exe: PathBuf,
     /// The `libvm.so` it is linked against.
@@ -59,28 +92,29 @@ impl Drop for CProgram {
     }
 }
 
-/// Compiles `benches/c/heat_equation.c`; an error says why it cannot be (no compiler, no
-/// `libvm.so`, a compile error).
-pub fn build() -> Result<CProgram, String> {
-    let cc = compiler();
+/// Compiles `benches/c/heat_equation.c` or `.cpp`; an error says why it cannot be (no
+/// compiler, no `libvm.so`, a compile error).
+pub fn build(lang: Lang) -> Result<CProgram, String> {
+    let (cc, what) = (lang.compiler(), lang.name());
     if Command::new(&cc).arg("--version").output().is_err() {
-        return Err(format!("no C baseline: the C compiler `{cc}` is not installed"));
+        return Err(format!("no {what} baseline: the compiler `{cc}` is not installed"));
     }
     let libvm = find_libvm().ok_or_else(|| {
-        "no C baseline: libvm.so not found (build it with `cargo build --release -p vm-bridge-c`, or set VM_BENCH_LIBVM)"
-            .to_string()
+        format!(
+            "no {what} baseline: libvm.so not found (build it with `cargo build --release -p vm-bridge-c`, or set VM_BENCH_LIBVM)"
+        )
     })?;
     let lib_dir = libvm.parent().map(Path::to_path_buf).unwrap_or_default();
     let include = bench_dir().join("..").join("bridge-c").join("include");
     if !include.join("vm.h").is_file() {
-        return Err(format!("no C baseline: {} not found", include.join("vm.h").display()));
+        return Err(format!("no {what} baseline: {} not found", include.join("vm.h").display()));
     }
-    let dir = std::env::temp_dir().join(format!("vm-bench-c-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("vm-bench-{what}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let exe = dir.join("heat_equation");
-    let source = bench_dir().join("c").join("heat_equation.c");
+    let source = bench_dir().join("c").join(format!("heat_equation.{what}"));
     let mut cmd = Command::new(&cc);
-    cmd.args(["-O2", "-std=c11", "-Wall", "-Werror"])
+    cmd.args(["-O2", lang.standard(), "-Wall", "-Werror"])
         .arg(&source)
         .arg("-I")
         .arg(&include)
@@ -90,8 +124,8 @@ pub fn build() -> Result<CProgram, String> {
         .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
         .arg("-o")
         .arg(&exe);
-    let program = CProgram { exe, libvm, dir };
-    run_command(&mut cmd, &format!("{cc} heat_equation.c"))?;
+    let program = CProgram { lang, exe, libvm, dir };
+    run_command(&mut cmd, &format!("{cc} heat_equation.{what}"))?;
     Ok(program)
 }
 
@@ -116,6 +150,7 @@ pub fn run(
         .arg(config)
         .arg(stack);
     cmd.envs(stack_env(spec, threads));
-    let stdout = run_command(&mut cmd, "c/heat_equation")?;
-    repetitions(&stdout, "c/heat_equation", reps)
+    let what = format!("{}/heat_equation", program.lang.name());
+    let stdout = run_command(&mut cmd, &what)?;
+    repetitions(&stdout, &what, reps)
 }

@@ -107,5 +107,6 @@ mod tests {
     fn the_scripts_are_where_the_harness_looks() {
         assert!(bench_dir().join("numpy").join("_common.py").is_file());
         assert!(bench_dir().join("c").join("heat_equation.c").is_file());
+        assert!(bench_dir().join("c").join("heat_equation.cpp").is_file());
     }
 }

@@ -21,7 +21,7 @@ pub enum Kind {
     Hand,
     /// The NumPy baseline.
     Numpy,
-    /// The C program against `libvm.so`, on a stack.
+    /// The C or C++ program against `libvm.so`, on a stack (`c:<stack>`, `cpp:<stack>`).
     C,
     /// The NumPy script under the Python frontend (`python -m vmnp`), on a stack.
     Python,
