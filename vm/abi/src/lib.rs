@@ -13,7 +13,7 @@
 pub mod component;
 
 use vm_ir::instr::MAX_OPERANDS;
-use vm_ir::view::MAX_NDIM;
+use vm_ir::view::{MAX_NDIM, Shape, Strides};
 use vm_ir::{Base, BaseId, DType, Error, Instruction, Opcode, Operand, Result, Scalar, View};
 
 /// The version of the C ABI: of the structs' layout, the functions' signatures, and the meaning
@@ -141,9 +141,11 @@ impl VmConstant {
 }
 
 impl VmView {
-    /// The view's layout checked against the bases `base_of` knows (the live ones): the base must
-    /// be known and the view inside it. `i` and `k` (instruction and operand) are for error
-    /// messages.
+    /// The view over the base `base_of` knows (the live ones): the base must be known, the
+    /// dimension count at most 16 and every extent an address-sized number. Whether the view
+    /// lies inside its base is checked where every instruction is checked, by the validation of
+    /// the instruction (`Instruction::validate`, which the runtime's submission runs), not twice.
+    /// `i` and `k` (instruction and operand) are for error messages.
     pub fn to_view_with(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize, k: usize) -> Result<View> {
         let ndim = self.ndim as usize;
         if ndim > MAX_NDIM {
@@ -152,12 +154,14 @@ impl VmView {
         let base = base_of(BaseId(self.base)).ok_or_else(|| {
             invalid(i, Some(k), format!("base {} does not exist (never created, or already freed)", self.base))
         })?;
-        let mut shape = [0usize; MAX_NDIM];
-        for (d, (s, &n)) in shape.iter_mut().zip(&self.shape[..ndim]).enumerate() {
-            *s = usize::try_from(n)
-                .map_err(|_| invalid(i, Some(k), format!("extent {n} of dimension {d} does not fit in memory")))?;
+        let mut shape = Shape::with_capacity(ndim);
+        for (d, &n) in self.shape[..ndim].iter().enumerate() {
+            shape.push(
+                usize::try_from(n)
+                    .map_err(|_| invalid(i, Some(k), format!("extent {n} of dimension {d} does not fit in memory")))?,
+            );
         }
-        View::new(base, self.start, &shape[..ndim], &self.stride[..ndim]).map_err(|e| at(e, i, k))
+        Ok(View { base, start: self.start, shape, stride: Strides::from_slice(&self.stride[..ndim]) })
     }
 
     /// The C form of a view.
@@ -204,7 +208,7 @@ impl VmInstruction {
                 format!("{opcode} with {n} operands; at most {MAX_OPERANDS} (VM_MAX_OPERANDS)"),
             ));
         }
-        let mut operands = Vec::with_capacity(n);
+        let mut operands = smallvec::SmallVec::with_capacity(n);
         for (k, op) in self.operands[..n].iter().enumerate() {
             operands.push(match op.kind {
                 OPERAND_VIEW => {
@@ -236,7 +240,7 @@ impl VmInstruction {
                 }
             });
         }
-        Ok(Instruction::new(opcode, operands))
+        Ok(Instruction { opcode, operands })
     }
 
     /// An instruction with no operands (`none`), every field zero.
