@@ -436,7 +436,7 @@ pub fn render() -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::path::{Path, PathBuf};
     use std::process::Command;
@@ -499,7 +499,7 @@ mod tests {
     }
 
     /// Compiles `source` against the committed header with `compiler` and returns what it prints.
-    fn compile_and_run(compiler: &str, std: &str, ext: &str, source: &str) -> String {
+    pub(crate) fn compile_and_run(compiler: &str, std: &str, ext: &str, source: &str) -> String {
         let dir = Scratch::new(&format!("layout-{compiler}"));
         let src = dir.0.join(format!("layout.{ext}"));
         let exe = dir.0.join("layout");

@@ -71,11 +71,15 @@ impl Drop for Scratch {
 /// with all warnings as errors, linked against `libvm.so` with an rpath, into `dir`. Returns the
 /// executable's path; panics with the compiler's output on failure.
 pub fn compile(name: &str, dir: &Path) -> PathBuf {
-    let src = c_dir().join(name);
     let stem = Path::new(name).file_stem().and_then(|s| s.to_str()).expect("a file name");
-    let exe = dir.join(stem);
-    let cpp = name.ends_with(".cpp");
-    let (compiler, std) = if cpp { ("c++", "-std=c++11") } else { ("cc", "-std=c11") };
+    let (compiler, std) = if name.ends_with(".cpp") { ("c++", "-std=c++11") } else { ("cc", "-std=c11") };
+    compile_with(compiler, std, &c_dir().join(name), &dir.join(stem))
+}
+
+/// Compiles `src` with `compiler` and the language standard `std`, all warnings as errors,
+/// against the headers of `bridge-c/include` and `tests/c`, linked against `libvm.so` with an
+/// rpath, into `exe`; panics with the compiler's output on failure.
+fn compile_with(compiler: &str, std: &str, src: &Path, exe: &Path) -> PathBuf {
     let lib = libvm_dir();
     let out = Command::new(compiler)
         .args([std, "-O1", "-Wall", "-Wextra", "-pedantic", "-Werror"])
@@ -83,23 +87,24 @@ pub fn compile(name: &str, dir: &Path) -> PathBuf {
         .arg(include_dir())
         .arg("-I")
         .arg(c_dir())
-        .arg(&src)
+        .arg(src)
         .arg("-o")
-        .arg(&exe)
+        .arg(exe)
         .arg("-L")
         .arg(&lib)
         .arg("-lvm")
         .arg(format!("-Wl,-rpath,{}", lib.display()))
         .arg("-lm")
         .output()
-        .unwrap_or_else(|e| panic!("cannot run {compiler}: {e}"));
+        .unwrap_or_else(|e| panic!("cannot run {compiler} (scripts/setup.sh installs it): {e}"));
     assert!(
         out.status.success(),
-        "compiling {name} failed:\n{}{}",
+        "compiling {} with {compiler} failed:\n{}{}",
+        src.display(),
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    exe
+    exe.to_path_buf()
 }
 
 /// The stacks every C program runs on: the default one (what the configuration picks when
@@ -130,6 +135,16 @@ pub fn run_under(wrapper: &[&str], exe: &Path, stack: Option<&str>) -> Output {
 /// [`run_under`] with the `VM_*` variables `vars` (e.g. `VM_CONFIG` and `VM_STACK`) instead of
 /// just a stack.
 pub fn run_with(wrapper: &[&str], exe: &Path, vars: &[(&str, &str)]) -> Output {
+    run_command(wrapper, exe, &[], vars)
+}
+
+/// [`run_with`] without a wrapper, passing `args` to `exe`.
+pub fn run_args(exe: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
+    run_command(&[], exe, args, vars)
+}
+
+/// Runs `exe args...` (under `wrapper` when not empty) as [`run_with`] describes.
+fn run_command(wrapper: &[&str], exe: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
     let dir = Scratch::new("run");
     let home = dir.0.join("home");
     std::fs::create_dir_all(&home).expect("create a home directory");
@@ -141,7 +156,7 @@ pub fn run_with(wrapper: &[&str], exe: &Path, vars: &[(&str, &str)]) -> Output {
         }
         None => Command::new(exe),
     };
-    cmd.current_dir(&dir.0);
+    cmd.args(args).current_dir(&dir.0);
     for (k, _) in std::env::vars_os() {
         if k.to_str().is_some_and(|k| k.starts_with("VM_")) {
             cmd.env_remove(k);
@@ -187,45 +202,5 @@ pub fn check_program(name: &str) -> String {
 /// the compiler. Panics with the compiler's output on failure.
 pub fn compile_cpp17(src: &Path, dir: &Path, compiler: &str) -> PathBuf {
     let stem = src.file_stem().and_then(|s| s.to_str()).expect("a file name");
-    let exe = dir.join(format!("{stem}-{compiler}"));
-    let lib = libvm_dir();
-    let out = Command::new(compiler)
-        .args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-pedantic"])
-        .arg("-I")
-        .arg(include_dir())
-        .arg(src)
-        .arg("-o")
-        .arg(&exe)
-        .arg("-L")
-        .arg(&lib)
-        .arg("-lvm")
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-lm")
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {compiler} (scripts/setup.sh installs it): {e}"));
-    assert!(
-        out.status.success(),
-        "compiling {} with {compiler} failed:\n{}{}",
-        src.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
-}
-
-/// [`run_with`] without a wrapper, passing `args` to `exe`.
-pub fn run_args(exe: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    let dir = Scratch::new("run");
-    let home = dir.0.join("home");
-    std::fs::create_dir_all(&home).expect("create a home directory");
-    let mut cmd = Command::new(exe);
-    cmd.args(args).current_dir(&dir.0);
-    for (k, _) in std::env::vars_os() {
-        if k.to_str().is_some_and(|k| k.starts_with("VM_")) {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.env("HOME", &home).env("XDG_CONFIG_HOME", home.join(".config")).env("LD_LIBRARY_PATH", libvm_dir());
-    cmd.envs(vars.iter().copied());
-    cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()))
+    compile_with(compiler, "-std=c++17", src, &dir.join(format!("{stem}-{compiler}")))
 }

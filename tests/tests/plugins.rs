@@ -7,11 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use vm::engines::plan_with_registry;
-use vm_interp::Interp;
 use vm_ir::{DType, Error, Instruction, Opcode, Operand, Scalar, View};
 use vm_runtime::config::Env;
 use vm_runtime::{Component, Runtime, RuntimeOptions};
-use vm_testkit::{Agree, Data, ProgramSpec, differential, random_program};
+use vm_testkit::{Agree, Data, random_program_count, random_program_failures};
 use vm_tests::{Scratch, compile, include_dir, libvm_dir, run, run_with, workspace_root};
 
 /// Compiles the C file `src` into the plugin library `dir/lib<name>.so` with warnings as errors.
@@ -74,19 +73,9 @@ fn build(config: &Path, stack: &str) -> vm_ir::Result<Box<dyn Component>> {
 #[test]
 fn random_programs_on_the_c_plugin_agree_with_interp() {
     let s = setup();
-    let spec = ProgramSpec::default();
-    let count: u64 = std::env::var("VM_RANDOM_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
     for (stack, agree) in [("plugin", Agree::Exact), ("plugin_cpu", Agree::REORDERED)] {
-        let mut subject = build(&s.config, stack).unwrap();
-        let mut failures = Vec::new();
-        for seed in 0..count {
-            let program = random_program(seed, &spec);
-            let mut reference = Interp::new(None);
-            if let Err(e) = differential(subject.as_mut(), &mut reference, &program, Data::small_if(false), agree) {
-                failures.push(format!("{stack}, seed {seed}: {e}\n{}", program.listing()));
-                subject = build(&s.config, stack).unwrap();
-            }
-        }
+        let make = || build(&s.config, stack).unwrap();
+        let (subject, failures) = random_program_failures(stack, random_program_count(300), Data::Full, agree, make);
         assert!(failures.is_empty(), "{} programs disagree:\n{}", failures.len(), failures[..1].join("\n"));
         let info = subject.describe();
         let plugin = info.iter().find(|c| c.implementation == "c_engine").expect("the plugin is in the stack");
@@ -264,20 +253,9 @@ fn cpu_plugin_config(dir: &Path) -> PathBuf {
 fn the_cpu_engine_as_a_plugin_agrees_with_interp() {
     let dir = Scratch::new("cpu-plugin");
     let config = cpu_plugin_config(&dir.0);
-    let spec = ProgramSpec::default();
-    let count: u64 = std::env::var("VM_RANDOM_PROGRAMS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
-    let mut subject = build(&config, "cpu_plugin").unwrap();
-    let mut failures = Vec::new();
-    for seed in 0..count {
-        let program = random_program(seed, &spec);
-        let mut reference = Interp::new(None);
-        if let Err(e) =
-            differential(subject.as_mut(), &mut reference, &program, Data::small_if(false), Agree::REORDERED)
-        {
-            failures.push(format!("seed {seed}: {e}\n{}", program.listing()));
-            subject = build(&config, "cpu_plugin").unwrap();
-        }
-    }
+    let make = || build(&config, "cpu_plugin").unwrap();
+    let (subject, failures) =
+        random_program_failures("cpu_plugin", random_program_count(300), Data::Full, Agree::REORDERED, make);
     assert!(failures.is_empty(), "{} programs disagree:\n{}", failures.len(), failures[..1].join("\n"));
     let info = subject.describe();
     let plugin = info.iter().find(|c| c.implementation == "cpu_plugin").expect("the plugin is in the stack");

@@ -6,28 +6,11 @@
 
 use vm_interp::Interp;
 use vm_runtime::Component;
-use vm_testkit::{Agree, Data, ProgramSpec, differential, random_program};
+use vm_testkit::{Agree, Data, random_program_count as count, random_program_failures};
 
-/// How many programs each engine runs (`VM_RANDOM_PROGRAMS` overrides).
-fn count(default: u64) -> u64 {
-    std::env::var("VM_RANDOM_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
-}
-
-/// Runs `count` programs on the engine `make` builds; collects the seeds that disagree.
-fn run(name: &str, count: u64, small: bool, mut make: impl FnMut() -> Box<dyn Component>) {
-    let spec = ProgramSpec::default();
-    let mut failures = Vec::new();
-    let mut subject = make();
-    for seed in 0..count {
-        let program = random_program(seed, &spec);
-        let mut reference = Interp::new(None);
-        if let Err(e) =
-            differential(subject.as_mut(), &mut reference, &program, Data::small_if(small), Agree::REORDERED)
-        {
-            failures.push(format!("{name}, seed {seed}: {e}\n{}", program.listing()));
-            subject = make();
-        }
-    }
+/// Runs `count` programs on the engine `make` builds; fails naming the seeds that disagree.
+fn run(name: &str, count: u64, small: bool, make: impl FnMut() -> Box<dyn Component>) {
+    let (_, failures) = random_program_failures(name, count, Data::small_if(small), Agree::REORDERED, make);
     assert!(
         failures.is_empty(),
         "{} of {count} programs disagree:\n{}",

@@ -163,7 +163,6 @@ pub fn render() -> String {
 mod tests {
     use super::*;
     use std::path::{Path, PathBuf};
-    use std::process::Command;
 
     fn committed_path() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("include").join("vm_component.h")
@@ -187,8 +186,6 @@ mod tests {
     /// The C compiler's sizes and offsets of the header's types equal Rust's.
     #[test]
     fn c_compiler_agrees_on_constants_sizes_and_offsets() {
-        let dir = std::env::temp_dir().join(format!("vm-component-layout-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
         let mut src =
             String::from("#include <stdio.h>\n#include <stddef.h>\n#include \"vm_component.h\"\nint main(void) {\n");
         let mut want = String::new();
@@ -201,20 +198,6 @@ mod tests {
             let _ = writeln!(want, "{what} {n}");
         }
         src.push_str("    return 0;\n}\n");
-        let (c, exe) = (dir.join("layout.c"), dir.join("layout"));
-        std::fs::write(&c, src).unwrap();
-        let include = committed_path().parent().unwrap().to_path_buf();
-        let out = Command::new("cc")
-            .args(["-std=c11", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I"])
-            .arg(&include)
-            .arg(&c)
-            .arg("-o")
-            .arg(&exe)
-            .output()
-            .expect("cc runs");
-        assert!(out.status.success(), "cc failed:\n{}", String::from_utf8_lossy(&out.stderr));
-        let run = Command::new(&exe).output().unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(String::from_utf8(run.stdout).unwrap(), want);
+        assert_eq!(crate::header::tests::compile_and_run("cc", "-std=c11", "c", &src), want);
     }
 }

@@ -33,6 +33,6 @@ pub mod special;
 pub use agree::{Agree, Check, Tolerance, compare};
 pub use data::Data;
 pub use generate::{Bases, ProgramSpec, random_program};
-pub use program::{Program, Step, differential, run};
+pub use program::{Program, Step, differential, random_program_count, random_program_failures, run};
 pub use rng::Rng;
 pub use special::SpecialValues;

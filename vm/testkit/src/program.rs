@@ -123,3 +123,34 @@ pub fn differential(
         (a, b) => Err(format!("engine {:?}, reference {:?}", a.err(), b.err().map(|e| e.to_string()))),
     }
 }
+
+/// How many random programs a differential test runs: `VM_RANDOM_PROGRAMS`, else `default`.
+pub fn random_program_count(default: u64) -> u64 {
+    std::env::var("VM_RANDOM_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
+/// Runs the random programs of seeds `0..count` ([`crate::random_program`] with the default
+/// spec) on the component `make` builds (a fresh one after each disagreement) against a fresh
+/// reference engine `interp`, with inputs of `data`, compared as `agree` says. Returns the
+/// subject (for what it reports) and one text per disagreeing program: `name`, the seed, the
+/// error and the program's listing.
+pub fn random_program_failures(
+    name: &str,
+    count: u64,
+    data: Data,
+    agree: Agree,
+    mut make: impl FnMut() -> Box<dyn Component>,
+) -> (Box<dyn Component>, Vec<String>) {
+    let spec = crate::ProgramSpec::default();
+    let mut failures = Vec::new();
+    let mut subject = make();
+    for seed in 0..count {
+        let program = crate::random_program(seed, &spec);
+        let mut reference = vm_interp::Interp::new(None);
+        if let Err(e) = differential(subject.as_mut(), &mut reference, &program, data, agree) {
+            failures.push(format!("{name}, seed {seed}: {e}\n{}", program.listing()));
+            subject = make();
+        }
+    }
+    (subject, failures)
+}
