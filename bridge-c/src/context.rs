@@ -6,7 +6,7 @@
 //! `VM_ERR_INVALID_ARGUMENT` instead of being undefined behaviour. A call holds its own reference
 //! to the context while it runs, so `vm_shutdown` on another thread cannot free it underneath.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 use vm_ir::{Error, Result};
@@ -95,7 +95,7 @@ pub fn shutdown(ptr: *mut VmContext) -> Result<()> {
             // Give the table's storage back once no context is left, so a program that shuts
             // down every context ends with nothing of the library's allocated: leak checkers
             // (valgrind reports the table's interior pointer as "possibly lost") stay quiet.
-            *live = HashMap::new();
+            *live = HashMap::default();
         }
         ctx
     };

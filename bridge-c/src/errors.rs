@@ -106,7 +106,13 @@ pub fn set_last_error(message: &str) {
 
 /// Clears this thread's last error (it reads as "" until the next failure).
 pub fn clear_last_error() {
-    let _ = LAST_ERROR.try_with(|e| *e.borrow_mut() = CString::default());
+    // Most calls succeed after a success: leave the empty message be rather than allocate a
+    // new one.
+    let _ = LAST_ERROR.try_with(|e| {
+        if !e.borrow().is_empty() {
+            *e.borrow_mut() = CString::default();
+        }
+    });
 }
 
 /// This thread's last error message; "" when the last call succeeded. The pointer stays valid

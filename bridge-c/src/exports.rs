@@ -137,14 +137,7 @@ pub unsafe extern "C" fn vm_submit(ctx: *mut VmContext, instrs: *const VmInstruc
         // instructions (whose size in bytes fits in isize, checked above). They are read through
         // references to their fields, only those the tags select.
         let instrs = unsafe { std::slice::from_raw_parts(instrs, n) };
-        ctx.with(|rt| {
-            let batch = instrs
-                .iter()
-                .enumerate()
-                .map(|(i, c)| c.to_instruction_with(&|id| rt.base(id).ok(), i))
-                .collect::<Result<Vec<_>>>()?;
-            rt.submit(batch)
-        })
+        ctx.with(|rt| rt.submit_with(n, |i, base_of, slot| instrs[i].decode_into(base_of, i, slot)))
     })
 }
 

@@ -199,7 +199,16 @@ impl VmInstruction {
     /// (operand count and kinds, dtype ids, dimension count, live bases); the runtime's
     /// submission checks the rest.
     pub fn to_instruction_with(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize) -> Result<Instruction> {
-        let opcode = Opcode::from_id(self.opcode)?;
+        let mut out = Instruction::new(Opcode::None, []);
+        self.decode_into(base_of, i, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`VmInstruction::to_instruction_with`], written over `out` (whose operands' storage is
+    /// reused): no instruction is built elsewhere to be moved. On error `out` is unspecified.
+    pub fn decode_into(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize, out: &mut Instruction) -> Result<()> {
+        out.opcode = Opcode::from_id(self.opcode)?;
+        let opcode = out.opcode;
         let n = self.noperands as usize;
         if n > MAX_OPERANDS {
             return Err(invalid(
@@ -208,7 +217,8 @@ impl VmInstruction {
                 format!("{opcode} with {n} operands; at most {MAX_OPERANDS} (VM_MAX_OPERANDS)"),
             ));
         }
-        let mut operands = smallvec::SmallVec::with_capacity(n);
+        let operands = &mut out.operands;
+        operands.clear();
         for (k, op) in self.operands[..n].iter().enumerate() {
             operands.push(match op.kind {
                 OPERAND_VIEW => {
@@ -240,7 +250,7 @@ impl VmInstruction {
                 }
             });
         }
-        Ok(Instruction { opcode, operands })
+        Ok(())
     }
 
     /// An instruction with no operands (`none`), every field zero.

@@ -14,7 +14,7 @@
 //! the host's `child_execute`, returns the host's buffers on `FREE`, and turns errors and panics
 //! into a status with `fail`'s message. No panic crosses the boundary.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -151,6 +151,13 @@ struct Instance {
     component: Box<dyn Component>,
     mem: HostMemory,
     host: SharedHost,
+    /// The last batch, decoded: its instructions' storage is reused by the next one.
+    batch: Vec<Instruction>,
+    /// The bases of the batch in progress: what each is, and the host's buffer when it has one.
+    bases: FxHashMap<BaseId, (Base, *mut c_void)>,
+    /// The bases of the batch in progress that the host knows (the rest are the component's
+    /// scratch), shared with the memory source that asks the host for their buffers.
+    host_bases: Arc<Mutex<FxHashSet<BaseId>>>,
 }
 
 /// The component's child: forwards batches to the host's `child_execute`.
@@ -252,7 +259,14 @@ unsafe extern "C" fn create(
         let child: Option<Box<dyn Component>> =
             (has_child != 0).then(|| Box::new(HostChild { host: shared.clone() }) as Box<dyn Component>);
         let component = (imp.construct)(&settings, child)?;
-        let boxed = Box::new(Instance { component, mem: HostMemory::new(), host: shared });
+        let boxed = Box::new(Instance {
+            component,
+            mem: HostMemory::new(),
+            host: shared,
+            batch: Vec::new(),
+            bases: FxHashMap::default(),
+            host_bases: Arc::default(),
+        });
         instance = Box::into_raw(boxed).cast();
         Ok(())
     });
@@ -294,7 +308,8 @@ unsafe extern "C" fn execute(
         // SAFETY: the host's services, valid during the call.
         let api = unsafe { &*api };
         // Each base once: what it is, and the host's buffer when it has one.
-        let bases: RefCell<FxHashMap<BaseId, (Base, *mut c_void)>> = RefCell::default();
+        let bases = RefCell::new(std::mem::take(&mut inst.bases));
+        bases.borrow_mut().clear();
         let base_of = |id: BaseId| -> Option<Base> {
             if let Some((b, _)) = bases.borrow().get(&id) {
                 return Some(*b);
@@ -307,23 +322,43 @@ unsafe extern "C" fn execute(
             bases.borrow_mut().insert(id, (base, info.data));
             Some(base)
         };
-        let instrs =
-            raw.iter().enumerate().map(|(i, c)| c.to_instruction_with(&base_of, i)).collect::<Result<Vec<_>>>()?;
+        // Decoded over the last batch's instructions, reusing their storage.
+        let mut instrs = std::mem::take(&mut inst.batch);
+        instrs.truncate(n);
+        instrs
+            .try_reserve(n - instrs.len())
+            .map_err(|_| Error::InvalidArgument(format!("a batch of {n} instructions does not fit in memory")))?;
+        instrs.resize_with(n, || Instruction::new(Opcode::None, []));
+        let decoded = raw
+            .iter()
+            .zip(instrs.iter_mut())
+            .enumerate()
+            .try_for_each(|(i, (c, slot))| c.decode_into(&base_of, i, slot));
+        inst.bases = bases.into_inner();
+        if let Err(e) = decoded {
+            instrs.clear(); // partly decoded: nothing of it may be reused as an instruction
+            inst.batch = instrs;
+            return Err(e);
+        }
         // The host's memory is the only memory: its buffers of the batch's bases, lent for this
         // call (nothing of an earlier call is kept: the host may have freed or replaced them),
         // and new ones allocated by the host when the component first writes a base.
         inst.mem.forget_lent();
-        let bases = bases.into_inner();
-        for (base, data) in bases.values() {
-            if let Some(ptr) = NonNull::new(data.cast::<u8>()) {
-                // SAFETY: the host's buffer of the base (aligned, initialised, live for the call).
-                unsafe { inst.mem.lend(base, ptr) };
+        {
+            let mut host_bases = inst.host_bases.lock().unwrap_or_else(PoisonError::into_inner);
+            host_bases.clear();
+            for (base, data) in inst.bases.values() {
+                host_bases.insert(base.id);
+                if let Some(ptr) = NonNull::new(data.cast::<u8>()) {
+                    // SAFETY: the host's buffer of the base (aligned, initialised, live for the call).
+                    unsafe { inst.mem.lend(base, ptr) };
+                }
             }
         }
         let handle = HostHandle { host, api };
-        let hosts: FxHashMap<BaseId, ()> = bases.keys().map(|&id| (id, ())).collect();
+        let host_bases = inst.host_bases.clone();
         inst.mem.set_source(Some(Box::new(move |base: &Base| {
-            if !hosts.contains_key(&base.id) {
+            if !host_bases.lock().unwrap_or_else(PoisonError::into_inner).contains(&base.id) {
                 return Ok(None); // the component's own scratch
             }
             let h = handle;
@@ -343,6 +378,7 @@ unsafe extern "C" fn execute(
             }
         }
         inst.mem.forget_lent();
+        inst.batch = instrs;
         result
     })
 }

@@ -114,25 +114,57 @@ impl Runtime {
     /// one of them is a SYNC or the batch is full. On error nothing is appended and the error
     /// names the instruction's position in `instructions`.
     pub fn submit(&mut self, instructions: Vec<Instruction>) -> Result<()> {
-        let mut freed: Vec<BaseId> = Vec::new();
-        for (i, instr) in instructions.iter().enumerate() {
-            self.check(instr, &freed).map_err(|e| e.at_instruction(i))?;
+        let mut instructions = instructions.into_iter();
+        self.submit_with(instructions.len(), |_, _, slot| {
+            *slot = instructions.next().expect("submit_with asks for exactly len() instructions");
+            Ok(())
+        })
+    }
+
+    /// [`Runtime::submit`] of `n` instructions that `make(i, base_of, slot)` writes one at a time
+    /// into their place in the pending batch (`slot` holds a `none` instruction), looking bases
+    /// up with `base_of` (the live ones): the C ABI's path, which converts each instruction
+    /// where it will stay instead of building a batch to move. On error (from `make` or from
+    /// validation) nothing is appended.
+    pub fn submit_with(
+        &mut self,
+        n: usize,
+        mut make: impl FnMut(usize, &dyn Fn(BaseId) -> Option<Base>, &mut Instruction) -> Result<()>,
+    ) -> Result<()> {
+        let start = self.pending.len();
+        self.pending
+            .try_reserve(n)
+            .map_err(|_| Error::InvalidArgument(format!("{n} instructions cannot be queued: out of memory")))?;
+        // A base FREEd by the batch leaves the table at once, so that later instructions of the
+        // batch cannot use it; it comes back if the batch is refused.
+        let mut freed: Vec<BaseState> = Vec::new();
+        for i in 0..n {
+            self.pending.push(Instruction::new(Opcode::None, []));
+            let slot = self.pending.last_mut().expect("just pushed");
+            let made = make(i, &|id| self.bases.get(&id).map(|s| s.base), slot);
+            let instr = &self.pending[start + i];
+            if let Err(e) = made.and_then(|()| self.check(instr)) {
+                self.pending.truncate(start);
+                self.bases.extend(freed.into_iter().map(|s| (s.base.id, s)));
+                return Err(e.at_instruction(i));
+            }
             if instr.opcode == Opcode::Free {
-                freed.extend(instr.views().map(|v| v.base.id));
+                freed.extend(instr.views().filter_map(|v| self.bases.remove(&v.base.id)));
             }
         }
+        let pending = std::mem::take(&mut self.pending);
         let mut flush = false;
-        for instr in &instructions {
+        for instr in &pending[start..] {
             flush |= self.track(instr);
         }
-        self.stats.instructions += instructions.len() as u64;
-        self.pending.extend(instructions);
+        self.pending = pending;
+        self.stats.instructions += n as u64;
         self.queued(flush)
     }
 
     /// [`Runtime::submit`] of one instruction (the frontend's path: no batch to allocate).
     pub fn submit_one(&mut self, instr: Instruction) -> Result<()> {
-        self.check(&instr, &[]).map_err(|e| e.at_instruction(0))?;
+        self.check(&instr).map_err(|e| e.at_instruction(0))?;
         let flush = self.track(&instr);
         self.stats.instructions += 1;
         self.pending.push(instr);
@@ -145,18 +177,20 @@ impl Runtime {
         if sync || self.pending.len() >= self.options.batch_limit { self.flush() } else { Ok(()) }
     }
 
-    /// Updates the bases' states for a checked instruction about to join the pending batch;
-    /// true when it is a SYNC (the batch must be flushed).
+    /// Updates the bases' states for a checked instruction that joined the pending batch; true
+    /// when it is a SYNC (the batch must be flushed). A base a later FREE of the batch ended is
+    /// no longer in the table: nothing is left to update about it.
     fn track(&mut self, instr: &Instruction) -> bool {
-        if let Some(out) = instr.output() {
-            let state = self.bases.get_mut(&out.base.id).expect("checked before");
+        if let Some(state) = instr.output().and_then(|out| self.bases.get_mut(&out.base.id)) {
             state.host_current = false;
             state.sync_pending = false;
         }
         match instr.opcode {
             Opcode::Sync => {
                 for v in instr.views() {
-                    self.bases.get_mut(&v.base.id).expect("checked before").sync_pending = true;
+                    if let Some(state) = self.bases.get_mut(&v.base.id) {
+                        state.sync_pending = true;
+                    }
                 }
                 true
             }
@@ -171,11 +205,10 @@ impl Runtime {
         }
     }
 
-    fn check(&self, instr: &Instruction, freed: &[BaseId]) -> Result<()> {
+    fn check(&self, instr: &Instruction) -> Result<()> {
         for (k, operand) in instr.operands.iter().enumerate() {
             let Operand::View(v) = operand else { continue };
-            let known = self.bases.get(&v.base.id).filter(|_| !freed.contains(&v.base.id));
-            let Some(state) = known else {
+            let Some(state) = self.bases.get(&v.base.id) else {
                 return Err(Error::invalid(
                     Some(k),
                     format!("base {} does not exist (never created, or freed)", v.base.id.0),
@@ -451,7 +484,18 @@ mod tests {
         assert!(matches!(rt.sync(b.id), Err(Error::UnknownBase(_))));
         let c = rt.new_base(DType::F64, 4).unwrap();
         let free_then_use = vec![Instruction::new(Opcode::Free, [View::of_base(c).into()]), add_one(c)];
-        assert!(rt.submit(free_then_use).is_err());
+        let e = rt.submit(free_then_use).unwrap_err();
+        assert!(e.to_string().contains("instruction 1"), "{e}");
+        // The refused batch freed nothing: its base is still live and usable.
+        assert_eq!(rt.live_bases(), 1);
+        rt.submit(vec![add_one(c), add_one(c)]).unwrap();
+        rt.sync(c.id).unwrap();
+        // Writing, syncing and freeing a base in one batch ends it.
+        let free = Instruction::new(Opcode::Free, [View::of_base(c).into()]);
+        let sync = Instruction::new(Opcode::Sync, [View::of_base(c).into()]);
+        rt.submit(vec![add_one(c), sync, free]).unwrap();
+        assert_eq!(rt.live_bases(), 0);
+        assert!(matches!(rt.sync(c.id), Err(Error::UnknownBase(_))));
     }
 
     #[test]
