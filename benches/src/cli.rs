@@ -72,7 +72,7 @@ pub struct Args {
     #[arg(long)]
     pub no_python: bool,
 
-    /// Skip the C and C++ programs (heat_equation against libvm.so).
+    /// Skip the C and C++ programs (benches/c, against libvm.so).
     #[arg(long)]
     pub no_c: bool,
 

@@ -38,8 +38,8 @@ pub struct Plan {
     /// Run the NumPy scripts under the Python frontend (`python -m vmnp`) on each stack of
     /// [`Plan::frontend_stacks`], when vmnp is installed.
     pub python: bool,
-    /// Run the C and C++ programs (heat_equation only, when the compilers and libvm.so are
-    /// found).
+    /// Run the C and C++ programs of the benchmarks that have them (`benches/c`), when the
+    /// compilers and libvm.so are found.
     pub c: bool,
     /// The float tolerance of checksums.
     pub tolerance: Tolerance,
@@ -183,12 +183,11 @@ fn run_stack(plan: &Plan, progress: &Progress, def: &BenchDef, size: &Size, spec
 }
 
 /// Counts the measurements `plan` will make (for the progress line).
-pub fn count(plan: &Plan, c_programs: usize, python_ready: bool) -> usize {
+pub fn count(plan: &Plan, c_programs: &[c::CProgram], python_ready: bool) -> usize {
     plan.benches
         .iter()
         .map(|(def, sizes)| {
-            let c_rows =
-                if plan.c && def.name == "heat_equation" { c_programs * plan.frontend_stacks().len() } else { 0 };
+            let c_rows = c_programs.iter().filter(|p| p.benchmark == def.name).count() * plan.frontend_stacks().len();
             sizes.len()
                 * (plan.stacks.len()
                     + usize::from(plan.eager)
@@ -209,16 +208,17 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
     };
     let numpy_version = probe(plan.numpy, numpy::available);
     let vmnp_version = probe(plan.python, python::available);
-    let wants_c =
-        plan.c && plan.benches.iter().any(|(d, _)| d.name == "heat_equation") && !plan.frontend_stacks().is_empty();
+    let wants_c = plan.c && !plan.frontend_stacks().is_empty();
     let mut c_programs = Vec::new();
-    for lang in [c::Lang::C, c::Lang::Cpp].into_iter().filter(|_| wants_c) {
-        match c::build(lang) {
-            Ok(p) => c_programs.push(p),
-            Err(e) => notes.push(e),
+    for (def, _) in plan.benches.iter().filter(|_| wants_c) {
+        for lang in [c::Lang::C, c::Lang::Cpp].into_iter().filter(|l| l.source(def.name).is_some()) {
+            match c::build(def.name, lang) {
+                Ok(p) => c_programs.push(p),
+                Err(e) => notes.push(e),
+            }
         }
     }
-    let mut progress = Progress::new(count(plan, c_programs.len(), vmnp_version.is_some()), quiet);
+    let mut progress = Progress::new(count(plan, &c_programs, vmnp_version.is_some()), quiet);
     let hand_threads = hand::thread_count(plan.threads.unwrap_or(0));
     let mut groups = Vec::new();
     for (def, sizes) in &plan.benches {
@@ -275,7 +275,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
                     rows.push(row);
                 }
             }
-            for prog in c_programs.iter().filter(|_| def.name == "heat_equation") {
+            for prog in c_programs.iter().filter(|p| p.benchmark == def.name) {
                 for spec in &plan.frontend_stacks() {
                     let name = format!("{}:{}", prog.lang.name(), spec.label);
                     let what = label(&name);

@@ -73,7 +73,7 @@ fn the_binary_runs_a_tiny_suite_and_writes_json_and_svg() {
     std::fs::create_dir_all(&dir).unwrap();
     let (json, svg) = (dir.join("r.json"), dir.join("r.svg"));
     let out = Command::new(env!("CARGO_BIN_EXE_vm-bench"))
-        .args(["--size", "tiny", "-b", "heat_equation,montecarlo_pi", "-q", "--reps", "2", "--warmup", "0"])
+        .args(["--size", "tiny", "-b", "heat_equation,montecarlo_pi,overhead", "-q", "--reps", "2", "--warmup", "0"])
         .arg("--json")
         .arg(&json)
         .arg("--plot")
@@ -85,7 +85,7 @@ fn the_binary_runs_a_tiny_suite_and_writes_json_and_svg() {
     assert!(stdout.contains("heat_equation 20*30*5") && stdout.contains("all checksums agree"), "{stdout}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let groups = v["groups"].as_array().unwrap();
-    assert_eq!(groups.len(), 2);
+    assert_eq!(groups.len(), 4, "heat_equation, montecarlo_pi and overhead's two tiny sizes");
     for g in groups {
         let rows = g["rows"].as_array().unwrap();
         assert_eq!(rows[0]["implementation"], "eager");

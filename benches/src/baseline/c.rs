@@ -1,6 +1,8 @@
-//! The C and C++ users' paths: `benches/c/heat_equation.c` (vm.h) and
-//! `benches/c/heat_equation.cpp` (vm.hpp), compiled against `libvm.so` and the headers of
-//! `bridge-c/include` when the harness runs, then run on each measured stack.
+//! The C and C++ users' paths: the programs `benches/c/<benchmark>.c` (vm.h) and
+//! `benches/c/<benchmark>.cpp` (vm.hpp) that exist, compiled against `libvm.so` and the headers
+//! of `bridge-c/include` when the harness runs, then run on each measured stack. Each takes
+//! `SIZE DTYPE WARMUP REPS [CONFIG|-] [STACK|-]` and prints `RESULT <seconds> <checksum>` per
+//! timed repetition (see `benches/c/heat_equation.c`).
 
 use super::{bench_dir, repetitions, run_command, stack_env};
 use crate::size::Size;
@@ -34,6 +36,11 @@ impl Lang {
             Lang::Cpp => ("CXX", "c++"),
         };
         std::env::var(var).ok().filter(|c| !c.is_empty()).unwrap_or_else(|| default.into())
+    }
+
+    /// The source file of `benchmark` in this language, when the suite has one.
+    pub fn source(self, benchmark: &str) -> Option<PathBuf> {
+        Some(bench_dir().join("c").join(format!("{benchmark}.{}", self.name()))).filter(|p| p.is_file())
     }
 
     fn standard(self) -> &'static str {
@@ -77,6 +84,8 @@ pub fn find_libvm() -> Option<PathBuf> {
 /// A compiled benchmark program. Its directory is removed when it is dropped.
 #[derive(Debug)]
 pub struct CProgram {
+    /// The benchmark it runs.
+    pub benchmark: &'static str,
     /// Its language.
     pub lang: Lang,
     /// The executable.
@@ -92,9 +101,9 @@ impl Drop for CProgram {
     }
 }
 
-/// Compiles `benches/c/heat_equation.c` or `.cpp`; an error says why it cannot be (no
-/// compiler, no `libvm.so`, a compile error).
-pub fn build(lang: Lang) -> Result<CProgram, String> {
+/// Compiles `benches/c/<benchmark>.c` or `.cpp` (which must exist: [`Lang::source`]); an error
+/// says why it cannot be (no compiler, no `libvm.so`, a compile error).
+pub fn build(benchmark: &'static str, lang: Lang) -> Result<CProgram, String> {
     let (cc, what) = (lang.compiler(), lang.name());
     if Command::new(&cc).arg("--version").output().is_err() {
         return Err(format!("no {what} baseline: the compiler `{cc}` is not installed"));
@@ -109,10 +118,10 @@ pub fn build(lang: Lang) -> Result<CProgram, String> {
     if !include.join("vm.h").is_file() {
         return Err(format!("no {what} baseline: {} not found", include.join("vm.h").display()));
     }
-    let dir = std::env::temp_dir().join(format!("vm-bench-{what}-{}", std::process::id()));
+    let source = lang.source(benchmark).ok_or_else(|| format!("no {what} baseline of {benchmark}"))?;
+    let dir = std::env::temp_dir().join(format!("vm-bench-{what}-{benchmark}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let exe = dir.join("heat_equation");
-    let source = bench_dir().join("c").join(format!("heat_equation.{what}"));
+    let exe = dir.join(benchmark);
     let mut cmd = Command::new(&cc);
     cmd.args(["-O2", lang.standard(), "-Wall", "-Werror"])
         .arg(&source)
@@ -124,12 +133,12 @@ pub fn build(lang: Lang) -> Result<CProgram, String> {
         .arg(format!("-Wl,-rpath,{}", lib_dir.display()))
         .arg("-o")
         .arg(&exe);
-    let program = CProgram { lang, exe, libvm, dir };
-    run_command(&mut cmd, &format!("{cc} heat_equation.{what}"))?;
+    let program = CProgram { benchmark, lang, exe, libvm, dir };
+    run_command(&mut cmd, &format!("{cc} {benchmark}.{what}"))?;
     Ok(program)
 }
 
-/// Runs the C benchmark at `size` on the stack `spec` (its config file and stack name), with
+/// Runs the compiled benchmark at `size` on the stack `spec` (its config file and stack name), with
 /// `threads` (when given) as the `threads` setting of each component that has one.
 pub fn run(
     program: &CProgram,
@@ -150,7 +159,7 @@ pub fn run(
         .arg(config)
         .arg(stack);
     cmd.envs(stack_env(spec, threads));
-    let what = format!("{}/heat_equation", program.lang.name());
+    let what = format!("{}/{}", program.lang.name(), program.benchmark);
     let stdout = run_command(&mut cmd, &what)?;
     repetitions(&stdout, &what, reps)
 }

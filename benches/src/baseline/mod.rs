@@ -108,5 +108,6 @@ mod tests {
         assert!(bench_dir().join("numpy").join("_common.py").is_file());
         assert!(bench_dir().join("c").join("heat_equation.c").is_file());
         assert!(bench_dir().join("c").join("heat_equation.cpp").is_file());
+        assert!(bench_dir().join("c").join("overhead.cpp").is_file());
     }
 }
