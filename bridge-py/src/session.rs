@@ -11,22 +11,20 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyModule};
 use smallvec::SmallVec;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use vm::context::{self, Context};
 use vm_ir::{Base, BaseId, DType, Error, Instruction, Opcode, Operand, View};
 use vm_runtime::Runtime;
 
-/// Instructions queued since the last flush after which this module flushes on its own, with
-/// the GIL released; below the runtime's batch limit (4096), so the runtime never flushes while
-/// the GIL is held.
+/// Instructions queued (the runtime's pending batch) after which this module flushes on its
+/// own, with the GIL released; below the runtime's batch limit (4096), so the runtime never
+/// flushes while the GIL is held.
 const FLUSH_AFTER: usize = 4000;
 
 /// The process's VM.
 pub struct Vm {
     ctx: Arc<Context>,
     token: usize,
-    queued: AtomicUsize,
 }
 
 static VM: OnceLock<std::result::Result<Vm, String>> = OnceLock::new();
@@ -37,7 +35,7 @@ pub fn vm() -> PyResult<&'static Vm> {
         let (rt, plan) = vm::engines::build_runtime(None, None).map_err(|e| e.to_string())?;
         let token = context::register(Context::new(rt, format!("{plan:?}")));
         let ctx = context::lookup(token).map_err(|e| e.to_string())?;
-        Ok(Vm { ctx, token: token.addr(), queued: AtomicUsize::new(0) })
+        Ok(Vm { ctx, token: token.addr() })
     });
     v.as_ref().map_err(|e| VMError::new_err(e.clone()))
 }
@@ -57,14 +55,16 @@ impl Vm {
 
     /// Runs `f` on the runtime with the GIL released (for work that may execute batches).
     pub fn run<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Runtime) -> vm_ir::Result<T> + Send) -> PyResult<T> {
-        self.queued.store(0, Ordering::Relaxed);
         py.detach(|| self.ctx.with(f)).map_err(vm_err)
     }
 
-    /// Queues one instruction; flushes (GIL released) every [`FLUSH_AFTER`] instructions.
+    /// Queues one instruction; flushes (GIL released) once [`FLUSH_AFTER`] are queued.
     pub fn submit(&self, py: Python<'_>, instr: Instruction) -> PyResult<()> {
-        self.with(|rt| rt.submit_one(instr))?;
-        if self.queued.fetch_add(1, Ordering::Relaxed) + 1 >= FLUSH_AFTER {
+        let full = self.with(|rt| {
+            rt.submit_one(instr)?;
+            Ok(rt.pending_len() >= FLUSH_AFTER)
+        })?;
+        if full {
             self.run(py, |rt| rt.flush())?;
         }
         Ok(())
@@ -82,12 +82,12 @@ impl Vm {
         mut operands: SmallVec<[Operand; 3]>,
     ) -> PyResult<(View, Arc<BaseHandle>)> {
         let nelem = crate::ops::element_count(shape)?;
-        let view = self.with(|rt| {
+        let (view, full) = self.with(|rt| {
             let base = rt.new_base(dtype, nelem as u64)?;
             let view = View::row_major(base, shape);
             operands[0] = Operand::View(view.clone());
             match rt.submit_one(Instruction { opcode, operands }) {
-                Ok(()) => Ok(view),
+                Ok(()) => Ok((view, rt.pending_len() >= FLUSH_AFTER)),
                 Err(e) => {
                     // The base may have been queued already (a full batch was flushed and failed).
                     let _ = rt.free(base.id);
@@ -96,7 +96,7 @@ impl Vm {
             }
         })?;
         let handle = Arc::new(BaseHandle { base: view.base });
-        if self.queued.fetch_add(1, Ordering::Relaxed) + 1 >= FLUSH_AFTER {
+        if full {
             self.run(py, |rt| rt.flush())?;
         }
         Ok((view, handle))
@@ -121,7 +121,6 @@ impl Drop for BaseHandle {
         if let Some(Ok(vm)) = VM.get() {
             // A failed FREE (the context was shut down) leaves nothing to clean up.
             let _ = vm.ctx.with(|rt| rt.free(self.base.id));
-            vm.queued.fetch_add(1, Ordering::Relaxed);
         }
     }
 }

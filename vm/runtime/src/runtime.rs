@@ -110,6 +110,11 @@ impl Runtime {
         self.bases.len()
     }
 
+    /// Number of instructions queued and not yet run (the pending batch).
+    pub fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+
     /// Validates `instructions` as a whole and appends them to the pending batch; flushes when
     /// one of them is a SYNC or the batch is full. On error nothing is appended and the error
     /// names the instruction's position in `instructions`.
