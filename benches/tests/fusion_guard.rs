@@ -1,0 +1,39 @@
+//! Fusion regression guard: what the cpu engine forms for knn, nbody and heat_equation at their
+//! tiny sizes (kernels run, instructions fused, temporaries contracted, bytes moved) must stay
+//! at the values below. Not a timing: a change to kernel formation, contraction or the engine's
+//! batch rewriting that loses fusion changes these counts and fails here; a change that improves
+//! them updates the table with the new, better figures.
+
+use vm_bench::size::SizeName;
+use vm_bench::stacks::StackSpec;
+use vm_bench::{Precision, suite};
+use vm_runtime::Statistics;
+
+/// (benchmark, kernels, fused instructions, contracted temporaries, bytes moved) at the first
+/// tiny size, f64, one run on a fresh cpu stack.
+const EXPECTED: &[(&str, u64, u64, u64, u64)] =
+    &[("knn", 11, 17, 6, 79_384), ("nbody", 46, 175, 99, 1_019_544), ("heat_equation", 18, 55, 30, 200_136)];
+
+fn fusion_of(name: &str) -> Statistics {
+    let def = suite::find(name).unwrap_or_else(|| panic!("no benchmark {name}"));
+    let size = def.sizes(SizeName::Tiny).into_iter().next().expect("a tiny size");
+    let (vm, _) = StackSpec::new(None, Some("cpu")).build(None).expect("the cpu stack builds");
+    (def.vm)(&vm, size.dims(), Precision::F64).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let stats = vm.runtime().describe().iter().map(|i| i.statistics).sum::<Statistics>();
+    vm.shutdown().unwrap();
+    stats
+}
+
+#[test]
+fn knn_nbody_and_heat_keep_their_fusion() {
+    let mut failures = Vec::new();
+    for name in ["knn", "nbody", "heat_equation"] {
+        let s = fusion_of(name);
+        let got = (name, s.kernels, s.fused_instructions, s.contracted, s.bytes_moved);
+        match EXPECTED.iter().find(|e| e.0 == name) {
+            Some(want) if *want == got => {}
+            want => failures.push(format!("{name}: got {got:?}, want {want:?}")),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
