@@ -99,7 +99,7 @@ pub fn broadcast_shapes(args: &[Arg]) -> PyResult<Shape> {
     for a in args {
         let Arg::Arr(v) = a else { continue };
         if first {
-            out = v.shape.clone();
+            out = Shape::from_slice(&v.shape);
             first = false;
             continue;
         }

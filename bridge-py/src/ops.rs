@@ -179,7 +179,6 @@ pub fn record<const N: usize>(
     // Casts of the inputs, alive until the instruction reading them is queued.
     let mut temps: smallvec::SmallVec<[Arc<BaseHandle>; 2]> = smallvec::SmallVec::new();
     let mut operands: smallvec_ops::Ops = smallvec_ops::Ops::new();
-    operands.push(Operand::Const(Scalar::Bool(false))); // placeholder for the output
     for (i, a) in inputs.into_iter().enumerate() {
         // select's condition stays bool whatever the values compute in
         let ct = if op == Opcode::Select && i == 0 { DType::Bool } else { ct };
@@ -210,18 +209,18 @@ pub fn record<const N: usize>(
             shape_text(&shape)
         ))),
         Some(o) if o.view.dtype() == out_dtype => {
-            operands[0] = Operand::View(o.view.clone());
+            operands.insert(0, Operand::View(o.view.clone()));
             vm.submit(py, Instruction { opcode: op, operands })?;
             Ok(None)
         }
         Some(o) => {
             let (tmp, _h) = new_array(&shape, out_dtype)?;
-            operands[0] = Operand::View(tmp.clone());
+            operands.insert(0, Operand::View(tmp.clone()));
             vm.submit(py, Instruction { opcode: op, operands })?;
             vm.submit(py, Instruction::new(Opcode::Identity, [Operand::View(o.view.clone()), Operand::View(tmp)]))?;
             Ok(None)
         }
-        None => vm.submit_new(py, &shape, out_dtype, op, operands).map(Some),
+        None => vm.submit_new(py, &shape, out_dtype, op, &mut operands).map(Some),
     }
 }
 

@@ -70,23 +70,29 @@ impl Vm {
         Ok(())
     }
 
-    /// Queues `opcode` over `operands` writing a new row-major array of `shape` and `dtype`
-    /// (operand 0 becomes its view): creating the base and queueing take the runtime once, the
-    /// per-operation path of every ufunc. The base is freed again when the instruction is refused.
+    /// Queues `opcode` over `inputs` writing a new row-major array of `shape` and `dtype` (its
+    /// view is operand 0): creating the base and queueing take the runtime once, and the
+    /// instruction is built in its place in the pending batch, the per-operation path of every
+    /// ufunc. The base is freed again when the instruction is refused.
     pub fn submit_new(
         &self,
         py: Python<'_>,
         shape: &[usize],
         dtype: DType,
         opcode: Opcode,
-        mut operands: SmallVec<[Operand; 3]>,
+        inputs: &mut SmallVec<[Operand; 3]>,
     ) -> PyResult<(View, Arc<BaseHandle>)> {
         let nelem = crate::ops::element_count(shape)?;
         let (view, full) = self.with(|rt| {
             let base = rt.new_base(dtype, nelem as u64)?;
             let view = View::row_major(base, shape);
-            operands[0] = Operand::View(view.clone());
-            match rt.submit_one(Instruction { opcode, operands }) {
+            let queued = rt.submit_in_place(|slot| {
+                slot.opcode = opcode;
+                slot.operands.push(Operand::View(view.clone()));
+                slot.operands.extend(inputs.drain(..));
+                Ok(())
+            });
+            match queued {
                 Ok(()) => Ok((view, rt.pending_len() >= FLUSH_AFTER)),
                 Err(e) => {
                     // The base may have been queued already (a full batch was flushed and failed).

@@ -199,7 +199,7 @@ impl VmInstruction {
     /// (operand count and kinds, dtype ids, dimension count, live bases); the runtime's
     /// submission checks the rest.
     pub fn to_instruction_with(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize) -> Result<Instruction> {
-        let mut out = Instruction::new(Opcode::None, []);
+        let mut out = Instruction::empty(Opcode::None);
         self.decode_into(base_of, i, &mut out)?;
         Ok(out)
     }

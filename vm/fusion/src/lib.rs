@@ -77,14 +77,16 @@ pub enum Step {
 /// position, reductions of nothing).
 pub fn iteration_shape(instr: &Instruction) -> Option<Shape> {
     match instr.opcode.kind() {
-        Kind::Unary | Kind::Binary | Kind::Select | Kind::Range | Kind::Random => Some(instr.output()?.shape.clone()),
+        Kind::Unary | Kind::Binary | Kind::Select | Kind::Range | Kind::Random => {
+            Some(Shape::from_slice(&instr.output()?.shape))
+        }
         // A reduction to a position combines (value, position) pairs, which kernels do not
         // carry: engines run `argmin_reduce` and `argmax_reduce` alone.
         Kind::Reduce if instr.opcode.is_arg_reduce() => None,
         Kind::Reduce => {
             let input = instr.operands.get(1)?.as_view()?;
             // A reduction of nothing fills its output with the identity: nothing to iterate over.
-            (input.nelem() > 0).then(|| input.shape.clone())
+            (input.nelem() > 0).then(|| Shape::from_slice(&input.shape))
         }
         _ => None,
     }
@@ -298,8 +300,7 @@ pub struct PartitionCache {
     words: usize,
     /// Scratch: the current batch's signature and its bases in order of first appearance.
     signature: Vec<u64>,
-    numbering: HashMap<BaseId, u32>,
-    bases: Vec<BaseId>,
+    numbering: Numbering,
     /// Batches answered from the cache.
     pub hits: u64,
     /// Batches analysed.
@@ -330,11 +331,13 @@ impl PartitionCache {
         if let Some((entry, cached)) = self.entries.get(&self.signature) {
             self.hits += 1;
             self.entry = *entry;
-            return renamed(cached, |n| self.bases[n.0 as usize]);
+            return renamed(cached, |n| self.numbering.bases[n.0 as usize]);
         }
         self.misses += 1;
         let steps = partition(batch, options);
-        let numbered = renamed(&steps, |id| BaseId(u64::from(self.numbering[&id])));
+        let numbered = renamed(&steps, |id| {
+            BaseId(u64::from(self.numbering.get(id).expect("every base of the batch is numbered")))
+        });
         if self.entries.len() >= Self::MAX_ENTRIES || self.words + self.signature.len() > Self::MAX_WORDS {
             self.entries.clear();
             self.words = 0;
@@ -358,42 +361,122 @@ impl PartitionCache {
     /// The position of `id` among the bases of the last batch partitioned, in order of first
     /// appearance: the name of the base that is the same for batches of one entry.
     pub fn number_of(&self, id: BaseId) -> Option<u32> {
-        self.numbering.get(&id).copied()
+        self.numbering.get(id)
     }
 
-    /// Fills `signature`, `numbering` and `bases` for `batch`.
+    /// Fills `signature` and `numbering` for `batch`.
     fn sign(&mut self, batch: &[Instruction], options: &Options) {
         self.signature.clear();
-        self.numbering.clear();
-        self.bases.clear();
-        self.signature.push(options.max_instructions as u64);
+        self.numbering.start(batch.len());
+        let sig = &mut self.signature;
+        sig.reserve(1 + 12 * batch.len());
+        sig.push(options.max_instructions as u64);
         for instr in batch {
-            self.signature.push(u64::from(instr.opcode.id()) | (instr.operands.len() as u64) << 32);
+            sig.push(u64::from(instr.opcode.id()) | (instr.operands.len() as u64) << 32);
             // The axis of a reduction or scan is structure, not data: reductions of a cube along
             // different axes have operands of the same layouts.
             if let Some(axis) = instr.axis() {
-                self.signature.push(axis as u64);
+                sig.push(axis as u64);
             }
             for o in &instr.operands {
                 match o {
-                    Operand::Const(s) => self.signature.push(1 << 63 | u64::from(s.dtype().id())),
+                    Operand::Const(s) => sig.push(1 << 63 | u64::from(s.dtype().id())),
                     Operand::View(v) => {
-                        let next = self.bases.len() as u32;
-                        let n = *self.numbering.entry(v.base.id).or_insert(next);
-                        if n == next {
-                            self.bases.push(v.base.id);
-                        }
+                        let n = self.numbering.number(v.base.id);
                         let dtype = u64::from(v.dtype().id());
-                        self.signature.push(u64::from(n) | (v.ndim() as u64) << 32 | dtype << 40);
-                        self.signature.push(v.start as u64);
+                        sig.extend_from_slice(&[u64::from(n) | (v.ndim() as u64) << 32 | dtype << 40, v.start as u64]);
                         for (&e, &s) in v.shape.iter().zip(&v.stride) {
-                            self.signature.push(e as u64);
-                            self.signature.push(s as u64);
+                            sig.extend_from_slice(&[e as u64, s as u64]);
                         }
                     }
                 }
             }
         }
+    }
+}
+
+/// The bases of one batch numbered by first appearance: an open-addressing table keyed by base
+/// id (a multiplicative hash, linear probing), its slots stamped with the batch they belong to so
+/// starting a batch clears nothing. The per-view lookup of [`PartitionCache::sign`], on the path
+/// of every instruction, costs a multiply and a compare or two.
+#[derive(Debug, Default)]
+struct Numbering {
+    /// `(id, number, stamp)`; a slot belongs to the current batch when its stamp is `stamp`.
+    slots: Vec<(u64, u32, u32)>,
+    stamp: u32,
+    /// The bases in order of first appearance (`bases[n]` is numbered `n`).
+    bases: Vec<BaseId>,
+}
+
+impl Numbering {
+    /// Starts numbering a batch of `len` instructions.
+    fn start(&mut self, len: usize) {
+        self.bases.clear();
+        self.stamp = self.stamp.wrapping_add(1);
+        let want = (2 * len + 16).next_power_of_two();
+        if self.stamp == 0 || self.slots.len() < want {
+            // A wrapped stamp could meet a slot of the batch 2^32 batches ago: start clean.
+            self.slots = vec![(0, 0, 0); want.max(self.slots.len())];
+            self.stamp = 1;
+        }
+    }
+
+    fn slot(&self, id: u64) -> usize {
+        let bits = self.slots.len().trailing_zeros();
+        (id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+    }
+
+    /// The number of `id`, numbering it next when it is new to the batch.
+    fn number(&mut self, id: BaseId) -> u32 {
+        if 2 * (self.bases.len() + 1) > self.slots.len() {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.slot(id.0);
+        loop {
+            let (key, n, stamp) = self.slots[i];
+            if stamp != self.stamp {
+                let n = self.bases.len() as u32;
+                self.slots[i] = (id.0, n, self.stamp);
+                self.bases.push(id);
+                return n;
+            }
+            if key == id.0 {
+                return n;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The number of `id` in the current batch.
+    fn get(&self, id: BaseId) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.slot(id.0);
+        loop {
+            let (key, n, stamp) = self.slots[i];
+            if stamp != self.stamp {
+                return None;
+            }
+            if key == id.0 {
+                return Some(n);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Doubles the table, renumbering nothing.
+    fn grow(&mut self) {
+        let len = (2 * self.slots.len()).max(64);
+        self.slots = vec![(0, 0, 0); len];
+        self.stamp = 1;
+        let bases = std::mem::take(&mut self.bases);
+        for &id in &bases {
+            self.number(id);
+        }
+        debug_assert_eq!(self.bases, bases);
     }
 }
 
@@ -431,6 +514,30 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn numbering_is_by_first_appearance_across_growth_and_batches() {
+        let mut n = Numbering::default();
+        n.start(1);
+        let ids: Vec<u64> = (0..500).map(|i| (i * 7919) % 1013 + (i % 3) * (1 << 40)).collect();
+        let mut firsts: Vec<u64> = Vec::new();
+        for &id in ids.iter().chain(&ids) {
+            let k = n.number(BaseId(id));
+            let want = firsts.iter().position(|&f| f == id).unwrap_or_else(|| {
+                firsts.push(id);
+                firsts.len() - 1
+            });
+            assert_eq!(k as usize, want, "base {id}");
+        }
+        assert_eq!(n.bases.iter().map(|b| b.0).collect::<Vec<_>>(), firsts);
+        assert_eq!(n.get(BaseId(ids[3])), Some(3));
+        // A new batch forgets the last one without clearing the table.
+        n.start(1);
+        assert_eq!(n.get(BaseId(ids[3])), None);
+        assert_eq!(n.number(BaseId(ids[3])), 0);
+        assert_eq!(n.number(BaseId(5)), 1);
+        assert_eq!(n.get(BaseId(ids[3])), Some(0));
     }
 
     #[test]

@@ -78,6 +78,13 @@ impl Instruction {
         Instruction { opcode, operands: operands.into_iter().collect() }
     }
 
+    /// An instruction of `opcode` without operands yet (cheaper than `new` with none: a slot to
+    /// fill in place).
+    #[inline]
+    pub fn empty(opcode: Opcode) -> Instruction {
+        Instruction { opcode, operands: SmallVec::new() }
+    }
+
     /// The output view (operand 0) of an instruction that writes one.
     #[inline]
     pub fn output(&self) -> Option<&View> {

@@ -55,7 +55,7 @@ pub enum Overlap {
 
 /// A multidimensional strided window onto a base. Element `idx` of the view is element
 /// `start + sum(idx[d] * stride[d])` of the base. A view with `ndim() == 0` has one element.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct View {
     /// The base viewed.
     pub base: Base,
@@ -65,6 +65,20 @@ pub struct View {
     pub shape: Shape,
     /// Stride of each dimension, in elements.
     pub stride: Strides,
+}
+
+// Views are cloned on every instruction's path; `from_slice` copies the extents and strides in
+// one move where the derived clone would push them one by one.
+impl Clone for View {
+    #[inline]
+    fn clone(&self) -> View {
+        View {
+            base: self.base,
+            start: self.start,
+            shape: Shape::from_slice(&self.shape),
+            stride: Strides::from_slice(&self.stride),
+        }
+    }
 }
 
 impl View {

@@ -328,7 +328,7 @@ unsafe extern "C" fn execute(
         instrs
             .try_reserve(n - instrs.len())
             .map_err(|_| Error::InvalidArgument(format!("a batch of {n} instructions does not fit in memory")))?;
-        instrs.resize_with(n, || Instruction::new(Opcode::None, []));
+        instrs.resize_with(n, || Instruction::empty(Opcode::None));
         let decoded = raw
             .iter()
             .zip(instrs.iter_mut())

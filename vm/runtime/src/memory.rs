@@ -290,7 +290,9 @@ impl HostMemory {
 
     /// Ends [`HostMemory::pin`]: the next [`HostMemory::free`] releases the buffer.
     pub fn unpin(&mut self, id: BaseId) {
-        self.pinned.remove(&id);
+        if !self.pinned.is_empty() {
+            self.pinned.remove(&id);
+        }
     }
 
     /// True when `id` has a buffer.

@@ -144,7 +144,7 @@ impl Runtime {
         // batch cannot use it; it comes back if the batch is refused.
         let mut freed: Vec<BaseState> = Vec::new();
         for i in 0..n {
-            self.pending.push(Instruction::new(Opcode::None, []));
+            self.pending.push(Instruction::empty(Opcode::None));
             let slot = self.pending.last_mut().expect("just pushed");
             let made = make(i, &|id| self.bases.get(&id).map(|s| s.base), slot);
             let instr = &self.pending[start + i];
@@ -157,22 +157,35 @@ impl Runtime {
                 freed.extend(instr.views().filter_map(|v| self.bases.remove(&v.base.id)));
             }
         }
-        let pending = std::mem::take(&mut self.pending);
         let mut flush = false;
-        for instr in &pending[start..] {
-            flush |= self.track(instr);
+        for instr in &self.pending[start..] {
+            flush |= track(&mut self.bases, &mut self.memory, instr);
         }
-        self.pending = pending;
         self.stats.instructions += n as u64;
         self.queued(flush)
     }
 
-    /// [`Runtime::submit`] of one instruction (the frontend's path: no batch to allocate).
+    /// [`Runtime::submit`] of one instruction (no batch to allocate).
     pub fn submit_one(&mut self, instr: Instruction) -> Result<()> {
-        self.check(&instr).map_err(|e| e.at_instruction(0))?;
-        let flush = self.track(&instr);
+        self.submit_in_place(|slot| {
+            *slot = instr;
+            Ok(())
+        })
+    }
+
+    /// [`Runtime::submit`] of one instruction that `fill` writes in place at the end of the
+    /// pending batch (`slot` holds a `none` instruction without operands): the frontends' path,
+    /// which builds an instruction where it will stay instead of moving it there (an instruction
+    /// is a few hundred bytes). On error (from `fill` or from validation) nothing is appended.
+    pub fn submit_in_place(&mut self, fill: impl FnOnce(&mut Instruction) -> Result<()>) -> Result<()> {
+        let i = self.pending.len();
+        self.pending.push(Instruction::empty(Opcode::None));
+        if let Err(e) = fill(&mut self.pending[i]).and_then(|()| self.check(&self.pending[i])) {
+            self.pending.truncate(i);
+            return Err(e.at_instruction(0));
+        }
+        let flush = track(&mut self.bases, &mut self.memory, &self.pending[i]);
         self.stats.instructions += 1;
-        self.pending.push(instr);
         self.queued(flush)
     }
 
@@ -180,34 +193,6 @@ impl Runtime {
     /// batch is full.
     fn queued(&mut self, sync: bool) -> Result<()> {
         if sync || self.pending.len() >= self.options.batch_limit { self.flush() } else { Ok(()) }
-    }
-
-    /// Updates the bases' states for a checked instruction that joined the pending batch; true
-    /// when it is a SYNC (the batch must be flushed). A base a later FREE of the batch ended is
-    /// no longer in the table: nothing is left to update about it.
-    fn track(&mut self, instr: &Instruction) -> bool {
-        if let Some(state) = instr.output().and_then(|out| self.bases.get_mut(&out.base.id)) {
-            state.host_current = false;
-            state.sync_pending = false;
-        }
-        match instr.opcode {
-            Opcode::Sync => {
-                for v in instr.views() {
-                    if let Some(state) = self.bases.get_mut(&v.base.id) {
-                        state.sync_pending = true;
-                    }
-                }
-                true
-            }
-            Opcode::Free => {
-                for v in instr.views() {
-                    self.bases.remove(&v.base.id);
-                    self.memory.unpin(v.base.id);
-                }
-                false
-            }
-            _ => false,
-        }
     }
 
     fn check(&self, instr: &Instruction) -> Result<()> {
@@ -282,7 +267,11 @@ impl Runtime {
         let state = self.bases.remove(&id).ok_or(Error::UnknownBase(id.0))?;
         self.memory.unpin(id);
         self.stats.instructions += 1;
-        self.pending.push(Instruction::new(Opcode::Free, [Operand::View(View::of_base(state.base))]));
+        // Built where it stays: an instruction is a few hundred bytes, a FREE follows every
+        // temporary.
+        self.pending.push(Instruction::empty(Opcode::Free));
+        let slot = self.pending.last_mut().expect("just pushed");
+        slot.operands.push(Operand::View(View::of_base(state.base)));
         self.queued(false)
     }
 
@@ -392,6 +381,34 @@ impl Runtime {
         let flushed = self.flush();
         let shut = self.stack.shutdown();
         flushed.and(shut)
+    }
+}
+
+/// Updates the bases' states for a checked instruction that joined the pending batch; true
+/// when it is a SYNC (the batch must be flushed). A base a later FREE of the batch ended is
+/// no longer in the table: nothing is left to update about it.
+fn track(bases: &mut HashMap<BaseId, BaseState>, memory: &mut HostMemory, instr: &Instruction) -> bool {
+    if let Some(state) = instr.output().and_then(|out| bases.get_mut(&out.base.id)) {
+        state.host_current = false;
+        state.sync_pending = false;
+    }
+    match instr.opcode {
+        Opcode::Sync => {
+            for v in instr.views() {
+                if let Some(state) = bases.get_mut(&v.base.id) {
+                    state.sync_pending = true;
+                }
+            }
+            true
+        }
+        Opcode::Free => {
+            for v in instr.views() {
+                bases.remove(&v.base.id);
+                memory.unpin(v.base.id);
+            }
+            false
+        }
+        _ => false,
     }
 }
 
