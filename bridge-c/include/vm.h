@@ -84,6 +84,8 @@ extern "C" {
 #define VM_OP_SIGN                18   /* out = -1, 0 or 1 by the sign of a (NaN for NaN). */
 #define VM_OP_SQUARE              19   /* out = a * a. */
 #define VM_OP_RECIPROCAL          20   /* out = 1 / a. */
+#define VM_OP_LOGADDEXP           21   /* out = ln(e ** a + e ** b) without overflow (NumPy logaddexp). */
+#define VM_OP_LOGADDEXP2          22   /* out = log2(2 ** a + 2 ** b) without overflow (NumPy logaddexp2). */
 #define VM_OP_SQRT                30   /* out = sqrt(a). */
 #define VM_OP_CBRT                31   /* out = cube root of a. */
 #define VM_OP_EXP                 32   /* out = e ** a. */

@@ -91,7 +91,9 @@ pub fn binary_types(op: Opcode, rt: DType) -> PyResult<(Opcode, DType, DType)> {
         O::FloorDivide | O::Remainder | O::Fmod | O::Power | O::LeftShift | O::RightShift if b => {
             (op, DType::I8, DType::I8)
         }
-        O::Divide | O::Arctan2 | O::Hypot | O::Copysign => (op, float_of(rt), float_of(rt)),
+        O::Divide | O::Arctan2 | O::Hypot | O::Copysign | O::Logaddexp | O::Logaddexp2 => {
+            (op, float_of(rt), float_of(rt))
+        }
         O::Fmax if !rt.is_float() => (O::Maximum, rt, rt),
         O::Fmin if !rt.is_float() => (O::Minimum, rt, rt),
         O::Equal | O::NotEqual | O::Less | O::LessEqual | O::Greater | O::GreaterEqual => (op, rt, DType::Bool),

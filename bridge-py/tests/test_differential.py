@@ -75,6 +75,31 @@ def test_binary_ufuncs_broadcast_and_promote_like_numpy(name, a, b):
     check(getattr(vmnp, name)(vmnp.asarray(a), vmnp.asarray(b)), want)
 
 
+FLOAT_BINARY = ["arctan2", "hypot", "copysign", "fmax", "fmin", "logaddexp", "logaddexp2"]
+
+
+@SETTINGS
+@given(st.sampled_from(FLOAT_BINARY), arrays(FLOATS, max_dims=3), arrays(FLOATS, max_dims=3))
+def test_float_function_ufuncs_like_numpy(name, a, b):
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        return
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(a, b)
+    check(getattr(vmnp, name)(vmnp.asarray(a), vmnp.asarray(b)), want)
+
+
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_logaddexp_special_values_like_numpy(name, dtype):
+    special = np.array([-np.inf, -1e300, -750.0, -1.0, -0.0, 0.0, 1e-20, 1.0, 30.0, 750.0, 1e300, np.inf, np.nan])
+    a, b = (x.astype(dtype) for x in np.meshgrid(special, special))
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(a, b)
+    check(getattr(vmnp, name)(vmnp.asarray(a), vmnp.asarray(b)), want)
+
+
 @SETTINGS
 @given(arrays(FLOATS, max_dims=3), arrays(FLOATS, max_dims=3))
 def test_true_division_of_floats(a, b):

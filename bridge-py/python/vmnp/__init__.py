@@ -282,6 +282,8 @@ _UFUNCS = {
     "arctan2": "arctan2",
     "hypot": "hypot",
     "copysign": "copysign",
+    "logaddexp": "logaddexp",
+    "logaddexp2": "logaddexp2",
     "equal": "equal",
     "not_equal": "not_equal",
     "less": "less",

@@ -146,6 +146,8 @@ float_binary! {
     Power => |x, y| x.powf(y),
     Arctan2 => |x, y| x.atan2(y),
     Hypot => |x, y| x.hypot(y),
+    Logaddexp => semantics::float_logaddexp,
+    Logaddexp2 => semantics::float_logaddexp2,
     FloorDivide => semantics::float_floor_divide,
     Remainder => semantics::float_remainder,
     Fmod => |x, y| x % y, // Rust's float `%` is C `fmod`

@@ -301,7 +301,7 @@ fn binary(b: &mut FunctionBuilder, op: BinaryOp, d: DType, ind: DType, a: Value,
             b.ins().select(ok, shifted, out_of_range)
         }
         // Block routines (`calls`): NumPy's division family, powers, and float functions.
-        O::FloorDivide | O::Remainder | O::Fmod | O::Power | O::Arctan2 | O::Hypot => {
+        O::FloorDivide | O::Remainder | O::Fmod | O::Power | O::Arctan2 | O::Hypot | O::Logaddexp | O::Logaddexp2 => {
             return Err(unsupported(op.into(), d));
         }
     };

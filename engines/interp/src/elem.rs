@@ -55,6 +55,7 @@ pub fn to_bool_binary<T: Elem>(op: BinaryOp) -> Option<fn(T, T) -> bool> {
             return None;
         }
         O::Maximum | O::Minimum | O::Fmax | O::Fmin | O::Arctan2 | O::Hypot | O::Copysign => return None,
+        O::Logaddexp | O::Logaddexp2 => return None,
         O::BitwiseAnd | O::BitwiseOr | O::BitwiseXor | O::LeftShift | O::RightShift => return None,
     };
     Some(f)
@@ -153,6 +154,7 @@ macro_rules! int_elem {
                     O::LeftShift => ops::left_shift,
                     O::RightShift => ops::right_shift,
                     O::Divide | O::Fmax | O::Fmin | O::Arctan2 | O::Hypot | O::Copysign => return None,
+                    O::Logaddexp | O::Logaddexp2 => return None,
                     to_bool_binaries!() => return None,
                 };
                 Some(f)
@@ -224,6 +226,8 @@ macro_rules! float_elem {
                     O::Arctan2 => <$t>::atan2,
                     O::Hypot => <$t>::hypot,
                     O::Copysign => <$t>::copysign,
+                    O::Logaddexp => ops::float_logaddexp,
+                    O::Logaddexp2 => ops::float_logaddexp2,
                     O::BitwiseAnd | O::BitwiseOr | O::BitwiseXor | O::LeftShift | O::RightShift => return None,
                     to_bool_binaries!() => return None,
                 };
@@ -319,6 +323,7 @@ impl Elem for bool {
                 return None;
             }
             O::Maximum | O::Minimum | O::Fmax | O::Fmin | O::Arctan2 | O::Hypot | O::Copysign => return None,
+            O::Logaddexp | O::Logaddexp2 => return None,
             O::LeftShift | O::RightShift => return None,
             to_bool_binaries!() => return None,
         };

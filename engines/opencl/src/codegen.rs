@@ -86,6 +86,28 @@ pub struct Source {
 }
 
 impl Source {
+    /// A program of one launch of [`KERNEL_NAME`] over `items` work items, without scratch or
+    /// check, writing base `written`.
+    fn one_launch(
+        text: String,
+        args: Vec<Base>,
+        params: Vec<u64>,
+        items: usize,
+        written: BaseId,
+        opcodes: Vec<Opcode>,
+    ) -> Source {
+        Source {
+            text,
+            args,
+            scratch: Vec::new(),
+            params,
+            launches: vec![launch(KERNEL_NAME, items, None)],
+            check_first: false,
+            written: vec![written],
+            opcodes,
+        }
+    }
+
     /// A short name for error messages: the opcodes and the first entry point.
     pub fn describe(&self) -> String {
         let ops: Vec<&str> = self.opcodes.iter().map(|o| o.name()).collect();
@@ -273,6 +295,21 @@ fn float_helper(op: BinaryOp, d: DType) -> String {
              if (m != ({t})0) {{ if ((b < ({t})0) != (m < ({t})0)) m = m + b; }} else m = copysign(({t})0, b);\n    \
              return m;"
         ),
+        // NumPy's npy_logaddexp and npy_logaddexp2.
+        BinaryOp::Logaddexp | BinaryOp::Logaddexp2 => {
+            let (exp, ln2, log2e) = match (op, d) {
+                (BinaryOp::Logaddexp, DType::F32) => ("exp", "M_LN2_F", "1.0f"),
+                (BinaryOp::Logaddexp, _) => ("exp", "M_LN2", "1.0"),
+                (_, DType::F32) => ("exp2", "1.0f", "M_LOG2E_F"),
+                _ => ("exp2", "1.0", "M_LOG2E"),
+            };
+            format!(
+                "if (a == b) return a + {ln2};\n    {t} d = a - b;\n    \
+                 if (d > ({t})0) return a + {log2e} * log1p({exp}(-d));\n    \
+                 if (d <= ({t})0) return b + {log2e} * log1p({exp}(d));\n    \
+                 return d;"
+            )
+        }
         _ => unreachable!("no float helper for {op}"),
     };
     format!("{t} {name}({t} a, {t} b) {{\n    {body}\n}}\n")
@@ -306,7 +343,9 @@ fn binary(op: BinaryOp, d: DType, a: &str, b: &str, h: &mut Helpers) -> Option<S
         O::FloorDivide | O::Remainder | O::Fmod | O::Power | O::LeftShift | O::RightShift if int => {
             h.call(format!("vm_{op}_{t}"), || int_helper(op, d), &[a, b])
         }
-        O::FloorDivide | O::Remainder if float => h.call(format!("vm_{op}_{t}"), || float_helper(op, d), &[a, b]),
+        O::FloorDivide | O::Remainder | O::Logaddexp | O::Logaddexp2 if float => {
+            h.call(format!("vm_{op}_{t}"), || float_helper(op, d), &[a, b])
+        }
         O::Fmod if float => format!("fmod({a}, {b})"),
         O::Power if float => format!("pow({a}, {b})"),
         O::Arctan2 if float => format!("atan2({a}, {b})"),
@@ -335,6 +374,7 @@ fn binary(op: BinaryOp, d: DType, a: &str, b: &str, h: &mut Helpers) -> Option<S
             return None;
         }
         O::Maximum | O::Minimum | O::Fmax | O::Fmin | O::Arctan2 | O::Hypot | O::Copysign => return None,
+        O::Logaddexp | O::Logaddexp2 => return None,
         O::BitwiseAnd | O::BitwiseOr | O::BitwiseXor | O::LeftShift | O::RightShift => return None,
     })
 }
@@ -433,7 +473,10 @@ fn float_function(op: UnaryOp) -> Option<&'static str> {
 /// gives exactly the reference engine's bits.
 pub fn is_approximate(op: Opcode) -> bool {
     match op.class() {
-        OpClass::Binary(b) => matches!(b, BinaryOp::Power | BinaryOp::Arctan2 | BinaryOp::Hypot),
+        OpClass::Binary(b) => matches!(
+            b,
+            BinaryOp::Power | BinaryOp::Arctan2 | BinaryOp::Hypot | BinaryOp::Logaddexp | BinaryOp::Logaddexp2
+        ),
         OpClass::Unary(u) => {
             float_function(u).is_some()
                 && !matches!(u, UnaryOp::Sqrt | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Trunc | UnaryOp::Rint)
@@ -954,16 +997,7 @@ fn generate_axis_fold(
         text.push_str(&fold.serial(&at, &out_at));
         text.push_str("}\n");
         let (text, params) = prm.finish(text, target);
-        return Some(Source {
-            text,
-            args: args.bases,
-            scratch: Vec::new(),
-            params,
-            launches: vec![launch(KERNEL_NAME, m, None)],
-            check_first: false,
-            written: vec![out.base.id],
-            opcodes,
-        });
+        return Some(Source::one_launch(text, args.bases, params, m, out.base.id, opcodes));
     }
     let w = plan.group;
     // Chunks per output element: enough work groups to keep the device busy, each chunk at least
@@ -1049,16 +1083,7 @@ pub fn generate_accumulate(instr: &Instruction, target: Target) -> Option<Source
         "    for (long k = 1; k < len; k++) {{ {to} x = {ib}[ip + k * si]; acc = {step}; {ob}[op + k * so] = acc; }}\n}}"
     );
     let (text, params) = prm.finish(text, target);
-    Some(Source {
-        text,
-        args: args.bases,
-        scratch: Vec::new(),
-        params,
-        launches: vec![launch(KERNEL_NAME, m, None)],
-        check_first: false,
-        written: vec![out.base.id],
-        opcodes: vec![instr.opcode],
-    })
+    Some(Source::one_launch(text, args.bases, params, m, out.base.id, vec![instr.opcode]))
 }
 
 /// The parts of a gather or scatter that walk its index view: the check against the count of

@@ -287,7 +287,7 @@ binary_methods!(Numeric;
     try_add = Add, try_sub = Subtract, try_mul = Multiply, try_rem = Remainder, floor_divide = FloorDivide,
     fmod = Fmod, pow = Power, maximum = Maximum, minimum = Minimum,
 );
-binary_methods!(Float; try_div = Divide, fmax = Fmax, fmin = Fmin, arctan2 = Arctan2, hypot = Hypot, copysign = Copysign,);
+binary_methods!(Float; try_div = Divide, fmax = Fmax, fmin = Fmin, arctan2 = Arctan2, hypot = Hypot, copysign = Copysign, logaddexp = Logaddexp, logaddexp2 = Logaddexp2,);
 binary_methods!(Bits; bitwise_and = BitwiseAnd, bitwise_or = BitwiseOr, bitwise_xor = BitwiseXor,);
 binary_methods!(Integer; left_shift = LeftShift, right_shift = RightShift,);
 

@@ -357,6 +357,10 @@ opcode_table! {
     Square = 19, "square", Unary, Same(S::NUMERIC);
     /// out = 1 / a.
     Reciprocal = 20, "reciprocal", Unary, Same(S::FLOAT);
+    /// out = ln(e ** a + e ** b) without overflow (NumPy `logaddexp`).
+    Logaddexp = 21, "logaddexp", Binary, Same(S::FLOAT);
+    /// out = log2(2 ** a + 2 ** b) without overflow (NumPy `logaddexp2`).
+    Logaddexp2 = 22, "logaddexp2", Binary, Same(S::FLOAT);
     // ---- math functions (floats) ----
     /// out = sqrt(a).
     Sqrt = 30, "sqrt", Unary, Same(S::FLOAT);

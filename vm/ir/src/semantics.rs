@@ -148,6 +148,7 @@ pub trait Float:
     + PartialOrd
     + std::ops::Add<Output = Self>
     + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
     + std::ops::Div<Output = Self>
     + std::ops::Rem<Output = Self>
 {
@@ -175,6 +176,14 @@ pub trait Float:
     fn std_asinh(self) -> Self;
     /// `std`'s inverse hyperbolic cosine.
     fn std_acosh(self) -> Self;
+    /// log2(e).
+    const LOG2_E: Self;
+    /// e ** self (libm's).
+    fn exp(self) -> Self;
+    /// 2 ** self (libm's).
+    fn exp2(self) -> Self;
+    /// ln(1 + self), accurate near 0 (libm's).
+    fn ln_1p(self) -> Self;
 }
 
 macro_rules! float_impl {
@@ -193,6 +202,10 @@ macro_rules! float_impl {
             fn ln(self) -> $t { <$t>::ln(self) }
             fn std_asinh(self) -> $t { <$t>::asinh(self) }
             fn std_acosh(self) -> $t { <$t>::acosh(self) }
+            const LOG2_E: $t = std::f64::consts::LOG2_E as $t;
+            fn exp(self) -> $t { <$t>::exp(self) }
+            fn exp2(self) -> $t { <$t>::exp2(self) }
+            fn ln_1p(self) -> $t { <$t>::ln_1p(self) }
         }
     )* };
 }
@@ -223,6 +236,37 @@ fn divmod_nonzero<T: Float>(a: T, b: T) -> (T, T) {
         T::ZERO.copysign(a / b)
     };
     (q, m)
+}
+
+/// NumPy `logaddexp` (`npy_logaddexp`): `ln(e^a + e^b)` as the larger plus `log1p(e^-|a-b|)`;
+/// equal arguments (infinities of one sign included) give `a + ln 2`, a NaN difference gives it.
+pub fn float_logaddexp<T: Float>(a: T, b: T) -> T {
+    if a == b {
+        return a + T::LN_2;
+    }
+    let d = a - b;
+    if d > T::ZERO {
+        a + (T::ZERO - d).exp().ln_1p()
+    } else if d <= T::ZERO {
+        b + d.exp().ln_1p()
+    } else {
+        d
+    }
+}
+
+/// NumPy `logaddexp2` (`npy_logaddexp2`): [`float_logaddexp`] in base 2.
+pub fn float_logaddexp2<T: Float>(a: T, b: T) -> T {
+    if a == b {
+        return a + T::ONE;
+    }
+    let d = a - b;
+    if d > T::ZERO {
+        a + T::LOG2_E * (T::ZERO - d).exp2().ln_1p()
+    } else if d <= T::ZERO {
+        b + T::LOG2_E * d.exp2().ln_1p()
+    } else {
+        d
+    }
 }
 
 /// NumPy `floor_divide` for floats: `a / b` when `b == 0` (an infinity or NaN).

@@ -362,6 +362,29 @@ pub fn ref_float_binary(op: Opcode, a: Scalar, b: Scalar) -> Scalar {
         }),
         Arctan2 => fl2!(a, b, |x, y| x.atan2(y)),
         Hypot => fl2!(a, b, |x, y| x.hypot(y)),
+        // The larger plus the log of one plus the exponential of minus the distance.
+        Logaddexp | Logaddexp2 => {
+            let base2 = op == Logaddexp2;
+            macro_rules! log_add {
+                ($x:expr, $y:expr, $t:ident) => {{
+                    let (x, y) = ($x, $y);
+                    if x.is_nan() || y.is_nan() {
+                        $t::NAN
+                    } else if x == y {
+                        x + if base2 { 1.0 } else { std::$t::consts::LN_2 }
+                    } else {
+                        let far = -(x - y).abs();
+                        let term = if base2 { std::$t::consts::LOG2_E * far.exp2().ln_1p() } else { far.exp().ln_1p() };
+                        x.max(y) + term
+                    }
+                }};
+            }
+            match (a, b) {
+                (Scalar::F32(x), Scalar::F32(y)) => Scalar::F32(log_add!(x, y, f32)),
+                (Scalar::F64(x), Scalar::F64(y)) => Scalar::F64(log_add!(x, y, f64)),
+                s => panic!("{s:?} are not floats of one dtype"),
+            }
+        }
         Copysign => fl2!(a, b, |x, y| if y.is_sign_negative() == x.is_sign_negative() { x } else { -x }),
         _ => panic!("no float reference for {op}"),
     }
