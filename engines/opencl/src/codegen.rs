@@ -297,16 +297,18 @@ fn float_helper(op: BinaryOp, d: DType) -> String {
         ),
         // NumPy's npy_logaddexp and npy_logaddexp2.
         BinaryOp::Logaddexp | BinaryOp::Logaddexp2 => {
-            let (exp, ln2, log2e) = match (op, d) {
+            // `log(base^a + base^b)`: `a + log(2)` for equal arguments, else the larger plus
+            // `log1p(base^-|a-b|)` in the base's logarithm (`scale` times the natural one).
+            let (power, equal_step, scale) = match (op, d) {
                 (BinaryOp::Logaddexp, DType::F32) => ("exp", "M_LN2_F", "1.0f"),
                 (BinaryOp::Logaddexp, _) => ("exp", "M_LN2", "1.0"),
                 (_, DType::F32) => ("exp2", "1.0f", "M_LOG2E_F"),
                 _ => ("exp2", "1.0", "M_LOG2E"),
             };
             format!(
-                "if (a == b) return a + {ln2};\n    {t} d = a - b;\n    \
-                 if (d > ({t})0) return a + {log2e} * log1p({exp}(-d));\n    \
-                 if (d <= ({t})0) return b + {log2e} * log1p({exp}(d));\n    \
+                "if (a == b) return a + {equal_step};\n    {t} d = a - b;\n    \
+                 if (d > ({t})0) return a + {scale} * log1p({power}(-d));\n    \
+                 if (d <= ({t})0) return b + {scale} * log1p({power}(d));\n    \
                  return d;"
             )
         }
