@@ -289,9 +289,11 @@ fn contract(batch: &[Instruction], steps: &mut [Step]) {
 /// that numbering and renamed to the new batch's bases on a hit.
 #[derive(Debug, Default)]
 pub struct PartitionCache {
-    /// Steps by signature, each kernel's temporaries named `BaseId(k)` for the `k`-th base of
-    /// the batch in order of first appearance, with the entry's number (see [`PartitionCache::entry`]).
-    entries: HashMap<Vec<u64>, (u64, Vec<Step>)>,
+    /// By the hash of their signature: the signature, the entry's number (see
+    /// [`PartitionCache::entry`]) and the steps, each kernel's temporaries named `BaseId(k)` for
+    /// the `k`-th base of the batch in order of first appearance. Two signatures of one hash
+    /// share a place: the later one takes it.
+    entries: HashMap<u64, (Vec<u32>, u64, Vec<Step>)>,
     /// The number of the entry the last call used or made; entries are numbered from 1, never
     /// reused.
     entry: u64,
@@ -299,7 +301,7 @@ pub struct PartitionCache {
     /// Words held by the keys of `entries`.
     words: usize,
     /// Scratch: the current batch's signature and its bases in order of first appearance.
-    signature: Vec<u64>,
+    signature: Signature,
     numbering: Numbering,
     /// Batches answered from the cache.
     pub hits: u64,
@@ -328,7 +330,9 @@ impl PartitionCache {
     /// of a batch partitioned before with the same options.
     pub fn partition(&mut self, batch: &[Instruction], options: &Options) -> Vec<Step> {
         self.sign(batch, options);
-        if let Some((entry, cached)) = self.entries.get(&self.signature) {
+        if let Some((words, entry, cached)) = self.entries.get(&self.signature.hash)
+            && *words == self.signature.words
+        {
             self.hits += 1;
             self.entry = *entry;
             return renamed(cached, |n| self.numbering.bases[n.0 as usize]);
@@ -338,14 +342,18 @@ impl PartitionCache {
         let numbered = renamed(&steps, |id| {
             BaseId(u64::from(self.numbering.get(id).expect("every base of the batch is numbered")))
         });
-        if self.entries.len() >= Self::MAX_ENTRIES || self.words + self.signature.len() > Self::MAX_WORDS {
+        if self.entries.len() >= Self::MAX_ENTRIES || self.words + self.signature.words.len() > Self::MAX_WORDS {
             self.entries.clear();
             self.words = 0;
         }
-        self.words += self.signature.len();
+        self.words += self.signature.words.len();
         self.next_entry += 1;
         self.entry = self.next_entry;
-        self.entries.insert(self.signature.clone(), (self.entry, numbered));
+        if let Some((old, _, _)) =
+            self.entries.insert(self.signature.hash, (self.signature.words.clone(), self.entry, numbered))
+        {
+            self.words -= old.len();
+        }
         steps
     }
 
@@ -366,13 +374,12 @@ impl PartitionCache {
 
     /// Fills `signature` and `numbering` for `batch`.
     fn sign(&mut self, batch: &[Instruction], options: &Options) {
-        self.signature.clear();
         self.numbering.start(batch.len());
         let sig = &mut self.signature;
-        sig.reserve(1 + 12 * batch.len());
+        sig.start(1 + 8 * batch.len());
         sig.push(options.max_instructions as u64);
         for instr in batch {
-            sig.push(u64::from(instr.opcode.id()) | (instr.operands.len() as u64) << 32);
+            sig.push(u64::from(instr.opcode.id()) << 8 | instr.operands.len() as u64);
             // The axis of a reduction or scan is structure, not data: reductions of a cube along
             // different axes have operands of the same layouts.
             if let Some(axis) = instr.axis() {
@@ -380,18 +387,62 @@ impl PartitionCache {
             }
             for o in &instr.operands {
                 match o {
-                    Operand::Const(s) => sig.push(1 << 63 | u64::from(s.dtype().id())),
+                    Operand::Const(s) => sig.push(u64::from(s.dtype().id()) << 1 | 1),
                     Operand::View(v) => {
-                        let n = self.numbering.number(v.base.id);
-                        let dtype = u64::from(v.dtype().id());
-                        sig.extend_from_slice(&[u64::from(n) | (v.ndim() as u64) << 32 | dtype << 40, v.start as u64]);
+                        let n = u64::from(self.numbering.number(v.base.id));
+                        let ndim = v.ndim();
+                        sig.push(n << 17 | u64::from(v.dtype().id()) << 9 | (ndim.min(255) as u64) << 1);
+                        if ndim >= 255 {
+                            sig.push(ndim as u64);
+                        }
+                        sig.push(zigzag(v.start));
                         for (&e, &s) in v.shape.iter().zip(&v.stride) {
-                            sig.extend_from_slice(&[e as u64, s as u64]);
+                            sig.push(e as u64);
+                            sig.push(zigzag(s as i64));
                         }
                     }
                 }
             }
         }
+    }
+}
+
+/// `x` as an unsigned number small when `|x|` is small.
+fn zigzag(x: i64) -> u64 {
+    ((x << 1) ^ (x >> 63)) as u64
+}
+
+/// A batch's structure as 32-bit words, hashed as it is written. A number below `u32::MAX`
+/// takes one word; a larger one takes three (`u32::MAX`, then its low and high halves), so
+/// equal word sequences mean equal number sequences.
+#[derive(Debug, Default)]
+struct Signature {
+    words: Vec<u32>,
+    hash: u64,
+}
+
+impl Signature {
+    fn start(&mut self, capacity: usize) {
+        self.words.clear();
+        self.words.reserve(capacity);
+        self.hash = 0;
+    }
+
+    #[inline]
+    fn push(&mut self, x: u64) {
+        if x < u64::from(u32::MAX) {
+            self.word(x as u32);
+        } else {
+            self.word(u32::MAX);
+            self.word(x as u32);
+            self.word((x >> 32) as u32);
+        }
+    }
+
+    #[inline]
+    fn word(&mut self, w: u32) {
+        self.words.push(w);
+        self.hash = (self.hash.rotate_left(5) ^ u64::from(w)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
