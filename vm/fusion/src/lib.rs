@@ -398,7 +398,7 @@ impl PartitionCache {
                         sig.push(zigzag(v.start));
                         for (&e, &s) in v.shape.iter().zip(&v.stride) {
                             sig.push(e as u64);
-                            sig.push(zigzag(s as i64));
+                            sig.push(zigzag(s));
                         }
                     }
                 }
