@@ -2,6 +2,15 @@
 //!
 //! One [`HostMemory`] per runtime is handed down the stack with every batch. Host engines
 //! compute in it directly; device engines copy to and from it on SYNC and host writes.
+//!
+//! Large buffers are pooled: the buffer of a freed base of at least [`POOL_MIN_BYTES`] is kept
+//! and handed, zeroed again, to the next base of the same byte size. A loop that makes and drops
+//! arrays of one size each iteration then reuses memory that is already mapped, instead of paying
+//! the system allocator's fresh pages (a page fault and a page clear per 4 KiB) every time, so
+//! its speed does not depend on whether the allocator returns memory to the system (glibc's
+//! `M_TRIM_THRESHOLD`, `M_MMAP_THRESHOLD` and their `GLIBC_TUNABLES`). The pool holds at most as
+//! many bytes as the live buffers (at least [`POOL_FLOOR_BYTES`]) and releases a buffer that no
+//! base took within [`POOL_MAX_AGE`] batches.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::alloc::{Layout, alloc_zeroed, dealloc};
@@ -188,10 +197,75 @@ pub fn try_collect<I: ExactSizeIterator>(iter: I, base: BaseId, what: &str) -> R
     Ok(v)
 }
 
+/// Freed buffers at least this large go to the pool; smaller ones back to the allocator, which
+/// keeps them cheaply itself.
+pub const POOL_MIN_BYTES: usize = 1 << 20;
+
+/// The pool may hold this many bytes even when fewer are live.
+pub const POOL_FLOOR_BYTES: usize = 64 << 20;
+
+/// Batches a pooled buffer waits for a base of its size before it is released.
+pub const POOL_MAX_AGE: u64 = 2;
+
+/// Freed buffers waiting for a base of their size (see the module documentation).
+#[derive(Debug, Default)]
+struct Pool {
+    /// Buffers with the batch count at which they were freed, oldest first.
+    buffers: Vec<(Buffer, u64)>,
+    bytes: usize,
+    /// Batches ended so far ([`HostMemory::end_batch`]).
+    batch: u64,
+}
+
+impl Pool {
+    /// A pooled buffer of exactly `nbytes` bytes, zeroed, as `dtype`.
+    fn take(&mut self, nbytes: usize, dtype: DType) -> Option<Buffer> {
+        let i = self.buffers.iter().rposition(|(b, _)| b.nbytes == nbytes)?;
+        let (mut buffer, _) = self.buffers.remove(i);
+        self.bytes -= nbytes;
+        // SAFETY: the buffer owns nbytes writable bytes; zero is a valid value of every dtype.
+        unsafe { std::ptr::write_bytes(buffer.as_mut_ptr(), 0, nbytes) };
+        buffer.dtype = dtype;
+        Some(buffer)
+    }
+
+    /// Keeps `buffer`, then releases the oldest buffers past `limit` bytes.
+    fn put(&mut self, buffer: Buffer, limit: usize) {
+        self.bytes += buffer.nbytes;
+        self.buffers.push((buffer, self.batch));
+        self.trim(limit);
+    }
+
+    fn trim(&mut self, limit: usize) {
+        let mut drop = 0;
+        let mut bytes = self.bytes;
+        while bytes > limit && drop < self.buffers.len() {
+            bytes -= self.buffers[drop].0.nbytes;
+            drop += 1;
+        }
+        self.buffers.drain(..drop);
+        self.bytes = bytes;
+    }
+
+    /// Ends a batch: releases the buffers older than [`POOL_MAX_AGE`] batches.
+    fn end_batch(&mut self) {
+        self.batch += 1;
+        let batch = self.batch;
+        let stale = self.buffers.iter().take_while(|(_, at)| batch - at > POOL_MAX_AGE).count();
+        for (b, _) in self.buffers.drain(..stale) {
+            self.bytes -= b.nbytes;
+        }
+    }
+}
+
 /// The host buffers of all bases that have one.
 #[derive(Default)]
 pub struct HostMemory {
     buffers: HashMap<BaseId, Buffer>,
+    /// Bytes of the buffers in `buffers` that this memory allocated (lent ones are not counted).
+    owned_bytes: usize,
+    /// Freed large buffers, for reuse.
+    pool: Pool,
     /// Lends the memory of new buffers, when set ([`HostMemory::set_source`]).
     source: Option<MemorySource>,
     /// Bases whose buffer a frontend lent out for as long as it likes (a NumPy array viewing it):
@@ -205,6 +279,7 @@ impl std::fmt::Debug for HostMemory {
             .field("buffers", &self.buffers)
             .field("pinned", &self.pinned)
             .field("lent", &self.source.is_some())
+            .field("pooled_bytes", &self.pool.bytes)
             .finish()
     }
 }
@@ -238,7 +313,17 @@ impl HostMemory {
                 let buffer = match lent {
                     // SAFETY: the source's contract (see MemorySource) is Buffer::lent's.
                     Some(ptr) => unsafe { Buffer::lent(ptr, base) },
-                    None => Buffer::new(base)?,
+                    None => {
+                        let nbytes = usize::try_from(base.nelem).ok().and_then(|n| n.checked_mul(base.dtype.size()));
+                        let pooled =
+                            nbytes.filter(|&n| n >= POOL_MIN_BYTES).and_then(|n| self.pool.take(n, base.dtype));
+                        let buffer = match pooled {
+                            Some(b) => b,
+                            None => Buffer::new(base)?,
+                        };
+                        self.owned_bytes += buffer.nbytes;
+                        buffer
+                    }
                 };
                 Ok(e.insert(buffer))
             }
@@ -252,7 +337,10 @@ impl HostMemory {
     /// As [`Buffer::lent`].
     pub unsafe fn lend(&mut self, base: &Base, ptr: NonNull<u8>) {
         // SAFETY: the caller's contract is Buffer::lent's.
-        self.buffers.insert(base.id, unsafe { Buffer::lent(ptr, base) });
+        let old = self.buffers.insert(base.id, unsafe { Buffer::lent(ptr, base) });
+        if let Some(old) = old {
+            self.release(old);
+        }
     }
 
     /// Forgets every lent buffer (its owner keeps the memory); allocated ones stay.
@@ -277,9 +365,35 @@ impl HostMemory {
     /// the host copy of a live base, e.g. to defer recomputing it, finds the same buffer again
     /// with [`HostMemory::ensure`]).
     pub fn free(&mut self, id: BaseId) {
-        if self.pinned.is_empty() || !self.pinned.contains(&id) {
-            self.buffers.remove(&id);
+        if (self.pinned.is_empty() || !self.pinned.contains(&id))
+            && let Some(buffer) = self.buffers.remove(&id)
+        {
+            self.release(buffer);
         }
+    }
+
+    /// A buffer no base holds any more: to the pool when it is ours and large, else dropped.
+    fn release(&mut self, buffer: Buffer) {
+        if !buffer.owned {
+            return;
+        }
+        self.owned_bytes -= buffer.nbytes;
+        if buffer.nbytes >= POOL_MIN_BYTES {
+            self.pool.put(buffer, self.owned_bytes.max(POOL_FLOOR_BYTES));
+        }
+    }
+
+    /// Ends a batch (the runtime calls it after every batch): pooled buffers that waited more
+    /// than [`POOL_MAX_AGE`] batches for a base of their size are released.
+    pub fn end_batch(&mut self) {
+        if !self.pool.buffers.is_empty() {
+            self.pool.end_batch();
+        }
+    }
+
+    /// Bytes held by the pool of freed buffers.
+    pub fn pooled_bytes(&self) -> usize {
+        self.pool.bytes
     }
 
     /// Keeps the buffer of `id` at its address until [`HostMemory::unpin`], whatever engines
@@ -363,6 +477,58 @@ mod tests {
         assert_eq!(mem.allocated_bytes(), 40);
         mem.free(base.id);
         assert!(!mem.is_allocated(base.id));
+    }
+
+    #[test]
+    fn large_freed_buffers_are_reused_zeroed_and_released_when_stale() {
+        let n = (POOL_MIN_BYTES / 8) as u64;
+        let a = Base { id: BaseId(1), dtype: DType::F64, nelem: n };
+        let b = Base { id: BaseId(2), dtype: DType::I64, nelem: n };
+        let mut mem = HostMemory::new();
+        let buf = mem.ensure(&a).unwrap();
+        buf.as_mut_slice::<f64>().fill(2.5);
+        let ptr = buf.as_ptr();
+        mem.free(a.id);
+        assert_eq!(mem.pooled_bytes(), POOL_MIN_BYTES);
+        assert_eq!(mem.allocated_bytes(), 0);
+        // Same byte size, another dtype: the pooled buffer, zeroed, typed for the new base.
+        let buf = mem.ensure(&b).unwrap();
+        assert_eq!(buf.as_ptr(), ptr);
+        assert!(buf.as_slice::<i64>().iter().all(|&x| x == 0));
+        assert_eq!(mem.pooled_bytes(), 0);
+        // Another size is not served from the pool.
+        mem.free(b.id);
+        let c = Base { id: BaseId(3), dtype: DType::F64, nelem: n + 1 };
+        assert_ne!(mem.ensure(&c).unwrap().as_ptr(), ptr);
+        assert_eq!(mem.pooled_bytes(), POOL_MIN_BYTES);
+        for _ in 0..POOL_MAX_AGE {
+            mem.end_batch();
+        }
+        assert_eq!(mem.pooled_bytes(), POOL_MIN_BYTES, "kept for {POOL_MAX_AGE} batches");
+        mem.end_batch();
+        assert_eq!(mem.pooled_bytes(), 0, "released after");
+    }
+
+    #[test]
+    fn the_pool_holds_no_more_than_the_live_buffers_or_the_floor() {
+        let n = (POOL_MIN_BYTES / 8) as u64;
+        let mut mem = HostMemory::new();
+        let count = POOL_FLOOR_BYTES / POOL_MIN_BYTES + 8;
+        let bases: Vec<Base> =
+            (0..count as u64).map(|i| Base { id: BaseId(i + 1), dtype: DType::F64, nelem: n }).collect();
+        for b in &bases {
+            mem.ensure(b).unwrap();
+        }
+        for b in &bases {
+            mem.free(b.id);
+            assert!(mem.pooled_bytes() <= mem.allocated_bytes().max(POOL_FLOOR_BYTES));
+        }
+        assert_eq!(mem.pooled_bytes(), POOL_FLOOR_BYTES);
+        // Small buffers never go to the pool.
+        let small = Base { id: BaseId(1000), dtype: DType::U8, nelem: 100 };
+        mem.ensure(&small).unwrap();
+        mem.free(small.id);
+        assert_eq!(mem.pooled_bytes(), POOL_FLOOR_BYTES);
     }
 
     #[test]

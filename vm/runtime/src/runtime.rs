@@ -242,6 +242,7 @@ impl Runtime {
         }
         self.stats.flushes += 1;
         let result = self.stack.execute(&batch, &mut self.memory);
+        self.memory.end_batch();
         // The next batch reuses the allocation (batches of small arrays are flushed often).
         batch.clear();
         self.pending = batch;
