@@ -74,6 +74,39 @@ fn bytes_mut(v: &mut [u64]) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), v.len() * 8) }
 }
 
+/// The positions of the iteration space that the trailing axes reduced by every reduction of
+/// `bind` span (the dimensions where every partial's stride is 0, from the last one inwards):
+/// blocks that are multiples of it never share an output position. 1 without reductions.
+fn reduced_row(bind: &Binding) -> usize {
+    if bind.partials.is_empty() {
+        return 1;
+    }
+    let mut row = 1usize;
+    for d in (0..bind.shape.len()).rev() {
+        if bind.partials.iter().any(|r| r.strides[d] != 0) {
+            break;
+        }
+        row = row.saturating_mul(bind.shape[d]);
+    }
+    row
+}
+
+/// True when the partial index of position `p` is `p / row` (the partial's zero strides are the
+/// trailing `row` positions, its other strides row-major and dense) and `block` is a multiple of
+/// `row`: then blocks of `block` positions touch disjoint output positions.
+fn one_block_per_output(shape: &[usize], strides: &[i64], block: usize) -> bool {
+    let lead = strides.iter().rposition(|&s| s != 0).map_or(0, |d| d + 1);
+    let row: usize = shape[lead..].iter().product();
+    let mut dense = 1i64;
+    for d in (0..lead).rev() {
+        if shape[d] != 1 && strides[d] != dense {
+            return false;
+        }
+        dense *= shape[d] as i64;
+    }
+    row > 0 && block.is_multiple_of(row)
+}
+
 /// Runs `f` (compiled from `p`) over the iteration space of `bind`. Returns the bytes moved
 /// between memory and the kernel.
 pub fn run(
@@ -128,14 +161,22 @@ pub fn run(
     }
 
     let nblocks = if n <= cfg.min_parallel { 1 } else { n.div_ceil(cfg.block.max(1)).min(MAX_BLOCKS) };
+    // Blocks hold whole rows of a reduction along trailing axes, so that each output position
+    // is one block's (see `direct` below), when a row is shorter than a block.
+    let row = reduced_row(bind);
     let block = n.div_ceil(nblocks);
+    let block = if row > 1 && row <= block { block.div_ceil(row) * row } else { block };
     let nblocks = n.div_ceil(block); // no empty block at the end
     let range = |b: usize| (b * block, b.saturating_add(1).saturating_mul(block).min(n));
 
     // Partial buffers: per reduction, one region per block covering the positions it touches.
+    // When no two blocks touch one output position and the output is row-major and dense (a
+    // reduction along trailing axes, rows not cut by blocks), the blocks accumulate straight into
+    // the output: the same values, combined in the same order, without the partials' passes.
     let np = bind.partials.len();
     let mut spans: Vec<Vec<(usize, usize, usize)>> = Vec::with_capacity(np); // (min, max, offset)
     let mut parts: Vec<Vec<u64>> = Vec::with_capacity(np);
+    let mut direct = vec![false; np];
     let first = bind.partials.first().map_or(BaseId(0), |r| r.out.base.id);
     let mut words: Vec<i64> = try_vec(nblocks * np.max(1), first, "the partials' pointers of a reduction into")?;
     words.resize(nblocks * np.max(1), 0);
@@ -150,6 +191,24 @@ pub fn run(
             s.push((mn, mx, total));
             // An overflow here can only mean more than memory can hold: storage fails on it.
             total = total.saturating_add(mx - mn + 1);
+        }
+        if r.out.is_contiguous() && (nblocks == 1 || one_block_per_output(&bind.shape, &r.strides, block)) {
+            let out = views::buffer(mem, &r.out)?;
+            // SAFETY: `buffer` checked that the view, dense from `start`, lies inside the
+            // buffer; identities are valid values of every dtype (bools 0 or 1).
+            let bytes = unsafe {
+                let start = out.as_mut_ptr().add(r.out.start as usize * size);
+                std::slice::from_raw_parts_mut(start, r.out.nelem() * size)
+            };
+            reduce::fill_identity(r.opcode, r.out.dtype(), bytes);
+            let base = bytes.as_mut_ptr() as i64;
+            for b in 0..nblocks {
+                words[b * np + q] = base;
+            }
+            direct[q] = true;
+            spans.push(Vec::new());
+            parts.push(Vec::new());
+            continue;
         }
         let mut buf = storage(total, size, id, "the per-block partial results of a reduction into")?;
         reduce::fill_identity(r.opcode, r.out.dtype(), &mut bytes_mut(&mut buf)[..total * size]);
@@ -177,6 +236,10 @@ pub fn run(
         let dt = r.out.dtype();
         let size = dt.size();
         let m = r.out.nelem();
+        moved = moved.saturating_add((m * size) as u64);
+        if direct[q] {
+            continue;
+        }
         let mut acc = storage(m, size, r.out.base.id, "the combined partial results of a reduction into")?;
         let acc_bytes = &mut bytes_mut(&mut acc)[..m * size];
         reduce::fill_identity(r.opcode, dt, acc_bytes);
@@ -196,7 +259,6 @@ pub fn run(
             let values = unsafe { std::slice::from_raw_parts(acc.as_ptr().cast::<T>(), m) };
             views::write::<T>(mem, &r.out, values)?;
         });
-        moved = moved.saturating_add((m * size) as u64);
     }
     Ok(moved)
 }
@@ -204,6 +266,32 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_of_whole_rows_own_their_outputs() {
+        let shape = [4, 5, 6];
+        // Reducing the last axis: rows of 6 positions; reducing the last two: rows of 30.
+        assert!(one_block_per_output(&shape, &[5, 1, 0], 12));
+        assert!(!one_block_per_output(&shape, &[5, 1, 0], 8));
+        assert!(one_block_per_output(&shape, &[1, 0, 0], 60));
+        assert!(!one_block_per_output(&shape, &[1, 0, 0], 12));
+        // A middle or leading axis reduced: blocks share outputs whatever their size.
+        assert!(!one_block_per_output(&shape, &[6, 0, 1], 30));
+        assert!(!one_block_per_output(&shape, &[0, 6, 1], 30));
+        // Not the row-major layout of the output.
+        assert!(!one_block_per_output(&shape, &[1, 4, 0], 6));
+        // Everything reduced: only a block of the whole space.
+        assert!(one_block_per_output(&shape, &[0, 0, 0], 120));
+        assert!(!one_block_per_output(&shape, &[0, 0, 0], 60));
+        // The claim itself, position by position, for blocks of 12.
+        let (strides, block) = ([5i64, 1, 0], 12);
+        let mut owner = vec![None; 20];
+        for f in 0..120 {
+            let i = unravel(&shape, f);
+            let x = (0..3).map(|d| i[d] as i64 * strides[d]).sum::<i64>() as usize;
+            assert!(*owner[x].get_or_insert(f / block) == f / block, "output {x} in two blocks");
+        }
+    }
 
     #[test]
     fn partial_spans_cover_the_touched_positions() {
