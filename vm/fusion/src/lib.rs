@@ -151,6 +151,29 @@ impl<'a> Footprint<'a> {
         true
     }
 
+    /// True when `instr` may run before the instructions of this footprint (it writes nothing
+    /// they touch and reads nothing they write).
+    fn conflicts(&self, instr: &Instruction) -> bool {
+        let touches = |v: &View, only_writes: bool| {
+            self.views
+                .get(&v.base.id)
+                .into_iter()
+                .flatten()
+                .any(|(w, a)| (!only_writes || *a != Access::Read) && v.overlap(w) != Overlap::Disjoint)
+        };
+        instr.inputs().iter().filter_map(|o| o.as_view()).any(|v| touches(v, true))
+            || instr.output().is_some_and(|o| touches(o, false))
+    }
+
+    /// Records a deferred instruction: a system instruction as writing its view.
+    fn record_deferred(&mut self, instr: &'a Instruction) {
+        if instr.opcode.is_system() {
+            instr.views().for_each(|v| self.add(v, Access::Write));
+        } else {
+            self.record(instr);
+        }
+    }
+
     fn record(&mut self, instr: &'a Instruction) {
         for input in instr.inputs().iter().filter_map(|o| o.as_view()) {
             self.add(input, Access::Read);
@@ -162,49 +185,113 @@ impl<'a> Footprint<'a> {
     }
 }
 
-/// Cuts `batch` into kernels and single instructions, in order, and finds each kernel's
-/// contracted temporaries. The batch must be valid ([`vm_ir::instr::validate_batch`]).
+/// The most instructions kernel formation sets aside, to run after the open kernel, while it
+/// looks further for instructions that join it (see [`partition`]).
+const DEFER_WINDOW: usize = 64;
+
+/// The kernel being formed, with what it touches and the instructions set aside meanwhile.
+struct Open<'a> {
+    kernel: Kernel,
+    footprint: Footprint<'a>,
+    isolated: bool,
+    /// Positions set aside (in order) to run after the kernel, and what they touch.
+    deferred: Vec<usize>,
+    deferred_footprint: Footprint<'a>,
+}
+
+/// Cuts `batch` into kernels and single instructions and finds each kernel's contracted
+/// temporaries. The batch must be valid ([`vm_ir::instr::validate_batch`]).
+///
+/// Steps come in execution order. An element-wise instruction that cannot join the open kernel
+/// (another iteration shape, or it reads the kernel's reduction) is set aside, up to
+/// [`DEFER_WINDOW`] instructions, with the system instructions after it, and later instructions
+/// that can join the kernel and run before everything set aside (they write nothing those touch
+/// and read nothing those write) still join: the set-aside instructions run after the kernel, in
+/// their order. A time step that alternates 2-d work with 1-d updates so forms one 2-d kernel.
+/// A non-blockable instruction, a conflict, a full window or the end of the batch closes the
+/// kernel; then the set-aside instructions are formed into steps first.
 pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
     let mut steps = Vec::new();
-    let mut open: Option<(Kernel, Footprint, bool)> = None; // (kernel, footprint, isolated)
-    let close = |open: &mut Option<(Kernel, Footprint, bool)>, steps: &mut Vec<Step>| {
-        if let Some((k, _, _)) = open.take() {
-            steps.push(Step::Kernel(k));
+    let mut open: Option<Open> = None;
+    let mut todo: std::collections::VecDeque<usize> = (0..batch.len()).collect();
+    // Closes the open kernel; its set-aside instructions go back to the front of `todo`.
+    let close = |open: &mut Option<Open>, steps: &mut Vec<Step>, todo: &mut std::collections::VecDeque<usize>| {
+        if let Some(o) = open.take() {
+            steps.push(Step::Kernel(o.kernel));
+            for &i in o.deferred.iter().rev() {
+                todo.push_front(i);
+            }
         }
     };
-    for (i, instr) in batch.iter().enumerate() {
+    loop {
+        let Some(i) = todo.pop_front() else {
+            if open.is_none() {
+                break;
+            }
+            close(&mut open, &mut steps, &mut todo);
+            continue;
+        };
+        let instr = &batch[i];
         if instr.opcode.is_system() {
             match &mut open {
-                Some((k, _, _)) => k.after.push(i),
+                Some(o) if o.deferred.is_empty() => o.kernel.after.push(i),
+                Some(o) => {
+                    o.deferred.push(i);
+                    o.deferred_footprint.record_deferred(instr);
+                }
                 None => steps.push(Step::System(i)),
             }
             continue;
         }
         let Some(shape) = iteration_shape(instr) else {
-            close(&mut open, &mut steps);
-            steps.push(Step::Single(i));
+            if open.is_some() {
+                todo.push_front(i);
+                close(&mut open, &mut steps, &mut todo);
+            } else {
+                steps.push(Step::Single(i));
+            }
             continue;
         };
         let isolated = needs_isolation(instr);
-        let joins = match &open {
-            Some((k, fp, iso)) => {
-                !iso && !isolated
-                    && k.shape == shape
-                    && (options.max_instructions == 0 || k.instrs.len() < options.max_instructions)
-                    && fp.admits(instr)
+        let (joins, defers) = match &open {
+            Some(o) => {
+                let fits = !o.isolated
+                    && !isolated
+                    && o.kernel.shape == shape
+                    && (options.max_instructions == 0 || o.kernel.instrs.len() < options.max_instructions)
+                    && o.footprint.admits(instr);
+                let free = o.deferred.is_empty() || !o.deferred_footprint.conflicts(instr);
+                let joins = fits && free;
+                (joins, !joins && !o.isolated && o.deferred.len() < DEFER_WINDOW)
             }
-            None => false,
+            None => (false, false),
         };
-        if !joins {
-            close(&mut open, &mut steps);
-            let k = Kernel { instrs: Vec::new(), shape, temps: Vec::new(), after: Vec::new() };
-            open = Some((k, Footprint::default(), isolated));
+        if defers {
+            let o = open.as_mut().expect("a kernel is open");
+            o.deferred.push(i);
+            o.deferred_footprint.record_deferred(instr);
+            continue;
         }
-        let (k, fp, _) = open.as_mut().expect("a kernel is open");
-        k.instrs.push(i);
-        fp.record(instr);
+        if !joins {
+            if open.as_ref().is_some_and(|o| !o.deferred.is_empty()) {
+                todo.push_front(i);
+                close(&mut open, &mut steps, &mut todo);
+                continue;
+            }
+            close(&mut open, &mut steps, &mut todo);
+            let kernel = Kernel { instrs: Vec::new(), shape, temps: Vec::new(), after: Vec::new() };
+            open = Some(Open {
+                kernel,
+                footprint: Footprint::default(),
+                isolated,
+                deferred: Vec::new(),
+                deferred_footprint: Footprint::default(),
+            });
+        }
+        let o = open.as_mut().expect("a kernel is open");
+        o.kernel.instrs.push(i);
+        o.footprint.record(instr);
     }
-    close(&mut open, &mut steps);
     contract(batch, &mut steps);
     steps
 }
@@ -652,6 +739,48 @@ mod tests {
         let Step::Kernel(k) = &steps[0] else { panic!() };
         assert_eq!(k.temps, vec![BaseId(2)], "t is created, consumed and freed in the kernel");
         assert_eq!(k.after, vec![2]);
+    }
+
+    #[test]
+    fn instructions_of_another_shape_wait_while_later_ones_join_the_kernel() {
+        // A time step: 2-d work reduced along axis 0, a 1-d update that reads the reduction,
+        // then more 2-d work: the 2-d work forms one kernel, the 1-d updates run after it.
+        let (p, f, g, s1, s2, vel) = (base(1, 100), base(2, 100), base(3, 100), base(4, 10), base(5, 10), base(6, 10));
+        let sq = |b| v(b, 0, &[10, 10], &[10, 1]);
+        let row = |b| v(b, 0, &[10], &[1]);
+        let batch = vec![
+            ins(Opcode::Multiply, vec![sq(f), sq(p), sq(p)]),
+            ins(Opcode::AddReduce, vec![row(s1), sq(f), Scalar::I64(0).into()]),
+            ins(Opcode::Free, vec![whole(f)]),
+            ins(Opcode::Add, vec![row(vel), row(vel), row(s1)]),
+            ins(Opcode::Add, vec![sq(g), sq(p), sq(p)]),
+            ins(Opcode::AddReduce, vec![row(s2), sq(g), Scalar::I64(0).into()]),
+            ins(Opcode::Free, vec![whole(g)]),
+            ins(Opcode::Add, vec![row(vel), row(vel), row(s2)]),
+        ];
+        let steps = partition(&batch, &Options::default());
+        assert_eq!(kernels(&steps), vec![vec![0, 1, 4, 5], vec![3, 7]]);
+        let Step::Kernel(k) = &steps[0] else { panic!() };
+        assert_eq!(k.temps, vec![BaseId(2), BaseId(3)], "both 2-d temporaries contracted");
+        // A later instruction that reads what a waiting one writes waits too, in order.
+        let batch = vec![
+            ins(Opcode::Multiply, vec![sq(f), sq(p), sq(p)]),
+            ins(Opcode::Add, vec![row(vel), row(vel), Scalar::F64(1.0).into()]),
+            ins(Opcode::Add, vec![sq(g), sq(f), v(vel, 0, &[10, 10], &[0, 1])]),
+            ins(Opcode::Sqrt, vec![sq(base(7, 100)), sq(p)]),
+            // Writes what the waiting instruction 2 reads: waits after it.
+            ins(Opcode::Sqrt, vec![sq(f), sq(p)]),
+        ];
+        let steps = partition(&batch, &Options::default());
+        assert_eq!(kernels(&steps), vec![vec![0, 3], vec![1], vec![2, 4]]);
+        // ... and one that writes what a waiting one reads.
+        let batch = vec![
+            ins(Opcode::Multiply, vec![sq(f), sq(p), sq(p)]),
+            ins(Opcode::Add, vec![row(vel), row(p), Scalar::F64(1.0).into()]),
+            ins(Opcode::Add, vec![sq(p), sq(p), sq(f)]),
+        ];
+        let steps = partition(&batch, &Options::default());
+        assert_eq!(kernels(&steps), vec![vec![0], vec![1], vec![2]]);
     }
 
     #[test]
