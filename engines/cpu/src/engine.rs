@@ -279,6 +279,7 @@ impl Component for CpuEngine {
         let mut work = Rewritten::new(batch);
         work.apply(|b| self.lazy.prepare(b));
         work.apply(rewrite::split_flat_reductions);
+        work.apply(rewrite::fold_subview_fills);
         let mut steps = self.plans.partition(work.batch(), &opts);
         work.replace(|b| self.spares.rename(b, mem, &steps));
         self.lazy.record(work.batch(), &mut steps, mem);

@@ -122,6 +122,9 @@ impl Lazy {
             let node = self.recipes.get(&id).expect("deferred bases are pure").clone();
             let mut nodes = Vec::new();
             flatten(&node, &mut HashSet::default(), &mut nodes);
+            // Sources first (ranges, random draws, fills: no inputs, so they may move up): a
+            // source of another shape between two steps of the recipe would cut its kernel.
+            nodes.sort_by_key(|n| !n.inputs.is_empty());
             for n in &nodes {
                 let mut instr = n.instr.clone();
                 if let Some(Operand::View(v)) = instr.operands.first_mut()

@@ -15,6 +15,15 @@
 //! array, and a reduction of that partial array, flat, along axis 0. Only floating-point
 //! reductions whose input and output dtypes agree are split: the result differs from the
 //! unsplit one by the reassociation of the sum, as block partials already do.
+//!
+//! A constant written into a row, a column, a diagonal or one element of an array that the
+//! batch has just computed (`fill_diagonal(r, 1)` after `r = sqrt(...)`) writes a view that
+//! partially overlaps the array: it cannot join the kernel that computed the array, so the array
+//! is written to memory, patched, and read back by whatever follows. [`fold_subview_fills`]
+//! rewrites such a write into `a = select(mask, c, a)` over the whole array, `mask` computed
+//! element-wise from per-axis position ranges (`i == j` for the main diagonal): the same values,
+//! as an element-wise instruction on exactly the array's view, which fuses with the producer
+//! and its readers, and lets the array be contracted.
 
 use std::borrow::Cow;
 use vm_ir::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Scalar, View};
@@ -159,9 +168,270 @@ fn split_one(batch: &[Instruction], i: usize, instr: &Instruction, next: u64) ->
     Some([first, second, free])
 }
 
+/// Synthetic bases of folded subview fills (position ranges and masks) count down from here,
+/// between the partial bases and the spares.
+const FILL_BASE: u64 = u64::MAX - 3 * (1 << 20);
+
+/// The elements of an array `V` that a write through a view `W` of its memory picks: positions
+/// whose index on each axis of `fixed` is the value given, and whose indexes on the axes of
+/// `diagonal` are `start + k` (each axis its own start) for one `k` in `0..len`.
+#[derive(Debug, PartialEq)]
+struct Pattern {
+    fixed: Vec<(usize, i64)>,
+    diagonal: Vec<(usize, i64)>,
+    len: usize,
+}
+
+/// The pattern of `w` inside `v` (a contiguous row-major view of the same base), when `w` is a
+/// single element or a 1-d walk that steps by one along a set of axes of `v` without wrapping
+/// (a row, a column, a diagonal).
+fn pattern(v: &View, w: &View) -> Option<Pattern> {
+    let rel = w.start.checked_sub(v.start)?;
+    let (len, step) = match w.ndim() {
+        0 => (1, 0),
+        1 if w.shape[0] == 1 => (1, 0),
+        1 => (w.shape[0], w.stride[0]),
+        _ => return None,
+    };
+    if len == 0 || step < 0 || rel < 0 {
+        return None;
+    }
+    let mut at = vec![0i64; v.ndim()];
+    let mut r = rel;
+    for d in (0..v.ndim()).rev() {
+        let n = v.shape[d] as i64;
+        at[d] = r % n;
+        r /= n;
+    }
+    if r != 0 {
+        return None;
+    }
+    // Row-major dense strides of extents above 1 are super-increasing: a step is a sum of
+    // distinct strides in at most one way, found from the outermost axis in.
+    let mut rest = step;
+    let on: Vec<bool> = v
+        .shape
+        .iter()
+        .zip(&v.stride)
+        .map(|(&n, &s)| {
+            let take = n > 1 && rest >= s;
+            if take {
+                rest -= s;
+            }
+            take
+        })
+        .collect();
+    if rest != 0 || (len > 1 && !on.contains(&true)) {
+        return None;
+    }
+    let mut p = Pattern { fixed: Vec::new(), diagonal: Vec::new(), len };
+    for (d, &on) in on.iter().enumerate() {
+        if on {
+            if at[d] as usize + len > v.shape[d] {
+                return None; // the walk wraps into the next row
+            }
+            p.diagonal.push((d, at[d]));
+        } else if v.shape[d] > 1 {
+            p.fixed.push((d, at[d]));
+        }
+    }
+    Some(p)
+}
+
+/// The constant written by `instr` and the view it writes, when it is a fill.
+fn fill(instr: &Instruction) -> Option<(&View, Scalar)> {
+    match (instr.opcode, instr.operands.first(), instr.operands.get(1)) {
+        (Opcode::Identity, Some(Operand::View(w)), Some(Operand::Const(c))) => Some((w, *c)),
+        _ => None,
+    }
+}
+
+/// The array view that the constant write at `i` through `w` patches: the output of the latest
+/// earlier element-wise write to the same base, contiguous and larger than the write (earlier
+/// fills of the same array that fold are looked through), with only element-wise or system
+/// instructions in between, so that the folded write joins its kernel.
+fn patched_array<'b>(batch: &'b [Instruction], i: usize, w: &View) -> Option<&'b View> {
+    for (j, p) in batch[..i].iter().enumerate().rev() {
+        let kind = p.opcode.kind();
+        if kind == Kind::System {
+            continue;
+        }
+        let out = p.output()?;
+        if !kind.is_elementwise() {
+            return None;
+        }
+        if out.base.id != w.base.id {
+            continue;
+        }
+        if out.is_contiguous() && out.nelem() > w.nelem() {
+            return Some(out);
+        }
+        // An earlier fill of the same array that folds into it patches the same array.
+        let (earlier, _) = fill(p)?;
+        let v = patched_array(batch, j, earlier)?;
+        return (pattern(v, earlier).is_some() && v.nelem() > w.nelem()).then_some(v);
+    }
+    None
+}
+
+/// The instructions that replace the constant write of `c` through `w` into `v`: the mask of
+/// the pattern from the position ranges `ranges` (1-d, i64; one for each axis the pattern
+/// names), then the select. `fresh` names new temporaries.
+fn folded_fill(
+    v: &View,
+    c: Scalar,
+    p: &Pattern,
+    ranges: &[Option<Base>],
+    fresh: &mut impl FnMut(DType) -> Base,
+) -> Vec<Instruction> {
+    let along = |d: usize| {
+        let mut stride = vec![0i64; v.ndim()];
+        stride[d] = 1;
+        let range = ranges[d].expect("a range for every axis of the pattern");
+        Operand::View(View::new(range, 0, &v.shape, &stride).expect("a range broadcast to v's shape"))
+    };
+    let mut out = Vec::new();
+    let mut temp = |dtype: DType, out: &mut Vec<Instruction>, op: Opcode, inputs: [Operand; 2]| {
+        let t = View::row_major(fresh(dtype), &v.shape);
+        let [a, b] = inputs;
+        out.push(Instruction::new(op, [Operand::View(t.clone()), a, b]));
+        t
+    };
+    let i64c = |x: i64| Operand::Const(Scalar::I64(x));
+    let mut conds: Vec<View> = Vec::new();
+    for &(d, x) in &p.fixed {
+        conds.push(temp(DType::Bool, &mut out, Opcode::Equal, [along(d), i64c(x)]));
+    }
+    if let Some(&(d0, x0)) = p.diagonal.first() {
+        for &(d, x) in &p.diagonal[1..] {
+            let diff = temp(DType::I64, &mut out, Opcode::Subtract, [along(d), along(d0)]);
+            conds.push(temp(DType::Bool, &mut out, Opcode::Equal, [Operand::View(diff.clone()), i64c(x - x0)]));
+            out.push(Instruction::new(Opcode::Free, [Operand::View(diff)]));
+        }
+        if x0 > 0 {
+            conds.push(temp(DType::Bool, &mut out, Opcode::GreaterEqual, [along(d0), i64c(x0)]));
+        }
+        if (x0 as usize) + p.len < v.shape[d0] {
+            conds.push(temp(DType::Bool, &mut out, Opcode::Less, [along(d0), i64c(x0 + p.len as i64)]));
+        }
+    }
+    if conds.is_empty() {
+        // The pattern is all of `v` (not produced by `pattern` for a write smaller than `v`).
+        return vec![Instruction::new(Opcode::Identity, [Operand::View(v.clone()), Operand::Const(c)])];
+    }
+    let mut mask = conds.remove(0);
+    for c in conds {
+        let both =
+            temp(DType::Bool, &mut out, Opcode::LogicalAnd, [Operand::View(mask.clone()), Operand::View(c.clone())]);
+        out.push(Instruction::new(Opcode::Free, [Operand::View(mask)]));
+        out.push(Instruction::new(Opcode::Free, [Operand::View(c)]));
+        mask = both;
+    }
+    out.push(Instruction::new(
+        Opcode::Select,
+        [
+            Operand::View(v.clone()),
+            Operand::View(mask.clone()),
+            Operand::Const(c.cast(v.dtype())),
+            Operand::View(v.clone()),
+        ],
+    ));
+    out.push(Instruction::new(Opcode::Free, [Operand::View(mask)]));
+    out
+}
+
+/// The batch with constant writes into rows, columns, diagonals or elements of arrays just
+/// computed folded into selects, as the module doc says, and for each of its instructions the
+/// position in `batch` it comes from; `None` when there is nothing to fold.
+pub fn fold_subview_fills(batch: &[Instruction]) -> Option<(Vec<Instruction>, Vec<usize>)> {
+    let mut folds: Vec<(usize, &View, Scalar, Pattern)> = Vec::new();
+    for (i, instr) in batch.iter().enumerate() {
+        let Some((w, c)) = fill(instr) else { continue };
+        let Some(v) = patched_array(batch, i, w) else { continue };
+        if let Some(p) = pattern(v, w).filter(|p| !p.fixed.is_empty() || p.diagonal.len() > 1 || p.len < v.nelem()) {
+            folds.push((i, v, c, p));
+        }
+    }
+    if folds.is_empty() {
+        return None;
+    }
+    let mut next = 0u64;
+    let mut fresh = |dtype: DType, nelem: usize| {
+        next += 1;
+        Base { id: BaseId(FILL_BASE - next), dtype, nelem: nelem as u64 }
+    };
+    // One range per axis extent, made at the start of the batch, freed at its end.
+    let mut ranges: Vec<Base> = Vec::new();
+    let mut range_of =
+        |n: usize, fresh: &mut dyn FnMut(DType, usize) -> Base| match ranges.iter().find(|b| b.nelem == n as u64) {
+            Some(b) => *b,
+            None => {
+                let b = fresh(DType::I64, n);
+                ranges.push(b);
+                b
+            }
+        };
+    let mut replaced: Vec<(usize, Vec<Instruction>)> = Vec::new();
+    for (i, v, c, p) in &folds {
+        let used = |d: usize| p.fixed.iter().chain(&p.diagonal).any(|&(e, _)| e == d);
+        let axes: Vec<Option<Base>> =
+            v.shape.iter().enumerate().map(|(d, &n)| used(d).then(|| range_of(n, &mut fresh))).collect();
+        let nelem = v.nelem();
+        let code = folded_fill(v, *c, p, &axes, &mut |dtype| fresh(dtype, nelem));
+        replaced.push((*i, code));
+    }
+    let mut out =
+        Vec::with_capacity(batch.len() + 2 * ranges.len() + replaced.iter().map(|r| r.1.len()).sum::<usize>());
+    let mut origin = Vec::with_capacity(out.capacity());
+    for r in &ranges {
+        out.push(Instruction::new(Opcode::Range, [Operand::View(View::of_base(*r))]));
+        origin.push(0);
+    }
+    let mut replaced = replaced.into_iter().peekable();
+    for (i, instr) in batch.iter().enumerate() {
+        match replaced.next_if(|(at, _)| *at == i) {
+            Some((_, code)) => {
+                origin.extend(std::iter::repeat_n(i, code.len()));
+                out.extend(code);
+            }
+            None => {
+                out.push(instr.clone());
+                origin.push(i);
+            }
+        }
+    }
+    for r in &ranges {
+        out.push(Instruction::new(Opcode::Free, [Operand::View(View::of_base(*r))]));
+        origin.push(batch.len() - 1);
+    }
+    Some((out, origin))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn patterns_of_rows_columns_diagonals_and_elements() {
+        let b = Base { id: BaseId(1), dtype: DType::F64, nelem: 6 * 7 };
+        let v = View::contiguous(b, 0, &[6, 7]).unwrap();
+        let w = |start: i64, shape: &[usize], stride: &[i64]| View::new(b, start, shape, stride).unwrap();
+        let p = |fixed: &[(usize, i64)], diagonal: &[(usize, i64)], len| Pattern {
+            fixed: fixed.to_vec(),
+            diagonal: diagonal.to_vec(),
+            len,
+        };
+        assert_eq!(pattern(&v, &w(0, &[6], &[8])), Some(p(&[], &[(0, 0), (1, 0)], 6)));
+        assert_eq!(pattern(&v, &w(1, &[5], &[8])), Some(p(&[], &[(0, 0), (1, 1)], 5)));
+        assert_eq!(pattern(&v, &w(14, &[7], &[1])), Some(p(&[(0, 2)], &[(1, 0)], 7)));
+        assert_eq!(pattern(&v, &w(3, &[6], &[7])), Some(p(&[(1, 3)], &[(0, 0)], 6)));
+        assert_eq!(pattern(&v, &w(40, &[], &[])), Some(p(&[(0, 5), (1, 5)], &[], 1)));
+        // Wrapping into the next row, steps that are no sum of the axes' strides, 2-d writes.
+        assert_eq!(pattern(&v, &w(5, &[3], &[8])), None);
+        assert_eq!(pattern(&v, &w(0, &[4], &[2])), None);
+        assert_eq!(pattern(&v, &w(8, &[2, 2], &[7, 1])), None);
+        assert_eq!(pattern(&v, &w(5, &[2], &[-1])), None);
+    }
 
     #[test]
     fn a_flat_sum_of_a_2d_temporary_is_split() {
