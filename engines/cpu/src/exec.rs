@@ -108,7 +108,8 @@ fn one_block_per_output(shape: &[usize], strides: &[i64], block: usize) -> bool 
 }
 
 /// Runs `f` (compiled from `p`) over the iteration space of `bind`. Returns the bytes moved
-/// between memory and the kernel.
+/// between memory and the kernel: every memory operand's distinct elements once (a broadcast
+/// operand is read from cache after the first time), and every reduction's output.
 pub fn run(
     f: KernelFn,
     p: &Program,
@@ -142,7 +143,9 @@ pub fn run(
         for d in 0..nd {
             args[lay.slot_stride(k, d)] = s.strides[d] * size as i64;
         }
-        moved = moved.saturating_add((n as u64).saturating_mul(size as u64));
+        // The elements the view touches, each once: a broadcast operand is read from cache.
+        let touched = (0..nd).filter(|&d| s.strides[d] != 0).map(|d| bind.shape[d] as u64).product::<u64>();
+        moved = moved.saturating_add(touched.saturating_mul(size as u64));
     }
     for (q, r) in bind.partials.iter().enumerate() {
         for d in 0..nd {

@@ -27,7 +27,8 @@ pub struct Profile {
     pub replayed: u64,
     /// Time spent running kernels (binding, blocks, combining partials).
     pub exec_time: Duration,
-    /// Bytes read and written by kernels.
+    /// Bytes read and written by kernels: each memory operand's distinct elements once, and
+    /// each reduction's output.
     pub bytes_moved: u64,
     /// Kernel cache statistics.
     pub cache: CacheStats,

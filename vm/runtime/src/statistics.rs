@@ -24,7 +24,7 @@ pub struct Statistics {
     pub cache_misses: Option<u64>,
     /// Seconds spent making kernels: compiling them, or loading them from a cache on disk.
     pub compile_seconds: Option<f64>,
-    /// Bytes kernels read and wrote.
+    /// Bytes kernels read and wrote (each operand's distinct elements once).
     pub bytes_moved: u64,
     /// Instructions handed to the child because this component does not run them (its
     /// fallback).
