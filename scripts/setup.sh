@@ -8,10 +8,13 @@
 #    link libpython);
 # 2. the project's Python environment `.venv` (git-ignored) with the packages of
 #    scripts/requirements.txt (NumPy for the benchmark baselines, the Python frontend's build
-#    and test tools), and the Python frontend `vmnp` when bridge-py/ exists.
+#    and test tools), the benchmark peers of scripts/requirements-peers.txt (numba, JAX,
+#    numexpr; a failure there is a warning: vm-bench skips a peer that is missing), and the
+#    Python frontend `vmnp` when bridge-py/ exists.
 #
 # Idempotent: installs only what is missing. Needs the Rust toolchain (see README.md).
-# Environment: VM_SETUP_SKIP_VMNP=1 skips building vmnp (the suite builds it itself).
+# Environment: VM_SETUP_SKIP_VMNP=1 skips building vmnp (the suite builds it itself);
+# VM_SETUP_SKIP_PEERS=1 skips the benchmark peers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -62,6 +65,10 @@ fi
 py="$venv/bin/python"
 if ! "$py" -m pip install -q --disable-pip-version-check -r scripts/requirements.txt; then
   die "installing scripts/requirements.txt into $venv failed (is PyPI reachable?)"
+fi
+if [ -z "${VM_SETUP_SKIP_PEERS:-}" ] &&
+  ! "$py" -m pip install -q --disable-pip-version-check -r scripts/requirements-peers.txt; then
+  echo "setup: warning: the benchmark peers (scripts/requirements-peers.txt) did not install; vm-bench skips them" >&2
 fi
 
 if [ -f bridge-py/pyproject.toml ] && [ -z "${VM_SETUP_SKIP_VMNP:-}" ]; then

@@ -16,10 +16,10 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== tests"
 cargo test --workspace --locked
 
-echo "== Python frontend vmnp: format, lints, tests on the interp and cpu stacks"
+echo "== Python: format and lints (vmnp, the benchmark scripts); vmnp's tests on the interp and cpu stacks"
 py=.venv/bin/python
-.venv/bin/ruff format --check bridge-py
-.venv/bin/ruff check bridge-py
+.venv/bin/ruff format --check bridge-py benches
+.venv/bin/ruff check bridge-py benches
 VM_STACK=interp "$py" -m pytest -q bridge-py/tests
 VM_STACK=cpu "$py" -m pytest -q bridge-py/tests
 

@@ -15,7 +15,6 @@ and make the exit status nonzero.
 """
 
 import argparse
-import sys
 import time
 
 import numpy as np

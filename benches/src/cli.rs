@@ -72,6 +72,10 @@ pub struct Args {
     #[arg(long)]
     pub no_python: bool,
 
+    /// Skip the peers (numba, JAX, numexpr: benches/peers).
+    #[arg(long)]
+    pub no_peers: bool,
+
     /// Skip the C and C++ programs (benches/c, against libvm.so).
     #[arg(long)]
     pub no_c: bool,
@@ -140,6 +144,7 @@ impl Args {
             hand: !self.no_hand,
             numpy: !self.no_numpy,
             python: !self.no_python,
+            peers: !self.no_peers,
             c: !self.no_c,
             tolerance: self.rtol.map_or(Tolerance::for_precision(self.dtype), |r| Tolerance { relative: r }),
         })

@@ -2,6 +2,7 @@
 //! stacks, hand, NumPy and the C program), each with its warm-up and timed repetitions, with a
 //! live progress line on stderr; then analyses the groups into a [`Report`].
 
+use crate::baseline::peers::{self, Peer};
 use crate::baseline::{c, numpy, python};
 use crate::check::Tolerance;
 use crate::report::{Group, Kind, Meta, Report, Row, table::format_seconds};
@@ -38,6 +39,8 @@ pub struct Plan {
     /// Run the NumPy scripts under the Python frontend (`python -m vmnp`) on each stack of
     /// [`Plan::frontend_stacks`], when vmnp is installed.
     pub python: bool,
+    /// Run the peers (numba, JAX, numexpr) that are installed.
+    pub peers: bool,
     /// Run the C and C++ programs of the benchmarks that have them (`benches/c`), when the
     /// compilers and libvm.so are found.
     pub c: bool,
@@ -101,6 +104,11 @@ impl Progress {
             let _ = write!(err, "\r\x1b[2K{} {what}", self.prefix());
             let _ = err.flush();
         }
+    }
+
+    /// One planned measurement will not be made.
+    pub fn skip(&mut self) {
+        self.done += 1;
     }
 
     /// One measurement finished.
@@ -182,8 +190,8 @@ fn run_stack(plan: &Plan, progress: &Progress, def: &BenchDef, size: &Size, spec
     }
 }
 
-/// Counts the measurements `plan` will make (for the progress line).
-pub fn count(plan: &Plan, c_programs: &[c::CProgram], python_ready: bool) -> usize {
+/// Counts the measurements `plan` will make (for the progress line), with `peers` installed.
+pub fn count(plan: &Plan, c_programs: &[c::CProgram], python_ready: bool, peers: usize) -> usize {
     plan.benches
         .iter()
         .map(|(def, sizes)| {
@@ -193,6 +201,7 @@ pub fn count(plan: &Plan, c_programs: &[c::CProgram], python_ready: bool) -> usi
                     + usize::from(plan.eager)
                     + usize::from(plan.hand)
                     + usize::from(plan.numpy)
+                    + peers
                     + if python_ready { plan.frontend_stacks().len() } else { 0 }
                     + c_rows)
         })
@@ -208,6 +217,17 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
     };
     let numpy_version = probe(plan.numpy, numpy::available);
     let vmnp_version = probe(plan.python, python::available);
+    let peer_versions: Vec<(Peer, String)> = Peer::ALL
+        .into_iter()
+        .filter(|_| plan.peers)
+        .filter_map(|p| match p.available() {
+            Ok(v) => Some((p, v)),
+            Err(e) => {
+                notes.push(e);
+                None
+            }
+        })
+        .collect();
     let wants_c = plan.c && !plan.frontend_stacks().is_empty();
     let mut c_programs = Vec::new();
     for (def, _) in plan.benches.iter().filter(|_| wants_c) {
@@ -218,7 +238,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
             }
         }
     }
-    let mut progress = Progress::new(count(plan, &c_programs, vmnp_version.is_some()), quiet);
+    let mut progress = Progress::new(count(plan, &c_programs, vmnp_version.is_some(), peer_versions.len()), quiet);
     let hand_threads = hand::thread_count(plan.threads.unwrap_or(0));
     let mut groups = Vec::new();
     for (def, sizes) in &plan.benches {
@@ -250,6 +270,23 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
                 let row = match numpy::run(def.numpy_script, size, plan.precision, plan.warmup, plan.reps) {
                     Ok(r) => Row::measured("numpy", Kind::Numpy, &r),
                     Err(e) => Row::failed("numpy", Kind::Numpy, e),
+                };
+                progress.finished(&what, &row);
+                rows.push(row);
+            }
+            for (peer, _) in &peer_versions {
+                let what = label(peer.name());
+                progress.at(&format!("{what} ({} + {} repetitions in Python)", plan.warmup, plan.reps));
+                let row = match peers::run(*peer, def.name, size, plan.precision, plan.warmup, plan.reps) {
+                    Ok(Some(r)) => {
+                        Row { numpy_inputs: r.numpy_inputs, ..Row::measured(peer.name(), Kind::Peer, &r.runs) }
+                    }
+                    Ok(None) => {
+                        // Not a science benchmark the peer is written for (overhead): no row.
+                        progress.skip();
+                        continue;
+                    }
+                    Err(e) => Row::failed(peer.name(), Kind::Peer, e),
                 };
                 progress.finished(&what, &row);
                 rows.push(row);
@@ -307,6 +344,13 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
     if let Some(v) = &vmnp_version {
         notes.push(format!(
             "python:<stack>: the NumPy scripts unchanged under python -m vmnp {v} (checksums compared for deterministic benchmarks only)"
+        ));
+    }
+    for (peer, v) in &peer_versions {
+        notes.push(format!(
+            "{} {v}: benches/peers/peer_{}.py, on the NumPy baseline's inputs (checksums compared with NumPy's where NumPy's inputs are random); compile time excluded",
+            peer.name(),
+            peer.name()
         ));
     }
     if plan.hand {

@@ -95,6 +95,7 @@ fn the_binary_runs_a_tiny_suite_and_writes_json_and_svg() {
             // The baselines outside this process may be missing (no cc, no NumPy); the python
             // rows appear only when vmnp is installed, and must then run.
             assert!(r["error"].is_null() || r["kind"] == "c" || r["kind"] == "numpy", "{r}");
+            assert_ne!(r["check"]["verdict"], "differs", "{r}");
             if r["kind"] == "python" && g["benchmark"] == "heat_equation" {
                 assert_eq!(r["check"]["verdict"], "agrees", "{r}");
             }
@@ -104,6 +105,41 @@ fn the_binary_runs_a_tiny_suite_and_writes_json_and_svg() {
     let svg = std::fs::read_to_string(&svg).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("heat_equation"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_peers_agree_with_numpy_and_the_vm_on_the_tiny_suite() {
+    let installed: Vec<&str> =
+        vm_bench::baseline::peers::Peer::ALL.into_iter().filter(|p| p.available().is_ok()).map(|p| p.name()).collect();
+    if installed.is_empty() {
+        eprintln!("no peer installed (scripts/setup.sh installs them): nothing to check");
+        return;
+    }
+    let science = "heat_equation,shallow_water,black_scholes,montecarlo_pi,leibnitz_pi,nbody,knn";
+    let json = std::env::temp_dir().join(format!("vm-bench-peers-{}.json", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_vm-bench"))
+        .args(["--size", "tiny", "-b", science, "-s", "cpu", "--no-hand", "--no-python", "--no-c", "-q"])
+        .args(["--reps", "1", "--warmup", "1", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&json);
+    for g in v["groups"].as_array().unwrap() {
+        let peers: Vec<&serde_json::Value> =
+            g["rows"].as_array().unwrap().iter().filter(|r| r["kind"] == "peer").collect();
+        assert_eq!(peers.len(), installed.len(), "{}: {peers:?}", g["benchmark"]);
+        for r in peers {
+            assert!(r["error"].is_null(), "{r}");
+            // Compared with the VM (deterministic inputs) or with NumPy (its random inputs),
+            // unless the peer draws its own random numbers.
+            let own = g["benchmark"] == "montecarlo_pi" && r["implementation"] != "numexpr";
+            let want = if own { "not_compared" } else { "agrees" };
+            assert_eq!(r["check"]["verdict"], want, "{}: {r}", g["benchmark"]);
+        }
+    }
 }
 
 #[test]

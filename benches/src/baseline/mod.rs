@@ -1,10 +1,12 @@
 //! Implementations that run outside this process: the NumPy scripts ([`numpy`]), the same
-//! scripts under the Python frontend ([`python`]) and the C program against `libvm.so` ([`c`]).
+//! scripts under the Python frontend ([`python`]), the C program against `libvm.so` ([`c`]) and
+//! the peers, the suite for numba, JAX and numexpr ([`peers`]).
 //! Each prints one line per timed repetition in the fixed format `RESULT <seconds> <checksum>`,
 //! read by [`parse_results`].
 
 pub mod c;
 pub mod numpy;
+pub mod peers;
 pub mod python;
 
 use crate::Measured;
@@ -73,6 +75,11 @@ pub fn repetitions(stdout: &str, what: &str, reps: usize) -> Result<Vec<Measured
 /// Runs `cmd`, returning its stdout, or an error with the end of its stderr.
 pub fn run_command(cmd: &mut Command, what: &str) -> Result<String, String> {
     let out = cmd.output().map_err(|e| format!("cannot run {what}: {e}"))?;
+    stdout_of(&out, what)
+}
+
+/// The stdout of a finished command, or an error with the end of its stderr when it failed.
+pub fn stdout_of(out: &std::process::Output, what: &str) -> Result<String, String> {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -106,6 +113,9 @@ mod tests {
     #[test]
     fn the_scripts_are_where_the_harness_looks() {
         assert!(bench_dir().join("numpy").join("_common.py").is_file());
+        for peer in peers::Peer::ALL {
+            assert!(bench_dir().join("peers").join(format!("peer_{}.py", peer.name())).is_file());
+        }
         assert!(bench_dir().join("c").join("heat_equation.c").is_file());
         assert!(bench_dir().join("c").join("heat_equation.cpp").is_file());
         assert!(bench_dir().join("c").join("overhead.cpp").is_file());

@@ -25,12 +25,15 @@ pub enum Kind {
     C,
     /// The NumPy script under the Python frontend (`python -m vmnp`), on a stack.
     Python,
+    /// A peer tool (numba, JAX, numexpr) on the NumPy baseline's inputs.
+    Peer,
 }
 
 /// One implementation's measurements of one benchmark at one size.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    /// The implementation's label: `eager`, a stack label, `hand`, `numpy`, `c:<stack>`, `python:<stack>`.
+    /// The implementation's label: `eager`, a stack label, `hand`, `numpy`, `c:<stack>`,
+    /// `python:<stack>`, a peer (`numba`, `jax`, `numexpr`).
     pub implementation: String,
     /// What it is.
     pub kind: Kind,
@@ -58,6 +61,9 @@ pub struct Row {
     pub instructions: Option<u64>,
     /// Why it did not run or failed.
     pub error: Option<String>,
+    /// It computed from NumPy's inputs (a peer drawing no random numbers of its own), so its
+    /// checksum is compared with NumPy's where the VM's is not comparable.
+    pub numpy_inputs: bool,
 }
 
 impl Row {
@@ -79,6 +85,7 @@ impl Row {
             engine: EngineStats::default(),
             instructions: None,
             error: None,
+            numpy_inputs: false,
         }
     }
 
@@ -130,6 +137,7 @@ impl Group {
         let numpy = self.find(Kind::Numpy).and_then(|r| r.median);
         let eager = self.find(Kind::Eager).and_then(|r| r.median);
         let hand = self.find(Kind::Hand).and_then(|r| r.median);
+        let numpy_checksum = self.find(Kind::Numpy).and_then(|r| r.checksum);
         let reference = self
             .find(Kind::Eager)
             .or_else(|| self.find(Kind::Stack))
@@ -159,6 +167,13 @@ impl Group {
                 (Some(_), _) if row.kind == Kind::Python && !deterministic => {
                     Comparison::skipped("the NumPy script draws its own random numbers")
                 }
+                (Some(_), Some(c)) if row.kind == Kind::Peer && !deterministic => match numpy_checksum {
+                    Some(n) if row.numpy_inputs => {
+                        Comparison { note: Some("vs NumPy's".into()), ..check::compare(n, c, tol) }
+                    }
+                    Some(_) => Comparison::skipped("the peer draws its own random numbers"),
+                    None => Comparison::skipped("NumPy's random inputs, and NumPy did not run"),
+                },
                 (Some((_, _, Some(r))), Some(c)) => check::compare(*r, c, tol),
             };
             if repetitions_checked
@@ -295,6 +310,28 @@ pub(crate) mod tests {
         g.analyze(Tolerance::for_precision(Precision::F64), true);
         assert_eq!(g.rows[3].check.verdict, Verdict::NotCompared);
         assert_eq!(g.rows[1].check.verdict, Verdict::Differs, "exact: 1e-12 off is a mismatch");
+    }
+
+    #[test]
+    fn peers_are_compared_with_numpy_on_numpys_random_inputs() {
+        let mut g = sample_group();
+        g.deterministic = false;
+        g.rows[3] = Row::measured("numpy", Kind::Numpy, &[m(2.0, 7.0)]);
+        let peer = |name: &str, checksum: f64, numpy_inputs: bool| Row {
+            numpy_inputs,
+            ..Row::measured(name, Kind::Peer, &[m(0.4, checksum)])
+        };
+        g.rows.extend([peer("numba", 7.0, true), peer("numexpr", 7.5, true), peer("jax", 3.0, false)]);
+        g.analyze(Tolerance::for_precision(Precision::F64), true);
+        let verdict = |name: &str| g.rows.iter().find(|r| r.implementation == name).unwrap().check.verdict;
+        assert_eq!(verdict("numba"), Verdict::Agrees);
+        assert_eq!(verdict("numexpr"), Verdict::Differs);
+        assert_eq!(verdict("jax"), Verdict::NotCompared, "its own random numbers");
+        // On deterministic inputs a peer is compared with the VM's reference like any row.
+        let mut g = sample_group();
+        g.rows.push(peer("numba", 11.0, true));
+        g.analyze(Tolerance::for_precision(Precision::F64), true);
+        assert_eq!(g.rows.last().unwrap().check.verdict, Verdict::Differs);
     }
 
     #[test]
