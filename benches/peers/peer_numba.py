@@ -55,22 +55,30 @@ def leibnitz_pi(_, dims, dtype):
     return _leibnitz(dims[0], dims[1])
 
 
+#: Chunks of the Monte Carlo draws, each from its own seed, so that the result is the same
+#: whichever thread draws which chunk (numba's generator state is per thread).
+CHUNKS = 64
+
+
 @njit(parallel=True)
-def _montecarlo(n, iterations):
+def _montecarlo(n, iterations, seed):
     total = 0.0
-    for _ in range(iterations):
+    per = (n + CHUNKS - 1) // CHUNKS
+    for it in range(iterations):
         inside = 0
-        for _i in prange(n):
-            x = np.random.random()
-            y = np.random.random()
-            if math.sqrt(x * x + y * y) <= 1.0:
-                inside += 1
+        for c in prange(CHUNKS):
+            np.random.seed(seed + it * CHUNKS + c)
+            for _i in range(c * per, min(n, (c + 1) * per)):
+                x = np.random.random()
+                y = np.random.random()
+                if math.sqrt(x * x + y * y) <= 1.0:
+                    inside += 1
         total += 4.0 * inside / n
     return total / iterations
 
 
 def montecarlo_pi(_, dims, dtype):
-    return _montecarlo(dims[0], dims[1])
+    return _montecarlo(dims[0], dims[1], 42)
 
 
 @njit

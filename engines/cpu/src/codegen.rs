@@ -215,7 +215,7 @@ impl Gen<'_> {
             }
         }
         if let Some(vty) = self.simd_type(items, &ptrs) {
-            self.vector_loop(b, items, &vars, &accs, vty, n, j)?;
+            self.vector_loop(b, items, &vars, &accs, vty, n, j, flat)?;
         }
         let (head, body, exit) = (b.create_block(), b.create_block(), b.create_block());
         b.ins().jump(head, &[]);

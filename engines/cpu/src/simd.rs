@@ -125,6 +125,11 @@ impl Gen<'_> {
         let src_ok = |s: &Src| !matches!(s, Src::Index);
         for it in items {
             let ok = match *it {
+                // Positions, made a vector lane by lane (as the scalar loop converts them).
+                Item::Op(k) if self.p.ops[k].opcode == Opcode::Range => {
+                    let op: &Op = &self.p.ops[k];
+                    !matches!(op.dst, Dst::Reduce(_)) && same(op.dtype)
+                }
                 Item::Op(k) if vector_cmp(self.p.ops[k].opcode).is_some() => {
                     let op: &Op = &self.p.ops[k];
                     self.mask_only(k) && same(op.in_dtype) && op.srcs.iter().all(src_ok)
@@ -192,7 +197,8 @@ impl Gen<'_> {
     }
 
     /// Emits the vector loop of a segment: runs while `j + lanes * UNROLL <= n`, advancing `j`
-    /// and the pointer variables; the scalar loop that follows finishes the row.
+    /// and the pointer variables; the scalar loop that follows finishes the row. `flat` is the
+    /// position of the row's element 0 (for `range`).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn vector_loop(
         &self,
@@ -203,6 +209,7 @@ impl Gen<'_> {
         vty: Type,
         n: Value,
         j: Variable,
+        flat: Value,
     ) -> Result<()> {
         let lanes = i64::from(vty.lane_count());
         let esize = i64::from(vty.lane_type().bytes());
@@ -259,6 +266,28 @@ impl Gen<'_> {
                 let off = (u * lanes * esize) as i32;
                 let regs = &mut regs[u as usize];
                 match *it {
+                    Item::Op(k) if self.p.ops[k].opcode == Opcode::Range => {
+                        // Each lane's position converted on its own: exact wherever the scalar
+                        // loop's conversion is (f32 above 2^24 included).
+                        let first = b.ins().iadd(flat, jv);
+                        let mut r = None;
+                        for lane in 0..lanes {
+                            let i = b.ins().iadd_imm_s(first, u * lanes + lane);
+                            let x = b.ins().fcvt_from_sint(vty.lane_type(), i);
+                            r = Some(match r {
+                                None => b.ins().splat(vty, x),
+                                Some(v) => b.ins().insertlane(v, x, lane as u8),
+                            });
+                        }
+                        let r = r.expect("a vector has lanes");
+                        regs.insert(k, r);
+                        if let Dst::Store(m) = self.p.ops[k].dst {
+                            b.ins().store(MEM, r, addrs[&Ptr::Slot(m as usize)], off);
+                        }
+                        if let Some(&s) = self.plan.scratch_of.get(&k) {
+                            b.ins().store(MEM, r, addrs[&Ptr::Scratch(s)], off);
+                        }
+                    }
                     Item::Op(k) => {
                         let op = &self.p.ops[k];
                         let args: Vec<Value> =

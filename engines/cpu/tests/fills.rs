@@ -96,3 +96,45 @@ fn the_diagonal_of_a_cube_folds() {
     let p = differential(&batch, &[a], &[a, y], 1, false, "cube diagonal");
     assert_eq!(p.kernels, 2, "one range, one kernel");
 }
+
+#[test]
+fn positions_fill_vectors_lane_by_lane() {
+    // A leibnitz-like kernel over odd lengths (vector loop, then the scalar tail) in many
+    // blocks, f64 and f32, with positions past f32's exact integers (2^24) for f32.
+    use vm_ir::Kind;
+    for (dtype, n) in [(DType::F64, 1001usize), (DType::F32, 999), (DType::F32, (1 << 24) + 37)] {
+        let (k, t, s) = (base(1, dtype, n), base(2, dtype, n), base(3, dtype, 1));
+        let c = |x: f64| Operand::Const(Scalar::F64(x).cast(dtype));
+        let batch = vec![
+            Instruction::new(Opcode::Range, [whole_view(k, &[n])]),
+            Instruction::new(Opcode::Multiply, [whole_view(t, &[n]), whole_view(k, &[n]), c(4.0)]),
+            Instruction::new(Opcode::Add, [whole_view(t, &[n]), whole_view(t, &[n]), c(1.0)]),
+            Instruction::new(Opcode::Divide, [whole_view(t, &[n]), c(1.0), whole_view(t, &[n])]),
+            Instruction::new(
+                Opcode::AddReduce,
+                [
+                    Operand::View(View::new(s, 0, &[], &[]).unwrap()),
+                    whole_view(t, &[n]),
+                    Operand::Const(Scalar::I64(0)),
+                ],
+            ),
+            Instruction::new(Opcode::Free, [whole_view(t, &[n])]),
+        ];
+        assert_eq!(Opcode::Range.kind(), Kind::Range);
+        // An f32 sum of 2^24 terms depends on its order far beyond any tolerance: there only
+        // the positions are compared.
+        let compared: &[Base] = if n > 1 << 24 { &[k] } else { &[k, s] };
+        differential(&batch, &[], compared, 2, false, &format!("range of {n} {dtype}"));
+        // The positions exactly, as the element type rounds them.
+        let mut mem = vm_runtime::HostMemory::new();
+        let mut synced = batch.clone();
+        synced.push(Instruction::new(Opcode::Sync, [whole_view(k, &[n])]));
+        vm_runtime::Component::execute(&mut engine(2), &synced, &mut mem).unwrap();
+        let buf = mem.get(k.id).unwrap();
+        let wrong = match dtype {
+            DType::F32 => buf.as_slice::<f32>().iter().enumerate().position(|(i, &x)| x != i as f32),
+            _ => buf.as_slice::<f64>().iter().enumerate().position(|(i, &x)| x != i as f64),
+        };
+        assert_eq!(wrong, None, "range of {n} {dtype}");
+    }
+}
