@@ -2,6 +2,7 @@
 
 use crate::Config;
 use crate::cache::{Cache, KernelFn};
+use crate::copyback::CopyBacks;
 use crate::exec::{self, ExecConfig};
 use crate::lazy::Lazy;
 use crate::pool::Pool;
@@ -29,6 +30,8 @@ pub struct CpuEngine {
     profile: Profile,
     /// Large temporary buffers kept between batches.
     spares: Spares,
+    /// Partner buffers of arrays whose copy-backs became swaps.
+    copybacks: CopyBacks,
     /// Pure bases: their recipes, and the ones deferred.
     lazy: Lazy,
     /// Kernels built before, by batch structure: bound to a new batch without building again.
@@ -88,6 +91,7 @@ impl CpuEngine {
             child,
             profile: Profile::default(),
             spares: Spares::default(),
+            copybacks: CopyBacks::default(),
             lazy: Lazy::default(),
             replays: HashMap::default(),
             shut_down: false,
@@ -280,6 +284,7 @@ impl Component for CpuEngine {
         work.apply(|b| self.lazy.prepare(b));
         work.apply(rewrite::split_flat_reductions);
         work.apply(rewrite::fold_subview_fills);
+        work.apply(|b| self.copybacks.rewrite(b, mem));
         let mut steps = self.plans.partition(work.batch(), &opts);
         work.replace(|b| self.spares.rename(b, mem, &steps));
         self.lazy.record(work.batch(), &mut steps, mem);
@@ -291,6 +296,9 @@ impl Component for CpuEngine {
             }
         }
         self.spares.finish(mem);
+        for id in self.copybacks.finish(mem) {
+            self.lazy.forget(id);
+        }
         result
     }
 

@@ -147,6 +147,13 @@ impl Lazy {
         Some((out, origin))
     }
 
+    /// Forgets base `id`: its memory holds its values (another rewrite put them there), so it
+    /// is neither pure nor deferred any more.
+    pub fn forget(&mut self, id: BaseId) {
+        self.recipes.remove(&id);
+        self.deferred.remove(&id);
+    }
+
     /// The recipe of `instr`'s output when the write is pure (see the module doc).
     fn pure(&mut self, instr: &Instruction) -> Option<Arc<Node>> {
         let kind = instr.opcode.kind();

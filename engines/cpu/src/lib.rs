@@ -45,6 +45,7 @@
 pub mod cache;
 pub mod calls;
 pub mod codegen;
+mod copyback;
 pub mod emit;
 mod engine;
 pub mod exec;

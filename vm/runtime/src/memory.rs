@@ -409,6 +409,27 @@ impl HostMemory {
         }
     }
 
+    /// True when a frontend holds the buffer of `id` ([`HostMemory::pin`]): it must stay where
+    /// it is.
+    pub fn is_pinned(&self, id: BaseId) -> bool {
+        !self.pinned.is_empty() && self.pinned.contains(&id)
+    }
+
+    /// Exchanges the buffers of `a` and `b` (of one dtype and size): what `a` held is `b`'s and
+    /// the other way round (a base without a buffer gets none). Neither may be pinned.
+    pub fn swap(&mut self, a: &Base, b: &Base) {
+        debug_assert!(a.dtype == b.dtype && a.nelem == b.nelem, "swapping {a:?} with {b:?}");
+        debug_assert!(!self.is_pinned(a.id) && !self.is_pinned(b.id), "a pinned buffer stays put");
+        let x = self.buffers.remove(&a.id);
+        let y = self.buffers.remove(&b.id);
+        if let Some(y) = y {
+            self.buffers.insert(a.id, y);
+        }
+        if let Some(x) = x {
+            self.buffers.insert(b.id, x);
+        }
+    }
+
     /// True when `id` has a buffer.
     pub fn is_allocated(&self, id: BaseId) -> bool {
         self.buffers.contains_key(&id)
