@@ -14,13 +14,15 @@
 //!
 //! A copy-back qualifies when the temporary `T` is written first, element-wise, in full
 //! (contiguous from element 0), is accessed only through that view, only between that write and
-//! the copy, and is freed in the batch (never synced); `V` is a box of `B` in some row-major shape
+//! the copy, and is freed in the batch (never synced); the instructions computing it read `B`
+//! through views that partially overlap `V` (a stencil: otherwise the copy fuses with them and
+//! costs nothing); `V` is a box of `B` in some row-major shape
 //! of `B` (so that the rest of `B` is a few boxes to copy); `B` is large (1 MiB or more), is not
 //! pinned by a frontend, and is not synced, freed or discarded in the batch; and the buffer
 //! written is not used between the temporary's write and the copy.
 
 use std::collections::HashMap;
-use vm_ir::{Base, BaseId, Instruction, Opcode, Operand, View};
+use vm_ir::{Base, BaseId, Instruction, Opcode, Operand, Overlap, View};
 use vm_runtime::HostMemory;
 
 /// Partner bases count down from here (below the subview fills' bases, above the spares').
@@ -113,6 +115,29 @@ fn complement(base: Base, shape: &[usize], at: &[usize], len: &[usize]) -> Vec<V
     out
 }
 
+/// True when the element-wise instructions computing base `t` (the write at `write` and, back
+/// from it, the writes of the bases it reads, transitively) read `dst`'s base through a view that
+/// partially overlaps `dst`.
+fn reads_around(batch: &[Instruction], write: usize, t: BaseId, dst: &View) -> bool {
+    let mut wanted = vec![t];
+    for instr in batch[..=write].iter().rev() {
+        let Some(out) = instr.output() else { continue };
+        if !instr.opcode.kind().is_elementwise() || !wanted.contains(&out.base.id) {
+            continue;
+        }
+        for v in instr.inputs().iter().filter_map(Operand::as_view) {
+            if v.base.id == dst.base.id {
+                if v.overlap(dst) == Overlap::Partial {
+                    return true;
+                }
+            } else if !wanted.contains(&v.base.id) {
+                wanted.push(v.base.id);
+            }
+        }
+    }
+    false
+}
+
 /// The copy-backs of `batch` that qualify on their own (see the module doc), by array.
 fn candidates(batch: &[Instruction], mem: &HostMemory) -> HashMap<BaseId, Vec<Candidate>> {
     // Per base: every (position, view) that touches it, and whether it is synced, freed or
@@ -162,7 +187,11 @@ fn candidates(batch: &[Instruction], mem: &HostMemory) -> HashMap<BaseId, Vec<Ca
             && batch[write].output().is_some_and(|o| o == first)
             && batch[write].inputs().iter().filter_map(Operand::as_view).all(|v| v.base.id != t.id);
         let only_this_view = u.at.iter().all(|&(i, v)| v == tmp && (write..=copy).contains(&i));
-        if written_first && only_this_view && !u.synced && free > copy && !mem.is_allocated(t.id) {
+        // Worth it only when the copy cannot join the kernel that computes the temporary: that
+        // kernel reads the array where the copy writes, but shifted (a stencil). An update in
+        // place (`a[1:-1] = a[1:-1] - f(b)`) fuses with its copy already.
+        let stencil = reads_around(batch, write, t.id, dst);
+        if written_first && only_this_view && stencil && !u.synced && free > copy && !mem.is_allocated(t.id) {
             found.entry(b.id).or_default().push(Candidate { write, copy, free, dst: dst.clone(), tmp: tmp.clone() });
         }
     }
