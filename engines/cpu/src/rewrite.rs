@@ -275,8 +275,8 @@ fn patched_array<'b>(batch: &'b [Instruction], i: usize, w: &View) -> Option<&'b
 }
 
 /// The instructions that replace the constant write of `c` through `w` into `v`: the mask of
-/// the pattern from the position ranges `ranges` (1-d, i64; one for each axis the pattern
-/// names), then the select. `fresh` names new temporaries.
+/// the pattern from the position ranges `ranges` (1-d, of one dtype, i64 or the array's float
+/// type; one for each axis the pattern names), then the select. `fresh` names new temporaries.
 fn folded_fill(
     v: &View,
     c: Scalar,
@@ -297,14 +297,22 @@ fn folded_fill(
         out.push(Instruction::new(op, [Operand::View(t.clone()), a, b]));
         t
     };
-    let i64c = |x: i64| Operand::Const(Scalar::I64(x));
+    // Positions in the ranges' dtype (the array's float type where it holds them exactly, so
+    // that the masks vectorise with the array's values).
+    let rdt = ranges.iter().flatten().next().map_or(DType::I64, |r| r.dtype);
+    let i64c = |x: i64| Operand::Const(Scalar::I64(x).cast(rdt));
     let mut conds: Vec<View> = Vec::new();
     for &(d, x) in &p.fixed {
         conds.push(temp(DType::Bool, &mut out, Opcode::Equal, [along(d), i64c(x)]));
     }
     if let Some(&(d0, x0)) = p.diagonal.first() {
         for &(d, x) in &p.diagonal[1..] {
-            let diff = temp(DType::I64, &mut out, Opcode::Subtract, [along(d), along(d0)]);
+            if x == x0 {
+                // The diagonal through the origin of these axes: i == j.
+                conds.push(temp(DType::Bool, &mut out, Opcode::Equal, [along(d), along(d0)]));
+                continue;
+            }
+            let diff = temp(rdt, &mut out, Opcode::Subtract, [along(d), along(d0)]);
             conds.push(temp(DType::Bool, &mut out, Opcode::Equal, [Operand::View(diff.clone()), i64c(x - x0)]));
             out.push(Instruction::new(Opcode::Free, [Operand::View(diff)]));
         }
@@ -360,22 +368,31 @@ pub fn fold_subview_fills(batch: &[Instruction]) -> Option<(Vec<Instruction>, Ve
         next += 1;
         Base { id: BaseId(FILL_BASE - next), dtype, nelem: nelem as u64 }
     };
-    // One range per axis extent, made at the start of the batch, freed at its end.
+    // One range per axis extent and dtype, made at the start of the batch, freed at its end.
     let mut ranges: Vec<Base> = Vec::new();
-    let mut range_of =
-        |n: usize, fresh: &mut dyn FnMut(DType, usize) -> Base| match ranges.iter().find(|b| b.nelem == n as u64) {
-            Some(b) => *b,
-            None => {
-                let b = fresh(DType::I64, n);
-                ranges.push(b);
-                b
-            }
-        };
+    let mut range_of = |n: usize, dtype: DType, fresh: &mut dyn FnMut(DType, usize) -> Base| match ranges
+        .iter()
+        .find(|b| b.nelem == n as u64 && b.dtype == dtype)
+    {
+        Some(b) => *b,
+        None => {
+            let b = fresh(dtype, n);
+            ranges.push(b);
+            b
+        }
+    };
     let mut replaced: Vec<(usize, Vec<Instruction>)> = Vec::new();
     for (i, v, c, p) in &folds {
         let used = |d: usize| p.fixed.iter().chain(&p.diagonal).any(|&(e, _)| e == d);
+        // Integers up to 2^24 (f32) or 2^53 (f64) are exact in the array's float type.
+        let exact = match v.dtype() {
+            DType::F32 => 1usize << 24,
+            DType::F64 => 1usize << 53,
+            _ => 0,
+        };
+        let dtype = if v.shape.iter().all(|&n| n <= exact) { v.dtype() } else { DType::I64 };
         let axes: Vec<Option<Base>> =
-            v.shape.iter().enumerate().map(|(d, &n)| used(d).then(|| range_of(n, &mut fresh))).collect();
+            v.shape.iter().enumerate().map(|(d, &n)| used(d).then(|| range_of(n, dtype, &mut fresh))).collect();
         let nelem = v.nelem();
         let code = folded_fill(v, *c, p, &axes, &mut |dtype| fresh(dtype, nelem));
         replaced.push((*i, code));

@@ -147,7 +147,11 @@ impl Gen<'_> {
                     let op: &Op = &self.p.ops[k];
                     (vector_op(op.opcode) || vector_reduce(op.opcode))
                         && match op.dst {
-                            Dst::Reduce(q) => self.p.partials[q as usize].inner == Inner::Broadcast,
+                            // Along the row (register accumulators) or across it (a row of
+                            // partials, loaded, combined and stored lane by lane).
+                            Dst::Reduce(q) => {
+                                matches!(self.p.partials[q as usize].inner, Inner::Broadcast | Inner::Unit)
+                            }
                             _ => op.opcode.kind() != Kind::Reduce,
                         }
                         && op.dtype == op.in_dtype
@@ -163,7 +167,7 @@ impl Gen<'_> {
         }
         let inner_ok = ptrs.iter().all(|&p| match p {
             Ptr::Slot(k) => self.p.slots[k].inner != Inner::Strided,
-            Ptr::Partial(q) => self.p.partials[q].inner == Inner::Broadcast,
+            Ptr::Partial(q) => self.p.partials[q].inner != Inner::Strided,
             Ptr::Scratch(_) => true,
         });
         if !inner_ok {
@@ -292,11 +296,19 @@ impl Gen<'_> {
                         let op = &self.p.ops[k];
                         let args: Vec<Value> =
                             op.srcs.iter().map(|&s| self.vread(b, s, vty, &addrs, &splats, regs, off)).collect();
-                        if let Dst::Reduce(_) = op.dst {
-                            let v = vaccs[&(k, u)];
-                            let acc = b.use_var(v);
-                            let r = combine_vec(b, op.opcode, acc, args[0]);
-                            b.def_var(v, r);
+                        if let Dst::Reduce(q) = op.dst {
+                            if let Some(&v) = vaccs.get(&(k, u)) {
+                                let acc = b.use_var(v);
+                                let r = combine_vec(b, op.opcode, acc, args[0]);
+                                b.def_var(v, r);
+                            } else {
+                                // A row of partials: each lane combines into its own position,
+                                // as the scalar loop does.
+                                let a = addrs[&Ptr::Partial(q as usize)];
+                                let acc = b.ins().load(vty, MEM, a, off);
+                                let r = combine_vec(b, op.opcode, acc, args[0]);
+                                b.ins().store(MEM, r, a, off);
+                            }
                             continue;
                         }
                         let r = emit_vec(b, op.opcode, vty, &args);

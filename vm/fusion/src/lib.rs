@@ -189,6 +189,36 @@ impl<'a> Footprint<'a> {
 /// looks further for instructions that join it (see [`partition`]).
 const DEFER_WINDOW: usize = 64;
 
+/// How far [`continues`] follows a chain of instructions feeding each other.
+const CHAIN: usize = 4;
+
+/// True when the instruction at `i` continues the work of the kernel with footprint `fp`: it
+/// reads something the kernel writes, or feeds, through a short chain of the instructions right
+/// after it, one that does. While instructions wait, only such instructions move ahead of them:
+/// an independent one (a mask of a later time step, say) would be computed early into memory.
+fn continues(batch: &[Instruction], i: usize, fp: &Footprint<'_>) -> bool {
+    let reads_kernel = |instr: &Instruction| {
+        instr
+            .inputs()
+            .iter()
+            .filter_map(|o| o.as_view())
+            .any(|v| fp.views.get(&v.base.id).is_some_and(|list| list.iter().any(|(_, a)| *a != Access::Read)))
+    };
+    let mut at = i;
+    for _ in 0..CHAIN {
+        if reads_kernel(&batch[at]) {
+            return true;
+        }
+        let Some(out) = batch[at].output() else { return false };
+        let next = batch[at + 1..].iter().position(|n| !n.opcode.is_system()).map(|k| at + 1 + k);
+        match next {
+            Some(n) if batch[n].inputs().iter().filter_map(|o| o.as_view()).any(|v| v.base.id == out.base.id) => at = n,
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// The kernel being formed, with what it touches and the instructions set aside meanwhile.
 struct Open<'a> {
     kernel: Kernel,
@@ -205,8 +235,8 @@ struct Open<'a> {
 /// Steps come in execution order. An element-wise instruction that cannot join the open kernel
 /// (another iteration shape, or it reads the kernel's reduction) is set aside, up to
 /// [`DEFER_WINDOW`] instructions, with the system instructions after it, and later instructions
-/// that can join the kernel and run before everything set aside (they write nothing those touch
-/// and read nothing those write) still join: the set-aside instructions run after the kernel, in
+/// that can join the kernel, may run before everything set aside (they write nothing those touch
+/// and read nothing those write) and continue the kernel's work ([`continues`]) still join: the set-aside instructions run after the kernel, in
 /// their order. A time step that alternates 2-d work with 1-d updates so forms one 2-d kernel.
 /// A non-blockable instruction, a conflict, a full window or the end of the batch closes the
 /// kernel; then the set-aside instructions are formed into steps first.
@@ -260,7 +290,8 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
                     && o.kernel.shape == shape
                     && (options.max_instructions == 0 || o.kernel.instrs.len() < options.max_instructions)
                     && o.footprint.admits(instr);
-                let free = o.deferred.is_empty() || !o.deferred_footprint.conflicts(instr);
+                let free = o.deferred.is_empty()
+                    || (!o.deferred_footprint.conflicts(instr) && continues(batch, i, &o.footprint));
                 let joins = fits && free;
                 (joins, !joins && !o.isolated && o.deferred.len() < DEFER_WINDOW)
             }
@@ -744,30 +775,38 @@ mod tests {
     #[test]
     fn instructions_of_another_shape_wait_while_later_ones_join_the_kernel() {
         // A time step: 2-d work reduced along axis 0, a 1-d update that reads the reduction,
-        // then more 2-d work: the 2-d work forms one kernel, the 1-d updates run after it.
+        // then more 2-d work from the first: the 2-d work forms one kernel, the 1-d updates run
+        // after it.
         let (p, f, g, s1, s2, vel) = (base(1, 100), base(2, 100), base(3, 100), base(4, 10), base(5, 10), base(6, 10));
         let sq = |b| v(b, 0, &[10, 10], &[10, 1]);
         let row = |b| v(b, 0, &[10], &[1]);
-        let batch = vec![
-            ins(Opcode::Multiply, vec![sq(f), sq(p), sq(p)]),
-            ins(Opcode::AddReduce, vec![row(s1), sq(f), Scalar::I64(0).into()]),
-            ins(Opcode::Free, vec![whole(f)]),
-            ins(Opcode::Add, vec![row(vel), row(vel), row(s1)]),
-            ins(Opcode::Add, vec![sq(g), sq(p), sq(p)]),
-            ins(Opcode::AddReduce, vec![row(s2), sq(g), Scalar::I64(0).into()]),
-            ins(Opcode::Free, vec![whole(g)]),
-            ins(Opcode::Add, vec![row(vel), row(vel), row(s2)]),
-        ];
-        let steps = partition(&batch, &Options::default());
-        assert_eq!(kernels(&steps), vec![vec![0, 1, 4, 5], vec![3, 7]]);
+        let step = |independent: bool| {
+            let second = if independent { sq(p) } else { sq(f) };
+            vec![
+                ins(Opcode::Multiply, vec![sq(f), sq(p), sq(p)]),
+                ins(Opcode::AddReduce, vec![row(s1), sq(f), Scalar::I64(0).into()]),
+                ins(Opcode::Add, vec![row(vel), row(vel), row(s1)]),
+                ins(Opcode::Add, vec![sq(g), second, sq(p)]),
+                ins(Opcode::AddReduce, vec![row(s2), sq(g), Scalar::I64(0).into()]),
+                ins(Opcode::Free, vec![whole(f)]),
+                ins(Opcode::Free, vec![whole(g)]),
+                ins(Opcode::Add, vec![row(vel), row(vel), row(s2)]),
+            ]
+        };
+        let steps = partition(&step(false), &Options::default());
+        assert_eq!(kernels(&steps), vec![vec![0, 1, 3, 4], vec![2, 7]]);
         let Step::Kernel(k) = &steps[0] else { panic!() };
         assert_eq!(k.temps, vec![BaseId(2), BaseId(3)], "both 2-d temporaries contracted");
+        // Work that does not continue the kernel's (it reads none of its results) does not move
+        // ahead of the waiting update: computed early, its results would go to memory.
+        let steps = partition(&step(true), &Options::default());
+        assert_eq!(kernels(&steps), vec![vec![0, 1], vec![2], vec![3, 4], vec![7]]);
         // A later instruction that reads what a waiting one writes waits too, in order.
         let batch = vec![
             ins(Opcode::Multiply, vec![sq(f), sq(p), sq(p)]),
             ins(Opcode::Add, vec![row(vel), row(vel), Scalar::F64(1.0).into()]),
             ins(Opcode::Add, vec![sq(g), sq(f), v(vel, 0, &[10, 10], &[0, 1])]),
-            ins(Opcode::Sqrt, vec![sq(base(7, 100)), sq(p)]),
+            ins(Opcode::Sqrt, vec![sq(base(7, 100)), sq(f)]),
             // Writes what the waiting instruction 2 reads: waits after it.
             ins(Opcode::Sqrt, vec![sq(f), sq(p)]),
         ];
