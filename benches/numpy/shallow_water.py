@@ -33,13 +33,8 @@ def setup(dims, dtype):
     return H, U, V
 
 
-def step(H, U, V):
-    g2 = G / 2
-    c1 = DT / (2 * DX)
-    c1y = DT / (2 * DY)
-    c2 = DT / DX
-    c2y = DT / DY
-    # reflecting boundary
+def reflect(H, U, V):
+    """The reflecting boundary, in place: columns first, then rows."""
     H[:, 0] = H[:, 1]
     U[:, 0] = U[:, 1]
     V[:, 0] = -V[:, 1]
@@ -52,6 +47,15 @@ def step(H, U, V):
     H[-1, :] = H[-2, :]
     U[-1, :] = -U[-2, :]
     V[-1, :] = V[-2, :]
+
+
+def step(H, U, V):
+    g2 = G / 2
+    c1 = DT / (2 * DX)
+    c1y = DT / (2 * DY)
+    c2 = DT / DX
+    c2y = DT / DY
+    reflect(H, U, V)
     # first half step, x direction
     H1, H0 = H[1:, 1:-1], H[:-1, 1:-1]
     U1, U0 = U[1:, 1:-1], U[:-1, 1:-1]

@@ -1,10 +1,11 @@
 """Shared driver of vm-bench's peers: the suite written for numba, JAX and numexpr.
 
-Each peer module maps benchmark names to ``run(state, dims, dtype)`` functions and calls
-``main(RUNS)``. A peer reuses the NumPy baseline's ``ARITY`` and ``setup`` (the same inputs, so
-its checksum is comparable with NumPy's wherever it draws no random numbers of its own) and its
-driver (``benches/numpy/_common.py``: ``RESULT <seconds> <checksum>`` per timed repetition, the
-warm-up repetitions untimed, so that compile time is excluded). The harness runs::
+Each peer module defines, for every science benchmark it has a version of, a function of the
+benchmark's name, ``run(state, dims, dtype)``, and calls ``main(globals(), tool)``. A peer
+reuses the NumPy baseline's ``ARITY`` and ``setup`` (the same inputs, so its checksum is
+comparable with NumPy's wherever it draws no random numbers of its own) and its driver
+(``benches/numpy/_common.py``: ``RESULT <seconds> <checksum>`` per timed repetition, the warm-up
+repetitions untimed, so that compile time is excluded). The harness runs::
 
     python benches/peers/peer_numba.py heat_equation --size 2000*2000*100 --dtype f64 --warmup 1 --reps 3
 
@@ -28,8 +29,14 @@ def baseline(name):
     return importlib.import_module(name)
 
 
-def main(runs, tool, own_random=()):
-    """Runs the benchmark named by the first argument with the peer's ``runs[name]``. Says
+#: The benchmarks a peer may have a version of (``overhead`` measures the cost of an array
+#: library's operations, which the peers' fused code does not have).
+SCIENCE = ("heat_equation", "shallow_water", "black_scholes", "montecarlo_pi", "leibnitz_pi", "nbody", "knn")
+
+
+def main(namespace, tool, own_random=()):
+    """Runs the benchmark named by the first argument with the peer's function of that name in
+    ``namespace`` (the peer module's globals). Says
     ``INPUTS own`` first when the benchmark is in ``own_random`` (the peer draws its own random
     numbers instead of using NumPy's, so its checksum is not NumPy's), else ``INPUTS numpy``."""
     if len(sys.argv) < 2:
@@ -39,9 +46,10 @@ def main(runs, tool, own_random=()):
         )
         return 2
     name = sys.argv.pop(1)
-    if name not in runs:
+    run = namespace.get(name) if name in SCIENCE else None
+    if run is None:
         print(f"no {tool} version of {name}", file=sys.stderr)
         return NO_VERSION
     print("INPUTS own" if name in own_random else "INPUTS numpy", flush=True)
     module = baseline(name)
-    return drive(module.ARITY, module.setup, runs[name])
+    return drive(module.ARITY, module.setup, run)

@@ -219,16 +219,6 @@ def shallow_water(state, dims, dtype):
     return _shallow(tuple(jnp.asarray(a) for a in state), dims[2])
 
 
-RUNS = {
-    "heat_equation": heat_equation,
-    "shallow_water": shallow_water,
-    "black_scholes": black_scholes,
-    "montecarlo_pi": montecarlo_pi,
-    "leibnitz_pi": leibnitz_pi,
-    "nbody": nbody,
-    "knn": knn,
-}
-
 if __name__ == "__main__":
     np.seterr(all="ignore")
-    sys.exit(main(RUNS, "JAX", own_random={"montecarlo_pi"}))
+    sys.exit(main(globals(), "JAX", own_random={"montecarlo_pi"}))

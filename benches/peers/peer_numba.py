@@ -259,15 +259,5 @@ def shallow_water(state, dims, dtype):
     return np.sum(H)
 
 
-RUNS = {
-    "heat_equation": heat_equation,
-    "shallow_water": shallow_water,
-    "black_scholes": black_scholes,
-    "montecarlo_pi": montecarlo_pi,
-    "leibnitz_pi": leibnitz_pi,
-    "nbody": nbody,
-    "knn": knn,
-}
-
 if __name__ == "__main__":
-    sys.exit(main(RUNS, "numba", own_random={"montecarlo_pi"}))
+    sys.exit(main(globals(), "numba", own_random={"montecarlo_pi"}))

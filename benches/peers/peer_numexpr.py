@@ -122,18 +122,7 @@ def shallow_water(state, dims, dtype):
     c2 = sw.DT / sw.DX
     c2y = sw.DT / sw.DY
     for _ in range(dims[2]):
-        H[:, 0] = H[:, 1]
-        U[:, 0] = U[:, 1]
-        V[:, 0] = -V[:, 1]
-        H[:, -1] = H[:, -2]
-        U[:, -1] = U[:, -2]
-        V[:, -1] = -V[:, -2]
-        H[0, :] = H[1, :]
-        U[0, :] = -U[1, :]
-        V[0, :] = V[1, :]
-        H[-1, :] = H[-2, :]
-        U[-1, :] = -U[-2, :]
-        V[-1, :] = V[-2, :]
+        sw.reflect(H, U, V)
         H1, H0, U1, U0, V1, V0 = (
             H[1:, 1:-1],
             H[:-1, 1:-1],
@@ -186,16 +175,6 @@ def shallow_water(state, dims, dtype):
     return np.sum(H)
 
 
-RUNS = {
-    "heat_equation": heat_equation,
-    "shallow_water": shallow_water,
-    "black_scholes": black_scholes,
-    "montecarlo_pi": montecarlo_pi,
-    "leibnitz_pi": leibnitz_pi,
-    "nbody": nbody,
-    "knn": knn,
-}
-
 if __name__ == "__main__":
     np.seterr(all="ignore")
-    sys.exit(main(RUNS, "numexpr"))
+    sys.exit(main(globals(), "numexpr"))

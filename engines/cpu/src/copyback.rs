@@ -21,7 +21,7 @@
 //! pinned by a frontend, and is not synced, freed or discarded in the batch; and the buffer
 //! written is not used between the temporary's write and the copy.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use vm_ir::{Base, BaseId, Instruction, Opcode, Operand, Overlap, View};
 use vm_runtime::HostMemory;
 
@@ -148,7 +148,7 @@ fn candidates(batch: &[Instruction], mem: &HostMemory) -> HashMap<BaseId, Vec<Ca
         free: Option<usize>,
         synced: bool,
     }
-    let mut uses: HashMap<BaseId, Uses> = HashMap::new();
+    let mut uses: HashMap<BaseId, Uses> = HashMap::default();
     for (i, instr) in batch.iter().enumerate() {
         for v in instr.views() {
             let u = uses.entry(v.base.id).or_default();
@@ -159,7 +159,7 @@ fn candidates(batch: &[Instruction], mem: &HostMemory) -> HashMap<BaseId, Vec<Ca
             }
         }
     }
-    let mut found: HashMap<BaseId, Vec<Candidate>> = HashMap::new();
+    let mut found: HashMap<BaseId, Vec<Candidate>> = HashMap::default();
     for (copy, instr) in batch.iter().enumerate() {
         let (Opcode::Identity, Some(Operand::View(dst)), Some(Operand::View(tmp))) =
             (instr.opcode, instr.operands.first(), instr.operands.get(1))
@@ -203,7 +203,13 @@ impl CopyBacks {
     /// each of its instructions the position in `batch` it comes from; `None` when there are
     /// none. Call [`CopyBacks::finish`] after the batch ran.
     pub fn rewrite(&mut self, batch: &[Instruction], mem: &HostMemory) -> Option<(Vec<Instruction>, Vec<usize>)> {
-        if !batch.iter().any(|i| i.opcode == Opcode::Identity) {
+        // Most batches have no copy of a large array from another view: decided in one pass.
+        let large_copy = |i: &Instruction| {
+            i.opcode == Opcode::Identity
+                && matches!(i.operands.get(1), Some(Operand::View(_)))
+                && i.output().is_some_and(|o| (o.base.nelem as usize).saturating_mul(o.dtype().size()) >= MIN_BYTES)
+        };
+        if !batch.iter().any(large_copy) {
             return None;
         }
         let found = candidates(batch, mem);
@@ -251,7 +257,7 @@ impl CopyBacks {
         self.swapped += taken.len() as u64;
         taken.sort_by_key(|t| t.c.copy);
         // Rewrite in one pass: the array's name maps to the buffer holding its values.
-        let mut current: HashMap<BaseId, Base> = HashMap::new();
+        let mut current: HashMap<BaseId, Base> = HashMap::default();
         let mut out = Vec::with_capacity(batch.len() + 4 * taken.len());
         let mut origin = Vec::with_capacity(out.capacity());
         let tmp_of: HashMap<BaseId, &Taken> = taken.iter().map(|t| (t.c.tmp.base.id, t)).collect();

@@ -186,15 +186,6 @@ pub fn run(
     for (q, r) in bind.partials.iter().enumerate() {
         let size = r.out.dtype().size();
         let id = r.out.base.id;
-        let mut s = try_vec(nblocks, id, "the per-block spans of a reduction into")?;
-        let mut total = 0usize;
-        for b in 0..nblocks {
-            let (lo, hi) = range(b);
-            let (mn, mx) = partial_span(&bind.shape, &r.strides, lo, hi);
-            s.push((mn, mx, total));
-            // An overflow here can only mean more than memory can hold: storage fails on it.
-            total = total.saturating_add(mx - mn + 1);
-        }
         if r.out.is_contiguous() && (nblocks == 1 || one_block_per_output(&bind.shape, &r.strides, block)) {
             let out = views::buffer(mem, &r.out)?;
             // SAFETY: `buffer` checked that the view, dense from `start`, lies inside the
@@ -212,6 +203,15 @@ pub fn run(
             spans.push(Vec::new());
             parts.push(Vec::new());
             continue;
+        }
+        let mut s = try_vec(nblocks, id, "the per-block spans of a reduction into")?;
+        let mut total = 0usize;
+        for b in 0..nblocks {
+            let (lo, hi) = range(b);
+            let (mn, mx) = partial_span(&bind.shape, &r.strides, lo, hi);
+            s.push((mn, mx, total));
+            // An overflow here can only mean more than memory can hold: storage fails on it.
+            total = total.saturating_add(mx - mn + 1);
         }
         let mut buf = storage(total, size, id, "the per-block partial results of a reduction into")?;
         reduce::fill_identity(r.opcode, r.out.dtype(), &mut bytes_mut(&mut buf)[..total * size]);

@@ -300,10 +300,10 @@ fn folded_fill(
     // Positions in the ranges' dtype (the array's float type where it holds them exactly, so
     // that the masks vectorise with the array's values).
     let rdt = ranges.iter().flatten().next().map_or(DType::I64, |r| r.dtype);
-    let i64c = |x: i64| Operand::Const(Scalar::I64(x).cast(rdt));
+    let position = |x: i64| Operand::Const(Scalar::I64(x).cast(rdt));
     let mut conds: Vec<View> = Vec::new();
     for &(d, x) in &p.fixed {
-        conds.push(temp(DType::Bool, &mut out, Opcode::Equal, [along(d), i64c(x)]));
+        conds.push(temp(DType::Bool, &mut out, Opcode::Equal, [along(d), position(x)]));
     }
     if let Some(&(d0, x0)) = p.diagonal.first() {
         for &(d, x) in &p.diagonal[1..] {
@@ -313,18 +313,18 @@ fn folded_fill(
                 continue;
             }
             let diff = temp(rdt, &mut out, Opcode::Subtract, [along(d), along(d0)]);
-            conds.push(temp(DType::Bool, &mut out, Opcode::Equal, [Operand::View(diff.clone()), i64c(x - x0)]));
+            conds.push(temp(DType::Bool, &mut out, Opcode::Equal, [Operand::View(diff.clone()), position(x - x0)]));
             out.push(Instruction::new(Opcode::Free, [Operand::View(diff)]));
         }
         if x0 > 0 {
-            conds.push(temp(DType::Bool, &mut out, Opcode::GreaterEqual, [along(d0), i64c(x0)]));
+            conds.push(temp(DType::Bool, &mut out, Opcode::GreaterEqual, [along(d0), position(x0)]));
         }
         if (x0 as usize) + p.len < v.shape[d0] {
-            conds.push(temp(DType::Bool, &mut out, Opcode::Less, [along(d0), i64c(x0 + p.len as i64)]));
+            conds.push(temp(DType::Bool, &mut out, Opcode::Less, [along(d0), position(x0 + p.len as i64)]));
         }
     }
     if conds.is_empty() {
-        // The pattern is all of `v` (not produced by `pattern` for a write smaller than `v`).
+        // The pattern is all of `v`: never for a write smaller than `v` (`patched_array`).
         return vec![Instruction::new(Opcode::Identity, [Operand::View(v.clone()), Operand::Const(c)])];
     }
     let mut mask = conds.remove(0);
@@ -348,6 +348,32 @@ fn folded_fill(
     out
 }
 
+/// The synthetic bases of one batch's folded fills: temporaries, and the position ranges (one per
+/// extent and dtype, made at the start of the batch, freed at its end).
+#[derive(Default)]
+struct FillBases {
+    made: u64,
+    ranges: Vec<Base>,
+}
+
+impl FillBases {
+    fn fresh(&mut self, dtype: DType, nelem: usize) -> Base {
+        self.made += 1;
+        Base { id: BaseId(FILL_BASE - self.made), dtype, nelem: nelem as u64 }
+    }
+
+    fn range(&mut self, n: usize, dtype: DType) -> Base {
+        match self.ranges.iter().find(|b| b.nelem == n as u64 && b.dtype == dtype) {
+            Some(b) => *b,
+            None => {
+                let b = self.fresh(dtype, n);
+                self.ranges.push(b);
+                b
+            }
+        }
+    }
+}
+
 /// The batch with constant writes into rows, columns, diagonals or elements of arrays just
 /// computed folded into selects, as the module doc says, and for each of its instructions the
 /// position in `batch` it comes from; `None` when there is nothing to fold.
@@ -356,31 +382,14 @@ pub fn fold_subview_fills(batch: &[Instruction]) -> Option<(Vec<Instruction>, Ve
     for (i, instr) in batch.iter().enumerate() {
         let Some((w, c)) = fill(instr) else { continue };
         let Some(v) = patched_array(batch, i, w) else { continue };
-        if let Some(p) = pattern(v, w).filter(|p| !p.fixed.is_empty() || p.diagonal.len() > 1 || p.len < v.nelem()) {
+        if let Some(p) = pattern(v, w) {
             folds.push((i, v, c, p));
         }
     }
     if folds.is_empty() {
         return None;
     }
-    let mut next = 0u64;
-    let mut fresh = |dtype: DType, nelem: usize| {
-        next += 1;
-        Base { id: BaseId(FILL_BASE - next), dtype, nelem: nelem as u64 }
-    };
-    // One range per axis extent and dtype, made at the start of the batch, freed at its end.
-    let mut ranges: Vec<Base> = Vec::new();
-    let mut range_of = |n: usize, dtype: DType, fresh: &mut dyn FnMut(DType, usize) -> Base| match ranges
-        .iter()
-        .find(|b| b.nelem == n as u64 && b.dtype == dtype)
-    {
-        Some(b) => *b,
-        None => {
-            let b = fresh(dtype, n);
-            ranges.push(b);
-            b
-        }
-    };
+    let mut bases = FillBases::default();
     let mut replaced: Vec<(usize, Vec<Instruction>)> = Vec::new();
     for (i, v, c, p) in &folds {
         let used = |d: usize| p.fixed.iter().chain(&p.diagonal).any(|&(e, _)| e == d);
@@ -392,11 +401,12 @@ pub fn fold_subview_fills(batch: &[Instruction]) -> Option<(Vec<Instruction>, Ve
         };
         let dtype = if v.shape.iter().all(|&n| n <= exact) { v.dtype() } else { DType::I64 };
         let axes: Vec<Option<Base>> =
-            v.shape.iter().enumerate().map(|(d, &n)| used(d).then(|| range_of(n, dtype, &mut fresh))).collect();
+            v.shape.iter().enumerate().map(|(d, &n)| used(d).then(|| bases.range(n, dtype))).collect();
         let nelem = v.nelem();
-        let code = folded_fill(v, *c, p, &axes, &mut |dtype| fresh(dtype, nelem));
+        let code = folded_fill(v, *c, p, &axes, &mut |dtype| bases.fresh(dtype, nelem));
         replaced.push((*i, code));
     }
+    let ranges = bases.ranges;
     let mut out =
         Vec::with_capacity(batch.len() + 2 * ranges.len() + replaced.iter().map(|r| r.1.len()).sum::<usize>());
     let mut origin = Vec::with_capacity(out.capacity());

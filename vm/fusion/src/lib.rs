@@ -151,8 +151,8 @@ impl<'a> Footprint<'a> {
         true
     }
 
-    /// True when `instr` may run before the instructions of this footprint (it writes nothing
-    /// they touch and reads nothing they write).
+    /// True when `instr` may not run before the instructions of this footprint: it writes
+    /// something they touch or reads something they write.
     fn conflicts(&self, instr: &Instruction) -> bool {
         let touches = |v: &View, only_writes: bool| {
             self.views
@@ -236,8 +236,8 @@ struct Open<'a> {
 /// (another iteration shape, or it reads the kernel's reduction) is set aside, up to
 /// [`DEFER_WINDOW`] instructions, with the system instructions after it, and later instructions
 /// that can join the kernel, may run before everything set aside (they write nothing those touch
-/// and read nothing those write) and continue the kernel's work ([`continues`]) still join: the set-aside instructions run after the kernel, in
-/// their order. A time step that alternates 2-d work with 1-d updates so forms one 2-d kernel.
+/// and read nothing those write) and continue the kernel's work ([`continues`]) still join: the
+/// set-aside instructions run after the kernel, in their order. A time step that alternates 2-d work with 1-d updates so forms one 2-d kernel.
 /// A non-blockable instruction, a conflict, a full window or the end of the batch closes the
 /// kernel; then the set-aside instructions are formed into steps first.
 pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
@@ -274,6 +274,7 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
             continue;
         }
         let Some(shape) = iteration_shape(instr) else {
+            // After the open kernel (and what waits on it) has been formed.
             if open.is_some() {
                 todo.push_front(i);
                 close(&mut open, &mut steps, &mut todo);
@@ -304,12 +305,12 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
             continue;
         }
         if !joins {
-            if open.as_ref().is_some_and(|o| !o.deferred.is_empty()) {
+            // A new kernel, once the open one (and what waits on it) has been formed.
+            if open.is_some() {
                 todo.push_front(i);
                 close(&mut open, &mut steps, &mut todo);
                 continue;
             }
-            close(&mut open, &mut steps, &mut todo);
             let kernel = Kernel { instrs: Vec::new(), shape, temps: Vec::new(), after: Vec::new() };
             open = Some(Open {
                 kernel,
