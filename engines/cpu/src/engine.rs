@@ -285,6 +285,7 @@ impl Component for CpuEngine {
         work.apply(rewrite::split_flat_reductions);
         work.apply(rewrite::fold_subview_fills);
         work.apply(|b| self.copybacks.rewrite(b, mem));
+        work.replace(rewrite::exact_reciprocals);
         let mut steps = self.plans.partition(work.batch(), &opts);
         work.replace(|b| self.spares.rename(b, mem, &steps));
         self.lazy.record(work.batch(), &mut steps, mem);

@@ -24,6 +24,10 @@
 //! element-wise from per-axis position ranges (`i == j` for the main diagonal): the same values,
 //! as an element-wise instruction on exactly the array's view, which fuses with the producer
 //! and its readers, and lets the array be contracted.
+//!
+//! A division by a constant power of two (`(h1 + h0) / 2`) becomes a multiplication by its
+//! reciprocal, which is exact: the same results bit for bit, without the division's cost
+//! ([`exact_reciprocals`]).
 
 use std::borrow::Cow;
 use vm_ir::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Scalar, View};
@@ -374,6 +378,37 @@ impl FillBases {
     }
 }
 
+/// The reciprocal of `c` when dividing by `c` and multiplying by the reciprocal give the same
+/// result for every dividend: `c` a float power of two (normal), whose reciprocal is exact.
+/// Both then round the same exact quotient, so the results are bit-identical, special values
+/// and subnormals included.
+fn exact_reciprocal(c: Scalar) -> Option<Scalar> {
+    match c {
+        Scalar::F64(x) if x.is_normal() && x.to_bits() & ((1 << 52) - 1) == 0 => Some(Scalar::F64(1.0 / x)),
+        Scalar::F32(x) if x.is_normal() && x.to_bits() & ((1 << 23) - 1) == 0 => Some(Scalar::F32(1.0 / x)),
+        _ => None,
+    }
+}
+
+/// The batch with every division by a constant power of two (`(a + b) / 2`) made a
+/// multiplication by its exact reciprocal, position for position; `None` when there is none.
+/// A division costs several multiplications' time, and stencils are full of halvings.
+pub fn exact_reciprocals(batch: &[Instruction]) -> Option<Vec<Instruction>> {
+    let divisor = |instr: &Instruction| match (instr.opcode, instr.operands.get(2)) {
+        (Opcode::Divide, Some(&Operand::Const(c))) => exact_reciprocal(c),
+        _ => None,
+    };
+    let first = batch.iter().position(|instr| divisor(instr).is_some())?;
+    let mut out = batch.to_vec();
+    for instr in &mut out[first..] {
+        if let Some(r) = divisor(instr) {
+            instr.opcode = Opcode::Multiply;
+            instr.operands[2] = Operand::Const(r);
+        }
+    }
+    Some(out)
+}
+
 /// The batch with constant writes into rows, columns, diagonals or elements of arrays just
 /// computed folded into selects, as the module doc says, and for each of its instructions the
 /// position in `batch` it comes from; `None` when there is nothing to fold.
@@ -458,6 +493,43 @@ mod tests {
         assert_eq!(pattern(&v, &w(0, &[4], &[2])), None);
         assert_eq!(pattern(&v, &w(8, &[2, 2], &[7, 1])), None);
         assert_eq!(pattern(&v, &w(5, &[2], &[-1])), None);
+    }
+
+    #[test]
+    fn exact_reciprocals_are_the_powers_of_two() {
+        for k in -1022..=1023 {
+            let c = 2f64.powi(k);
+            for c in [c, -c] {
+                let Some(Scalar::F64(r)) = exact_reciprocal(Scalar::F64(c)) else { panic!("2^{k}") };
+                for x in [1.0, 3.0, 0.1, -7.5e-300, 5e-324, 1.7e308, f64::MAX, 0.0, -0.0, f64::INFINITY, f64::NAN] {
+                    let (q, p) = (x / c, x * r);
+                    assert!(q.to_bits() == p.to_bits() || (q.is_nan() && p.is_nan()), "{x} / {c}: {q} vs {p}");
+                }
+            }
+        }
+        for k in -126..=127 {
+            let c = 2f32.powi(k);
+            let Some(Scalar::F32(r)) = exact_reciprocal(Scalar::F32(c)) else { panic!("2^{k}") };
+            for x in [1.0f32, 0.3, 1e-45, 3.4e38, -2.5e-40] {
+                assert_eq!((x / c).to_bits(), (x * r).to_bits(), "{x} / {c}");
+            }
+        }
+        for c in [3.0, 0.1, 0.0, -0.0, 5e-324, f64::INFINITY, f64::NAN] {
+            assert_eq!(exact_reciprocal(Scalar::F64(c)), None, "{c}");
+        }
+        assert_eq!(exact_reciprocal(Scalar::I64(2)), None);
+    }
+
+    #[test]
+    fn divisions_by_powers_of_two_become_multiplications() {
+        let b = Base { id: BaseId(1), dtype: DType::F64, nelem: 4 };
+        let v = || Operand::View(View::of_base(b));
+        let div = |c: f64| Instruction::new(Opcode::Divide, [v(), v(), Scalar::F64(c).into()]);
+        assert!(exact_reciprocals(&[div(3.0), Instruction::new(Opcode::Divide, [v(), v(), v()])]).is_none());
+        let out = exact_reciprocals(&[div(3.0), div(2.0), div(-0.25)]).unwrap();
+        assert_eq!(out[0], div(3.0));
+        assert_eq!(out[1], Instruction::new(Opcode::Multiply, [v(), v(), Scalar::F64(0.5).into()]));
+        assert_eq!(out[2], Instruction::new(Opcode::Multiply, [v(), v(), Scalar::F64(-4.0).into()]));
     }
 
     #[test]
