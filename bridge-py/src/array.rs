@@ -172,9 +172,10 @@ fn is_basic_int(item: &Bound<'_, PyAny>) -> Option<isize> {
 }
 
 impl NdArray {
-    /// The view `key` selects when it is basic (ints, slices, `...`, `None`); `Ok(None)` when it
-    /// needs advanced indexing.
-    fn basic(&self, key: &Bound<'_, PyAny>) -> PyResult<Option<View>> {
+    /// The view `key` selects when it is basic (ints, slices, `...`, `None`), and whether it
+    /// selects one element by an integer per dimension; `Ok(None)` when it needs advanced
+    /// indexing.
+    fn basic(&self, key: &Bound<'_, PyAny>) -> PyResult<Option<(View, bool)>> {
         let py = key.py();
         let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
             Ok(t) => t.iter().collect(),
@@ -252,7 +253,9 @@ impl NdArray {
             stride.push(v.stride[d]);
             d += 1;
         }
-        Ok(Some(View { base: v.base, start, shape, stride }))
+        // Integers for every dimension select an element: NumPy's result is a scalar, a copy.
+        let element = consumed == v.ndim() && keys.iter().all(|k| matches!(k, Key::Int(_)));
+        Ok(Some((View { base: v.base, start, shape, stride }, element)))
     }
 
     fn with_view(&self, py: Python<'_>, view: View) -> PyResult<Py<NdArray>> {
@@ -664,6 +667,15 @@ impl NdArray {
         Ok(PyByteArray::new(py, &out))
     }
 
+    /// A 0-d array, vmnp's stand-in for a NumPy scalar, hashes as its value; other arrays are
+    /// unhashable, as NumPy's are.
+    fn __hash__(slf: &Bound<'_, Self>) -> PyResult<isize> {
+        if slf.get().view.ndim() != 0 {
+            return Err(pyo3::exceptions::PyTypeError::new_err("unhashable type: 'numpy.ndarray'"));
+        }
+        slf.call_method0("item")?.hash()
+    }
+
     fn __len__(&self) -> PyResult<usize> {
         self.view
             .shape
@@ -675,7 +687,12 @@ impl NdArray {
     fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         match slf.get().basic(key)? {
-            Some(v) => Ok(slf.get().with_view(py, v)?.into_any()),
+            // A 0-d copy stands for NumPy's scalar: later writes to the array do not change it.
+            Some((v, true)) => {
+                let element = slf.get().with_view(py, v)?;
+                Ok(ops::unary(py, Opcode::Identity, element.bind(py).as_any(), None)?.expect("an array operand"))
+            }
+            Some((v, false)) => Ok(slf.get().with_view(py, v)?.into_any()),
             None => Ok(hook(py, "getitem")?.call1((slf, key))?.unbind()),
         }
     }
@@ -683,7 +700,7 @@ impl NdArray {
     fn __setitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = slf.py();
         match slf.get().basic(key)? {
-            Some(v) => {
+            Some((v, _)) => {
                 let target = Bound::new(py, NdArray { view: v, handle: slf.get().handle.clone() })?;
                 ops::_assign(py, &target, value)
             }

@@ -11,6 +11,7 @@ cannot express. ``python -m vmnp prog.py`` runs an unchanged NumPy program on th
 import builtins as _b
 import importlib as _importlib
 import math as _math
+import operator as _operator
 import os as _os
 import warnings as _warnings
 
@@ -167,21 +168,29 @@ def _fallback(name, func, args, kwargs):
         _warned.add(name)
         _warnings.warn(f"vmnp: {name} falls back to NumPy", FallbackWarning, stacklevel=3)
 
+    # Each vmnp array becomes one NumPy copy (the same copy wherever it appears, so that
+    # aliasing holds); copies NumPy wrote into (`out=`, `copyto`, `put`, ...) are written back.
+    copies = {}
+
     def down(x):
         if isinstance(x, ndarray):
-            return _to_numpy(x)
+            if id(x) not in copies:
+                n = _to_numpy(x).copy()
+                copies[id(x)] = (x, n, n.copy())
+            return copies[id(x)][1]
         if isinstance(x, (list, tuple)):
             return type(x)(down(y) for y in x)
         return x
 
     out = kwargs.get("out")
     args = [down(a) for a in args]
-    kwargs = {k: down(v) for k, v in kwargs.items() if k != "out"}
+    kwargs = {k: down(v) for k, v in kwargs.items()}
     r = func(*args, **kwargs)
+    for x, n, before in copies.values():
+        if n.tobytes() != before.tobytes():
+            x[...] = asarray(n)
     if out is not None:
-        target = out[0] if isinstance(out, tuple) else out
-        target[...] = r
-        return target
+        return out[0] if isinstance(out, tuple) and len(out) == 1 else out
     return _from_numpy(r)
 
 
@@ -225,8 +234,21 @@ class ufunc:
             inputs, out = inputs[: self.nin], inputs[self.nin]
         if isinstance(out, tuple):
             (out,) = out
-        if where is not True or kwargs or (out is not None and not isinstance(out, ndarray)):
+        if kwargs or (out is not None and not isinstance(out, ndarray)):
             return _fallback(self.__name__, getattr(_np, self.__name__), inputs, {"out": out, "where": where, **kwargs})
+        if where is not True:
+            # Where the mask is False the output keeps its value (a new output's is unspecified
+            # in NumPy; here it is the result's).
+            r = self(*inputs, dtype=dtype)
+            if out is None:
+                return r
+            if not _np.can_cast(r.dtype, out.dtype, casting):
+                raise TypeError(
+                    f"Cannot cast ufunc '{self.__name__}' output from {r.dtype!r} to {out.dtype!r} "
+                    f"with casting rule {casting!r}"
+                )
+            _vmnp._assign(out, _vmnp._where(asarray(where, "bool"), r, out))
+            return out
         if dtype is not None:
             inputs = tuple(asarray(x, dtype) for x in inputs)
         r = _vmnp._ufunc(self._op, inputs, out)
@@ -234,10 +256,17 @@ class ufunc:
             return NotImplemented
         return r
 
-    def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, **kwargs):
+    def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, where=True):
         """Reduces ``a`` along ``axis`` (None: all axes) with this ufunc."""
-        r = _vmnp._reduce(self.__name__, asarray(a), axis, keepdims, _dt(dtype))
-        return _store(r, out)
+        if isinstance(out, tuple):
+            (out,) = out
+        if self.__name__ not in _REDUCIBLE:
+            func = getattr(_np, self.__name__).reduce
+            kwargs = {"axis": axis, "dtype": dtype, "out": out, "keepdims": keepdims, "where": where}
+            return _fallback(
+                f"{self.__name__}.reduce", func, (a,), kwargs if initial is None else {**kwargs, "initial": initial}
+            )
+        return _red(self.__name__, a, axis, dtype, out, keepdims, initial, where)
 
     def accumulate(self, a, axis=0, dtype=None, out=None):
         """Running reduction along ``axis``."""
@@ -370,31 +399,86 @@ around = round_ = round
 # --------------------------------------------------------------------------------- reductions
 
 
-def _red(name, a, axis, dtype, out, keepdims):
+# The ufuncs whose reduction the VM has.
+_REDUCIBLE = {"add", "multiply", "minimum", "maximum", "logical_and", "logical_or", "logical_xor"}
+_REDUCIBLE |= {"bitwise_and", "bitwise_or", "bitwise_xor"}
+
+# What a `where=` mask fills excluded elements with, per reduction; min and max have none, so
+# NumPy asks for `initial` there.
+_IDENTITY = {"sum": 0, "add": 0, "prod": 1, "multiply": 1, "any": False, "logical_or": False}
+_IDENTITY.update({"all": True, "logical_and": True, "logical_xor": False, "bitwise_or": 0, "bitwise_xor": 0})
+_NP_REDUCTION = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum", "any": "logical_or"}
+_NP_REDUCTION["all"] = "logical_and"
+
+
+def _axes(axis, ndim):
+    """``axis`` (None, an int or a tuple) as a sorted tuple of axes in ``range(ndim)``."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    out = []
+    for ax in axes:
+        ax = _operator.index(ax)
+        if not -ndim <= ax < ndim:
+            raise _np.exceptions.AxisError(f"axis {ax} is out of bounds for array of dimension {ndim}")
+        out.append(ax % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError("duplicate value in 'axis'")
+    return tuple(sorted(out))
+
+
+def _reduced_shape(shape, axis, keepdims):
+    axes = _axes(axis, len(shape))
+    if keepdims:
+        return tuple(1 if d in axes else n for d, n in enumerate(shape))
+    return tuple(n for d, n in enumerate(shape) if d not in axes)
+
+
+def _red(name, a, axis, dtype, out, keepdims, initial=None, where=True):
+    """Reduction ``name`` of ``a``; ``where`` excludes elements (they count as the reduction's
+    identity, or as ``initial``), ``initial`` joins every reduced group."""
     a = asarray(a)
-    return _store(_vmnp._reduce(name, a, axis, _b.bool(keepdims), _dt(dtype)), out)
+    if where is not True:
+        fill = initial if initial is not None else _IDENTITY.get(name)
+        if fill is None:
+            np_name = _NP_REDUCTION.get(name, name)
+            raise ValueError(
+                f"reduction operation '{np_name}' does not have an identity, so to use a where mask one "
+                "has to specify 'initial'"
+            )
+        a = _vmnp._where(broadcast_to(asarray(where), a.shape), a, fill)  # noqa: F821
+    if initial is not None and a.size == 0:
+        shape = _reduced_shape(a.shape, axis, keepdims)
+        r = full(shape, initial, dtype=_dt(dtype) or a.dtype.name)  # noqa: F821
+        return _store(r, out)
+    r = _vmnp._reduce(name, a, axis, _b.bool(keepdims), _dt(dtype))
+    if initial is not None and where is True:
+        combine = {"sum": add, "add": add, "prod": multiply, "multiply": multiply}  # noqa: F821
+        combine.update(min=minimum, minimum=minimum, max=maximum, maximum=maximum)  # noqa: F821
+        if name not in combine:
+            raise TypeError(f"vmnp cannot reduce with {name} from an initial value")
+        r = combine[name](r, asarray(initial, r.dtype))
+    return _store(r, out)
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
     """Sum of elements over the given axes."""
-    r = _red("sum", a, axis, dtype, out, keepdims)
-    return r if initial is None else r + initial
+    return _red("sum", a, axis, dtype, out, keepdims, initial, where)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     """Product of elements over the given axes."""
-    r = _red("prod", a, axis, dtype, out, keepdims)
-    return r if initial is None else r * initial
+    return _red("prod", a, axis, dtype, out, keepdims, initial, where)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
     """Minimum over the given axes."""
-    return _red("min", a, axis, None, out, keepdims)
+    return _red("min", a, axis, None, out, keepdims, initial, where)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
     """Maximum over the given axes."""
-    return _red("max", a, axis, None, out, keepdims)
+    return _red("max", a, axis, None, out, keepdims, initial, where)
 
 
 amin, amax = min, max
@@ -402,31 +486,36 @@ amin, amax = min, max
 
 def all(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
     """True where every element along the axes is nonzero."""
-    return _red("all", a, axis, None, out, keepdims)
+    return _red("all", a, axis, None, out, keepdims, None, where)
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
     """True where some element along the axes is nonzero."""
-    return _red("any", a, axis, None, out, keepdims)
+    return _red("any", a, axis, None, out, keepdims, None, where)
 
 
-def _count(a, axis):
+def _count(a, axis, keepdims=False, where=True):
+    """Elements per reduced group (a number, or an int64 array with a ``where`` mask)."""
+    if where is not True:
+        mask = broadcast_to(asarray(where, "bool"), a.shape)  # noqa: F821
+        return _vmnp._reduce("sum", mask, axis, _b.bool(keepdims), "int64")
     if axis is None:
         return a.size
-    axes = axis if isinstance(axis, tuple) else (axis,)
     n = 1
-    for ax in axes:
+    for ax in _axes(axis, a.ndim):
         n *= a.shape[ax]
     return n
+
+
+def _float_dtype(a, dtype):
+    return float64 if dtype is None and a.dtype.kind in "biu" else dtype  # noqa: F821
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     """Arithmetic mean over the given axes (integers average in float64)."""
     a = asarray(a)
-    if dtype is None and a.dtype.kind in "biu":
-        dtype = float64
-    s = _vmnp._reduce("sum", a, axis, _b.bool(keepdims), _dt(dtype))
-    return _store(s / _count(a, axis), out)
+    s = _red("sum", a, axis, _float_dtype(a, dtype), None, keepdims, None, where)
+    return _store(s / _count(a, axis, keepdims, where), out)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
@@ -434,17 +523,21 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     a = asarray(a)
     if correction is not None:
         ddof = correction
-    if dtype is None and a.dtype.kind in "biu":
-        dtype = float64
-    m = _vmnp._reduce("sum", a, axis, True, _dt(dtype)) / _count(a, axis)
+    dtype = _float_dtype(a, dtype)
+    if mean is None:
+        m = _red("sum", a, axis, dtype, None, True, None, where) / _count(a, axis, True, where)
+    else:
+        m = asarray(mean)
     d = a - m
-    s = _vmnp._reduce("sum", d * d, axis, _b.bool(keepdims), _dt(dtype))
-    return _store(s / _b.max(_count(a, axis) - ddof, 0), out)
+    s = _red("sum", d * d, axis, dtype, None, keepdims, None, where)
+    n = _count(a, axis, keepdims, where)
+    return _store(s / (maximum(n - ddof, 0) if isinstance(n, ndarray) else _b.max(n - ddof, 0)), out)  # noqa: F821
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
     """Standard deviation over the given axes."""
-    return _store(sqrt(var(a, axis, dtype, None, ddof, keepdims, correction=correction)), out)  # noqa: F821
+    v = var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean, correction=correction)
+    return _store(sqrt(v), out)  # noqa: F821
 
 
 def cumsum(a, axis=None, dtype=None, out=None):

@@ -1,6 +1,7 @@
 """Shape manipulation, joining, and the linear algebra the VM expresses with broadcasting."""
 
 import builtins as _b
+import operator as _operator
 
 import numpy as _np
 
@@ -21,14 +22,41 @@ def _row_major(shape):
     return strides[::-1]
 
 
-def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
-    """``a`` with a new shape: a view when ``a`` is contiguous, else a reshaped copy."""
-    a = asarray(a)
-    if shape is None:
-        shape = newshape
-    shape = [int(shape)] if isinstance(shape, (int, _np.integer)) else [int(s) for s in shape]
+def _view_strides(shape, strides, new_shape):
+    """Strides that view the elements of (``shape``, ``strides``) in row-major order as
+    ``new_shape``, or None when no view can (NumPy's no-copy reshape rule)."""
+    old = [(n, st) for n, st in zip(shape, strides, strict=True) if n != 1]
+    new = list(new_shape)
+    out = [0] * len(new)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(new) and oi < len(old):
+        np_, op = new[ni], old[oi][0]
+        while np_ != op:
+            if np_ < op:
+                np_ *= new[nj]
+                nj += 1
+            else:
+                op *= old[oj][0]
+                oj += 1
+        for k in range(oi, oj - 1):
+            if old[k][1] != old[k + 1][0] * old[k + 1][1]:
+                return None
+        out[nj - 1] = old[oj - 1][1]
+        for k in range(nj - 1, ni, -1):
+            out[k - 1] = out[k] * new[k]
+        ni, nj, oi, oj = nj, nj + 1, oj, oj + 1
+    last = out[ni - 1] if ni >= 1 else 1
+    for k in range(ni, len(new)):
+        out[k] = last
+    return out
+
+
+def _new_shape(a, shape):
+    shape = [_operator.index(shape)] if not isinstance(shape, (tuple, list)) else [_operator.index(s) for s in shape]
     if shape.count(-1) > 1:
         raise ValueError("can only specify one unknown dimension")
+    if _b.any(s < -1 for s in shape):
+        raise ValueError("negative dimensions not allowed")
     if -1 in shape:
         known = 1
         for s in shape:
@@ -42,15 +70,50 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
         n *= s
     if n != a.size:
         raise ValueError(f"cannot reshape array of size {a.size} into shape {tuple(shape)}")
-    if not a._contiguous:
+    return shape
+
+
+def _f_order(a, order):
+    """True when ``order`` reads ``a`` in column-major order."""
+    if order in ("F", "f"):
+        return True
+    if order in ("A", "a"):
+        return a.flags.f_contiguous and not a.flags.c_contiguous
+    if order in ("C", "c", None):
+        return False
+    raise ValueError(f"order must be one of 'C', 'F', 'A' (got {order!r})")
+
+
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """``a`` with a new shape: a view when the layout allows (NumPy's rule), else a copy;
+    ``order='F'`` reads and places the elements in column-major order."""
+    a = asarray(a)
+    if shape is None:
+        shape = newshape
+    shape = _new_shape(a, shape)
+    if _f_order(a, order):
+        return transpose(reshape(transpose(a), shape[::-1], copy=copy))
+    strides = _row_major(shape) if a.size == 0 else _view_strides(a.shape, a._strides, shape)
+    if copy or strides is None:
+        if copy is False:
+            raise ValueError("Unable to avoid creating a copy while reshaping.")
         a = _vmnp._cast(a, a.dtype.name)
-    return _vmnp._view(a, a._start, shape, _row_major(shape))
+        strides = _row_major(shape)
+    return _vmnp._view(a, a._start, shape, strides)
 
 
 def ravel(a, order="C"):
-    """``a`` as 1-D (a view when contiguous)."""
+    """``a`` as 1-D (a view when the layout allows), in ``order``: 'C' row-major, 'F'
+    column-major, 'A' column-major for Fortran-contiguous arrays, 'K' the order in memory."""
     a = asarray(a)
-    return reshape(a, [a.size])
+    if order in ("K", "k"):
+        if a._contiguous:
+            return reshape(a, [a.size])
+        axes = sorted(range(a.ndim), key=lambda d: -_b.abs(a._strides[d]))
+        if _b.all(a._strides[d] >= 0 for d in axes):
+            return reshape(transpose(a, axes), [a.size])
+        order = "C"
+    return reshape(a, [a.size], order)
 
 
 def copy(a, order="K", subok=False):

@@ -192,11 +192,11 @@ def fill(a, value):
 def reshape(a, *shape, order="C", copy=None):
     if len(shape) == 1 and not isinstance(shape[0], (int, _np.integer)):
         shape = shape[0]
-    return _v.reshape(a, shape)
+    return _v.reshape(a, shape, order, copy=copy)
 
 
 def flatten(a, order="C"):
-    return _v.ravel(a).copy()
+    return _v.ravel(a, order).copy()
 
 
 def transpose(a, *axes):
@@ -255,8 +255,94 @@ def __array_function__(a, func, types, args, kwargs):
 _IN_PLACE = {"sort", "put", "partition", "itemset", "setfield", "byteswap"}
 
 
+def _row_major_dense(shape, strides):
+    """True when a view of ``shape`` and ``strides`` (in elements) is dense in row-major order
+    (NumPy's C-contiguity: extents of 1 take any stride, empty arrays are contiguous)."""
+    if 0 in shape:
+        return True
+    step = 1
+    for n, st in zip(reversed(shape), reversed(strides), strict=True):
+        if n != 1 and st != step:
+            return False
+        step *= n
+    return True
+
+
+class _Flags:
+    """``ndarray.flags``: the memory layout of a vmnp array's view."""
+
+    _NAMES = {"C": "C_CONTIGUOUS", "CONTIGUOUS": "C_CONTIGUOUS", "F": "F_CONTIGUOUS", "FORTRAN": "F_CONTIGUOUS"}
+    _NAMES.update(W="WRITEABLE", A="ALIGNED", O="OWNDATA", X="WRITEBACKIFCOPY", B="BEHAVED")
+    _NAMES.update(CA="CARRAY", FA="FARRAY")
+
+    def __init__(self, a):
+        shape, strides = tuple(a.shape), tuple(a._strides)
+        c = _row_major_dense(shape, strides)
+        f = _row_major_dense(shape[::-1], strides[::-1])
+        self._values = {
+            "C_CONTIGUOUS": c,
+            "F_CONTIGUOUS": f,
+            "OWNDATA": c and a._start == 0,
+            "WRITEABLE": True,
+            "ALIGNED": True,
+            "WRITEBACKIFCOPY": False,
+            "FNC": f and not c,
+            "FORC": f or c,
+            "BEHAVED": True,
+            "CARRAY": c,
+            "FARRAY": f and not c,
+        }
+
+    def __getitem__(self, key):
+        name = self._NAMES.get(key.upper(), key.upper())
+        if name not in self._values:
+            raise KeyError(f"Unknown flag {key}")
+        return self._values[name]
+
+    def __getattr__(self, name):
+        key = {"contiguous": "C_CONTIGUOUS", "fortran": "F_CONTIGUOUS"}.get(name, name.upper())
+        if key in self._values:
+            return self._values[key]
+        raise AttributeError(f"'flagsobj' object has no attribute '{name}'")
+
+    def __repr__(self):
+        keys = ["C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED", "WRITEBACKIFCOPY"]
+        return "\n".join(f"  {k} : {self._values[k]}" for k in keys)
+
+
+class _Flat:
+    """``ndarray.flat``: the elements in row-major order, to read and to assign."""
+
+    def __init__(self, a):
+        self.base = a
+
+    def __len__(self):
+        return self.base.size
+
+    def __iter__(self):
+        return iter(_v.ravel(self.base))
+
+    def __getitem__(self, key):
+        return _v.ravel(self.base)[key]
+
+    def __setitem__(self, key, value):
+        a = self.base
+        strides = _v._manip._view_strides(a.shape, a._strides, [a.size])
+        if strides is not None:
+            flat = _vmnp._view(a, a._start, [a.size], strides)
+            flat[key] = value
+            return
+        key = _v.asnumpy(key) if isinstance(key, _v.ndarray) else key
+        positions = _np.arange(a.size)[key]
+        a[tuple(_v.asarray(i) for i in _np.unravel_index(positions, a.shape))] = value
+
+
 def getattr_(a, name):
     """Attributes of ``numpy.ndarray`` that vmnp's class does not define."""
+    if name == "flags":
+        return _Flags(a)
+    if name == "flat":
+        return _Flat(a)
     if name == "real":
         return a
     if name == "imag":
