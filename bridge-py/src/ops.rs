@@ -37,13 +37,19 @@ pub fn dtype_of(name: &str) -> PyResult<DType> {
 }
 
 /// The number of elements of `shape`; NumPy's `ValueError` when it overflows.
-pub fn element_count(shape: &[usize]) -> PyResult<usize> {
-    shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d)).ok_or_else(|| value_err("array is too big"))
+pub fn element_count(shape: &[usize], dtype: DType) -> PyResult<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .filter(|n| n.checked_mul(dtype.size()).is_some_and(|b| b <= isize::MAX as usize))
+        .ok_or_else(|| {
+            value_err("array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.")
+        })
 }
 
 /// A new row-major array of `shape` (memory is allocated lazily by the engine that writes it).
 pub fn new_array(shape: &[usize], dtype: DType) -> PyResult<(View, Arc<BaseHandle>)> {
-    let nelem = element_count(shape)?;
+    let nelem = element_count(shape, dtype)?;
     let base = vm()?.new_base(dtype, nelem)?;
     Ok((View::row_major(base, shape), Arc::new(BaseHandle { base })))
 }

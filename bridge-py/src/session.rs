@@ -40,11 +40,15 @@ pub fn vm() -> PyResult<&'static Vm> {
     v.as_ref().map_err(|e| VMError::new_err(e.clone()))
 }
 
-/// A VM error as the Python exception `vmnp.VMError`, also recorded as `vm_last_error()`.
+/// A VM error as the Python exception `vmnp.VMError` (`MemoryError` when memory ran out, as
+/// NumPy's), also recorded as `vm_last_error()`.
 pub fn vm_err(e: Error) -> PyErr {
     let text = e.to_string();
     vm::errors::set_last_error(&text);
-    VMError::new_err(text)
+    match e {
+        Error::OutOfMemory(_) => pyo3::exceptions::PyMemoryError::new_err(text),
+        _ => VMError::new_err(text),
+    }
 }
 
 impl Vm {
@@ -82,7 +86,7 @@ impl Vm {
         opcode: Opcode,
         inputs: &mut SmallVec<[Operand; 3]>,
     ) -> PyResult<(View, Arc<BaseHandle>)> {
-        let nelem = crate::ops::element_count(shape)?;
+        let nelem = crate::ops::element_count(shape, dtype)?;
         let (view, full) = self.with(|rt| {
             let base = rt.new_base(dtype, nelem as u64)?;
             let view = View::row_major(base, shape);

@@ -98,3 +98,15 @@ def test_fallbacks_write_back_what_numpy_changes(name, monkeypatch):
     with pytest.warns(vmnp.FallbackWarning):
         got = run(IN_PLACE_FALLBACKS[name], vmnp)
     agree(got, run(IN_PLACE_FALLBACKS[name], numpy))
+
+
+def test_arrays_larger_than_memory_are_memory_errors_not_aborts():
+    r = vmnp.zeros(2**40)
+    for read in [repr, str, lambda r: r.tolist(), lambda r: r.item(3), lambda r: r[r > 0.5], lambda r: r[5] + 1]:
+        with pytest.raises(MemoryError):
+            x = read(r)
+            float(x) if isinstance(x, vmnp.ndarray) else None
+    with pytest.raises(ValueError, match="too big"):
+        vmnp.ones((2**62, 4))
+    # The session goes on.
+    assert float(vmnp.arange(5).sum()) == 10
