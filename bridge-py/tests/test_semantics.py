@@ -55,7 +55,8 @@ CASES = {
     "sum initial dtype": "out = np.arange(6, dtype=np.int8).sum(initial=3)",
     # Memory order and views.
     "reshape F": "out = np.arange(12).reshape((3, 4), order='F')",
-    "ravel orders": "a = np.arange(12).reshape(3, 4); out = (a.ravel('F'), a.flatten('F'), a.T.ravel('K'), a.T.ravel('A'))",
+    "ravel orders": "a = np.arange(12).reshape(3, 4)\n"
+    "out = (a.ravel('F'), a.flatten('F'), a.T.ravel('K'), a.T.ravel('A'))",
     "reshape of a column view": "a = np.arange(12).reshape(3, 4); c = a[:, 1].reshape(3, 1); c[1, 0] = -5; out = a",
     "reshape of a strided view": "a = np.arange(12).reshape(3, 4); b = a[:, :2].reshape(3, 2, 1); b[0] = 9; out = a",
     "reshape of a transpose copies": "a = np.arange(12).reshape(3, 4); d = a.T.reshape(2, 6); d[...] = 0; out = (a, d)",
