@@ -97,6 +97,8 @@ pub fn binary_types(op: Opcode, rt: DType) -> PyResult<(Opcode, DType, DType)> {
         O::FloorDivide | O::Remainder | O::Fmod | O::Power | O::LeftShift | O::RightShift if b => {
             (op, DType::I8, DType::I8)
         }
+        // NumPy divides integers and bools in float64 (it has no narrower loop for `/`).
+        O::Divide if !rt.is_float() => (op, DType::F64, DType::F64),
         O::Divide | O::Arctan2 | O::Hypot | O::Copysign | O::Logaddexp | O::Logaddexp2 => {
             (op, float_of(rt), float_of(rt))
         }
@@ -249,6 +251,9 @@ pub fn binary(
     let (Some((x, _kx)), Some((y, _ky))) = (arg(a)?, arg(b)?) else { return Ok(None) };
     let args = [x, y];
     let (op, mut ct, od) = binary_types(op, result_type(&args))?;
+    if op == Opcode::Power && ct.is_integer() && negative_scalar(&args[1]) {
+        return Err(value_err("Integers to negative integer powers are not allowed."));
+    }
     if od == DType::Bool && ct.is_integer() {
         // NumPy 2 compares an out-of-range Python int exactly instead of raising.
         let fits = |a: &Arg| !matches!(a, Arg::Weak(w @ Weak::Int(_)) if w.to_scalar(ct).is_none());
@@ -257,6 +262,15 @@ pub fn binary(
         }
     }
     finish(py, op, args, ct, od, out)
+}
+
+/// True when `a` is a negative integer scalar.
+fn negative_scalar(a: &Arg) -> bool {
+    match a {
+        Arg::Weak(Weak::Int(i)) => *i < 0,
+        Arg::Strong(c) if c.dtype().is_integer() => c.dtype() != DType::U64 && c.as_i64() < 0,
+        _ => false,
+    }
 }
 
 /// Records unary ufunc `op` on a Python operand.
@@ -344,6 +358,29 @@ fn _cast(py: Python<'_>, a: &Bound<'_, NdArray>, dtype: &str) -> PyResult<Py<NdA
     wrap(py, v, h)
 }
 
+/// A scalar stored into an element of integer dtype `dt`, as NumPy stores one: through a
+/// Python int (floats truncated), which must fit: NaN is a `ValueError`, infinities and values
+/// out of range are `OverflowError`s.
+fn integer_element(c: Scalar, dt: DType) -> PyResult<Scalar> {
+    let i = match c {
+        Scalar::F32(_) | Scalar::F64(_) => {
+            let f = c.as_f64();
+            if f.is_nan() {
+                return Err(value_err("cannot convert float NaN to integer"));
+            }
+            if f.is_infinite() {
+                return Err(PyOverflowError::new_err("cannot convert float infinity to integer"));
+            }
+            f.trunc() as i128 // saturates beyond i128, which no dtype holds anyway
+        }
+        Scalar::U64(u) => i128::from(u),
+        Scalar::Bool(b) => i128::from(b),
+        c => i128::from(c.as_i64()),
+    };
+    Scalar::from_int(dt, i)
+        .map_err(|_| PyOverflowError::new_err(format!("Python integer {i} out of bounds for {}", np_name(dt))))
+}
+
 /// Writes `value` (broadcast, cast unsafely as NumPy's assignment does) into `dst`'s view.
 #[pyfunction]
 pub fn _assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -367,12 +404,14 @@ pub fn _assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny
     let dt = d.view.dtype();
     let src = match a {
         Arg::Arr(v) => Operand::View(broadcast_view(&v, &d.view.shape)),
+        Arg::Strong(c) if dt.is_integer() => Operand::Const(integer_element(c, dt)?),
         Arg::Strong(c) => Operand::Const(c.cast(dt)),
         Arg::Weak(w) => Operand::Const(match w {
             Weak::Int(_) if dt.is_integer() => w.to_scalar(dt).ok_or_else(|| {
                 PyOverflowError::new_err(format!("Python integer {} out of bounds for {}", value, np_name(dt)))
             })?,
             Weak::Int(i) => Scalar::I64(i).cast(dt),
+            Weak::Float(f) if dt.is_integer() => integer_element(Scalar::F64(f), dt)?,
             _ => w.to_scalar(dt).expect("bools and floats always convert"),
         }),
     };

@@ -64,6 +64,20 @@ CASES = {
     "a[:, ::2].flags['C'], a.flags.c_contiguous, a[:1].flags['F_CONTIGUOUS'])",
     "flat assignment": "x = np.arange(10.0); x.flat[1:3] = 0; out = x",
     "flat of a strided view": "y = np.arange(12.0).reshape(3, 4)[:, ::2]; y.flat[[0, 3]] = -1; out = (y, y.flat[2])",
+    # Result dtypes.
+    "int8 dot": "out = np.dot(np.arange(3, dtype=np.int8), np.arange(3, dtype=np.int8))",
+    "bool matmul": "out = np.array([True, True]) @ np.array([True, False])",
+    "int8 matmul wraps": "out = np.array([100, 100], np.int8) @ np.array([2, 2], np.int8)",
+    "mixed vdot": "out = np.vdot(np.arange(3, dtype=np.int8), np.arange(3, dtype=np.uint8))",
+    "N-d dot": "a = np.arange(24.0).reshape(2, 3, 4)\n"
+    "b, c = np.arange(20.0).reshape(4, 5), np.arange(40.0).reshape(2, 4, 5)\n"
+    "out = (np.dot(a, b), np.dot(a, c), np.dot(a, np.arange(4.0)))",
+    "integer division is float64": "out = (np.array([1], np.int8) / 3, np.array([True]) / np.array([True]))",
+    "take": "out = (np.take(np.arange(10) * 2, [1, 3]), np.take(np.arange(12).reshape(3, 4), [0, 2], axis=1))",
+    # Scalars stored into integer arrays go through Python ints.
+    "float into int": "z = np.zeros(3, int); z[0] = 3.7; z[1] = np.float32(-2.5); out = z",
+    # 0-d arrays as shapes.
+    "0-d shapes": "x = np.arange(5); out = (np.zeros(x[2]).shape, np.empty(x.sum()).shape, np.full(x[3], 1.0))",
 }
 
 
@@ -111,3 +125,52 @@ def test_arrays_larger_than_memory_are_memory_errors_not_aborts():
         vmnp.ones((2**62, 4))
     # The session goes on.
     assert float(vmnp.arange(5).sum()) == 10
+
+
+ERRORS = {
+    "negative integer power": ("np.array([2, 3]) ** -1", ValueError),
+    "negative NumPy integer power": ("np.arange(3) ** np.int64(-2)", ValueError),
+    "ufunc of a string": ("np.sqrt('x')", TypeError),
+    "float extent": ("np.zeros((2, 2.5))", TypeError),
+    "negative extent": ("np.zeros(-1)", ValueError),
+    "negative eye": ("np.eye(-1)", ValueError),
+    "NaN into int": ("z = np.zeros(3, int); z[0] = np.nan", ValueError),
+    "inf into int": ("z = np.zeros(3, int); z[1:] = np.inf", OverflowError),
+    "fill NaN into int": ("np.zeros(3, int).fill(np.nan)", ValueError),
+    "large float into int8": ("a = np.arange(6, dtype=np.int8); a[0] = np.float64(1e10)", OverflowError),
+    "NumPy int out of range": ("a = np.arange(6, dtype=np.int8); a[0] = np.int64(1000)", OverflowError),
+    "Python int out of range": ("a = np.zeros(2, np.uint8); a[0] = -1", OverflowError),
+    "normal scale": ("np.random.normal(0, -1, 3)", ValueError),
+    "legacy seed": ("np.random.seed(2**40)", ValueError),
+    "negative seed": ("np.random.default_rng(-5)", ValueError),
+    "choice too many": ("np.random.choice(3, 5, replace=False)", ValueError),
+    "choice p": ("np.random.choice(3, 5, p=[0.5, 0.6, 0.1])", ValueError),
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_errors_are_numpys(name):
+    code, error = ERRORS[name]
+    for module in (numpy, vmnp):
+        with pytest.raises(error):
+            exec(code, {"np": module})  # noqa: S102
+
+
+def test_random_draws_without_replacement_and_with_probabilities():
+    rng = vmnp.random.default_rng(7)
+    perm = rng.permutation(50)
+    assert sorted(perm.tolist()) == list(range(50)) and perm.tolist() != list(range(50))
+    assert sorted(rng.choice(20, 20, replace=False).tolist()) == list(range(20))
+    assert set(rng.choice(3, 500, p=[0.5, 0.5, 0.0]).tolist()) == {0, 1}
+    picked = rng.choice(6, 4, replace=False, p=[0, 0, 0.25, 0.25, 0.25, 0.25]).tolist()
+    assert sorted(picked) == [2, 3, 4, 5]
+    x = vmnp.arange(10)
+    vmnp.random.shuffle(x)
+    assert sorted(x.tolist()) == list(range(10))
+    grid = vmnp.random.default_rng(3).permutation(vmnp.arange(12).reshape(4, 3))
+    assert sorted(grid[:, 0].tolist()) == [0, 3, 6, 9] and (grid[:, 1] - grid[:, 0]).tolist() == [1] * 4
+    # Reproducible for a seed.
+    again = vmnp.random.default_rng(7).permutation(50)
+    assert again.tolist() == perm.tolist()
+    e = vmnp.random.default_rng(1).exponential(2.0, 20000)
+    assert float(e.min()) >= 0 and abs(float(e.mean()) - 2.0) < 0.1

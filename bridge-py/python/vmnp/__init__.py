@@ -16,6 +16,7 @@ import os as _os
 import warnings as _warnings
 
 import numpy as _np
+import numpy.random  # noqa: F401 (NumPy's own, loaded before `python -m vmnp` maps the name)
 
 from . import _vmnp
 from ._vmnp import VMError, flush, ndarray
@@ -253,7 +254,10 @@ class ufunc:
             inputs = tuple(asarray(x, dtype) for x in inputs)
         r = _vmnp._ufunc(self._op, inputs, out)
         if r is None:
-            return NotImplemented
+            raise TypeError(
+                f"ufunc '{self.__name__}' not supported for the input types, and the inputs could not be "
+                "safely coerced to any supported types according to the casting rule ''safe''"
+            )
         return r
 
     def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, where=True):
@@ -601,9 +605,17 @@ def argwhere(a):
 
 
 def _shape(shape):
-    if isinstance(shape, (int, _np.integer)):
-        return [int(shape)]
-    return [int(s) for s in shape]
+    """A shape argument (an integer or a sequence of them, NumPy's or vmnp's included) as a
+    list, with NumPy's errors for anything else and for negative extents."""
+    try:
+        dims = [_operator.index(shape)]
+    except TypeError:
+        if not hasattr(shape, "__iter__"):
+            raise TypeError(f"'{type(shape).__name__}' object cannot be interpreted as an integer") from None
+        dims = [_operator.index(s) for s in shape]
+    if _b.any(d < 0 for d in dims):
+        raise ValueError("negative dimensions are not allowed")
+    return dims
 
 
 def empty(shape, dtype=float, order="C", *, device=None, like=None):
@@ -782,6 +794,7 @@ from ._manip import (  # noqa: E402 (needs the names above)
     squeeze,
     stack,
     swapaxes,
+    take,
     tile,
     trace,
     transpose,

@@ -415,7 +415,7 @@ def matmul(a, b, out=None, **kwargs):
             f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
             f"(n?,k),(k,m?)->(n?,m?) (size {b.shape[-2]} is different from {a.shape[-1]})"
         )
-    r = vsum(a[..., :, :, None] * b[..., None, :, :], axis=-2)
+    r = vsum(a[..., :, :, None] * b[..., None, :, :], axis=-2, dtype=_product_dtype(a, b))
     if va:
         r = r[..., 0, :]
     if vb:
@@ -423,25 +423,42 @@ def matmul(a, b, out=None, **kwargs):
     return _store(r, out)
 
 
+def _product_dtype(a, b):
+    """The dtype of a sum of products of ``a``'s and ``b``'s elements (NumPy's: their promoted
+    dtype, not the wider one a plain sum of integers accumulates in)."""
+    return _np.result_type(a.dtype, b.dtype).name
+
+
 def dot(a, b, out=None):
-    """Dot product: ``matmul`` for 1-D and 2-D operands, a product for scalars."""
+    """Dot product: ``matmul`` for 1-D and 2-D operands, a product for scalars, and for N-D
+    operands a sum over the last axis of ``a`` and the second-to-last of ``b``."""
     from . import _store, multiply
+    from . import sum as vsum
 
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
         return multiply(a, b, out=out)
     if a.ndim <= 2 and b.ndim <= 2:
         return matmul(a, b, out=out)
-    from . import _fallback
-
-    return _store(_fallback("dot", _np.dot, (a, b), {}), out)
+    if b.ndim == 1:
+        bt = b
+    else:
+        bt = transpose(b, [*range(b.ndim - 2), b.ndim - 1, b.ndim - 2])
+    if a.shape[-1] != bt.shape[-1]:
+        raise ValueError(
+            f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
+            f"{b.shape[-2 if b.ndim > 1 else 0]} (dim {b.ndim - 2 if b.ndim > 1 else 0})"
+        )
+    lead = a.reshape(a.shape[:-1] + (1,) * (bt.ndim - 1) + a.shape[-1:])
+    return _store(vsum(lead * bt, axis=-1, dtype=_product_dtype(a, b)), out)
 
 
 def vdot(a, b):
     """Dot product of the flattened arrays."""
     from . import sum as vsum
 
-    return vsum(ravel(asarray(a)) * ravel(asarray(b)))
+    a, b = asarray(a), asarray(b)
+    return vsum(ravel(a) * ravel(b), dtype=_product_dtype(a, b))
 
 
 def inner(a, b):
@@ -451,7 +468,7 @@ def inner(a, b):
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
-    return vsum(a[(..., *([None] * (b.ndim - 1)), slice(None))] * b, axis=-1)
+    return vsum(a[(..., *([None] * (b.ndim - 1)), slice(None))] * b, axis=-1, dtype=_product_dtype(a, b))
 
 
 def outer(a, b, out=None):
@@ -460,6 +477,21 @@ def outer(a, b, out=None):
 
     a, b = ravel(asarray(a)), ravel(asarray(b))
     return _store(a[:, None] * b[None, :], out)
+
+
+def take(a, indices, axis=None, out=None, mode="raise"):
+    """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array when None)."""
+    from . import _store
+
+    a = asarray(a)
+    if mode != "raise":
+        from . import _fallback
+
+        return _fallback("take", _np.take, (a, indices), {"axis": axis, "out": out, "mode": mode})
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _norm_axis(axis, a.ndim)
+    return _store(a[(slice(None),) * axis + (asarray(indices),)], out)
 
 
 def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):

@@ -5,17 +5,23 @@ program seeded the same way draws different numbers than under NumPy.
 """
 
 import math as _math
+import operator as _operator
 import os as _os
 
-from . import _dt, _vmnp, cos, floor, log, sin, sqrt  # noqa: F401
+from . import _dt, _fallback, _np, _vmnp, cos, floor, log, sin, sqrt  # noqa: F401
+from . import _shape as _dims
 
 
 def _shape(size):
-    if size is None:
-        return None
-    if isinstance(size, int):
-        return [size]
-    return [int(s) for s in size]
+    return None if size is None else _dims(size)
+
+
+def _seed_value(seed):
+    """A non-negative integer seed (NumPy refuses negative ones)."""
+    seed = _operator.index(seed)
+    if seed < 0:
+        raise ValueError("expected non-negative integer")
+    return seed
 
 
 class Generator:
@@ -26,8 +32,23 @@ class Generator:
             seed = int.from_bytes(_os.urandom(8), "little")
         if hasattr(seed, "_seed"):
             seed = seed._seed
-        self._seed = int(seed) & (2**64 - 1)
+        self._seed = _seed_value(seed) & (2**64 - 1)
         self._offset = 0
+
+    def __getattr__(self, name):
+        """Distributions the VM does not draw: NumPy's, from a NumPy generator seeded by this
+        stream's seed and position (reproducible for a seed, through the fallback)."""
+        method = getattr(_np.random.Generator, name, None)
+        if method is None or name.startswith("_"):
+            raise AttributeError(f"'Generator' object has no attribute '{name}'")
+
+        def draw(*args, **kwargs):
+            rng = _np.random.default_rng([self._seed, self._offset])
+            self._offset += 1 << 32
+            return _fallback(f"Generator.{name}", getattr(rng, name), args, kwargs)
+
+        draw.__name__ = name
+        return draw
 
     def _draw(self, size, dtype="float64"):
         shape = _shape(size)
@@ -59,7 +80,41 @@ class Generator:
 
     def normal(self, loc=0.0, scale=1.0, size=None):
         """Normal floats with mean ``loc`` and standard deviation ``scale``."""
+        _check_scale(scale)
         return loc + scale * self.standard_normal(size)
+
+    def standard_exponential(self, size=None, dtype="float64"):
+        """Exponential floats of mean 1 (inversion of a uniform draw)."""
+        u = self._draw(size)
+        if size is None:
+            return -_math.log1p(-u)
+        r = -log(1.0 - u)
+        return r if _dt(dtype) == "float64" else r.astype(dtype)
+
+    def exponential(self, scale=1.0, size=None):
+        """Exponential floats of mean ``scale``."""
+        _check_scale(scale)
+        return scale * self.standard_exponential(size)
+
+    def _order(self, n):
+        """A random order of ``range(n)`` (NumPy int64): the ranks of ``n`` uniform draws, so it
+        is the same on every stack for a seed."""
+        keys = self._draw([n])
+        return _np.argsort(_np.asarray(keys), kind="stable")
+
+    def permutation(self, x, axis=0):
+        """A shuffled copy of ``x`` along ``axis`` (``arange(x)`` for an integer)."""
+        from . import arange, asarray, take
+
+        a = arange(x) if isinstance(x, int) else asarray(x)
+        if a.ndim == 0:
+            raise _np.exceptions.AxisError("x must be an integer or at least 1-dimensional")
+        order = self._order(a.shape[axis])
+        return take(a, asarray(order), axis=axis)
+
+    def shuffle(self, x, axis=0):
+        """Shuffles ``x`` in place along ``axis``."""
+        x[...] = self.permutation(x, axis)
 
     def integers(self, low, high=None, size=None, dtype="int64", endpoint=False):
         """Uniform integers in [low, high) (``endpoint``: [low, high])."""
@@ -74,13 +129,54 @@ class Generator:
             return int(low + _math.floor(u * (high - low)))
         return (floor(u * (high - low)) + low).astype(dtype)
 
-    def choice(self, a, size=None, replace=True, p=None):
-        """Elements of ``a`` drawn uniformly with replacement."""
-        from . import arange, asarray
+    def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
+        """Elements of ``a`` (``arange(a)`` for an integer) drawn with replacement, uniformly or
+        with probabilities ``p``; without replacement, distinct ones."""
+        from . import arange, asarray, take
 
-        a = arange(a) if isinstance(a, int) else asarray(a)
-        idx = self.integers(0, a.shape[0], size)
-        return a[idx]
+        pop = arange(a) if isinstance(a, int) else asarray(a)
+        if isinstance(a, int) and a < 0 or pop.ndim == 0:
+            raise ValueError("a must be a positive integer unless no samples are taken")
+        n = pop.shape[axis]
+        shape = _shape(size)
+        count = 1 if shape is None else _math.prod(shape)
+        if p is not None:
+            p = _np.asarray(p.tolist() if hasattr(p, "_host") else p, dtype=float)
+            if p.ndim != 1 or p.size != n:
+                raise ValueError("a and p must have same size")
+            if (p < 0).any() or not _np.isfinite(p).all():
+                raise ValueError("probabilities are not non-negative")
+            if abs(p.sum() - 1.0) > 1e-8:
+                raise ValueError("probabilities do not sum to 1")
+        if replace:
+            u = self._draw(shape if shape is not None else [])
+            if p is None:
+                idx = floor(asarray(u) * n).astype("int64")
+            else:
+                cdf = _np.cumsum(p)
+                cdf /= cdf[-1]
+                below = asarray(u)[..., None] >= asarray(cdf[:-1])
+                idx = below.sum(axis=-1)
+        else:
+            if count > n:
+                raise ValueError("Cannot take a larger sample than population when 'replace=False'")
+            if p is None:
+                order = self._order(n)
+            else:
+                if _np.count_nonzero(p) < count:
+                    raise ValueError("Fewer non-zero entries in p than size")
+                u = _np.asarray(self._draw([n]))
+                with _np.errstate(divide="ignore"):
+                    keys = _np.log1p(-u) / p
+                order = _np.argsort(-keys, kind="stable")
+            idx = asarray(order[:count].reshape(shape if shape is not None else ()))
+        r = take(pop, idx, axis=axis)
+        return r if shape is not None or r.ndim else r.item()
+
+
+def _check_scale(scale):
+    if _np.any(_np.asarray(scale.tolist() if hasattr(scale, "_host") else scale) < 0):
+        raise ValueError("scale < 0")
 
 
 def default_rng(seed=None):
@@ -92,8 +188,10 @@ _global = Generator(0)
 
 
 def seed(seed=None):
-    """Restarts the global stream at ``seed``."""
+    """Restarts the global stream at ``seed`` (an integer in ``[0, 2**32)``, as NumPy's)."""
     global _global
+    if seed is not None and not 0 <= _operator.index(seed) < 2**32:
+        raise ValueError("Seed must be between 0 and 2**32 - 1")
     _global = Generator(seed)
 
 
@@ -138,3 +236,39 @@ def randint(low, high=None, size=None, dtype="int64"):
 def choice(a, size=None, replace=True, p=None):
     """Elements of ``a`` drawn uniformly."""
     return _global.choice(a, size, replace, p)
+
+
+def exponential(scale=1.0, size=None):
+    """Exponential floats of mean ``scale``."""
+    return _global.exponential(scale, size)
+
+
+def standard_exponential(size=None):
+    """Exponential floats of mean 1."""
+    return _global.standard_exponential(size)
+
+
+def permutation(x):
+    """A shuffled copy of ``x`` (``arange(x)`` for an integer)."""
+    return _global.permutation(x)
+
+
+def shuffle(x):
+    """Shuffles ``x`` in place along its first axis."""
+    _global.shuffle(x)
+
+
+def __getattr__(name):
+    """The rest of ``numpy.random`` (other distributions, ``RandomState``, ``SeedSequence``):
+    NumPy's, through the fallback."""
+    obj = getattr(_np.random, name, None)
+    if obj is None:
+        raise AttributeError(f"module 'vmnp.random' has no attribute {name!r}")
+    if callable(obj) and not isinstance(obj, type):
+
+        def wrapper(*args, **kwargs):
+            return _fallback(f"random.{name}", obj, args, kwargs)
+
+        wrapper.__name__ = name
+        return wrapper
+    return obj
