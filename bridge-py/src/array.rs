@@ -68,9 +68,12 @@ pub fn arg<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<(Arg, Option<Bound<'
         return Ok(Some((Arg::Weak(Weak::Bool(obj.extract()?)), None)));
     }
     if obj.is_exact_instance_of::<PyInt>() {
-        return match obj.extract::<i64>() {
-            Ok(i) => Ok(Some((Arg::Weak(Weak::Int(i)), None))),
-            Err(_) => Err(PyOverflowError::new_err(format!("Python integer {obj} out of bounds for int64"))),
+        return match (obj.extract::<i64>(), obj.extract::<u64>()) {
+            (Ok(i), _) => Ok(Some((Arg::Weak(Weak::Int(i)), None))),
+            // Past int64, only uint64 holds it: typed as one (NumPy's weak rule would say the
+            // same for uint64 operands, the only ones that hold it).
+            (_, Ok(u)) => Ok(Some((Arg::Strong(Scalar::U64(u)), None))),
+            _ => Err(PyOverflowError::new_err(format!("Python integer {obj} out of bounds for int64"))),
         };
     }
     if let Some(s) = numpy_scalar(obj)? {

@@ -76,6 +76,9 @@ CASES = {
     "take": "out = (np.take(np.arange(10) * 2, [1, 3]), np.take(np.arange(12).reshape(3, 4), [0, 2], axis=1))",
     # Scalars stored into integer arrays go through Python ints.
     "float into int": "z = np.zeros(3, int); z[0] = 3.7; z[1] = np.float32(-2.5); out = z",
+    # Python ints past int64 with uint64 arrays.
+    "uint64 past int64": "u = np.arange(3, dtype=np.uint64); u[0] = 2**64 - 1\n"
+    "out = (u + 2**63, u == 2**64 - 1, np.full(2, 2**63, dtype=np.uint64), np.maximum(u, 2**63))",
     # 0-d arrays as shapes.
     "0-d shapes": "x = np.arange(5); out = (np.zeros(x[2]).shape, np.empty(x.sum()).shape, np.full(x[3], 1.0))",
 }
@@ -101,6 +104,8 @@ IN_PLACE_FALLBACKS = {
     "put": "a = np.arange(5); np.put(a, [0, 2], [-1, -2]); out = a",
     "place": "a = np.arange(6); np.place(a, a > 2, [40, 50]); out = a",
     "putmask": "a = np.arange(6); np.putmask(a, a > 3, 0); out = a",
+    "ufunc at": "x = np.zeros(5); np.add.at(x, [0, 0, 2], 1); out = x",
+    "ufunc reduceat": "out = np.add.reduceat(np.arange(8), [0, 4, 1, 5])",
     "subtract reduce": "out = np.subtract.reduce(np.arange(6).reshape(2, 3), axis=1)",
     "out and where": "x = np.arange(6.0) - 3; o = np.ones(6); np.heaviside(x, 0.5, out=o, where=x > -2); out = o",
 }
@@ -174,3 +179,17 @@ def test_random_draws_without_replacement_and_with_probabilities():
     assert again.tolist() == perm.tolist()
     e = vmnp.random.default_rng(1).exponential(2.0, 20000)
     assert float(e.min()) >= 0 and abs(float(e.mean()) - 2.0) < 0.1
+
+
+def test_arrays_pickle_under_the_import_hook():
+    import pickle
+
+    from vmnp import _hook
+
+    a = vmnp.arange(6.0).reshape(2, 3)[:, ::2]
+    _hook.install()
+    try:
+        b = pickle.loads(pickle.dumps(a))
+    finally:
+        _hook.uninstall()
+    assert isinstance(b, vmnp.ndarray) and b.tolist() == [[0.0, 2.0], [3.0, 5.0]]

@@ -132,6 +132,11 @@ def _to_numpy(a):
     return _np.frombuffer(data, dtype=a.dtype).reshape(a.shape)
 
 
+def _rebuild(data, dtype, shape):
+    """The array a pickle holds (see ``ndarray.__reduce__``)."""
+    return asarray(_np.frombuffer(data, dtype=dtype).reshape(shape))
+
+
 def asnumpy(a):
     """``a`` as a NumPy array (vmnp arrays are synced and copied out)."""
     return _to_numpy(a) if isinstance(a, ndarray) else _np.asarray(a)
@@ -282,6 +287,23 @@ class ufunc:
         a = asarray(a)
         r = _vmnp._accumulate(names[self.__name__], a, axis, _dt(dtype) or a.dtype.name)
         return _store(r, out)
+
+    def at(self, a, indices, b=None):
+        """In place, unbuffered, at ``indices``: NumPy's, through the fallback (``a`` is
+        written back)."""
+        args = (a, indices) if b is None else (a, indices, b)
+        _fallback(f"{self.__name__}.at", getattr(_np, self.__name__).at, args, {})
+
+    def reduceat(self, a, indices, axis=0, dtype=None, out=None):
+        """Reductions over slices: NumPy's, through the fallback."""
+        func = getattr(_np, self.__name__).reduceat
+        return _fallback(f"{self.__name__}.reduceat", func, (a, indices), {"axis": axis, "dtype": dtype, "out": out})
+
+    def __getattr__(self, name):
+        """NumPy's ufunc attributes (``identity``, ``types``, ``signature``, ...)."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(getattr(_np, self.__name__), name)
 
     def outer(self, a, b, **kwargs):
         """``self(a[..., None, ...], b)``: every pair of elements."""

@@ -164,7 +164,9 @@ def __deepcopy__(a, memo=None):
 
 
 def __reduce__(a):
-    return (_v.asarray, (_v._to_numpy(a).copy(),))
+    # Bytes, not a NumPy array: under `python -m vmnp` the name `numpy.ndarray` is vmnp's, so
+    # pickle could not name NumPy's class.
+    return (_v._rebuild, (a._host(), a.dtype.name, tuple(a.shape)))
 
 
 def __setstate__(a, state):
