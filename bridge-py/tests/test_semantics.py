@@ -76,6 +76,21 @@ CASES = {
     "take": "out = (np.take(np.arange(10) * 2, [1, 3]), np.take(np.arange(12).reshape(3, 4), [0, 2], axis=1))",
     # Scalars stored into integer arrays go through Python ints.
     "float into int": "z = np.zeros(3, int); z[0] = 3.7; z[1] = np.float32(-2.5); out = z",
+    # NaN-skipping reductions and the rest of the common namespace.
+    "fmax fmin reduce": "a = np.array([[np.nan, 1.0, 3.0], [np.nan] * 3, [2.0, np.nan, -1.0]])\n"
+    "out = (np.fmax.reduce(a, axis=1), np.fmin.reduce(a, axis=0), np.nanmax(a), np.nanmin(a, axis=1))",
+    "nan reductions": "a = np.array([[np.nan, 1.0, 3.0], [np.nan] * 3, [2.0, np.nan, -1.0]])\n"
+    "out = (np.nansum(a, axis=0), np.nanprod(a, axis=1), np.nanmean(a, axis=1), np.nanstd(a[0]), "
+    "np.nanvar(a, axis=0, ddof=0), np.nanmax(a, axis=1, initial=0.5), np.nansum(np.arange(5)))",
+    "ptp average divmod": "a = np.arange(12.0).reshape(3, 4) ** 2\n"
+    "out = (np.ptp(a, axis=1), np.average(a), np.average(a, axis=1, weights=[1, 2, 3, 4]), "
+    "np.average(a, axis=0, weights=[1, 0, 1], returned=True), np.divmod(np.arange(7), 3))",
+    "diff": "a = np.arange(12.0).reshape(3, 4) ** 2\n"
+    "out = (np.diff(a), np.diff(a, axis=0), np.diff(a, n=2), np.diff(np.arange(5), prepend=0, append=[9]), "
+    "np.diff(np.array([True, False, False, True])))",
+    "flips and splits": "a = np.arange(12.0).reshape(3, 4)\n"
+    "out = (np.fliplr(a), np.flipud(a), np.array_split(np.arange(10), 3), np.split(a, 2, axis=1), "
+    "np.split(np.arange(9), [2, 5]), np.hsplit(a, 4), np.vsplit(a, 3), np.dstack([a, a]))",
     # Python ints past int64 with uint64 arrays.
     "uint64 past int64": "u = np.arange(3, dtype=np.uint64); u[0] = 2**64 - 1\n"
     "out = (u + 2**63, u == 2**64 - 1, np.full(2, 2**63, dtype=np.uint64), np.maximum(u, 2**63))",
@@ -85,6 +100,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's all-NaN and empty-slice warnings
 def test_semantics_agree_with_numpy(name):
     agree(run(CASES[name], vmnp), run(CASES[name], numpy))
 

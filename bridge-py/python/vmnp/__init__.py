@@ -269,6 +269,8 @@ class ufunc:
         """Reduces ``a`` along ``axis`` (None: all axes) with this ufunc."""
         if isinstance(out, tuple):
             (out,) = out
+        if self.__name__ in ("fmax", "fmin"):
+            return _nan_ignoring(self.__name__[1:], a, axis, dtype, out, keepdims, initial, where)
         if self.__name__ not in _REDUCIBLE:
             func = getattr(_np, self.__name__).reduce
             kwargs = {"axis": axis, "dtype": dtype, "out": out, "keepdims": keepdims, "where": where}
@@ -518,6 +520,92 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
 def any(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
     """True where some element along the axes is nonzero."""
     return _red("any", a, axis, None, out, keepdims, None, where)
+
+
+def _nan_ignoring(name, a, axis, dtype, out, keepdims, initial, where):
+    """``min`` or ``max`` skipping NaNs (NaN where a group is all NaN): ``fmin.reduce``,
+    ``nanmin``."""
+    a = asarray(a)
+    if a.dtype.kind != "f":
+        return _red(name, a, axis, dtype, out, keepdims, initial, where)
+    nan = isnan(a)  # noqa: F821
+    fill = _math.inf if name == "min" else -_math.inf
+    r = _red(name, _vmnp._where(nan, fill, a), axis, dtype, None, keepdims, initial, where)
+    if initial is None:
+        r = _vmnp._where(_red("all", nan, axis, None, None, keepdims, None, where), _math.nan, r)
+    return _store(r, out)
+
+
+def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    """Minimum over the given axes, ignoring NaNs."""
+    return _nan_ignoring("min", a, axis, None, out, keepdims, initial, where)
+
+
+def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    """Maximum over the given axes, ignoring NaNs."""
+    return _nan_ignoring("max", a, axis, None, out, keepdims, initial, where)
+
+
+def _not_nan(a, where):
+    """``where`` without the NaNs of ``a``."""
+    a = asarray(a)
+    if a.dtype.kind != "f":
+        return where
+    keep = ~isnan(a)  # noqa: F821
+    return keep if where is True else keep & asarray(where, "bool")
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    """Sum over the given axes, NaNs counting as zero."""
+    return _red("sum", a, axis, dtype, out, keepdims, initial, _not_nan(a, where))
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    """Product over the given axes, NaNs counting as one."""
+    return _red("prod", a, axis, dtype, out, keepdims, initial, _not_nan(a, where))
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """Mean over the given axes of the elements that are not NaN."""
+    return mean(a, axis, dtype, out, keepdims, where=_not_nan(a, where))
+
+
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
+    """Variance over the given axes of the elements that are not NaN."""
+    return var(a, axis, dtype, out, ddof, keepdims, where=_not_nan(a, where), mean=mean, correction=correction)
+
+
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
+    """Standard deviation over the given axes of the elements that are not NaN."""
+    return std(a, axis, dtype, out, ddof, keepdims, where=_not_nan(a, where), mean=mean, correction=correction)
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """Weighted mean over the given axes (the mean without ``weights``)."""
+    a = asarray(a)
+    if weights is None:
+        r = mean(a, axis, keepdims=keepdims)
+        n = _count(a, axis, keepdims)
+        return (r, r * 0 + n) if returned else r
+    w = asarray(weights)
+    if w.shape != a.shape:
+        if axis is None or w.ndim != 1 or not isinstance(axis, int) or w.shape[0] != a.shape[axis]:
+            raise ValueError("Axis must be specified when shapes of a and weights differ.")
+        w = w.reshape((-1,) + (1,) * (a.ndim - _operator.index(axis) % a.ndim - 1))
+        w = broadcast_to(w, a.shape)  # noqa: F821
+    total = sum(w, axis, _float_dtype(w, None), None, keepdims)
+    r = sum(a * w, axis, None, None, keepdims) / total
+    return (r, broadcast_to(total, r.shape)) if returned else r  # noqa: F821
+
+
+def divmod(x1, x2, out=None):  # noqa: A001 (NumPy's name)
+    """``(x1 // x2, x1 % x2)``."""
+    return floor_divide(x1, x2), remainder(x1, x2)  # noqa: F821
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """Range (maximum minus minimum) over the given axes."""
+    return _store(max(a, axis, None, keepdims) - min(a, axis, None, keepdims), out)
 
 
 def _count(a, axis, keepdims=False, where=True):
@@ -788,6 +876,7 @@ def broadcast_arrays(*args):
 
 from ._compare import allclose, array_equal, isclose, isscalar, result_type  # noqa: E402
 from ._manip import (  # noqa: E402 (needs the names above)
+    array_split,
     atleast_1d,
     atleast_2d,
     atleast_3d,
@@ -797,10 +886,15 @@ from ._manip import (  # noqa: E402 (needs the names above)
     copy,
     diag,
     diagonal,
+    diff,
     dot,
+    dstack,
     expand_dims,
     fill_diagonal,
     flip,
+    fliplr,
+    flipud,
+    hsplit,
     hstack,
     inner,
     matmul,
@@ -813,6 +907,7 @@ from ._manip import (  # noqa: E402 (needs the names above)
     roll,
     shape,
     size,
+    split,
     squeeze,
     stack,
     swapaxes,
@@ -823,6 +918,7 @@ from ._manip import (  # noqa: E402 (needs the names above)
     tril,
     triu,
     vdot,
+    vsplit,
     vstack,
     where,
 )

@@ -188,6 +188,95 @@ def flip(a, axis=None):
     return a[tuple(key)]
 
 
+def fliplr(m):
+    """``m`` with its columns reversed (a view)."""
+    m = asarray(m)
+    if m.ndim < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return m[:, ::-1]
+
+
+def flipud(m):
+    """``m`` with its rows reversed (a view)."""
+    m = asarray(m)
+    if m.ndim < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return m[::-1]
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """The ``n``-th differences along ``axis`` (bools: where neighbours differ)."""
+    from . import broadcast_to
+
+    a = asarray(a)
+    if n < 0:
+        raise ValueError(f"order must be non-negative but got {n!r}")
+    if a.ndim == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = _norm_axis(axis, a.ndim)
+    parts = []
+    for extra in (prepend, append):
+        if extra is None:
+            parts.append(None)
+            continue
+        e = asarray(extra)
+        if e.ndim == 0:
+            shape = list(a.shape)
+            shape[axis] = 1
+            e = broadcast_to(e, tuple(shape))
+        parts.append(e)
+    if parts[0] is not None or parts[1] is not None:
+        a = concatenate([x for x in (parts[0], a, parts[1]) if x is not None], axis=axis)
+    head = (slice(None),) * axis
+    for _ in range(n):
+        hi, lo = a[(*head, slice(1, None))], a[(*head, slice(None, -1))]
+        a = hi != lo if a.dtype.kind == "b" else hi - lo
+    return a
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    """Views of ``ary`` cut along ``axis`` into sections (as equal as possible) or at indices."""
+    ary = asarray(ary)
+    n = ary.shape[axis]
+    if isinstance(indices_or_sections, (int, _np.integer)):
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.")
+        each, extra = divmod(n, sections)
+        sizes = [each + 1] * extra + [each] * (sections - extra)
+        bounds = [0]
+        for size in sizes:
+            bounds.append(bounds[-1] + size)
+    else:
+        bounds = [0, *[int(i) for i in indices_or_sections], n]
+    head = (slice(None),) * _norm_axis(axis, ary.ndim)
+    return [ary[(*head, slice(lo, hi))] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def split(ary, indices_or_sections, axis=0):
+    """Views of ``ary`` cut along ``axis`` into equal sections or at indices."""
+    ary = asarray(ary)
+    if isinstance(indices_or_sections, (int, _np.integer)) and ary.shape[axis] % indices_or_sections:
+        raise ValueError("array split does not result in an equal division")
+    return array_split(ary, indices_or_sections, axis)
+
+
+def hsplit(ary, indices_or_sections):
+    """``split`` along columns (axis 1; axis 0 for 1-D arrays)."""
+    ary = asarray(ary)
+    return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections):
+    """``split`` along rows."""
+    return split(ary, indices_or_sections, 0)
+
+
+def dstack(tup):
+    """Arrays stacked along a third axis."""
+    return concatenate([atleast_3d(x) for x in tup], axis=2)
+
+
 def atleast_1d(*arys):
     """Each argument with at least one dimension."""
     r = [asarray(a) if asarray(a).ndim >= 1 else asarray(a).reshape(1) for a in arys]
