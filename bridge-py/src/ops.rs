@@ -384,6 +384,12 @@ fn integer_element(c: Scalar, dt: DType) -> PyResult<Scalar> {
 /// Writes `value` (broadcast, cast unsafely as NumPy's assignment does) into `dst`'s view.
 #[pyfunction]
 pub fn _assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    if value.is_instance_of::<pyo3::types::PyString>() {
+        // NumPy parses a string as the element type does: `a[0] = "2.5"`.
+        let kind = if dst.get().view.dtype().is_float() { "float" } else { "int" };
+        let parsed = py.import("builtins")?.getattr(kind)?.call1((value,))?;
+        return _assign(py, dst, &parsed);
+    }
     let (a, _k) = arg(value)?.ok_or_else(|| PyTypeError::new_err("cannot assign this value to a vmnp array"))?;
     let d = dst.get();
     if let Arg::Arr(v) = &a

@@ -94,6 +94,8 @@ CASES = {
     # Python ints past int64 with uint64 arrays.
     "uint64 past int64": "u = np.arange(3, dtype=np.uint64); u[0] = 2**64 - 1\n"
     "out = (u + 2**63, u == 2**64 - 1, np.full(2, 2**63, dtype=np.uint64), np.maximum(u, 2**63))",
+    "strings stored as numbers": "a = np.zeros(3); a[0] = '2.5'; b = np.zeros(3, int); b[1] = '7'; out = (a, b)",
+    "clip past the dtype": "out = (np.clip(np.arange(10, dtype=np.uint8), -5, 300), np.clip(np.arange(10, dtype=np.int8), -200, 5))",
     # 0-d arrays as shapes.
     "0-d shapes": "x = np.arange(5); out = (np.zeros(x[2]).shape, np.empty(x.sum()).shape, np.full(x[3], 1.0))",
 }
@@ -161,6 +163,8 @@ ERRORS = {
     "large float into int8": ("a = np.arange(6, dtype=np.int8); a[0] = np.float64(1e10)", OverflowError),
     "NumPy int out of range": ("a = np.arange(6, dtype=np.int8); a[0] = np.int64(1000)", OverflowError),
     "Python int out of range": ("a = np.zeros(2, np.uint8); a[0] = -1", OverflowError),
+    "unparsable string": ("a = np.zeros(3); a[0] = 'x'", ValueError),
+    "string shape": ("np.arange(3).reshape((2, 'a'))", TypeError),
     "normal scale": ("np.random.normal(0, -1, 3)", ValueError),
     "legacy seed": ("np.random.seed(2**40)", ValueError),
     "negative seed": ("np.random.default_rng(-5)", ValueError),

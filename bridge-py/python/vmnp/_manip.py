@@ -590,6 +590,13 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     a_min = min if a_min is None else a_min
     a_max = max if a_max is None else a_max
     r = asarray(a)
+    if r.dtype.kind in "iu":
+        # Python ints beyond the dtype's range clip nothing (NumPy compares them exactly).
+        info = _np.iinfo(r.dtype)
+        if type(a_min) is int and a_min <= info.min:
+            a_min = None
+        if type(a_max) is int and a_max >= info.max:
+            a_max = None
     if a_min is not None:
         r = maximum(r, a_min)
     if a_max is not None:
