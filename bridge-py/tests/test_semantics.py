@@ -95,7 +95,8 @@ CASES = {
     "uint64 past int64": "u = np.arange(3, dtype=np.uint64); u[0] = 2**64 - 1\n"
     "out = (u + 2**63, u == 2**64 - 1, np.full(2, 2**63, dtype=np.uint64), np.maximum(u, 2**63))",
     "strings stored as numbers": "a = np.zeros(3); a[0] = '2.5'; b = np.zeros(3, int); b[1] = '7'; out = (a, b)",
-    "clip past the dtype": "out = (np.clip(np.arange(10, dtype=np.uint8), -5, 300), np.clip(np.arange(10, dtype=np.int8), -200, 5))",
+    "clip past the dtype": "u, i = np.arange(10, dtype=np.uint8), np.arange(10, dtype=np.int8)\n"
+    "out = (np.clip(u, -5, 300), np.clip(i, -200, 5))",
     # 0-d arrays as shapes.
     "0-d shapes": "x = np.arange(5); out = (np.zeros(x[2]).shape, np.empty(x.sum()).shape, np.full(x[3], 1.0))",
 }
