@@ -107,15 +107,33 @@ def __bool__(a):
     return _b.bool(item(a))
 
 
-def __float__(a):
+def _converts_to_scalar_only_at_0d():
+    """True when the installed NumPy converts only 0-d arrays to Python scalars (2.4 and
+    later; before, any one-element array)."""
+    try:
+        float(_np.array([1.0]))
+    except TypeError:
+        return True
+    return False
+
+
+_ONLY_0D = _converts_to_scalar_only_at_0d()
+
+
+def _check_scalar(a):
+    if _ONLY_0D and a.ndim != 0:
+        raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
     if a.size != 1:
         raise TypeError("only length-1 arrays can be converted to Python scalars")
+
+
+def __float__(a):
+    _check_scalar(a)
     return float(item(a))
 
 
 def __int__(a):
-    if a.size != 1:
-        raise TypeError("only length-1 arrays can be converted to Python scalars")
+    _check_scalar(a)
     return int(item(a))
 
 
