@@ -115,32 +115,47 @@ impl Lazy {
         if replay.is_empty() {
             return None;
         }
-        let mut out = Vec::with_capacity(batch.len() + 8 * replay.len());
-        let mut origin = Vec::with_capacity(out.capacity());
+        // One replay for all of them: recipes share versions (a deferred base can be an input of
+        // another's recipe), and each version is computed once. A version that is a replayed
+        // base's value is written into that base (its readers in the replay read it there);
+        // the other versions are freed after it, so they contract.
+        let mut nodes = Vec::new();
+        let mut seen: HashSet<BaseId> = HashSet::default();
+        let mut into: HashMap<BaseId, Base> = HashMap::default();
+        let mut at_of = Vec::new();
         for (id, at) in replay {
             let base = self.deferred.remove(&id).expect("deferred");
-            let node = self.recipes.get(&id).expect("deferred bases are pure").clone();
-            let mut nodes = Vec::new();
-            flatten(&node, &mut HashSet::default(), &mut nodes);
-            // Sources first (ranges, random draws, fills: no inputs, so they may move up): a
-            // source of another shape between two steps of the recipe would cut its kernel.
-            nodes.sort_by_key(|n| !n.inputs.is_empty());
-            for n in &nodes {
-                let mut instr = n.instr.clone();
-                if let Some(Operand::View(v)) = instr.operands.first_mut()
-                    && v.base.id == node.version.id
+            let node = self.recipes.get(&id).expect("deferred bases are pure");
+            into.insert(node.version.id, base);
+            let before = nodes.len();
+            flatten(node, &mut seen, &mut nodes);
+            at_of.extend(std::iter::repeat_n(at, nodes.len() - before));
+            self.replayed.insert(id);
+            self.replayed_count += 1;
+        }
+        // Sources first (ranges, random draws, fills: no inputs, so they may move up): a
+        // source of another shape between two steps of the recipe would cut its kernel.
+        let mut order: Vec<usize> = (0..nodes.len()).collect();
+        order.sort_by_key(|&k| !nodes[k].inputs.is_empty());
+        let mut out = Vec::with_capacity(batch.len() + 2 * nodes.len());
+        let mut origin = Vec::with_capacity(out.capacity());
+        for &k in &order {
+            let mut instr = nodes[k].instr.clone();
+            for o in instr.operands.iter_mut() {
+                if let Operand::View(v) = o
+                    && let Some(&base) = into.get(&v.base.id)
                 {
                     v.base = base;
                 }
-                out.push(instr);
-                origin.push(at);
             }
-            for n in &nodes[..nodes.len() - 1] {
+            out.push(instr);
+            origin.push(at_of[k]);
+        }
+        for (n, &at) in nodes.iter().zip(&at_of) {
+            if !into.contains_key(&n.version.id) {
                 out.push(Instruction::new(Opcode::Free, [Operand::View(View::of_base(n.version))]));
                 origin.push(at);
             }
-            self.replayed.insert(id);
-            self.replayed_count += 1;
         }
         out.extend(batch.iter().cloned());
         origin.extend(0..batch.len());

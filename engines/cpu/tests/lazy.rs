@@ -29,8 +29,13 @@ fn first_batch(k: Base, k4: Base, t: Base, s: Base) -> Vec<Instruction> {
 
 /// Runs the batches on cpu (2 threads) and interp, syncs `check` on both, compares them.
 fn run(batches: &[Vec<Instruction>], check: &[Base]) -> vm_cpu::profile::Profile {
+    run_on(2, batches, check)
+}
+
+/// [`run`] on a cpu engine of `threads` threads with the default configuration.
+fn run_on(threads: usize, batches: &[Vec<Instruction>], check: &[Base]) -> vm_cpu::profile::Profile {
     let (mut m1, mut m2) = (HostMemory::new(), HostMemory::new());
-    let mut cpu = engine(2);
+    let mut cpu = vm_cpu::CpuEngine::with_threads(threads).unwrap();
     let mut interp = Interp::new(None);
     let sync: Vec<Instruction> = check.iter().map(|b| ins(Opcode::Sync, [whole(*b)])).collect();
     for b in batches.iter().chain([&sync]) {
@@ -124,4 +129,50 @@ fn a_discarded_deferred_base_keeps_the_host_data() {
     compare(&m1, &m2, &[k, k4], "discard");
     assert_eq!(m1.get(k.id).unwrap().as_slice::<f64>()[7], 2.5);
     assert_eq!(cpu.profile().replayed, 2, "t and k4 (its first reference is a write), never k");
+}
+
+#[test]
+fn deferred_bases_sharing_a_recipe_replay_together() {
+    // c = arange(6.0).reshape(2, 3); m = ones((2, 3), bool); x = zeros; y = zeros;
+    // b = where(m, x * y + c, y); a = where(m, x - b + 0.5, x); sum(b * 10), as vmnp records
+    // it: b and a are pure and deferred, and b's recipe is part of a's. A later batch reading
+    // both replays them at once.
+    let f = |id| base(id, DType::F64, 6);
+    let g = |b: Base| view(b, 0, &[2, 3], &[3, 1]);
+    let (c, m, x, y, t1, t2, b, t3, t4, a) =
+        (f(1), base(2, DType::Bool, 6), f(3), f(4), f(5), f(6), f(7), f(8), f(9), f(10));
+    let (t5, rows, s, out) = (f(11), base(12, DType::F64, 2), base(13, DType::F64, 1), f(14));
+    let first = vec![
+        ins(Opcode::Range, [whole(c)]),
+        ins(Opcode::Identity, [g(m), Scalar::Bool(true).into()]),
+        ins(Opcode::Identity, [g(x), Scalar::F64(0.0).into()]),
+        ins(Opcode::Identity, [g(y), Scalar::F64(0.0).into()]),
+        ins(Opcode::Multiply, [g(t1), g(x), g(y)]),
+        ins(Opcode::Add, [g(t2), g(t1), g(c)]),
+        ins(Opcode::Free, [whole(t1)]),
+        ins(Opcode::Select, [g(b), g(m), g(t2), g(y)]),
+        ins(Opcode::Free, [whole(t2)]),
+        ins(Opcode::Free, [whole(y)]),
+        ins(Opcode::Subtract, [g(t3), g(x), g(b)]),
+        ins(Opcode::Add, [g(t4), g(t3), Scalar::F64(0.5).into()]),
+        ins(Opcode::Free, [whole(t3)]),
+        ins(Opcode::Select, [g(a), g(m), g(t4), g(x)]),
+        ins(Opcode::Free, [whole(t4)]),
+        ins(Opcode::Free, [whole(x)]),
+        ins(Opcode::Multiply, [g(t5), g(b), Scalar::F64(10.0).into()]),
+        ins(Opcode::AddReduce, [whole(rows), g(t5), Scalar::I64(1).into()]),
+        ins(Opcode::AddReduce, [view(s, 0, &[], &[]), whole(rows), Scalar::I64(0).into()]),
+        ins(Opcode::Free, [whole(rows)]),
+        ins(Opcode::Free, [whole(t5)]),
+        ins(Opcode::Sync, [whole(s)]),
+    ];
+    let second = vec![
+        ins(Opcode::Free, [whole(s)]),
+        ins(Opcode::Multiply, [g(out), g(a), g(b)]),
+        ins(Opcode::Sync, [whole(out)]),
+    ];
+    for threads in [1, 2] {
+        let p = run_on(threads, &[first.clone(), second.clone()], &[out]);
+        assert!(p.deferred >= 2 && p.replayed >= 2, "{p:?}");
+    }
 }
