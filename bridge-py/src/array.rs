@@ -500,6 +500,9 @@ forwarded!(
     conj,
     conjugate,
     __round__,
+    __trunc__,
+    __floor__,
+    __ceil__,
     __setstate__,
 );
 

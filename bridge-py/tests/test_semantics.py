@@ -91,6 +91,15 @@ CASES = {
     "flips and splits": "a = np.arange(12.0).reshape(3, 4)\n"
     "out = (np.fliplr(a), np.flipud(a), np.array_split(np.arange(10), 3), np.split(a, 2, axis=1), "
     "np.split(np.arange(9), [2, 5]), np.hsplit(a, 4), np.vsplit(a, 3), np.dstack([a, a]))",
+    "repeat per element": "a = np.array([[1, 2], [3, 4]])\n"
+    "out = (np.repeat(a, [1, 2], axis=0), np.repeat(np.array([1, 2]), np.array([2, 0])), "
+    "np.repeat(np.arange(3), [2]))",
+    "linspace between arrays": "out = (np.linspace([0, 1], [1, 3], 3), "
+    "np.linspace(np.array([0.0, 1.0]), 5.0, 4, axis=-1), "
+    "np.linspace(np.zeros(2), 1, 3, endpoint=False, axis=1), np.linspace(0, 1, 5, retstep=True))",
+    "round trunc floor ceil": "import math\na = np.arange(10.0); r = round(a[5] / 2)\n"
+    "out = (r, type(r).__name__, list(range(round(a.mean()))), math.trunc(a[5] / 2), math.floor(a[7] / 2), "
+    "math.ceil(a[7] / 2))",
     # Python ints past int64 with uint64 arrays.
     "uint64 past int64": "u = np.arange(3, dtype=np.uint64); u[0] = 2**64 - 1\n"
     "out = (u + 2**63, u == 2**64 - 1, np.full(2, 2**63, dtype=np.uint64), np.maximum(u, 2**63))",
@@ -125,6 +134,10 @@ IN_PLACE_FALLBACKS = {
     "putmask": "a = np.arange(6); np.putmask(a, a > 3, 0); out = a",
     "ufunc at": "x = np.zeros(5); np.add.at(x, [0, 0, 2], 1); out = x",
     "ufunc reduceat": "out = np.add.reduceat(np.arange(8), [0, 4, 1, 5])",
+    "named tuple results": "q, r = np.linalg.qr(np.array([[2.0, 1.0], [1.0, 3.0]]))\n"
+    "out = (q @ r, np.unique_counts([3, 1, 3]))",
+    "ufunc not recorded": "a = np.array([12, 18, 24])\n"
+    "out = (np.gcd.reduce(a), np.gcd(np.array([4, 6]), 4), np.lcm.outer([2, 3], [4, 5]))",
     "subtract reduce": "out = np.subtract.reduce(np.arange(6).reshape(2, 3), axis=1)",
     "out and where": "x = np.arange(6.0) - 3; o = np.ones(6); np.heaviside(x, 0.5, out=o, where=x > -2); out = o",
 }
@@ -214,3 +227,31 @@ def test_arrays_pickle_under_the_import_hook():
     finally:
         _hook.uninstall()
     assert isinstance(b, vmnp.ndarray) and b.tolist() == [[0.0, 2.0], [3.0, 5.0]]
+
+
+HOOKED = """
+import numpy as np
+import numpy.linalg
+from numpy import fft
+print(np.median(np.arange(5.0)), np.unique(np.array([3, 1, 3])).tolist(), np.percentile(np.arange(10.0), 30))
+print(np.unique(np.array([[1, 2], [1, 2], [3, 4]]), axis=0).tolist(), np.isin(np.array([1.0, 2.0]), [2.0]).tolist())
+print(fft.fft(np.arange(4.0)).real.tolist(), np.polynomial.polynomial.polyval(2.0, [1, 2, 3]))
+print(np.ma.masked_array([1, 2], mask=[0, 1]).sum(), numpy.linalg.norm(np.arange(3.0)))
+import numpy.typing
+np.testing.assert_allclose(np.arange(3.0), [0, 1, 2])
+print(type(np).__name__, np.__name__)
+"""
+
+
+def test_numpy_submodules_import_under_the_hook(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    prog = tmp_path / "prog.py"
+    prog.write_text(HOOKED)
+    env = {**os.environ, "VMNP_FALLBACK": "warn", "PYTHONWARNINGS": "ignore"}
+    vm = subprocess.run([sys.executable, "-m", "vmnp", str(prog)], capture_output=True, text=True, env=env, check=True)
+    plain = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, env=env, check=True)
+    assert vm.stdout.splitlines()[:-1] == plain.stdout.splitlines()[:-1], vm.stderr
+    assert vm.stdout.splitlines()[-1] == "module vmnp"

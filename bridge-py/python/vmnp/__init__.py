@@ -153,9 +153,12 @@ def _convert(obj):
 
 
 def _from_numpy(n):
-    """A NumPy result back as vmnp (arrays of supported dtypes); anything else unchanged."""
+    """A NumPy result back as vmnp (arrays of supported dtypes, also inside lists, tuples and
+    named tuples such as ``linalg.qr``'s); anything else unchanged."""
     if isinstance(n, _np.ndarray) and n.dtype.name in _SUPPORTED:
         return asarray(n)
+    if isinstance(n, tuple) and hasattr(n, "_fields"):
+        return type(n)(*(_from_numpy(x) for x in n))
     if isinstance(n, (list, tuple)):
         return type(n)(_from_numpy(x) for x in n)
     return n
@@ -206,6 +209,8 @@ def __getattr__(name):
         obj = getattr(_np, name)
     except AttributeError:
         raise AttributeError(f"module 'vmnp' has no attribute {name!r}") from None
+    if isinstance(obj, _np.ufunc):
+        return _FallbackUfunc(obj)
     if callable(obj) and not isinstance(obj, type):
 
         def wrapper(*args, **kwargs):
@@ -215,6 +220,33 @@ def __getattr__(name):
         wrapper.__doc__ = obj.__doc__
         return wrapper
     return obj
+
+
+class _FallbackUfunc:
+    """A NumPy ufunc vmnp does not record (``gcd``, ``ldexp``, ...): every use, the call and
+    the methods, goes through the fallback."""
+
+    def __init__(self, ufunc):
+        self._ufunc = ufunc
+        self.__name__ = ufunc.__name__
+        self.__doc__ = ufunc.__doc__
+
+    def __repr__(self):
+        return f"<ufunc '{self.__name__}'>"
+
+    def __call__(self, *args, **kwargs):
+        return _fallback(self.__name__, self._ufunc, args, kwargs)
+
+    def __getattr__(self, name):
+        attr = getattr(self._ufunc, name)
+        if not callable(attr):
+            return attr
+
+        def method(*args, **kwargs):
+            return _fallback(f"{self.__name__}.{name}", attr, args, kwargs)
+
+        method.__name__ = name
+        return method
 
 
 # ------------------------------------------------------------------------------------- ufuncs
@@ -803,6 +835,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     div = (num - 1) if endpoint else num
+    if _np.ndim(start) or _np.ndim(stop) or isinstance(start, ndarray) or isinstance(stop, ndarray):
+        return _linspace_arrays(start, stop, num, div, endpoint, retstep, dtype, axis)
     delta = stop - start
     y = _vmnp._range(num, "float64")
     step = delta / div if div > 0 else _np.nan
@@ -812,6 +846,29 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         y = y * delta + start
     if endpoint and num > 1:
         y[-1] = stop
+    if dtype is not None:
+        y = y.astype(dtype)
+    return (y, _np.float64(step)) if retstep else y
+
+
+def _linspace_arrays(start, stop, num, div, endpoint, retstep, dtype, axis):
+    """``linspace`` between arrays: the samples along a new axis ``axis`` (NumPy's arithmetic)."""
+    start, stop = asarray(start), asarray(stop)
+    start = start.astype("float64") if start.dtype.kind != "f" else start
+    delta = stop - start
+    y = _vmnp._range(num, "float64").reshape((num,) + (1,) * delta.ndim)
+    step = delta / div if div > 0 else delta * _np.nan
+    if div > 0 and _b.bool((step == 0).any()):
+        y = y / div * delta
+    elif div > 0:
+        y = y * step
+    else:
+        y = y * delta
+    y = y + start
+    if endpoint and num > 1:
+        y[-1, ...] = stop
+    if axis != 0:
+        y = moveaxis(y, 0, axis)  # noqa: F821
     if dtype is not None:
         y = y.astype(dtype)
     return (y, step) if retstep else y

@@ -5,7 +5,7 @@ import operator as _operator
 
 import numpy as _np
 
-from . import _vmnp, asarray, empty
+from . import _vmnp, asarray, empty, ndarray
 
 
 def _norm_axis(axis, ndim):
@@ -374,8 +374,22 @@ def column_stack(tup):
 
 
 def repeat(a, repeats, axis=None):
-    """Each element repeated ``repeats`` times (an integer count)."""
+    """Each element repeated ``repeats`` times (one count, or one per element along ``axis``)."""
     a = asarray(a)
+    if _np.ndim(repeats) or isinstance(repeats, ndarray):
+        counts = _np.asarray(repeats.tolist() if isinstance(repeats, ndarray) else repeats)
+        if counts.size == 1:
+            return repeat(a, int(counts.reshape(())), axis)
+        if axis is None:
+            a, axis = ravel(a), 0
+        axis = _norm_axis(axis, a.ndim)
+        if counts.ndim != 1 or counts.size != a.shape[axis]:
+            raise ValueError(f"operands could not be broadcast together with shape ({a.shape[axis]},) ({counts.size},)")
+        if (counts < 0).any():
+            raise ValueError("repeats may not contain negative values.")
+        from . import take
+
+        return take(a, asarray(_np.repeat(_np.arange(counts.size), counts)), axis=axis)
     if axis is None:
         a, axis = ravel(a), 0
     axis = _norm_axis(axis, a.ndim)

@@ -3,6 +3,7 @@ indexing, display, conversion, and the NumPy protocols (``__array_ufunc__``,
 ``__array_function__``)."""
 
 import builtins as _b
+import math as _math
 
 import numpy as _np
 
@@ -170,7 +171,25 @@ def __rdivmod__(a, b):
 
 
 def __round__(a, ndigits=None):
+    # A 0-d array stands for a NumPy scalar, which rounds to a Python int without ndigits.
+    if ndigits is None and a.ndim == 0:
+        return round(item(a))
     return _v.round(a, ndigits or 0)
+
+
+def __trunc__(a):
+    _check_scalar(a)
+    return _math.trunc(item(a))
+
+
+def __floor__(a):
+    _check_scalar(a)
+    return _math.floor(item(a))
+
+
+def __ceil__(a):
+    _check_scalar(a)
+    return _math.ceil(item(a))
 
 
 def __copy__(a):
@@ -396,7 +415,8 @@ def hooks():
     for name in [
         "getitem", "setitem", "convert", "__repr__", "__str__", "__format__", "item", "tolist", "__array__",
         "__bool__", "__float__", "__int__", "__index__", "__iter__", "__contains__", "__matmul__", "__rmatmul__",
-        "__divmod__", "__rdivmod__", "__round__", "__copy__", "__deepcopy__", "__reduce__", "__setstate__",
+        "__divmod__", "__rdivmod__", "__round__", "__trunc__", "__floor__", "__ceil__", "__copy__", "__deepcopy__",
+        "__reduce__", "__setstate__",
         "__array_namespace__", "to_device", "astype", "fill", "reshape", "flatten", "transpose", "nonzero",
         "__array_ufunc__", "__array_function__",
     ]:  # fmt: skip
