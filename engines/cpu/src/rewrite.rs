@@ -29,6 +29,7 @@
 //! reciprocal, which is exact: the same results bit for bit, without the division's cost
 //! ([`exact_reciprocals`]).
 
+use rustc_hash::FxHashMap as HashMap;
 use std::borrow::Cow;
 use vm_ir::{Base, BaseId, DType, Instruction, Kind, Opcode, Operand, Scalar, View};
 
@@ -250,12 +251,25 @@ fn fill(instr: &Instruction) -> Option<(&View, Scalar)> {
     }
 }
 
-/// The array view that the constant write at `i` through `w` patches: the output of the latest
+/// How far back (in instructions) a constant write looks for the array it patches.
+const FILL_WINDOW: usize = 64;
+
+/// The most constant writes folded into one array in a batch.
+const MAX_FOLDS_PER_ARRAY: usize = 4;
+
+/// The array view that the constant write at `i` through `w` patches (within the
+/// [`FILL_WINDOW`] instructions before it): the output of the latest
 /// earlier element-wise write to the same base, contiguous and larger than the write (earlier
 /// fills of the same array that fold are looked through), with only element-wise or system
 /// instructions in between, so that the folded write joins its kernel.
 fn patched_array<'b>(batch: &'b [Instruction], i: usize, w: &View) -> Option<&'b View> {
-    for (j, p) in batch[..i].iter().enumerate().rev() {
+    patched_array_after(batch, i.saturating_sub(FILL_WINDOW), i, w)
+}
+
+/// [`patched_array`] looking back no further than position `floor`.
+fn patched_array_after<'b>(batch: &'b [Instruction], floor: usize, i: usize, w: &View) -> Option<&'b View> {
+    for (j, p) in batch[floor..i].iter().enumerate().rev() {
+        let j = floor + j;
         let kind = p.opcode.kind();
         if kind == Kind::System {
             continue;
@@ -272,7 +286,7 @@ fn patched_array<'b>(batch: &'b [Instruction], i: usize, w: &View) -> Option<&'b
         }
         // An earlier fill of the same array that folds into it patches the same array.
         let (earlier, _) = fill(p)?;
-        let v = patched_array(batch, j, earlier)?;
+        let v = patched_array_after(batch, floor, j, earlier)?;
         return (pattern(v, earlier).is_some() && v.nelem() > w.nelem()).then_some(v);
     }
     None
@@ -421,6 +435,13 @@ pub fn fold_subview_fills(batch: &[Instruction]) -> Option<(Vec<Instruction>, Ve
             folds.push((i, v, c, p));
         }
     }
+    // Each fold costs a pass over the whole array: a loop storing element by element
+    // (`m[i, j] = c`) stays a sequence of stores.
+    let mut per_base: HashMap<BaseId, usize> = HashMap::default();
+    for (_, v, _, _) in &folds {
+        *per_base.entry(v.base.id).or_default() += 1;
+    }
+    folds.retain(|(_, v, _, _)| per_base[&v.base.id] <= MAX_FOLDS_PER_ARRAY);
     if folds.is_empty() {
         return None;
     }
@@ -530,6 +551,27 @@ mod tests {
         assert_eq!(out[0], div(3.0));
         assert_eq!(out[1], Instruction::new(Opcode::Multiply, [v(), v(), Scalar::F64(0.5).into()]));
         assert_eq!(out[2], Instruction::new(Opcode::Multiply, [v(), v(), Scalar::F64(-4.0).into()]));
+    }
+
+    #[test]
+    fn only_a_few_fills_of_an_array_fold() {
+        let b = Base { id: BaseId(1), dtype: DType::F64, nelem: 6 * 7 };
+        let whole = || Operand::View(View::contiguous(b, 0, &[6, 7]).unwrap());
+        let element = |k: i64| Operand::View(View::new(b, k, &[], &[]).unwrap());
+        let produce = Instruction::new(Opcode::Sqrt, [whole(), whole()]);
+        let fill = |k: i64| Instruction::new(Opcode::Identity, [element(k), Scalar::F64(0.0).into()]);
+        let few: Vec<Instruction> =
+            std::iter::once(produce.clone()).chain((0..MAX_FOLDS_PER_ARRAY as i64).map(fill)).collect();
+        assert!(fold_subview_fills(&few).is_some());
+        // Storing element by element: every store stays a store.
+        let many: Vec<Instruction> = std::iter::once(produce).chain((0..20).map(fill)).collect();
+        assert!(fold_subview_fills(&many).is_none());
+        // A fill too far from the array's producer is not folded.
+        let far: Vec<Instruction> = std::iter::once(Instruction::new(Opcode::Sqrt, [whole(), whole()]))
+            .chain((0..FILL_WINDOW).map(|_| Instruction::new(Opcode::Sync, [whole()])))
+            .chain([fill(3)])
+            .collect();
+        assert!(fold_subview_fills(&far).is_none());
     }
 
     #[test]

@@ -98,6 +98,12 @@ pub fn needs_isolation(instr: &Instruction) -> bool {
     instr.opcode.kind().is_elementwise() && instr.output_partially_overlaps_input()
 }
 
+/// The most distinct views of one base in a kernel. Each instruction joining a kernel is
+/// checked against every view of the bases it touches, so a loop storing element by element
+/// (`m[i, j] = x`, a view per element) would cost quadratic time in the kernel's length; real
+/// kernels (stencils, broadcasts) use a handful of views per base.
+const MAX_VIEWS_PER_BASE: usize = 64;
+
 /// What the open kernel reads and writes, by base.
 #[derive(Default)]
 struct Footprint<'a> {
@@ -120,9 +126,19 @@ impl<'a> Footprint<'a> {
         }
     }
 
+    /// True when `v` would be one view too many of its base (see [`MAX_VIEWS_PER_BASE`]).
+    fn crowded(&self, v: &View) -> bool {
+        self.views
+            .get(&v.base.id)
+            .is_some_and(|list| list.len() >= MAX_VIEWS_PER_BASE && !list.iter().any(|(w, _)| *w == v))
+    }
+
     /// True when `instr` may join a kernel with this footprint (rules 1 and 2).
     fn admits(&self, instr: &Instruction) -> bool {
         let reduce = instr.opcode.kind() == Kind::Reduce;
+        if instr.operands.iter().filter_map(Operand::as_view).any(|v| self.crowded(v)) {
+            return false;
+        }
         for input in instr.inputs().iter().filter_map(|o| o.as_view()) {
             for (w, a) in self.views.get(&input.base.id).into_iter().flatten() {
                 // Reads never conflict with reads; a write may be read back only through
@@ -684,6 +700,28 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn element_by_element_stores_form_kernels_of_a_bounded_number_of_views() {
+        // m[i] = i for 100 elements: one 0-d view each; kernels stop at the view limit.
+        let m = base(1, 100);
+        let batch: Vec<Instruction> = (0..100)
+            .map(|i| ins(Opcode::Identity, vec![v(m, i, &[], &[]), Operand::Const(Scalar::F64(i as f64))]))
+            .collect();
+        let ks = kernels(&partition(&batch, &Options::default()));
+        assert_eq!(ks.iter().map(Vec::len).sum::<usize>(), 100);
+        assert!(ks.iter().all(|k| k.len() <= MAX_VIEWS_PER_BASE), "{:?}", ks.iter().map(Vec::len).collect::<Vec<_>>());
+        assert_eq!(ks.len(), 100usize.div_ceil(MAX_VIEWS_PER_BASE));
+        // Many instructions through few views still fuse without limit.
+        let (a, b) = (base(2, 8), base(3, 8));
+        let batch: Vec<Instruction> = (0..100)
+            .map(|i| {
+                let (src, dst) = if i % 2 == 0 { (a, b) } else { (b, a) };
+                ins(Opcode::Add, vec![whole(dst), whole(src), Operand::Const(Scalar::F64(1.0))])
+            })
+            .collect();
+        assert_eq!(kernels(&partition(&batch, &Options::default())), vec![(0..100).collect::<Vec<_>>()]);
     }
 
     #[test]
