@@ -87,8 +87,14 @@ pub fn arg<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<(Arg, Option<Bound<'
     Ok(Some((Arg::Arr(a.get().view.clone()), Some(conv))))
 }
 
-/// Python's text of a shape: `(3,)`, `(2, 3)`, `()`.
+/// A shape as NumPy's errors write it: `(3,)`, `(2,3)`, `()`.
 pub fn shape_text(shape: &[usize]) -> String {
+    tuple_text(shape).replace(", ", ",")
+}
+
+/// Python's text of a shape tuple: `(3,)`, `(2, 3)`, `()` (NumPy's C-level messages write
+/// shapes without the spaces: [`shape_text`]).
+pub fn tuple_text(shape: &[usize]) -> String {
     match shape {
         [n] => format!("({n},)"),
         s => format!("({})", s.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")),
@@ -671,7 +677,7 @@ impl NdArray {
             return Err(pyo3::exceptions::PyMemoryError::new_err(format!(
                 "Unable to allocate {} for an array with shape {} and data type {}",
                 human_bytes(n * es),
-                shape_text(&v.shape),
+                tuple_text(&v.shape),
                 np_name(v.dtype())
             )));
         }

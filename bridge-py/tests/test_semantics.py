@@ -100,6 +100,9 @@ CASES = {
     "round trunc floor ceil": "import math\na = np.arange(10.0); r = round(a[5] / 2)\n"
     "out = (r, type(r).__name__, list(range(round(a.mean()))), math.trunc(a[5] / 2), math.floor(a[7] / 2), "
     "math.ceil(a[7] / 2))",
+    "contiguous copies": "a = np.arange(6).reshape(2, 3)\n"
+    "out = (np.ascontiguousarray(a.T).flags['C_CONTIGUOUS'], np.asfortranarray(a).flags['F_CONTIGUOUS'], "
+    "np.ascontiguousarray(a.T), np.ascontiguousarray(np.float64(2.0)).shape)",
     # Python ints past int64 with uint64 arrays.
     "uint64 past int64": "u = np.arange(3, dtype=np.uint64); u[0] = 2**64 - 1\n"
     "out = (u + 2**63, u == 2**64 - 1, np.full(2, 2**63, dtype=np.uint64), np.maximum(u, 2**63))",
@@ -178,6 +181,7 @@ ERRORS = {
     "NumPy int out of range": ("a = np.arange(6, dtype=np.int8); a[0] = np.int64(1000)", OverflowError),
     "Python int out of range": ("a = np.zeros(2, np.uint8); a[0] = -1", OverflowError),
     "unparsable string": ("a = np.zeros(3); a[0] = 'x'", ValueError),
+    "repeated transpose axis": ("np.arange(6).reshape(2, 3).transpose(1, 1)", ValueError),
     "string shape": ("np.arange(3).reshape((2, 'a'))", TypeError),
     "normal scale": ("np.random.normal(0, -1, 3)", ValueError),
     "legacy seed": ("np.random.seed(2**40)", ValueError),
@@ -255,3 +259,16 @@ def test_numpy_submodules_import_under_the_hook(tmp_path):
     plain = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, env=env, check=True)
     assert vm.stdout.splitlines()[:-1] == plain.stdout.splitlines()[:-1], vm.stderr
     assert vm.stdout.splitlines()[-1] == "module vmnp"
+
+
+def test_error_messages_write_shapes_as_numpy_does():
+    for code in [
+        "np.arange(5).reshape(2, 2)",
+        "np.zeros((2, 3))[...] = np.zeros((3, 2))",
+        "np.zeros((2, 3)) + np.zeros(4)",
+    ]:
+        with pytest.raises(ValueError) as want:
+            exec(code, {"np": numpy})  # noqa: S102
+        with pytest.raises(ValueError) as got:
+            exec(code, {"np": vmnp})  # noqa: S102
+        assert str(got.value) == str(want.value)

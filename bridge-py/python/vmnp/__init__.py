@@ -123,7 +123,23 @@ def array(a, dtype=None, copy=True, order="K", subok=False, ndmin=0, like=None):
     return r
 
 
-asanyarray = ascontiguousarray = asarray
+asanyarray = asarray
+
+
+def ascontiguousarray(a, dtype=None, *, like=None):
+    """``a`` as a row-major contiguous array of at least one dimension (a copy when needed)."""
+    r = asarray(a, dtype)
+    if r.ndim == 0:
+        r = r.reshape(1)
+    return r if r.flags.c_contiguous else r.copy()
+
+
+def asfortranarray(a, dtype=None, *, like=None):
+    """``a`` as a column-major contiguous array of at least one dimension (a copy when needed)."""
+    r = asarray(a, dtype)
+    if r.ndim == 0:
+        r = r.reshape(1)
+    return r if r.flags.f_contiguous else ascontiguousarray(r.T).T
 
 
 def _to_numpy(a):

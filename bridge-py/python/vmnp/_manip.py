@@ -63,14 +63,19 @@ def _new_shape(a, shape):
             if s != -1:
                 known *= s
         if known == 0 or a.size % known:
-            raise ValueError(f"cannot reshape array of size {a.size} into shape {tuple(shape)}")
+            raise ValueError(f"cannot reshape array of size {a.size} into shape {_shape_text(shape)}")
         shape[shape.index(-1)] = a.size // known
     n = 1
     for s in shape:
         n *= s
     if n != a.size:
-        raise ValueError(f"cannot reshape array of size {a.size} into shape {tuple(shape)}")
+        raise ValueError(f"cannot reshape array of size {a.size} into shape {_shape_text(shape)}")
     return shape
+
+
+def _shape_text(shape):
+    """A shape as NumPy writes it in reshape errors: ``(2,2)``, ``(5,)``."""
+    return f"({shape[0]},)" if len(shape) == 1 else "(" + ",".join(str(n) for n in shape) + ")"
 
 
 def _f_order(a, order):
@@ -127,8 +132,10 @@ def transpose(a, axes=None):
     a = asarray(a)
     nd = a.ndim
     axes = list(range(nd))[::-1] if axes is None else [_norm_axis(x, nd) for x in axes]
-    if sorted(axes) != list(range(nd)):
+    if len(axes) != nd:
         raise ValueError("axes don't match array")
+    if len(set(axes)) != nd:
+        raise ValueError("repeated axis in transpose")
     st = a._strides
     return _vmnp._view(a, a._start, [a.shape[i] for i in axes], [st[i] for i in axes])
 
