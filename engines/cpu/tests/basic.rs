@@ -31,3 +31,35 @@ fn add_multiply_and_sum() {
 }
 
 use vm_cpu::CpuEngine;
+
+#[test]
+fn float32_sums_are_accurate_to_a_few_ulp() {
+    // Ten million f32 values 0.1 summed whole (per-block sums in f32 would be off by dozens of
+    // ulp), and 0.1 * (i % 7) along the rows and the columns of a 2500 x 4000 grid.
+    let n = 10_000_000;
+    let (rows, cols) = (2500, 4000);
+    let (x, y) = (base(1, DType::F32, n), base(5, DType::F32, n));
+    let (total, by_row, by_col) = (base(2, DType::F32, 1), base(3, DType::F32, rows), base(4, DType::F32, cols));
+    let mut mem = HostMemory::new();
+    mem.ensure(&x).unwrap().as_mut_slice::<f32>().fill(0.1);
+    let values: Vec<f32> = (0..n).map(|i| (i % 7) as f32 * 0.1).collect();
+    mem.ensure(&y).unwrap().as_mut_slice::<f32>().copy_from_slice(&values);
+    let grid = || view(y, 0, &[rows, cols], &[cols as i64, 1]);
+    let batch = vec![
+        ins(Opcode::AddReduce, vec![view(total, 0, &[], &[]), whole(x), Scalar::I64(0).into()]),
+        ins(Opcode::AddReduce, vec![whole(by_row), grid(), Scalar::I64(1).into()]),
+        ins(Opcode::AddReduce, vec![whole(by_col), grid(), Scalar::I64(0).into()]),
+    ];
+    let mut cpu = CpuEngine::with_threads(2).unwrap();
+    cpu.execute(&batch, &mut mem).unwrap();
+    let close = |got: f32, want: f64, what: &str| {
+        assert!(((got as f64) - want).abs() <= 4.0 * f32::EPSILON as f64 * want.abs(), "{what}: {got} vs {want}");
+    };
+    close(mem.get(total.id).unwrap().as_slice::<f32>()[0], n as f64 * 0.1f32 as f64, "total");
+    for (r, &got) in mem.get(by_row.id).unwrap().as_slice::<f32>().iter().enumerate() {
+        close(got, values[r * cols..(r + 1) * cols].iter().map(|&v| v as f64).sum(), "row");
+    }
+    for (c, &got) in mem.get(by_col.id).unwrap().as_slice::<f32>().iter().enumerate() {
+        close(got, (0..rows).map(|r| values[r * cols + c] as f64).sum(), "column");
+    }
+}
