@@ -509,6 +509,7 @@ forwarded!(
     __trunc__,
     __floor__,
     __ceil__,
+    __reversed__,
     __setstate__,
 );
 
@@ -650,6 +651,12 @@ impl NdArray {
         self.view.start
     }
 
+    /// The id of the base the array views (arrays of one base share memory).
+    #[getter]
+    fn _base_id(&self) -> u64 {
+        self.view.base.id.0
+    }
+
     /// True when the view is row-major contiguous.
     #[getter]
     fn _contiguous(&self) -> bool {
@@ -757,7 +764,15 @@ impl NdArray {
             CompareOp::Gt => Opcode::Greater,
             CompareOp::Ge => Opcode::GreaterEqual,
         };
-        Ok(ops::binary(py, op, slf.as_any(), other, None)?.unwrap_or_else(|| py.NotImplemented()))
+        match ops::binary(py, op, slf.as_any(), other, None)? {
+            Some(r) => Ok(r),
+            // `a == None`, `a != "text"`: NumPy compares element by element, nothing is equal.
+            None if matches!(op, Opcode::Equal | Opcode::NotEqual) => {
+                let all = hook(py, "full_like")?;
+                Ok(all.call1((slf, op == Opcode::NotEqual, "bool"))?.unbind())
+            }
+            None => Ok(py.NotImplemented()),
+        }
     }
 
     #[classattr]

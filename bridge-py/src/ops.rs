@@ -250,9 +250,20 @@ pub fn binary(
 ) -> PyResult<Option<Py<PyAny>>> {
     let (Some((x, _kx)), Some((y, _ky))) = (arg(a)?, arg(b)?) else { return Ok(None) };
     let args = [x, y];
-    let (op, mut ct, od) = binary_types(op, result_type(&args))?;
-    if op == Opcode::Power && ct.is_integer() && negative_scalar(&args[1]) {
+    let (op, mut ct, mut od) = binary_types(op, result_type(&args))?;
+    if op == Opcode::Power && ct.is_integer() && ct.is_signed() && negative_scalar(&args[1]) {
         return Err(value_err("Integers to negative integer powers are not allowed."));
+    }
+    if matches!(op, Opcode::Arctan2 | Opcode::Hypot | Opcode::Copysign | Opcode::Logaddexp | Opcode::Logaddexp2) {
+        // NumPy's float loop for integer inputs: the smallest float each input casts to safely.
+        let typed = args.iter().filter_map(|a| match a {
+            Arg::Arr(v) => Some(v.dtype()),
+            Arg::Strong(c) => Some(c.dtype()),
+            Arg::Weak(_) => None,
+        });
+        if let Some(f) = typed.map(float_of).max_by_key(|d| d.size()) {
+            (ct, od) = (f, f);
+        }
     }
     if od == DType::Bool && ct.is_integer() {
         // NumPy 2 compares an out-of-range Python int exactly instead of raising.
@@ -332,6 +343,17 @@ fn _ufunc(
             op.kind().arity().map_or(0, |a| a.0 - 1),
             inputs.len()
         ))),
+    }
+}
+
+/// How the views of `a` and `b` share elements: "disjoint", "identical" or "partial" (exact;
+/// arrays of different bases are disjoint).
+#[pyfunction]
+fn _overlap(a: &Bound<'_, NdArray>, b: &Bound<'_, NdArray>) -> &'static str {
+    match a.get().view.overlap(&b.get().view) {
+        vm_ir::Overlap::Disjoint => "disjoint",
+        vm_ir::Overlap::Identical => "identical",
+        vm_ir::Overlap::Partial => "partial",
     }
 }
 
@@ -757,6 +779,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_argreduce, m)?)?;
     m.add_function(wrap_pyfunction!(_ufunc, m)?)?;
     m.add_function(wrap_pyfunction!(_where, m)?)?;
+    m.add_function(wrap_pyfunction!(_overlap, m)?)?;
     m.add_function(wrap_pyfunction!(_cast, m)?)?;
     m.add_function(wrap_pyfunction!(_assign, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;

@@ -103,6 +103,37 @@ CASES = {
     "contiguous copies": "a = np.arange(6).reshape(2, 3)\n"
     "out = (np.ascontiguousarray(a.T).flags['C_CONTIGUOUS'], np.asfortranarray(a).flags['F_CONTIGUOUS'], "
     "np.ascontiguousarray(a.T), np.ascontiguousarray(np.float64(2.0)).shape)",
+    "views by functions": "a = np.arange(6.0).reshape(2, 3)\n"
+    "t = a.view(); t[0, 0] = 100; r = np.rollaxis(a, 1); r[0, 1] = -1; q = np.rot90(a); q[0, 0] = -2\n"
+    "np.real(a)[1, 1] = -3; np.require(a)[1, 0] = -4; np.matrix_transpose(a)[1, 0] = -5; np.unstack(a)[1][2] = -6\n"
+    "out = (a, np.rot90(a, 2), np.rot90(a, 3), np.rot90(a, -1, axes=(1, 0)), np.rollaxis(np.zeros((2, 3, 4)), 2))",
+    "integer rounding": "out = (np.round(np.array([15, 25, 35, -15, 149, 150]), -1), "
+    "np.round(np.array([149, 250], np.int16), -2), np.round(np.array([5, 15], np.uint8), -1), "
+    "round(np.arange(30)[25], -1), np.arange(30)[25].round(-1))",
+    "array of vmnp parts with a dtype": "s = np.arange(5.0).sum()\n"
+    "out = (np.array([s, s], dtype=np.int32), np.array([np.arange(3.0) + 0.7], dtype=np.int64), "
+    "np.asarray([np.arange(3.0)], dtype=bool))",
+    "divmod outputs": "x = np.arange(5.0); q = np.zeros(5); r = np.zeros(5); got = np.divmod(x, 3, out=(q, r))\n"
+    "q2 = np.zeros(5); r2 = np.zeros(5); np.divmod(x, 2, q2, r2); out = (q, r, got[0] is q, q2, r2)",
+    "compare with None and text": "a = np.arange(3)\n"
+    "out = (a == None, a != None, a == 'a', np.where(a == None, 1, 0), np.equal(a, None), np.not_equal(None, a))",
+    "arange of 0-d results": "n = np.arange(10)[3]; out = (np.arange(n), np.arange(np.arange(10).max() + 1), "
+    "np.zeros(10)[np.arange(np.arange(5)[3])])",
+    "reversed": "out = (list(reversed(np.arange(4))), list(reversed(np.arange(6).reshape(2, 3))))",
+    "0-d counts": "out = (np.tile(np.arange(2), np.int64(2)), np.tile(np.arange(2), np.arange(5)[2]), "
+    "np.split(np.arange(6), np.arange(5)[3]), np.array_split(np.arange(6), np.arange(5)[4]))",
+    "memory sharing": "a = np.arange(8.0)\n"
+    "out = (np.shares_memory(a, a[1:]), np.shares_memory(a[::2], a[1::2]), np.may_share_memory(a, a[::2]), "
+    "np.shares_memory(a, np.arange(8.0)))",
+    "orders at creation": "z = np.zeros((2, 3), order='F'); m = np.array([[1, 2], [3, 4]], order='F')\n"
+    "f = np.asfortranarray(np.arange(6).reshape(2, 3))\n"
+    "out = (z.flags['F_CONTIGUOUS'], m.strides, m.ravel('K'), f.copy('K').strides, np.zeros_like(f).strides, "
+    "np.ones((2, 2), order='F').strides, np.copy(f, order='C').strides)",
+    "scalar methods of 0-d results": "import fractions, statistics\n"
+    "x = np.arange(4.0)[1] / 2\n"
+    "out = (x.as_integer_ratio(), x.is_integer(), fractions.Fraction(*x.as_integer_ratio()))",
+    "float functions of mixed small ints": "a, b = np.array([1], np.int8), np.array([1], np.uint16)\n"
+    "out = (np.arctan2(a, b).dtype.name, np.hypot(np.array([3], np.int16), b).dtype.name)",
     # Python ints past int64 with uint64 arrays.
     "uint64 past int64": "u = np.arange(3, dtype=np.uint64); u[0] = 2**64 - 1\n"
     "out = (u + 2**63, u == 2**64 - 1, np.full(2, 2**63, dtype=np.uint64), np.maximum(u, 2**63))",
@@ -182,6 +213,10 @@ ERRORS = {
     "Python int out of range": ("a = np.zeros(2, np.uint8); a[0] = -1", OverflowError),
     "unparsable string": ("a = np.zeros(3); a[0] = 'x'", ValueError),
     "repeated transpose axis": ("np.arange(6).reshape(2, 3).transpose(1, 1)", ValueError),
+    "unsigned negative power": ("np.arange(3, dtype=np.uint8) ** -1", OverflowError),
+    "empty truth": ("bool(np.array([]))", ValueError),
+    "ragged parts": ("np.array([np.arange(2), np.arange(3)])", ValueError),
+    "copy refused": ("np.array([np.arange(3.0)], copy=False)", ValueError),
     "string shape": ("np.arange(3).reshape((2, 'a'))", TypeError),
     "normal scale": ("np.random.normal(0, -1, 3)", ValueError),
     "legacy seed": ("np.random.seed(2**40)", ValueError),

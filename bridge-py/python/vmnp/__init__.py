@@ -91,7 +91,16 @@ def asarray(a, dtype=None, order=None, copy=None, like=None):
             return _vmnp._cast(a, _dt(dtype))
         return a.copy() if copy else a
     if isinstance(a, (list, tuple)) and _b.any(isinstance(x, ndarray) for x in _flat(a)):
-        return stack([asarray(x) for x in a]) if a else asarray(_np.asarray(a), dtype)
+        if not a:
+            return asarray(_np.asarray(a), dtype)
+        parts = [asarray(x) for x in a]
+        if len({p.shape for p in parts}) > 1:
+            raise ValueError(
+                "setting an array element with a sequence. The requested array has an inhomogeneous shape "
+                f"after 1 dimensions. The detected shape was ({len(parts)},) + inhomogeneous part."
+            )
+        r = stack(parts)
+        return r if dtype is None or _dt(dtype) == r.dtype.name else _vmnp._cast(r, _dt(dtype))
     n = _np.asarray(a, dtype=dtype)
     if n.dtype.name not in _SUPPORTED:
         if n.dtype.kind == "f" and n.dtype.itemsize < 4:
@@ -114,10 +123,20 @@ def _flat(seq):
 
 
 def array(a, dtype=None, copy=True, order="K", subok=False, ndmin=0, like=None):
-    """A new vmnp array with the data of ``a`` (a copy, unless ``copy=False`` allows sharing)."""
+    """A new vmnp array with the data of ``a`` (a copy, unless ``copy=False`` allows sharing);
+    ``order='F'`` lays it out column-major."""
     r = asarray(a, dtype)
-    if copy and r is a:
-        r = r.copy()
+    if copy is False and r is not a:
+        raise ValueError(
+            "Unable to avoid copy while creating an array as requested.\nIf using `np.array(obj, copy=False)` "
+            "replace it with `np.asarray(obj)` to allow a copy when needed (no behavior change in NumPy 1.x).\n"
+            "For more details, see https://numpy.org/devdocs/numpy_2_0_migration_guide.html#adapting-to-changes-"
+            "in-the-copy-keyword."
+        )
+    if order in ("F", "f") and r.ndim > 1 and not r.flags.f_contiguous:
+        r = asfortranarray(r)
+    elif copy and r is a:
+        r = r.copy(order)
     while r.ndim < ndmin:
         r = r[None]
     return r
@@ -126,12 +145,49 @@ def array(a, dtype=None, copy=True, order="K", subok=False, ndmin=0, like=None):
 asanyarray = asarray
 
 
+def real(val):
+    """The real part: the array itself for the real dtypes vmnp has (a view)."""
+    return asarray(val)
+
+
+def imag(val):
+    """The imaginary part: zeros for the real dtypes vmnp has."""
+    return zeros_like(val)
+
+
+def require(a, dtype=None, requirements=None, *, like=None):
+    """``a`` with ``dtype`` and the layout ``requirements`` ask for ('C', 'F'; the others hold
+    for every vmnp array), copied only when needed."""
+    r = asarray(a, dtype)
+    wanted = {str(x).upper()[:1] for x in (requirements or ())}
+    if "F" in wanted and not r.flags.f_contiguous:
+        r = asfortranarray(r)
+    if "C" in wanted and not r.flags.c_contiguous:
+        r = ascontiguousarray(r)
+    return r
+
+
+def may_share_memory(a, b, max_work=None):
+    """True when ``a`` and ``b`` view the same base (vmnp arrays; anything else shares nothing
+    with them)."""
+    if not (isinstance(a, ndarray) and isinstance(b, ndarray)):
+        return False
+    return _vmnp._overlap(a, b) != "disjoint" if max_work is not None else a._base_id == b._base_id
+
+
+def shares_memory(a, b, max_work=None):
+    """True when ``a`` and ``b`` have an element in common (exactly, for vmnp arrays)."""
+    if not (isinstance(a, ndarray) and isinstance(b, ndarray)):
+        return False
+    return _vmnp._overlap(a, b) != "disjoint"
+
+
 def ascontiguousarray(a, dtype=None, *, like=None):
     """``a`` as a row-major contiguous array of at least one dimension (a copy when needed)."""
     r = asarray(a, dtype)
     if r.ndim == 0:
         r = r.reshape(1)
-    return r if r.flags.c_contiguous else r.copy()
+    return r if r.flags.c_contiguous else copy(r, order="C")  # noqa: F821
 
 
 def asfortranarray(a, dtype=None, *, like=None):
@@ -306,6 +362,12 @@ class ufunc:
         if dtype is not None:
             inputs = tuple(asarray(x, dtype) for x in inputs)
         r = _vmnp._ufunc(self._op, inputs, out)
+        if r is None and self.__name__ in ("equal", "not_equal"):
+            # Against None or text NumPy compares element by element: nothing is equal.
+            arrays = [x for x in inputs if isinstance(x, ndarray)]
+            if arrays and _b.all(isinstance(x, (ndarray, str, type(None))) for x in inputs):
+                shape = _np.broadcast_shapes(*(x.shape for x in arrays))
+                return _store(full(shape, self.__name__ == "not_equal", "bool"), out)
         if r is None:
             raise TypeError(
                 f"ufunc '{self.__name__}' not supported for the input types, and the inputs could not be "
@@ -462,7 +524,11 @@ def round(a, decimals=0, out=None):  # noqa: A001 (NumPy's name)
     """Rounds half to even at ``decimals`` digits (NumPy's algorithm: scale, rint, unscale)."""
     a = asarray(a)
     if a.dtype.kind in "biu":
-        return _store(a.copy(), out)
+        if decimals >= 0:
+            return _store(a.copy(), out)
+        # NumPy's integer rounding: through float64, half to even, back to the dtype.
+        f = 10.0 ** (-decimals)
+        return _store((rint(a.astype("float64") / f) * f).astype(a.dtype.name), out)  # noqa: F821
     if decimals == 0:
         return rint(a, out=out)  # noqa: F821
     f = 10.0**decimals
@@ -646,9 +712,14 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     return (r, broadcast_to(total, r.shape)) if returned else r  # noqa: F821
 
 
-def divmod(x1, x2, out=None):  # noqa: A001 (NumPy's name)
-    """``(x1 // x2, x1 % x2)``."""
-    return floor_divide(x1, x2), remainder(x1, x2)  # noqa: F821
+def divmod(x1, x2, *outs, out=None):  # noqa: A001 (NumPy's name)
+    """``(x1 // x2, x1 % x2)``, into ``out`` (or the positional outputs) when given."""
+    if outs:
+        if out is not None:
+            raise TypeError("cannot specify 'out' as both a positional and keyword argument")
+        out = outs
+    q_out, r_out = (None, None) if out is None else out
+    return floor_divide(x1, x2, out=q_out), remainder(x1, x2, out=r_out)  # noqa: F821
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
@@ -776,56 +847,74 @@ def _shape(shape):
     return dims
 
 
+def _in_order(make, shape, order):
+    """``make(shape)``, laid out column-major for ``order='F'`` (made transposed, viewed back)."""
+    if order in ("F", "f"):
+        return make(_shape(shape)[::-1]).T
+    if order not in ("C", "c", None):
+        raise ValueError(f"order must be one of 'C', 'F' (got {order!r})")
+    return make(_shape(shape))
+
+
 def empty(shape, dtype=float, order="C", *, device=None, like=None):
     """A new array with unspecified contents."""
-    return _vmnp._empty(_shape(shape), _dt(dtype))
+    return _in_order(lambda s: _vmnp._empty(s, _dt(dtype)), shape, order)
 
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None):
     """A new array of zeros."""
-    return _vmnp._full(_shape(shape), 0, _dt(dtype))
+    return _in_order(lambda s: _vmnp._full(s, 0, _dt(dtype)), shape, order)
 
 
 def ones(shape, dtype=float, order="C", *, device=None, like=None):
     """A new array of ones."""
-    return _vmnp._full(_shape(shape), 1, _dt(dtype))
+    return _in_order(lambda s: _vmnp._full(s, 1, _dt(dtype)), shape, order)
 
 
 def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     """A new array filled with ``fill_value``."""
     if dtype is None:
         dtype = fill_value.dtype if hasattr(fill_value, "dtype") else _scalar_dtype(fill_value)
-    return _vmnp._full(_shape(shape), fill_value, _dt(dtype))
+    return _in_order(lambda s: _vmnp._full(s, fill_value, _dt(dtype)), shape, order)
 
 
-def _like(a, dtype, shape):
+def _like(a, dtype, shape, order):
+    """Shape, dtype and memory order of an array made like ``a`` (order 'K' and 'A' keep a
+    column-major layout)."""
     a = asarray(a)
-    return (a.shape if shape is None else shape), (a.dtype if dtype is None else dtype)
+    keep_f = order in ("K", "A") and shape is None and a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous
+    return (
+        (a.shape if shape is None else shape),
+        (a.dtype if dtype is None else dtype),
+        "F" if keep_f or order == "F" else "C",
+    )
 
 
 def empty_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """A new array shaped like ``a``, unspecified contents."""
-    return empty(*_like(a, dtype, shape))
+    return empty(*_like(a, dtype, shape, order))
 
 
 def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """Zeros shaped like ``a``."""
-    return zeros(*_like(a, dtype, shape))
+    return zeros(*_like(a, dtype, shape, order))
 
 
 def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """Ones shaped like ``a``."""
-    return ones(*_like(a, dtype, shape))
+    return ones(*_like(a, dtype, shape, order))
 
 
 def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """``fill_value`` shaped like ``a``."""
-    s, d = _like(a, dtype, shape)
-    return full(s, fill_value, d)
+    s, d, o = _like(a, dtype, shape, order)
+    return full(s, fill_value, d, o)
 
 
 def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
     """Evenly spaced values in ``[start, stop)``: ``start + i * step``."""
+    # 0-d vmnp arrays stand for NumPy scalars: their values, with their kind.
+    start, stop, step = (x.item() if isinstance(x, ndarray) and x.ndim == 0 else x for x in (start, stop, step))
     if stop is None:
         start, stop = 0, start
     if step is None:
@@ -971,6 +1060,7 @@ from ._manip import (  # noqa: E402 (needs the names above)
     hstack,
     inner,
     matmul,
+    matrix_transpose,
     moveaxis,
     ndim,
     outer,
@@ -978,6 +1068,8 @@ from ._manip import (  # noqa: E402 (needs the names above)
     repeat,
     reshape,
     roll,
+    rollaxis,
+    rot90,
     shape,
     size,
     split,
@@ -990,6 +1082,7 @@ from ._manip import (  # noqa: E402 (needs the names above)
     transpose,
     tril,
     triu,
+    unstack,
     vdot,
     vsplit,
     vstack,

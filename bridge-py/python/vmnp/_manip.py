@@ -122,9 +122,61 @@ def ravel(a, order="C"):
 
 
 def copy(a, order="K", subok=False):
-    """A new array with ``a``'s elements."""
+    """A new array with ``a``'s elements (column-major when ``order`` asks for it, or keeps a
+    column-major ``a`` so with 'K' and 'A')."""
     a = asarray(a)
+    f = a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous
+    if order in ("F", "f") or (order in ("K", "k", "A", "a") and f):
+        return transpose(_vmnp._cast(transpose(a), a.dtype.name))
     return _vmnp._cast(a, a.dtype.name)
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    """``m`` rotated by 90 degrees ``k`` times in the plane of ``axes`` (a view)."""
+    m = asarray(m)
+    if len(axes) != 2:
+        raise ValueError("len(axes) must be 2.")
+    a0, a1 = (_norm_axis(x, m.ndim) for x in axes)
+    if a0 == a1:
+        raise ValueError("Axes must be different.")
+    k %= 4
+    if k == 0:
+        return m[...]
+    if k == 2:
+        return flip(flip(m, a0), a1)
+    perm = list(range(m.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    return transpose(flip(m, a1), perm) if k == 1 else flip(transpose(m, perm), a1)
+
+
+def rollaxis(a, axis, start=0):
+    """``a`` with ``axis`` moved to before ``start`` (a view)."""
+    a = asarray(a)
+    n = a.ndim
+    axis = _norm_axis(axis, n)
+    if start < 0:
+        start += n
+    if not 0 <= start < n + 1:
+        raise _np.exceptions.AxisError(f"start arg requires {-n} <= start < {n + 1}")
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return a[...]
+    return moveaxis(a, axis, start)
+
+
+def matrix_transpose(x):
+    """``x`` with its last two axes swapped (a view)."""
+    x = asarray(x)
+    if x.ndim < 2:
+        raise ValueError("Input array must be at least 2-dimensional")
+    return swapaxes(x, -1, -2)
+
+
+def unstack(x, /, *, axis=0):
+    """Views of ``x`` along ``axis``."""
+    x = moveaxis(asarray(x), axis, 0)
+    return tuple(x[i] if x.ndim > 1 else x[i : i + 1].reshape(()) for i in range(x.shape[0]))
 
 
 def transpose(a, axes=None):
@@ -245,8 +297,8 @@ def array_split(ary, indices_or_sections, axis=0):
     """Views of ``ary`` cut along ``axis`` into sections (as equal as possible) or at indices."""
     ary = asarray(ary)
     n = ary.shape[axis]
-    if isinstance(indices_or_sections, (int, _np.integer)):
-        sections = int(indices_or_sections)
+    if _np.ndim(indices_or_sections) == 0:
+        sections = _operator.index(indices_or_sections)
         if sections <= 0:
             raise ValueError("number sections must be larger than 0.")
         each, extra = divmod(n, sections)
@@ -263,7 +315,7 @@ def array_split(ary, indices_or_sections, axis=0):
 def split(ary, indices_or_sections, axis=0):
     """Views of ``ary`` cut along ``axis`` into equal sections or at indices."""
     ary = asarray(ary)
-    if isinstance(indices_or_sections, (int, _np.integer)) and ary.shape[axis] % indices_or_sections:
+    if _np.ndim(indices_or_sections) == 0 and ary.shape[axis] % _operator.index(indices_or_sections):
         raise ValueError("array split does not result in an equal division")
     return array_split(ary, indices_or_sections, axis)
 
@@ -414,7 +466,7 @@ def repeat(a, repeats, axis=None):
 def tile(a, reps):
     """``a`` repeated ``reps`` times along each axis."""
     a = asarray(a)
-    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    reps = (_operator.index(reps),) if _np.ndim(reps) == 0 else tuple(_operator.index(r) for r in reps)
     nd = _b.max(a.ndim, len(reps))
     a = a.reshape((1,) * (nd - a.ndim) + a.shape)
     reps = (1,) * (nd - len(reps)) + reps

@@ -103,6 +103,10 @@ def __array__(a, dtype=None, copy=None):
 
 
 def __bool__(a):
+    if a.size == 0:
+        raise ValueError(
+            "The truth value of an empty array is ambiguous. Use `array.size > 0` to check that an array is not empty."
+        )
     if a.size != 1:
         raise ValueError("The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()")
     return _b.bool(item(a))
@@ -376,10 +380,35 @@ class _Flat:
         a[tuple(_v.asarray(i) for i in _np.unravel_index(positions, a.shape))] = value
 
 
+def view(a, dtype=None, type=None):  # noqa: A002 (NumPy's name)
+    """A new array object viewing the same elements (``dtype``: only ``a``'s own; the VM has no
+    reinterpreting views, so another dtype goes through the fallback, as a copy)."""
+    if dtype is None or _np.dtype(dtype) == a.dtype:
+        return a[...]
+    return _v._fallback("ndarray.view", _v._to_numpy(a).copy().view, (dtype,), {})
+
+
+def __reversed__(a):
+    if a.ndim == 0:
+        raise TypeError("iteration over a 0-d array")
+    return iter(a[::-1])
+
+
+# Methods of Python's numbers that a 0-d array (vmnp's stand-in for a NumPy scalar) answers
+# with its value: `statistics` and `fractions` call them.
+_SCALAR_METHODS = {"as_integer_ratio", "is_integer", "bit_length", "bit_count", "hex", "fromhex"}
+
+
 def getattr_(a, name):
     """Attributes of ``numpy.ndarray`` that vmnp's class does not define."""
+    if name in _SCALAR_METHODS and a.ndim == 0:
+        return getattr(item(a), name)
+    if name == "view":
+        return lambda *args, **kwargs: view(a, *args, **kwargs)
     if name == "flags":
         return _Flags(a)
+    if name == "base":
+        return None  # vmnp does not track which array a view was taken from
     if name == "flat":
         return _Flat(a)
     if name == "real":
@@ -412,11 +441,12 @@ def hooks():
     h = {name: _forward(name) for name in _FORWARDED}
     g = globals()
     h["getattr"] = getattr_
+    h["full_like"] = lambda a, value, dtype: _v.full_like(a, value, dtype=dtype)
     for name in [
         "getitem", "setitem", "convert", "__repr__", "__str__", "__format__", "item", "tolist", "__array__",
         "__bool__", "__float__", "__int__", "__index__", "__iter__", "__contains__", "__matmul__", "__rmatmul__",
         "__divmod__", "__rdivmod__", "__round__", "__trunc__", "__floor__", "__ceil__", "__copy__", "__deepcopy__",
-        "__reduce__", "__setstate__",
+        "__reduce__", "__setstate__", "__reversed__",
         "__array_namespace__", "to_device", "astype", "fill", "reshape", "flatten", "transpose", "nonzero",
         "__array_ufunc__", "__array_function__",
     ]:  # fmt: skip
