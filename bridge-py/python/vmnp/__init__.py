@@ -1128,3 +1128,7 @@ def __array_namespace_info__():
 
 
 _vmnp._set_hooks(_methods.hooks())
+
+# `from numpy import *` in a program under `python -m vmnp`: NumPy's public names, vmnp's own
+# where it has them and NumPy's through the fallback otherwise.
+__all__ = sorted(set(__all__) | set(_np.__all__))

@@ -1,84 +1,66 @@
-"""The import hook of ``python -m vmnp``: ``numpy`` and its submodules resolve to vmnp.
+"""The import hook of ``python -m vmnp``: in the program's own code, ``numpy`` is vmnp.
 
-Real NumPy is imported first and stays reachable as ``vmnp._np`` (the fallback uses it). After
-:func:`install`, ``import numpy``, ``import numpy as np``, ``from numpy import ...`` and
-``numpy.random`` give vmnp's modules; other ``numpy.*`` submodules (``numpy.linalg``,
-``numpy.fft``, ``numpy.ma``, ...) stay NumPy's: they are imported against real NumPy, whether
-the program imports them or NumPy does inside a fallback.
+After :func:`install`, ``import numpy``, ``import numpy as np``, ``from numpy import ...``,
+``numpy.random`` and ``from numpy.random import ...`` give vmnp's modules in the program's
+code: the script and the modules it imports from outside the Python installation. Every
+installed library (NumPy itself, SciPy, numba, ...) keeps real NumPy, so compiled extensions
+that check NumPy's structures load as usual, and their NumPy results are accepted by vmnp.
+Other submodules (``numpy.linalg``, ``numpy.fft``, ``numpy.typing``, ...) are NumPy's in
+both. ``sys.modules`` is left alone: pickle and NumPy's own lazy imports see real NumPy.
 """
 
-import importlib
-import importlib.abc
-import importlib.machinery
+import builtins
+import os
+import site
 import sys
-
-import numpy as _real
-import numpy.random as _real_random
+import sysconfig
 
 import vmnp
+import vmnp.random
 
-_MAPPED = ("numpy", "numpy.random")
-
-
-class _Swapped:
-    """Real NumPy under its own names while a NumPy submodule is imported."""
-
-    def __enter__(self):
-        self.saved = {name: sys.modules.get(name) for name in _MAPPED}
-        sys.modules["numpy"], sys.modules["numpy.random"] = _real, _real_random
-
-    def __exit__(self, *exc):
-        for name, module in self.saved.items():
-            sys.modules[name] = module
-        return False
+_real_import = builtins.__import__
 
 
-class _Loaded(importlib.abc.Loader):
-    """Hands the import system a module that is already loaded."""
-
-    def __init__(self, module):
-        self.module = module
-
-    def create_module(self, spec):
-        return self.module
-
-    def exec_module(self, module):
-        pass
+def _library_roots():
+    paths = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    paths.update(getattr(site, "getsitepackages", list)())
+    paths.add(site.getusersitepackages())
+    paths.update(p for p in sys.path if p.endswith(("site-packages", "dist-packages")))
+    return tuple(os.path.join(os.path.realpath(p), "") for p in paths if p)
 
 
-class _RealSubmodules(importlib.abc.MetaPathFinder):
-    """Imports ``numpy.X`` (other than ``numpy.random``) as NumPy's own submodule."""
-
-    def find_spec(self, name, path, target=None):
-        if not name.startswith("numpy.") or name in _MAPPED or sys.modules.get("numpy") is not vmnp:
-            return None
-        with _Swapped():
-            module = importlib.import_module(name)
-        # The import system loads the module from the spec returned: it must not find it loaded
-        # already, or it would run the module's code a second time.
-        del sys.modules[name]
-        found = module.__spec__
-        spec = importlib.machinery.ModuleSpec(name, _Loaded(module), origin=found.origin)
-        spec.submodule_search_locations = found.submodule_search_locations
-        spec.has_location = found.has_location
-        return spec
+_LIBRARIES = _library_roots()
 
 
-_finder = _RealSubmodules()
+def _from_library(globals):
+    """True when the code whose module globals are ``globals`` belongs to an installed library
+    (or to no file at all, as ``importlib.import_module`` calls)."""
+    if globals is None:
+        return True
+    path = globals.get("__file__")
+    if path is None:
+        return globals.get("__name__") != "__main__"
+    return os.path.realpath(path).startswith(_LIBRARIES)
+
+
+def _import(name, globals=None, locals=None, fromlist=(), level=0):
+    if level != 0 or not (name == "numpy" or name.startswith("numpy.")) or _from_library(globals):
+        return _real_import(name, globals, locals, fromlist, level)
+    if name == "numpy":
+        return vmnp
+    if name == "numpy.random" or name.startswith("numpy.random."):
+        return vmnp.random if fromlist else vmnp
+    # Another submodule: NumPy's, loaded as usual; `import numpy.linalg` binds `numpy` to vmnp,
+    # whose `linalg` is NumPy's.
+    module = _real_import(name, globals, locals, fromlist, level)
+    return module if fromlist else vmnp
 
 
 def install():
-    """Makes ``numpy`` and ``numpy.random`` resolve to vmnp in code imported from now on."""
-    vmnp._np = _real
-    sys.modules["numpy"] = vmnp
-    sys.modules["numpy.random"] = vmnp.random
-    if _finder not in sys.meta_path:
-        sys.meta_path.insert(0, _finder)
+    """Makes ``numpy`` resolve to vmnp in the program's code imported from now on."""
+    builtins.__import__ = _import
 
 
 def uninstall():
-    """Restores the real NumPy modules."""
-    sys.modules["numpy"] = _real
-    sys.modules["numpy.random"] = _real_random
-    if _finder in sys.meta_path:
-        sys.meta_path.remove(_finder)
+    """Restores the plain import."""
+    builtins.__import__ = _real_import
