@@ -27,6 +27,9 @@ fn format(d: DType) -> &'static CStr {
         DType::U16 => c"H",
         DType::I32 => c"i",
         DType::U32 => c"I",
+        // NumPy's int64 is C `long` where that is 64 bits (format `l`), else `long long`.
+        DType::I64 if std::mem::size_of::<std::ffi::c_long>() == 8 => c"l",
+        DType::U64 if std::mem::size_of::<std::ffi::c_long>() == 8 => c"L",
         DType::I64 => c"q",
         DType::U64 => c"Q",
         DType::F32 => c"f",

@@ -134,6 +134,18 @@ CASES = {
     "out = (x.as_integer_ratio(), x.is_integer(), fractions.Fraction(*x.as_integer_ratio()))",
     "float functions of mixed small ints": "a, b = np.array([1], np.int8), np.array([1], np.uint16)\n"
     "out = (np.arctan2(a, b).dtype.name, np.hypot(np.array([3], np.int16), b).dtype.name)",
+    "roll along several axes": "x = np.arange(12).reshape(3, 4)\n"
+    "out = (np.roll(x, (1, 1), axis=(0, 1)), np.roll(x, 1, axis=(0, 1)), np.roll(x, [2, -1], axis=[1, 1]))",
+    "atleast with several arguments": "r = np.atleast_2d(1, [1, 2]); out = (type(r).__name__, r[0].shape, r[1].shape)",
+    "asarray order and copy modes": "v = np.arange(6).reshape(2, 3)[:, 1:]\n"
+    "out = (np.asarray(v, order='C').flags['C_CONTIGUOUS'], np.asarray(v.T, order='C').strides, "
+    "np.asarray(np.arange(4).reshape(2, 2), order='F').strides, np.array([1, 2], copy=np._CopyMode.IF_NEEDED), "
+    "np.astype(np.arange(3.0), np.int8))",
+    "int64 crossing into NumPy": "import numpy\nn = numpy.asarray(np.arange(3))\n"
+    "out = (n.dtype.char, n.dtype.type is numpy.int64, numpy.asarray(np.arange(3, dtype=np.uint64)).dtype.char)",
+    "objects with __array__": "class A:\n"
+    "    def __array__(self, dtype=None, copy=None):\n        return np.arange(3.0)\n"
+    "out = (np.asarray(A()), np.sum(A()), np.arange(3) + A(), np.concatenate([A(), A()]))",
     # Python ints past int64 with uint64 arrays.
     "uint64 past int64": "u = np.arange(3, dtype=np.uint64); u[0] = 2**64 - 1\n"
     "out = (u + 2**63, u == 2**64 - 1, np.full(2, 2**63, dtype=np.uint64), np.maximum(u, 2**63))",
@@ -217,6 +229,8 @@ ERRORS = {
     "empty truth": ("bool(np.array([]))", ValueError),
     "ragged parts": ("np.array([np.arange(2), np.arange(3)])", ValueError),
     "copy refused": ("np.array([np.arange(3.0)], copy=False)", ValueError),
+    "copy refused for a cast": ("np.asarray(np.arange(3.0), dtype=np.float32, copy=False)", ValueError),
+    "array API version": ("np.arange(3).__array_namespace__(api_version='1999.01')", ValueError),
     "string shape": ("np.arange(3).reshape((2, 'a'))", TypeError),
     "normal scale": ("np.random.normal(0, -1, 3)", ValueError),
     "legacy seed": ("np.random.seed(2**40)", ValueError),
@@ -301,3 +315,20 @@ def test_error_messages_write_shapes_as_numpy_does():
         with pytest.raises(ValueError) as got:
             exec(code, {"np": vmnp})  # noqa: S102
         assert str(got.value) == str(want.value)
+
+
+def test_user_types_overriding_ufuncs_answer_for_them():
+    import numpy.lib.mixins
+
+    class Wrapped(numpy.lib.mixins.NDArrayOperatorsMixin):
+        def __init__(self, value):
+            self.value = value
+
+        def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+            plain = [x.value if isinstance(x, Wrapped) else x for x in inputs]
+            return Wrapped(getattr(ufunc, method)(*plain, **kwargs))
+
+    w = Wrapped(numpy.arange(3.0))
+    for got in (vmnp.arange(3.0) + w, vmnp.sqrt(w), vmnp.add(vmnp.arange(3.0), w), w * vmnp.arange(3.0)):
+        assert isinstance(got, Wrapped)
+    assert numpy.asarray((vmnp.arange(3.0) + w).value).tolist() == [0.0, 2.0, 4.0]

@@ -83,14 +83,52 @@ def _scalar_dtype(x):
 # ---------------------------------------------------------------------------------- conversion
 
 
-def asarray(a, dtype=None, order=None, copy=None, like=None):
-    """A vmnp array of ``a``: vmnp arrays pass through (cast when ``dtype`` differs), anything
-    else is converted by NumPy and copied in."""
+def _copy_flag(copy):
+    """NumPy's ``copy=`` argument as True (always), False (never) or None (if needed)."""
+    mode = getattr(_np, "_CopyMode", None)
+    if mode is not None and isinstance(copy, mode):
+        return {mode.ALWAYS: True, mode.NEVER: False}.get(copy)
+    return copy if copy is None else _b.bool(copy)
+
+
+def _no_copy():
+    return ValueError(
+        "Unable to avoid copy while creating an array as requested.\nIf using `np.array(obj, copy=False)` "
+        "replace it with `np.asarray(obj)` to allow a copy when needed (no behavior change in NumPy 1.x).\n"
+        "For more details, see https://numpy.org/devdocs/numpy_2_0_migration_guide.html#adapting-to-changes-"
+        "in-the-copy-keyword."
+    )
+
+
+def _check_device(device):
+    if device not in (None, "vm", "cpu"):
+        raise ValueError(f'Device not understood. Only "vm" (or "cpu") is allowed, but received: {device}')
+
+
+def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    """A vmnp array of ``a``: vmnp arrays pass through (cast when ``dtype`` differs, laid out
+    as ``order`` asks), objects with ``__array__`` give their array, anything else is converted
+    by NumPy and copied in."""
+    _check_device(device)
+    copy = _copy_flag(copy)
+    if not isinstance(a, (ndarray, _np.ndarray, list, tuple)) and hasattr(a, "__array__"):
+        got = a.__array__() if dtype is None else a.__array__(_np.dtype(dtype))
+        if isinstance(got, ndarray):
+            return asarray(got, dtype, order, copy=copy)
     if isinstance(a, ndarray):
+        r = a
         if dtype is not None and _dt(dtype) != a.dtype.name:
-            return _vmnp._cast(a, _dt(dtype))
-        return a.copy() if copy else a
+            if copy is False:
+                raise _no_copy()
+            r = _vmnp._cast(a, _dt(dtype))
+        if order in ("C", "c") and not r.flags.c_contiguous or order in ("F", "f") and not r.flags.f_contiguous:
+            if copy is False:
+                raise _no_copy()
+            return copy_(r, order=order)
+        return r.copy() if copy and r is a else r
     if isinstance(a, (list, tuple)) and _b.any(isinstance(x, ndarray) for x in _flat(a)):
+        if copy is False:
+            raise _no_copy()
         if not a:
             return asarray(_np.asarray(a), dtype)
         parts = [asarray(x) for x in a]
@@ -111,7 +149,8 @@ def asarray(a, dtype=None, order=None, copy=None, like=None):
             raise TypeError(f"vmnp does not support dtype {n.dtype.name}")
     if not n.flags.c_contiguous:
         n = n.copy(order="C")
-    return _vmnp._from_bytes(n.tobytes(), n.dtype.name, list(n.shape))
+    r = _vmnp._from_bytes(n.tobytes(), n.dtype.name, list(n.shape))
+    return copy_(r, order="F") if order in ("F", "f") and r.ndim > 1 else r
 
 
 def _flat(seq):
@@ -122,17 +161,13 @@ def _flat(seq):
             yield x
 
 
-def array(a, dtype=None, copy=True, order="K", subok=False, ndmin=0, like=None):
-    """A new vmnp array with the data of ``a`` (a copy, unless ``copy=False`` allows sharing);
-    ``order='F'`` lays it out column-major."""
-    r = asarray(a, dtype)
+def array(a, dtype=None, *, device=None, copy=True, order="K", subok=False, ndmin=0, like=None):
+    """A new vmnp array with the data of ``a`` (a copy, unless ``copy=False`` or ``None`` allows
+    sharing); ``order='F'`` lays it out column-major."""
+    copy = _copy_flag(copy)
+    r = asarray(a, dtype, device=device, copy=False if copy is False else None)
     if copy is False and r is not a:
-        raise ValueError(
-            "Unable to avoid copy while creating an array as requested.\nIf using `np.array(obj, copy=False)` "
-            "replace it with `np.asarray(obj)` to allow a copy when needed (no behavior change in NumPy 1.x).\n"
-            "For more details, see https://numpy.org/devdocs/numpy_2_0_migration_guide.html#adapting-to-changes-"
-            "in-the-copy-keyword."
-        )
+        raise _no_copy()
     if order in ("F", "f") and r.ndim > 1 and not r.flags.f_contiguous:
         r = asfortranarray(r)
     elif copy and r is a:
@@ -143,6 +178,15 @@ def array(a, dtype=None, copy=True, order="K", subok=False, ndmin=0, like=None):
 
 
 asanyarray = asarray
+
+
+def astype(x, dtype, /, *, copy=True, device=None):
+    """``x`` in ``dtype`` (the array API's function form of ``x.astype``)."""
+    _check_device(device)
+    x = asarray(x)
+    if not copy and _dt(dtype) == x.dtype.name:
+        return x
+    return _vmnp._cast(x, _dt(dtype))
 
 
 def real(val):
@@ -215,8 +259,10 @@ def asnumpy(a):
 
 
 def _convert(obj):
-    """Operand conversion for the native layer: NumPy arrays, NumPy scalars and sequences."""
-    if isinstance(obj, (_np.ndarray, _np.generic, list, tuple)):
+    """Operand conversion for the native layer: NumPy arrays, NumPy scalars, sequences, and
+    objects with ``__array__`` that leave ufuncs to NumPy (no ``__array_ufunc__`` of their own)."""
+    array_like = hasattr(type(obj), "__array__") and getattr(type(obj), "__array_ufunc__", None) is None
+    if isinstance(obj, (_np.ndarray, _np.generic, list, tuple)) or array_like:
         try:
             return asarray(obj)
         except TypeError:
@@ -227,7 +273,8 @@ def _convert(obj):
 def _from_numpy(n):
     """A NumPy result back as vmnp (arrays of supported dtypes, also inside lists, tuples and
     named tuples such as ``linalg.qr``'s); anything else unchanged."""
-    if isinstance(n, _np.ndarray) and n.dtype.name in _SUPPORTED:
+    # NumPy's subclasses (matrix, memmap, masked arrays) keep their own semantics: unchanged.
+    if type(n) is _np.ndarray and n.dtype.name in _SUPPORTED:
         return asarray(n)
     if isinstance(n, tuple) and hasattr(n, "_fields"):
         return type(n)(*(_from_numpy(x) for x in n))
@@ -239,6 +286,10 @@ def _from_numpy(n):
 # ------------------------------------------------------------------------------------ fallback
 
 _warned = set()
+
+
+# Fallbacks that write into an argument (0-d ones included, so those stay arrays for them).
+_WRITES_ARGUMENTS = {"copyto", "put", "place", "putmask", "fill_diagonal", "ndarray.fill", "ndarray.itemset"}
 
 
 def _fallback(name, func, args, kwargs):
@@ -258,12 +309,16 @@ def _fallback(name, func, args, kwargs):
             if id(x) not in copies:
                 n = _to_numpy(x).copy()
                 copies[id(x)] = (x, n, n.copy())
-            return copies[id(x)][1]
+            n = copies[id(x)][1]
+            # A 0-d vmnp array stands for a NumPy scalar (NumPy's functions format and compare
+            # scalars and 0-d arrays differently); writes need the array.
+            return n[()] if n.ndim == 0 and not writes else n
         if isinstance(x, (list, tuple)):
             return type(x)(down(y) for y in x)
         return x
 
     out = kwargs.get("out")
+    writes = out is not None or name in _WRITES_ARGUMENTS
     args = [down(a) for a in args]
     kwargs = {k: down(v) for k, v in kwargs.items()}
     r = func(*args, **kwargs)
@@ -324,6 +379,18 @@ class _FallbackUfunc:
 # ------------------------------------------------------------------------------------- ufuncs
 
 
+def _foreign_override(inputs):
+    """The first input that overrides NumPy's ufuncs itself (NEP 13's ``__array_ufunc__``),
+    other than vmnp's and NumPy's arrays and scalars; None when there is none."""
+    for x in inputs:
+        if isinstance(x, (ndarray, _np.ndarray, _np.generic, int, float, bool, complex, list, tuple)):
+            continue
+        override = getattr(type(x), "__array_ufunc__", None)
+        if override is not None:
+            return x
+    return None
+
+
 class ufunc:
     """A NumPy ufunc recorded on the VM: call, ``reduce``, ``accumulate``, ``outer``."""
 
@@ -338,6 +405,20 @@ class ufunc:
         return f"<ufunc '{self.__name__}'>"
 
     def __call__(self, *inputs, out=None, where=True, dtype=None, casting="same_kind", **kwargs):
+        foreign = _foreign_override(inputs)
+        if foreign is not None:
+            if where is not True:
+                kwargs["where"] = where
+            if out is not None:
+                kwargs["out"] = out if isinstance(out, tuple) else (out,)
+            if dtype is not None:
+                kwargs["dtype"] = dtype
+            r = foreign.__array_ufunc__(getattr(_np, self.__name__), "__call__", *inputs, **kwargs)
+            if r is NotImplemented:
+                raise TypeError(
+                    f"operand type(s) all returned NotImplemented from __array_ufunc__ for ufunc '{self.__name__}'"
+                )
+            return r
         if len(inputs) > self.nin:
             if out is not None:
                 raise TypeError("cannot specify 'out' as both a positional and keyword argument")
@@ -1128,6 +1209,8 @@ def __array_namespace_info__():
 
 
 _vmnp._set_hooks(_methods.hooks())
+
+copy_ = copy  # `asarray`'s and `array`'s parameter `copy` hides the function there
 
 # `from numpy import *` in a program under `python -m vmnp`: NumPy's public names, vmnp's own
 # where it has them and NumPy's through the fallback otherwise.

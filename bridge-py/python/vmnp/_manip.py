@@ -339,7 +339,7 @@ def dstack(tup):
 def atleast_1d(*arys):
     """Each argument with at least one dimension."""
     r = [asarray(a) if asarray(a).ndim >= 1 else asarray(a).reshape(1) for a in arys]
-    return r[0] if len(r) == 1 else r
+    return r[0] if len(r) == 1 else tuple(r)
 
 
 def atleast_2d(*arys):
@@ -348,7 +348,7 @@ def atleast_2d(*arys):
     for a in arys:
         a = asarray(a)
         r.append(a.reshape(1, 1) if a.ndim == 0 else a[None, :] if a.ndim == 1 else a)
-    return r[0] if len(r) == 1 else r
+    return r[0] if len(r) == 1 else tuple(r)
 
 
 def atleast_3d(*arys):
@@ -363,7 +363,7 @@ def atleast_3d(*arys):
         elif a.ndim == 2:
             a = a[:, :, None]
         r.append(a)
-    return r[0] if len(r) == 1 else r
+    return r[0] if len(r) == 1 else tuple(r)
 
 
 def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
@@ -478,10 +478,20 @@ def tile(a, reps):
 
 
 def roll(a, shift, axis=None):
-    """Elements shifted cyclically along ``axis``."""
+    """Elements shifted cyclically along ``axis`` (shifts and axes may be sequences, broadcast
+    against each other)."""
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
+    if _np.ndim(shift) or _np.ndim(axis):
+        shifts, axes = _np.broadcast_arrays(_np.asarray(shift), _np.asarray(axis))
+        total = {}
+        for s, ax in zip(shifts.ravel().tolist(), axes.ravel().tolist(), strict=True):
+            ax = _norm_axis(ax, a.ndim)
+            total[ax] = total.get(ax, 0) + s
+        for ax, s in total.items():
+            a = roll(a, s, ax)
+        return a
     axis = _norm_axis(axis, a.ndim)
     n = a.shape[axis]
     if n == 0:

@@ -215,6 +215,8 @@ def __setstate__(a, state):
 
 
 def __array_namespace__(a, api_version=None):
+    if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
+        raise ValueError(f'Version "{api_version}" of the Array API Standard is not supported.')
     return _v
 
 
@@ -272,6 +274,9 @@ _UFUNC_METHODS = {"__call__", "reduce", "accumulate", "outer"}
 
 def __array_ufunc__(a, ufunc, method, *inputs, **kwargs):
     """NumPy ufuncs called on vmnp arrays (``numpy.add(x, y)``) run on the VM."""
+    # Another type that overrides ufuncs takes part: let it answer (NEP 13).
+    if _v._foreign_override(inputs) is not None or _v._foreign_override(_b.tuple(kwargs.get("out") or ())):
+        return NotImplemented
     mine = getattr(_v, ufunc.__name__, None)
     if isinstance(mine, _v.ufunc) and method in _UFUNC_METHODS:
         out = kwargs.get("out")
