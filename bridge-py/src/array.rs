@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyByteArray, PyDict, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyTuple, PyType};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use vm_ir::view::Shape;
 use vm_ir::{DType, Opcode, Scalar, View};
 
@@ -21,6 +22,21 @@ pub struct NdArray {
     pub view: View,
     /// Keeps the base alive; the last clone's drop frees it.
     pub handle: Arc<BaseHandle>,
+    /// NumPy's WRITEABLE flag: writes through a read-only array are refused.
+    pub writeable: AtomicBool,
+}
+
+impl NdArray {
+    /// A writeable array of `view`, owning a share of `handle`.
+    pub fn new(view: View, handle: Arc<BaseHandle>) -> NdArray {
+        NdArray { view, handle, writeable: AtomicBool::new(true) }
+    }
+
+    /// `ValueError` (NumPy's) unless the array may be written; `what` names the write
+    /// ("assignment destination", "output array").
+    pub fn check_writeable(&self, what: &str) -> PyResult<()> {
+        if self.writeable.load(Ordering::Relaxed) { Ok(()) } else { Err(value_err(format!("{what} is read-only"))) }
+    }
 }
 
 /// One operand of an operation, after conversion from Python.
@@ -267,8 +283,10 @@ impl NdArray {
         Ok(Some((View { base: v.base, start, shape, stride }, element)))
     }
 
-    fn with_view(&self, py: Python<'_>, view: View) -> PyResult<Py<NdArray>> {
-        Py::new(py, NdArray { view, handle: self.handle.clone() })
+    /// Another view of the same base, as writeable as this array.
+    pub fn with_view(&self, py: Python<'_>, view: View) -> PyResult<Py<NdArray>> {
+        let writeable = AtomicBool::new(self.writeable.load(Ordering::Relaxed));
+        Py::new(py, NdArray { view, handle: self.handle.clone(), writeable })
     }
 }
 
@@ -651,6 +669,17 @@ impl NdArray {
         self.view.start
     }
 
+    /// NumPy's WRITEABLE flag.
+    #[getter]
+    fn _writeable(&self) -> bool {
+        self.writeable.load(Ordering::Relaxed)
+    }
+
+    /// Sets NumPy's WRITEABLE flag.
+    fn _set_writeable(&self, on: bool) {
+        self.writeable.store(on, Ordering::Relaxed);
+    }
+
     /// The id of the base the array views (arrays of one base share memory).
     #[getter]
     fn _base_id(&self) -> u64 {
@@ -730,7 +759,8 @@ impl NdArray {
         let py = slf.py();
         match slf.get().basic(key)? {
             Some((v, _)) => {
-                let target = Bound::new(py, NdArray { view: v, handle: slf.get().handle.clone() })?;
+                slf.get().check_writeable("assignment destination")?;
+                let target = Bound::new(py, NdArray::new(v, slf.get().handle.clone()))?;
                 ops::_assign(py, &target, value)
             }
             None => hook(py, "setitem")?.call1((slf, key, value)).map(drop),

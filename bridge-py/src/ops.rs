@@ -56,7 +56,7 @@ pub fn new_array(shape: &[usize], dtype: DType) -> PyResult<(View, Arc<BaseHandl
 
 /// Wraps a fresh view and its base's handle as a Python array.
 pub fn wrap(py: Python<'_>, view: View, handle: Arc<BaseHandle>) -> PyResult<Py<NdArray>> {
-    Py::new(py, NdArray { view, handle })
+    Py::new(py, NdArray::new(view, handle))
 }
 
 /// `v` converted to `dtype` in a new array (an `identity` instruction).
@@ -174,6 +174,9 @@ pub fn record<const N: usize>(
     out_dtype: DType,
     out: Option<&NdArray>,
 ) -> PyResult<Option<(View, Arc<BaseHandle>)>> {
+    if let Some(o) = out {
+        o.check_writeable("output array")?;
+    }
     // NumPy resolves dtypes before it broadcasts, so a bad cast is reported first.
     if let Some(o) = out
         && !same_kind(out_dtype, o.view.dtype())
@@ -406,6 +409,7 @@ fn integer_element(c: Scalar, dt: DType) -> PyResult<Scalar> {
 /// Writes `value` (broadcast, cast unsafely as NumPy's assignment does) into `dst`'s view.
 #[pyfunction]
 pub fn _assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    dst.get().check_writeable("assignment destination")?;
     if value.is_instance_of::<pyo3::types::PyString>() {
         // NumPy parses a string as the element type does: `a[0] = "2.5"`.
         let kind = if dst.get().view.dtype().is_float() { "float" } else { "int" };
@@ -450,7 +454,7 @@ pub fn _assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny
 #[pyfunction]
 fn _full(py: Python<'_>, shape: Vec<usize>, value: &Bound<'_, PyAny>, dtype: &str) -> PyResult<Py<NdArray>> {
     let (v, h) = new_array(&shape, dtype_of(dtype)?)?;
-    let a = Bound::new(py, NdArray { view: v, handle: h })?;
+    let a = Bound::new(py, NdArray::new(v, h))?;
     _assign(py, &a, value)?;
     Ok(a.unbind())
 }
@@ -516,7 +520,7 @@ fn _view(
         return Err(value_err("shape and strides differ in length"));
     }
     let v = View::new(a.view.base, start, &shape, &strides).map_err(|e| value_err(e.to_string()))?;
-    Py::new(py, NdArray { view: v, handle: a.handle.clone() })
+    a.with_view(py, v)
 }
 
 /// `out[i] = a.flat[index[i]]` (positions in `a`'s row-major order).
@@ -542,7 +546,7 @@ fn _scatter(
 ) -> PyResult<()> {
     let (a, index) = (a.get(), index.get());
     let (src, _h) = new_array(&index.view.shape, a.view.dtype())?;
-    let tmp = Bound::new(py, NdArray { view: src.clone(), handle: _h.clone() })?;
+    let tmp = Bound::new(py, NdArray::new(src.clone(), _h.clone()))?;
     _assign(py, &tmp, values)?;
     let instr = Instruction::new(
         Opcode::Scatter,

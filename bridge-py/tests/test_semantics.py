@@ -146,6 +146,9 @@ CASES = {
     "objects with __array__": "class A:\n"
     "    def __array__(self, dtype=None, copy=None):\n        return np.arange(3.0)\n"
     "out = (np.asarray(A()), np.sum(A()), np.arange(3) + A(), np.concatenate([A(), A()]))",
+    "writeable flags": "a = np.arange(6).reshape(2, 3); y = np.arange(3); y.flags.writeable = False\n"
+    "r = (np.broadcast_to(a[0], (2, 3)).flags.writeable, a.diagonal().flags.writeable, y[1:].flags.writeable)\n"
+    "y.setflags(write=True); y[0] = 9; out = (r, y, (y + 1).flags.writeable)",
     # Python ints past int64 with uint64 arrays.
     "uint64 past int64": "u = np.arange(3, dtype=np.uint64); u[0] = 2**64 - 1\n"
     "out = (u + 2**63, u == 2**64 - 1, np.full(2, 2**63, dtype=np.uint64), np.maximum(u, 2**63))",
@@ -229,6 +232,11 @@ ERRORS = {
     "empty truth": ("bool(np.array([]))", ValueError),
     "ragged parts": ("np.array([np.arange(2), np.arange(3)])", ValueError),
     "copy refused": ("np.array([np.arange(3.0)], copy=False)", ValueError),
+    "write into a broadcast view": ("b = np.broadcast_to(np.arange(3), (2, 3)); b[0, 0] = 1", ValueError),
+    "write into a diagonal": ("np.arange(9).reshape(3, 3).diagonal()[0] = 1", ValueError),
+    "write into a read-only array": ("y = np.arange(3); y.flags.writeable = False; y[y > 0] = 5", ValueError),
+    "output read-only": ("y = np.arange(3); y.setflags(write=False); np.multiply(y, 2, out=y)", ValueError),
+    "in place read-only": ("y = np.arange(3); y.flags['WRITEABLE'] = False; y += 1", ValueError),
     "copy refused for a cast": ("np.asarray(np.arange(3.0), dtype=np.float32, copy=False)", ValueError),
     "array API version": ("np.arange(3).__array_namespace__(api_version='1999.01')", ValueError),
     "string shape": ("np.arange(3).reshape((2, 'a'))", TypeError),

@@ -1099,7 +1099,7 @@ def broadcast_shapes(*shapes):
 
 
 def broadcast_to(a, shape, subok=False):
-    """A read-only-by-convention view of ``a`` stretched to ``shape``."""
+    """A read-only view of ``a`` stretched to ``shape``."""
     a = asarray(a)
     shape = tuple(_shape(shape))
     full_shape = _np.broadcast_shapes(a.shape, shape)
@@ -1107,7 +1107,9 @@ def broadcast_to(a, shape, subok=False):
         raise ValueError(f"cannot broadcast a non-scalar to a scalar array {a.shape} -> {shape}")
     lead = len(shape) - a.ndim
     strides = [0] * lead + [0 if (n == 1 and m != 1) else s for n, m, s in zip(a.shape, shape[lead:], a._strides)]
-    return _vmnp._view(a, a._start, list(shape), strides)
+    r = _vmnp._view(a, a._start, list(shape), strides)
+    r._set_writeable(False)  # as NumPy's: its elements repeat
+    return r
 
 
 def broadcast_arrays(*args):

@@ -516,7 +516,9 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     s0, s1 = a._strides
     k = _b.max(0, _b.min(n, m - offset) if offset >= 0 else _b.min(n + offset, m))
     start = a._start + (offset * s1 if offset >= 0 else -offset * s0)
-    return _vmnp._view(a, start if k else a._start, [k], [s0 + s1])
+    d = _vmnp._view(a, start if k else a._start, [k], [s0 + s1])
+    d._set_writeable(False)  # NumPy's diagonal is a read-only view
+    return d
 
 
 def diag(v, k=0):

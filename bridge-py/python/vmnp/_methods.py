@@ -324,14 +324,15 @@ class _Flags:
     _NAMES.update(CA="CARRAY", FA="FARRAY")
 
     def __init__(self, a):
+        object.__setattr__(self, "_array", a)
         shape, strides = tuple(a.shape), tuple(a._strides)
         c = _row_major_dense(shape, strides)
         f = _row_major_dense(shape[::-1], strides[::-1])
-        self._values = {
+        values = {
             "C_CONTIGUOUS": c,
             "F_CONTIGUOUS": f,
             "OWNDATA": c and a._start == 0,
-            "WRITEABLE": True,
+            "WRITEABLE": a._writeable,
             "ALIGNED": True,
             "WRITEBACKIFCOPY": False,
             "FNC": f and not c,
@@ -340,6 +341,17 @@ class _Flags:
             "CARRAY": c,
             "FARRAY": f and not c,
         }
+        object.__setattr__(self, "_values", values)
+
+    def __setitem__(self, key, value):
+        name = self._NAMES.get(key.upper(), key.upper())
+        if name != "WRITEABLE":
+            raise ValueError(f"vmnp arrays can only set the WRITEABLE flag, not {key}")
+        self._array._set_writeable(_b.bool(value))
+        self._values["WRITEABLE"] = _b.bool(value)
+
+    def __setattr__(self, name, value):
+        self[name] = value
 
     def __getitem__(self, key):
         name = self._NAMES.get(key.upper(), key.upper())
@@ -412,6 +424,13 @@ def getattr_(a, name):
         return lambda *args, **kwargs: view(a, *args, **kwargs)
     if name == "flags":
         return _Flags(a)
+    if name == "setflags":
+
+        def setflags(write=None, align=None, uic=None):
+            if write is not None:
+                a._set_writeable(_b.bool(write))
+
+        return setflags
     if name == "base":
         return None  # vmnp does not track which array a view was taken from
     if name == "flat":
