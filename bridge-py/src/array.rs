@@ -680,6 +680,12 @@ impl NdArray {
         self.writeable.store(on, Ordering::Relaxed);
     }
 
+    /// The number of elements of the base the array views.
+    #[getter]
+    fn _base_nelem(&self) -> u64 {
+        self.view.base.nelem
+    }
+
     /// The id of the base the array views (arrays of one base share memory).
     #[getter]
     fn _base_id(&self) -> u64 {

@@ -149,6 +149,10 @@ CASES = {
     "writeable flags": "a = np.arange(6).reshape(2, 3); y = np.arange(3); y.flags.writeable = False\n"
     "r = (np.broadcast_to(a[0], (2, 3)).flags.writeable, a.diagonal().flags.writeable, y[1:].flags.writeable)\n"
     "y.setflags(write=True); y[0] = 9; out = (r, y, (y + 1).flags.writeable)",
+    "diagonal writers": "a = np.zeros((3, 3)); np.fill_diagonal(a, 2.0)\n"
+    "out = (np.diag(np.arange(3.0)), np.diag(np.arange(2.0), 1), a, np.trace(a))",
+    "base of views": "a = np.arange(12.0)\n"
+    "out = (a.base is None, a[2:].base is not None, a.reshape(3, 4)[::2].base is not None, a.copy().base is None)",
     # Python ints past int64 with uint64 arrays.
     "uint64 past int64": "u = np.arange(3, dtype=np.uint64); u[0] = 2**64 - 1\n"
     "out = (u + 2**63, u == 2**64 - 1, np.full(2, 2**63, dtype=np.uint64), np.maximum(u, 2**63))",

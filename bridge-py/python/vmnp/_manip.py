@@ -506,7 +506,16 @@ def roll(a, shift, axis=None):
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
-    """The diagonal of the 2-D array ``a`` (a view)."""
+    """The diagonal of the 2-D array ``a`` (a read-only view, as NumPy's)."""
+    d = _diagonal_view(a, offset, axis1, axis2)
+    if isinstance(d, ndarray):
+        d._set_writeable(False)
+    return d
+
+
+def _diagonal_view(a, offset=0, axis1=0, axis2=1):
+    """The diagonal of the 2-D array ``a``: a view as writeable as ``a`` (for ``diag`` and
+    ``fill_diagonal`` to write through)."""
     a = asarray(a)
     if a.ndim != 2 or {axis1, axis2} != {0, 1}:
         from . import _fallback
@@ -516,9 +525,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     s0, s1 = a._strides
     k = _b.max(0, _b.min(n, m - offset) if offset >= 0 else _b.min(n + offset, m))
     start = a._start + (offset * s1 if offset >= 0 else -offset * s0)
-    d = _vmnp._view(a, start if k else a._start, [k], [s0 + s1])
-    d._set_writeable(False)  # NumPy's diagonal is a read-only view
-    return d
+    return _vmnp._view(a, start if k else a._start, [k], [s0 + s1])
 
 
 def diag(v, k=0):
@@ -530,7 +537,7 @@ def diag(v, k=0):
     from . import zeros
 
     r = zeros((n, n), v.dtype)
-    diagonal(r, k)[...] = v
+    _diagonal_view(r, k)[...] = v
     return r
 
 

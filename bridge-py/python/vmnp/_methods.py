@@ -432,7 +432,11 @@ def getattr_(a, name):
 
         return setflags
     if name == "base":
-        return None  # vmnp does not track which array a view was taken from
+        # An array that is all of its base owns its data; another view gets an array of the
+        # whole base (vmnp does not keep the array a view was taken from).
+        if a._contiguous and a._start == 0 and a.size == a._base_nelem:
+            return None
+        return _vmnp._view(a, 0, [a._base_nelem], [1])
     if name == "flat":
         return _Flat(a)
     if name == "real":
