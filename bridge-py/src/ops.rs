@@ -3,10 +3,10 @@
 
 use crate::array::{Arg, NdArray, arg, broadcast_shapes, broadcast_view, shape_text};
 use crate::dtypes::{Weak, float_of, promote, promote_weak};
-use crate::session::{BaseHandle, value_err, vm};
+use crate::session::{BaseHandle, hook, value_err, vm};
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyModule, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyModule, PyTuple};
 use std::sync::Arc;
 use vm_ir::view::row_major_strides;
 use vm_ir::{DType, Instruction, Opcode, Operand, Scalar, View};
@@ -409,12 +409,26 @@ fn integer_element(c: Scalar, dt: DType) -> PyResult<Scalar> {
 /// Writes `value` (broadcast, cast unsafely as NumPy's assignment does) into `dst`'s view.
 #[pyfunction]
 pub fn _assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    assign(py, dst, value, true)
+}
+
+/// [`_assign`]; `checked`: a float scalar stored into integers must convert exactly as a Python
+/// int (NumPy's assignment), else it is cast as NumPy's `full` and `copyto` cast it.
+fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, checked: bool) -> PyResult<()> {
     dst.get().check_writeable("assignment destination")?;
     if value.is_instance_of::<pyo3::types::PyString>() {
         // NumPy parses a string as the element type does: `a[0] = "2.5"`.
         let kind = if dst.get().view.dtype().is_float() { "float" } else { "int" };
         let parsed = py.import("builtins")?.getattr(kind)?.call1((value,))?;
-        return _assign(py, dst, &parsed);
+        return assign(py, dst, &parsed, checked);
+    }
+    let dt = dst.get().view.dtype();
+    if dt.is_integer() && (value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>()) {
+        // Python numbers go in as NumPy converts them: ints must fit, floats truncate.
+        let converted = hook(py, "convert_as")?.call1((value, np_name(dt)))?;
+        if !converted.is_none() {
+            return assign(py, dst, &converted, checked);
+        }
     }
     let (a, _k) = arg(value)?.ok_or_else(|| PyTypeError::new_err("cannot assign this value to a vmnp array"))?;
     let d = dst.get();
@@ -433,17 +447,18 @@ pub fn _assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny
             shape_text(&d.view.shape)
         )));
     }
-    let dt = d.view.dtype();
     let src = match a {
         Arg::Arr(v) => Operand::View(broadcast_view(&v, &d.view.shape)),
-        Arg::Strong(c) if dt.is_integer() => Operand::Const(integer_element(c, dt)?),
+        Arg::Strong(c) if dt.is_integer() && (checked || !c.dtype().is_float()) => {
+            Operand::Const(integer_element(c, dt)?)
+        }
         Arg::Strong(c) => Operand::Const(c.cast(dt)),
         Arg::Weak(w) => Operand::Const(match w {
             Weak::Int(_) if dt.is_integer() => w.to_scalar(dt).ok_or_else(|| {
                 PyOverflowError::new_err(format!("Python integer {} out of bounds for {}", value, np_name(dt)))
             })?,
             Weak::Int(i) => Scalar::I64(i).cast(dt),
-            Weak::Float(f) if dt.is_integer() => integer_element(Scalar::F64(f), dt)?,
+            Weak::Float(f) if dt.is_integer() && checked => integer_element(Scalar::F64(f), dt)?,
             _ => w.to_scalar(dt).expect("bools and floats always convert"),
         }),
     };
@@ -455,7 +470,7 @@ pub fn _assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny
 fn _full(py: Python<'_>, shape: Vec<usize>, value: &Bound<'_, PyAny>, dtype: &str) -> PyResult<Py<NdArray>> {
     let (v, h) = new_array(&shape, dtype_of(dtype)?)?;
     let a = Bound::new(py, NdArray::new(v, h))?;
-    _assign(py, &a, value)?;
+    assign(py, &a, value, false)?;
     Ok(a.unbind())
 }
 
@@ -499,9 +514,8 @@ fn _from_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>, dtype: &str, shape: Ve
         return Err(value_err(format!("{} bytes do not make a {} array of {dtype}", bytes.len(), shape_text(&shape))));
     }
     if !bytes.is_empty() {
-        let bytes = bytes.to_vec();
         let id = v.base.id;
-        vm()?.run(py, move |rt| rt.write(id, 0, &bytes))?;
+        vm()?.run(py, move |rt| rt.write(id, 0, bytes))?;
     }
     wrap(py, v, h)
 }
@@ -681,7 +695,15 @@ fn _reduce(
         let (c, h) = cast_view(py, &v, out_dtype)?;
         return finish_keepdims(py, c, h, &ax, a.view.ndim(), keepdims);
     }
-    for &i in ax.iter().rev() {
+    // All of a row-major array: one reduction of its flat view, in NumPy's order (reducing
+    // axis by axis would combine in another order: a zero before an overflowing product stays
+    // a zero in NumPy's).
+    let mut reduced = ax.clone();
+    if ax.len() == v.ndim() && v.ndim() > 1 && v.is_contiguous() {
+        v = View::contiguous(v.base, v.start, &[v.nelem()]).map_err(|e| value_err(e.to_string()))?;
+        reduced = vec![0];
+    }
+    for &i in reduced.iter().rev() {
         let mut shape = v.shape.clone();
         shape.remove(i);
         let (o, h) = new_array(&shape, out_dtype)?;

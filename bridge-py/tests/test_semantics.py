@@ -153,6 +153,26 @@ CASES = {
     "out = (np.diag(np.arange(3.0)), np.diag(np.arange(2.0), 1), a, np.trace(a))",
     "base of views": "a = np.arange(12.0)\n"
     "out = (a.base is None, a[2:].base is not None, a.reshape(3, 4)[::2].base is not None, a.copy().base is None)",
+    "where with initial": "x = np.arange(6.0).reshape(2, 3)\n"
+    "m = np.array([[True, False, False], [False, True, True]])\n"
+    "out = (x.sum(where=m, initial=5), x.sum(axis=1, where=m, initial=5), np.sum(x, where=x > 100, initial=1), "
+    "np.nansum(np.array([1.0, np.nan, np.nan, 2.0]), initial=10), "
+    "np.nanprod(np.array([1.0, np.nan, 2.0]), initial=3), "
+    "np.array([[True, False], [False, False]]).max(where=np.array([[True, True], [False, True]]), initial=0, axis=1))",
+    "float32 means with where": "f = np.array([[1.5, -2.25, 3.0], [4.0, 1.0, 0.5]], dtype=np.float32)\n"
+    "m = np.array([[True, False, True], [True, True, False]])\n"
+    "out = (f.mean(where=m), f.var(where=m), f.std(where=m, axis=1), f.mean(where=True))",
+    "integer mean dtype": "out = (np.mean(np.array([1, 2, 4], dtype=np.int32), dtype=np.int32), "
+    "np.arange(5, dtype=np.int8).mean(dtype=np.int8))",
+    "byte orders": "import numpy\nbig = numpy.array([1, 2], dtype='>i4')\n"
+    "out = (np.array([1, 2], dtype='>i4').tolist(), np.asarray(big).sum(), (np.asarray(big) * 2).tolist(), "
+    "(np.asarray([1, 2], dtype='>i2') + 1).tolist(), np.array([1.5, 2], dtype='>f8').tolist())",
+    "fancy stores": "u = np.zeros(10); u[np.array([1, 3, 3])] = np.array([1.0, 2.0, 3.0]); u[[0, -1]] = 7\n"
+    "idx = np.arange(0, 10, 4); u[idx] += 1; out = u",
+    "prod of a zero before an overflow": "a = np.full((2, 5, 5), 35.0, np.float32); a[0, 0, 0] = 0\n"
+    "out = (a.prod(), a.sum())",
+    "ufunc casting": "a = np.arange(4.0); o = np.zeros(4, np.int32)\n"
+    "out = (np.add(a, a, out=o, casting='unsafe'), np.full(3, np.nan, dtype=np.float32))",
     # Python ints past int64 with uint64 arrays.
     "uint64 past int64": "u = np.arange(3, dtype=np.uint64); u[0] = 2**64 - 1\n"
     "out = (u + 2**63, u == 2**64 - 1, np.full(2, 2**63, dtype=np.uint64), np.maximum(u, 2**63))",
@@ -241,6 +261,15 @@ ERRORS = {
     "write into a read-only array": ("y = np.arange(3); y.flags.writeable = False; y[y > 0] = 5", ValueError),
     "output read-only": ("y = np.arange(3); y.setflags(write=False); np.multiply(y, 2, out=y)", ValueError),
     "in place read-only": ("y = np.arange(3); y.flags['WRITEABLE'] = False; y += 1", ValueError),
+    "masked NaN into int": ("u = np.zeros(4, np.int16); u[u == 0] = np.nan", ValueError),
+    "masked inf into int": ("u = np.zeros(4, np.int16); u[u == 0] = np.inf", OverflowError),
+    "masked out of range": ("i = np.zeros(4, np.int32); i[i == 0] = 1e20", OverflowError),
+    "fancy list out of range": ("a = np.zeros(4, np.uint8); a[[2, 3]] = [300, 1]", OverflowError),
+    "slice list out of range": ("a = np.zeros(4, np.uint8); a[1:3] = [300, 1]", OverflowError),
+    "fancy index out of range": ("a = np.zeros(4); a[np.array([1, 4])] = 1", IndexError),
+    "astype casting": ("np.arange(3.0).astype(np.int32, casting='safe')", TypeError),
+    "ufunc safe output": ("np.add(np.arange(3.0), 1, out=np.zeros(3, np.float32), casting='safe')", TypeError),
+    "ufunc dtype input": ("np.add(np.arange(3.0), 1, dtype=np.int32)", TypeError),
     "copy refused for a cast": ("np.asarray(np.arange(3.0), dtype=np.float32, copy=False)", ValueError),
     "array API version": ("np.arange(3).__array_namespace__(api_version='1999.01')", ValueError),
     "string shape": ("np.arange(3).reshape((2, 'a'))", TypeError),

@@ -140,6 +140,8 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
         r = stack(parts)
         return r if dtype is None or _dt(dtype) == r.dtype.name else _vmnp._cast(r, _dt(dtype))
     n = _np.asarray(a, dtype=dtype)
+    if not n.dtype.isnative:
+        n = n.astype(n.dtype.newbyteorder("="))
     if n.dtype.name not in _SUPPORTED:
         if n.dtype.kind == "f" and n.dtype.itemsize < 4:
             n = n.astype(_np.float32)
@@ -289,7 +291,8 @@ _warned = set()
 
 
 # Fallbacks that write into an argument (0-d ones included, so those stay arrays for them).
-_WRITES_ARGUMENTS = {"copyto", "put", "place", "putmask", "fill_diagonal", "ndarray.fill", "ndarray.itemset"}
+_WRITES_ARGUMENTS = {"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis", "nan_to_num"}
+_WRITES_ARGUMENTS |= {"random.shuffle", "Generator.shuffle", "ndarray.fill", "ndarray.itemset"}
 
 
 def _fallback(name, func, args, kwargs):
@@ -301,14 +304,18 @@ def _fallback(name, func, args, kwargs):
         _warnings.warn(f"vmnp: {name} falls back to NumPy", FallbackWarning, stacklevel=3)
 
     # Each vmnp array becomes one NumPy copy (the same copy wherever it appears, so that
-    # aliasing holds); copies NumPy wrote into (`out=`, `copyto`, `put`, ...) are written back.
+    # aliasing holds). Functions that write into arguments (`out=`, `copyto`, `put`, ...) get
+    # writable copies, written back when NumPy changed them; for any other function the copies
+    # are read-only, so that a write NumPy attempts is an error, never a silent loss.
     copies = {}
 
     def down(x):
         if isinstance(x, ndarray):
             if id(x) not in copies:
-                n = _to_numpy(x).copy()
-                copies[id(x)] = (x, n, n.copy())
+                n = _to_numpy(x)  # a private copy of the synced data
+                if not writes:
+                    n.flags.writeable = False
+                copies[id(x)] = (x, n, n.copy() if writes else None)
             n = copies[id(x)][1]
             # A 0-d vmnp array stands for a NumPy scalar (NumPy's functions format and compare
             # scalars and 0-d arrays differently); writes need the array.
@@ -318,12 +325,12 @@ def _fallback(name, func, args, kwargs):
         return x
 
     out = kwargs.get("out")
-    writes = out is not None or name in _WRITES_ARGUMENTS
+    writes = out is not None or name in _WRITES_ARGUMENTS or name.endswith(".at")
     args = [down(a) for a in args]
     kwargs = {k: down(v) for k, v in kwargs.items()}
     r = func(*args, **kwargs)
     for x, n, before in copies.values():
-        if n.tobytes() != before.tobytes():
+        if before is not None and n.tobytes() != before.tobytes():
             x[...] = asarray(n)
     if out is not None:
         return out[0] if isinstance(out, tuple) and len(out) == 1 else out
@@ -441,7 +448,23 @@ class ufunc:
             _vmnp._assign(out, _vmnp._where(asarray(where, "bool"), r, out))
             return out
         if dtype is not None:
+            for k, x in enumerate(inputs):
+                if isinstance(x, ndarray) and not _np.can_cast(x.dtype, dtype, casting):
+                    raise TypeError(
+                        f"Cannot cast ufunc '{self.__name__}' input {k} from {x.dtype!r} to {_np.dtype(dtype)!r} "
+                        f"with casting rule {casting!r}"
+                    )
             inputs = tuple(asarray(x, dtype) for x in inputs)
+        if out is not None and casting != "same_kind":
+            # Another casting rule for the output: compute, check the rule, store.
+            r = self(*inputs)
+            if isinstance(r, ndarray) and not _np.can_cast(r.dtype, out.dtype, casting):
+                raise TypeError(
+                    f"Cannot cast ufunc '{self.__name__}' output from {r.dtype!r} to {out.dtype!r} "
+                    f"with casting rule {casting!r}"
+                )
+            out[...] = r
+            return out
         r = _vmnp._ufunc(self._op, inputs, out)
         if r is None and self.__name__ in ("equal", "not_equal"):
             # Against None or text NumPy compares element by element: nothing is equal.
@@ -661,21 +684,26 @@ def _red(name, a, axis, dtype, out, keepdims, initial=None, where=True):
     """Reduction ``name`` of ``a``; ``where`` excludes elements (they count as the reduction's
     identity, or as ``initial``), ``initial`` joins every reduced group."""
     a = asarray(a)
+    # Excluded elements count as the reduction's identity (min and max have none: `initial`
+    # stands in for it, which is the same as joining it once).
+    joins_initial = initial is not None
     if where is not True:
-        fill = initial if initial is not None else _IDENTITY.get(name)
+        fill = _IDENTITY.get(name)
+        if fill is None:
+            fill, joins_initial = initial, False
         if fill is None:
             np_name = _NP_REDUCTION.get(name, name)
             raise ValueError(
                 f"reduction operation '{np_name}' does not have an identity, so to use a where mask one "
                 "has to specify 'initial'"
             )
-        a = _vmnp._where(broadcast_to(asarray(where), a.shape), a, fill)  # noqa: F821
+        a = _vmnp._where(broadcast_to(asarray(where), a.shape), a, asarray(fill, a.dtype.name))  # noqa: F821
     if initial is not None and a.size == 0:
         shape = _reduced_shape(a.shape, axis, keepdims)
         r = full(shape, initial, dtype=_dt(dtype) or a.dtype.name)  # noqa: F821
         return _store(r, out)
     r = _vmnp._reduce(name, a, axis, _b.bool(keepdims), _dt(dtype))
-    if initial is not None and where is True:
+    if joins_initial:
         combine = {"sum": add, "add": add, "prod": multiply, "multiply": multiply}  # noqa: F821
         combine.update(min=minimum, minimum=minimum, max=maximum, maximum=maximum)  # noqa: F821
         if name not in combine:
@@ -825,11 +853,22 @@ def _float_dtype(a, dtype):
     return float64 if dtype is None and a.dtype.kind in "biu" else dtype  # noqa: F821
 
 
+def _per_count(s, n):
+    """``s / n`` in ``s``'s float dtype (``n`` a count, or an int64 array of counts)."""
+    if isinstance(n, ndarray):
+        n = n.astype(s.dtype.name if s.dtype.kind == "f" else "float64")
+    return s / n
+
+
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
-    """Arithmetic mean over the given axes (integers average in float64)."""
+    """Arithmetic mean over the given axes (integers average in float64; an integer ``dtype``
+    truncates the mean, as NumPy's)."""
     a = asarray(a)
     s = _red("sum", a, axis, _float_dtype(a, dtype), None, keepdims, None, where)
-    return _store(s / _count(a, axis, keepdims, where), out)
+    r = _per_count(s, _count(a, axis, keepdims, where))
+    if dtype is not None and _dt(dtype) != r.dtype.name:
+        r = r.astype(_dt(dtype))
+    return _store(r, out)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):
@@ -839,13 +878,13 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
         ddof = correction
     dtype = _float_dtype(a, dtype)
     if mean is None:
-        m = _red("sum", a, axis, dtype, None, True, None, where) / _count(a, axis, True, where)
+        m = _per_count(_red("sum", a, axis, dtype, None, True, None, where), _count(a, axis, True, where))
     else:
         m = asarray(mean)
     d = a - m
     s = _red("sum", d * d, axis, dtype, None, keepdims, None, where)
     n = _count(a, axis, keepdims, where)
-    return _store(s / (maximum(n - ddof, 0) if isinstance(n, ndarray) else _b.max(n - ddof, 0)), out)  # noqa: F821
+    return _store(_per_count(s, maximum(n - ddof, 0) if isinstance(n, ndarray) else _b.max(n - ddof, 0)), out)  # noqa: F821
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None, correction=None):

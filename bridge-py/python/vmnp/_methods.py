@@ -25,35 +25,79 @@ def _is_mask(key, a):
     return isinstance(key, (_v.ndarray, _np.ndarray)) and key.dtype == _np.bool_ and key.shape == a.shape
 
 
+def _flat_index(a, key):
+    """``key`` as a checked 1-D index of positions into the 1-D array ``a`` (negative ones
+    wrapped), when it is an integer array or list; None for any other key. Indexes out of range
+    are NumPy's IndexError: checked on the host for a list, with one flush for a vmnp array."""
+    if not (isinstance(key, (_v.ndarray, list)) and a.ndim == 1):
+        return None
+    n = a.shape[0]
+    if isinstance(key, list):
+        host = _np.asarray(key)
+        if host.dtype.kind not in "iu" or host.ndim != 1:
+            return None
+        bad = host[(host < -n) | (host >= n)]
+        if bad.size:
+            raise IndexError(f"index {bad[0]} is out of bounds for axis 0 with size {n}")
+        return _v.asarray(_np.where(host < 0, host + n, host))
+    idx = key
+    if idx.dtype.kind not in "iu":
+        return None
+    if idx.size:
+        out_of_range = (idx >= n) if idx.dtype.kind == "u" else (idx < -n) | (idx >= n)
+        if bool(out_of_range.any()):
+            bad = _v._to_numpy(idx)
+            bad = bad[(bad < -n) | (bad >= n)][0]
+            raise IndexError(f"index {bad} is out of bounds for axis 0 with size {n}")
+    return _v.where(idx < 0, idx + n, idx) if idx.dtype.kind == "i" else idx
+
+
 def getitem(a, key):
-    """Advanced indexing: a 1-D integer array on a 1-D array gathers on the VM; masks and other
-    fancy indexes have result-dependent shapes and run on the synced data."""
-    if isinstance(key, (_v.ndarray, list)) and a.ndim == 1:
-        idx = _v.asarray(key)
-        if idx.dtype.kind in "iu":
-            n = a.shape[0]
-            if idx.size and (idx.dtype.kind == "i" and bool((idx < -n).any()) or bool((idx >= n).any())):
-                bad = _v._to_numpy(idx)
-                bad = bad[(bad < -n) | (bad >= n)][0]
-                raise IndexError(f"index {bad} is out of bounds for axis 0 with size {n}")
-            if idx.dtype.kind == "i":
-                idx = _v.where(idx < 0, idx + n, idx)
-            return _vmnp._gather(a, idx)
+    """Advanced indexing: an integer array or list on a 1-D array gathers on the VM; masks and
+    other fancy indexes have result-dependent shapes and run on the synced data."""
+    idx = _flat_index(a, key)
+    if idx is not None:
+        return _vmnp._gather(a, idx)
     r = _v._to_numpy(a)[_np_key(key)]
     return _v.asarray(r)
 
 
+def _checked_scalar(a, value):
+    """``value``, a scalar about to be stored into ``a``, as a 0-d array of ``a``'s dtype: the
+    conversion raises NumPy's errors (NaN or out-of-range into integers)."""
+    t = _v.empty((), a.dtype)
+    t[()] = value
+    return t
+
+
 def setitem(a, key, value):
-    """Advanced assignment: a same-shape mask with a broadcastable value is a lazy ``where``;
-    anything else runs on the synced data and is written back."""
+    """Advanced assignment: an integer array or list on a 1-D array scatters on the VM (the
+    last of repeated indexes wins); a same-shape mask with a broadcastable value is a lazy
+    ``where``; anything else runs on the synced data and is written back."""
+    if not a.flags.writeable:
+        raise ValueError("assignment destination is read-only")
+    idx = _flat_index(a, key)
+    if idx is not None:
+        _vmnp._scatter(a, idx, value)
+        return
     if _is_mask(key, a):
         v = value if isinstance(value, (int, float, bool, _v.ndarray)) else _v.asarray(value)
-        if not isinstance(v, _v.ndarray) or v.ndim == 0:
+        if not isinstance(v, _v.ndarray):
+            v = _checked_scalar(a, v)
+        if v.ndim == 0:
             _vmnp._assign(a, _v.where(key, v, a))
             return
     n = _v._to_numpy(a).copy()
     n[_np_key(key)] = value.__array__() if isinstance(value, _v.ndarray) else value
     _vmnp._assign(a, _v.asarray(n))
+
+
+def convert_as(obj, dtype):
+    """A list or tuple of Python numbers about to be stored into an array of ``dtype``,
+    converted as NumPy converts it (Python ints must fit); None when it holds vmnp arrays."""
+    if _b.any(isinstance(x, _v.ndarray) for x in _v._flat(obj)):
+        return None
+    return _v.asarray(_np.asarray(obj, dtype=dtype))
 
 
 def convert(obj):
@@ -225,6 +269,10 @@ def to_device(a, device, stream=None):
 
 
 def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    if casting != "unsafe" and not _np.can_cast(a.dtype, dtype, casting):
+        raise TypeError(
+            f"Cannot cast array data from {a.dtype!r} to {_np.dtype(dtype)!r} according to the rule {casting!r}"
+        )
     if not copy and _np.dtype(dtype) == a.dtype:
         return a
     return _vmnp._cast(a, _v._dt(dtype))
@@ -470,6 +518,7 @@ def hooks():
     g = globals()
     h["getattr"] = getattr_
     h["full_like"] = lambda a, value, dtype: _v.full_like(a, value, dtype=dtype)
+    h["convert_as"] = convert_as
     for name in [
         "getitem", "setitem", "convert", "__repr__", "__str__", "__format__", "item", "tolist", "__array__",
         "__bool__", "__float__", "__int__", "__index__", "__iter__", "__contains__", "__matmul__", "__rmatmul__",

@@ -283,7 +283,7 @@ impl Component for CpuEngine {
         let mut work = Rewritten::new(batch);
         work.apply(|b| self.lazy.prepare(b));
         work.apply(rewrite::split_flat_reductions);
-        work.apply(rewrite::widen_float32_sums);
+        work.apply(rewrite::widen_float32_reductions);
         work.apply(rewrite::fold_subview_fills);
         work.apply(|b| self.copybacks.rewrite(b, mem));
         work.replace(rewrite::exact_reciprocals);
