@@ -14,7 +14,9 @@
 //! temporary and *deferred*: it gets no memory. When a later batch refers to a deferred base
 //! first by anything but FREE or DISCARD (a read, a partial write, a SYNC), the recipe is replayed
 //! at the start of that batch (intermediate versions are freed in it, so they contract), and that
-//! base is never deferred again. FREE and DISCARD (the host wrote all of it) simply drop it.
+//! base is never deferred again; nor is what that batch computes from it (else `v = v * c` in a
+//! loop would replay, batch after batch, a recipe one step longer). FREE and DISCARD (the host
+//! wrote all of it) simply drop it.
 //! Host memory of a base is only guaranteed current after a SYNC, as for device engines.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -53,6 +55,9 @@ pub struct Lazy {
     deferred: HashMap<BaseId, Base>,
     /// Bases replayed once: materialised from then on.
     replayed: HashSet<BaseId>,
+    /// Bases replayed at the start of the current batch: what the batch computes from them is
+    /// not pure (`v = v * c` in a loop would else replay a recipe one step longer each batch).
+    replayed_now: HashSet<BaseId>,
     next: u64,
     /// Bases deferred so far.
     pub deferred_count: u64,
@@ -93,6 +98,7 @@ impl Lazy {
     /// The batch with the recipes of the deferred bases it refers to prepended, and for each of
     /// its instructions the position in `batch` it stands for; `None` when nothing is replayed.
     pub fn prepare(&mut self, batch: &[Instruction]) -> Option<(Vec<Instruction>, Vec<usize>)> {
+        self.replayed_now.clear();
         if self.deferred.is_empty() {
             return None;
         }
@@ -131,6 +137,7 @@ impl Lazy {
             flatten(node, &mut seen, &mut nodes);
             at_of.extend(std::iter::repeat_n(at, nodes.len() - before));
             self.replayed.insert(id);
+            self.replayed_now.insert(id);
             self.replayed_count += 1;
         }
         // Sources first (ranges, random draws, fills: no inputs, so they may move up): a
@@ -182,6 +189,9 @@ impl Lazy {
         let mut inputs: SmallVec<[Arc<Node>; 2]> = SmallVec::new();
         let mut len = 1;
         for v in instr.inputs().iter().filter_map(Operand::as_view) {
+            if self.replayed_now.contains(&v.base.id) {
+                return None;
+            }
             let n = self.recipes.get(&v.base.id)?;
             len += n.len;
             inputs.push(n.clone());

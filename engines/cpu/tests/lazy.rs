@@ -176,3 +176,25 @@ fn deferred_bases_sharing_a_recipe_replay_together() {
         assert!(p.deferred >= 2 && p.replayed >= 2, "{p:?}");
     }
 }
+
+#[test]
+fn a_pure_array_updated_in_a_loop_is_replayed_once() {
+    // v = random; then, batch after batch, v = v * c and a synced sum of it. The first batch
+    // defers the product; the second replays it and materialises what it computes from it, so
+    // no batch replays a recipe that grew by one step per batch.
+    let n = 1000;
+    let f = |id| base(id, DType::F64, n);
+    let mut batches = vec![vec![ins(Opcode::Random, [whole(f(1)), Scalar::U64(3).into(), Scalar::U64(0).into()])]];
+    for k in 1..20u64 {
+        let (prev, next, s) = (f(k), f(k + 1), base(1000 + k, DType::F64, 1));
+        batches.push(vec![
+            ins(Opcode::Multiply, [whole(next), whole(prev), Scalar::F64(1.00001).into()]),
+            ins(Opcode::Free, [whole(prev)]),
+            ins(Opcode::AddReduce, [view(s, 0, &[], &[]), whole(next), Scalar::I64(0).into()]),
+            ins(Opcode::Sync, [whole(s)]),
+            ins(Opcode::Free, [whole(s)]),
+        ]);
+    }
+    let p = run(&batches, &[f(20)]);
+    assert!(p.replayed <= 1, "{p:?}");
+}
