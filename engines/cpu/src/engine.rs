@@ -288,7 +288,8 @@ impl Component for CpuEngine {
         work.apply(|b| self.copybacks.rewrite(b, mem));
         work.replace(rewrite::exact_reciprocals);
         let mut steps = self.plans.partition(work.batch(), &opts);
-        work.replace(|b| self.spares.rename(b, mem, &steps));
+        let lazy = &self.lazy;
+        work.replace(|b| self.spares.rename(b, mem, &steps, |id| lazy.replayed_now(id)));
         self.lazy.record(work.batch(), &mut steps, mem);
         let mut result = Ok(());
         for step in steps {

@@ -169,6 +169,11 @@ impl Lazy {
         Some((out, origin))
     }
 
+    /// True when the current batch starts with the replay of base `id`.
+    pub fn replayed_now(&self, id: BaseId) -> bool {
+        self.replayed_now.contains(&id)
+    }
+
     /// Forgets base `id`: its memory holds its values (another rewrite put them there), so it
     /// is neither pure nor deferred any more.
     pub fn forget(&mut self, id: BaseId) {

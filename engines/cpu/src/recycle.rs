@@ -75,8 +75,15 @@ impl Spares {
     /// The batch with recyclable temporaries renamed to spares, or `None` when there are none;
     /// `steps`, the partition of `batch`, stays valid for the renamed batch. Bases that `steps`
     /// contracts are not renamed. Call [`Spares::finish`] after the batch ran (whatever the
-    /// outcome).
-    pub fn rename(&mut self, batch: &[Instruction], mem: &HostMemory, steps: &[Step]) -> Option<Vec<Instruction>> {
+    /// outcome). Bases for which `keep` is true keep their names (the lazy engine follows bases
+    /// it replayed into the batch by name).
+    pub fn rename(
+        &mut self,
+        batch: &[Instruction],
+        mem: &HostMemory,
+        steps: &[Step],
+        keep: impl Fn(BaseId) -> bool,
+    ) -> Option<Vec<Instruction>> {
         let large = |b: &Base| (b.nelem as usize).saturating_mul(b.dtype.size()) >= MIN_BYTES;
         if !batch.iter().any(|i| {
             i.opcode == Opcode::Free && i.operands.first().and_then(Operand::as_view).is_some_and(|v| large(&v.base))
@@ -89,7 +96,7 @@ impl Spares {
         for (i, instr) in batch.iter().enumerate() {
             for (k, v) in instr.operands.iter().enumerate().filter_map(|(k, o)| o.as_view().map(|v| (k, v))) {
                 let b = v.base;
-                if !large(&b) || b.id.0 >= SPARE_BASE - (1 << 20) {
+                if !large(&b) || b.id.0 >= SPARE_BASE - (1 << 20) || keep(b.id) {
                     continue;
                 }
                 let e = lives.entry(b.id).or_insert_with(|| {
