@@ -5,8 +5,7 @@
 //! Order of combination: along the axis, left to right, starting from the first element
 //! (`((x0 op x1) op x2) ...`), as NumPy does for a non-empty reduction without an `initial`
 //! (so the sum of `[-0.0]` is `-0.0`). An empty axis gives the opcode's identity. NumPy sums
-//! floats pairwise, so float sums of NumPy and of this engine may differ in rounding; float32
-//! sums accumulate in float64 (rounded once), so they stay accurate over millions of elements. The
+//! floats pairwise, so float sums of NumPy and of this engine may differ in rounding. The
 //! reductions to a position (`argmin_reduce`, `argmax_reduce`) walk each line from its start
 //! too, keeping the best value so far and its position.
 
@@ -146,13 +145,6 @@ pub fn reduce(instr: &Instruction, reduction: ReduceOp, mem: &mut HostMemory) ->
     let dt = input.dtype();
     prepare(mem, instr)?;
     match op.type_rule() {
-        // A float32 sum accumulates in float64 and rounds once: in float32 it stops growing at
-        // 2^24 ones.
-        TypeRule::Same(_) if reduction == ReduceOp::AddReduce && dt == vm_ir::DType::F32 => {
-            let values = elements::<f32>(mem, input)?.map(f64::from);
-            let r = reduce_axis(values, &input.shape, axis, 0.0, |a, b| a + b, room::<f64>(out, out.nelem())?);
-            write_view(mem, out, r.into_iter().map(|x| x as f32))
-        }
         TypeRule::Same(_) => with_dtype!(dt, T => {
             let f = reduction.combiner().and_then(T::binary).ok_or_else(|| not_defined(op, dt))?;
             let identity = T::reduce_identity(reduction).ok_or_else(|| not_defined(op, dt))?;
