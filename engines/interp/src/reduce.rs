@@ -5,7 +5,10 @@
 //! Order of combination: along the axis, left to right, starting from the first element
 //! (`((x0 op x1) op x2) ...`), as NumPy does for a non-empty reduction without an `initial`
 //! (so the sum of `[-0.0]` is `-0.0`). An empty axis gives the opcode's identity. NumPy sums
-//! floats pairwise, so float sums of NumPy and of this engine may differ in rounding. The
+//! floats pairwise, so float sums of NumPy and of this engine may differ in rounding. Sums stay
+//! in the element dtype, so that a distributed run (the cluster over `interp`) reproduces them
+//! bit for bit; a float32 sum of millions of elements is then far less accurate than NumPy's
+//! (it stops growing at 2^24 ones), where the cpu engine accumulates float32 sums in float64. The
 //! reductions to a position (`argmin_reduce`, `argmax_reduce`) walk each line from its start
 //! too, keeping the best value so far and its position.
 
