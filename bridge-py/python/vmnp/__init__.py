@@ -346,14 +346,20 @@ def __getattr__(name):
     if isinstance(obj, _np.ufunc):
         return _FallbackUfunc(obj)
     if callable(obj) and not isinstance(obj, type):
-
-        def wrapper(*args, **kwargs):
-            return _fallback(name, obj, args, kwargs)
-
-        wrapper.__name__ = name
-        wrapper.__doc__ = obj.__doc__
-        return wrapper
+        return _through_fallback(name, obj)
     return obj
+
+
+def _through_fallback(name, func):
+    """``func``, NumPy's, called through the fallback under ``name`` (a wrapper keeping its
+    name and documentation)."""
+
+    def wrapper(*args, **kwargs):
+        return _fallback(name, func, args, kwargs)
+
+    wrapper.__name__ = getattr(func, "__name__", name)
+    wrapper.__doc__ = func.__doc__
+    return wrapper
 
 
 class _FallbackUfunc:
@@ -373,14 +379,7 @@ class _FallbackUfunc:
 
     def __getattr__(self, name):
         attr = getattr(self._ufunc, name)
-        if not callable(attr):
-            return attr
-
-        def method(*args, **kwargs):
-            return _fallback(f"{self.__name__}.{name}", attr, args, kwargs)
-
-        method.__name__ = name
-        return method
+        return _through_fallback(f"{self.__name__}.{name}", attr) if callable(attr) else attr
 
 
 # ------------------------------------------------------------------------------------- ufuncs
@@ -440,11 +439,7 @@ class ufunc:
             r = self(*inputs, dtype=dtype)
             if out is None:
                 return r
-            if not _np.can_cast(r.dtype, out.dtype, casting):
-                raise TypeError(
-                    f"Cannot cast ufunc '{self.__name__}' output from {r.dtype!r} to {out.dtype!r} "
-                    f"with casting rule {casting!r}"
-                )
+            self._check_output(r, out, casting)
             _vmnp._assign(out, _vmnp._where(asarray(where, "bool"), r, out))
             return out
         if dtype is not None:
@@ -458,11 +453,7 @@ class ufunc:
         if out is not None and casting != "same_kind":
             # Another casting rule for the output: compute, check the rule, store.
             r = self(*inputs)
-            if isinstance(r, ndarray) and not _np.can_cast(r.dtype, out.dtype, casting):
-                raise TypeError(
-                    f"Cannot cast ufunc '{self.__name__}' output from {r.dtype!r} to {out.dtype!r} "
-                    f"with casting rule {casting!r}"
-                )
+            self._check_output(r, out, casting)
             out[...] = r
             return out
         r = _vmnp._ufunc(self._op, inputs, out)
@@ -478,6 +469,14 @@ class ufunc:
                 "safely coerced to any supported types according to the casting rule ''safe''"
             )
         return r
+
+    def _check_output(self, r, out, casting):
+        """NumPy's TypeError unless result ``r`` may be stored into ``out`` under ``casting``."""
+        if isinstance(r, ndarray) and not _np.can_cast(r.dtype, out.dtype, casting):
+            raise TypeError(
+                f"Cannot cast ufunc '{self.__name__}' output from {r.dtype!r} to {out.dtype!r} "
+                f"with casting rule {casting!r}"
+            )
 
     def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, where=True):
         """Reduces ``a`` along ``axis`` (None: all axes) with this ufunc."""
@@ -655,6 +654,9 @@ _IDENTITY = {"sum": 0, "add": 0, "prod": 1, "multiply": 1, "any": False, "logica
 _IDENTITY.update({"all": True, "logical_and": True, "logical_xor": False, "bitwise_or": 0, "bitwise_xor": 0})
 _NP_REDUCTION = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum", "any": "logical_or"}
 _NP_REDUCTION["all"] = "logical_and"
+# The ufunc that joins `initial` to a reduction's result.
+_JOIN = {name: _NP_REDUCTION.get(name, name) for name in ("sum", "add", "prod", "multiply", "min", "minimum")}
+_JOIN.update(max="maximum", maximum="maximum")
 
 
 def _axes(axis, ndim):
@@ -704,11 +706,9 @@ def _red(name, a, axis, dtype, out, keepdims, initial=None, where=True):
         return _store(r, out)
     r = _vmnp._reduce(name, a, axis, _b.bool(keepdims), _dt(dtype))
     if joins_initial:
-        combine = {"sum": add, "add": add, "prod": multiply, "multiply": multiply}  # noqa: F821
-        combine.update(min=minimum, minimum=minimum, max=maximum, maximum=maximum)  # noqa: F821
-        if name not in combine:
+        if name not in _JOIN:
             raise TypeError(f"vmnp cannot reduce with {name} from an initial value")
-        r = combine[name](r, asarray(initial, r.dtype))
+        r = globals()[_JOIN[name]](r, asarray(initial, r.dtype))
     return _store(r, out)
 
 

@@ -436,7 +436,9 @@ def repeat(a, repeats, axis=None):
     """Each element repeated ``repeats`` times (one count, or one per element along ``axis``)."""
     a = asarray(a)
     if _np.ndim(repeats) or isinstance(repeats, ndarray):
-        counts = _np.asarray(repeats.tolist() if isinstance(repeats, ndarray) else repeats)
+        from . import asnumpy
+
+        counts = asnumpy(repeats)
         if counts.size == 1:
             return repeat(a, int(counts.reshape(())), axis)
         if axis is None:

@@ -8,7 +8,7 @@ import math as _math
 import operator as _operator
 import os as _os
 
-from . import _dt, _fallback, _np, _vmnp, cos, floor, log, sin, sqrt  # noqa: F401
+from . import _dt, _fallback, _np, _through_fallback, _vmnp, asnumpy, cos, floor, log, sin, sqrt  # noqa: F401
 from . import _shape as _dims
 
 
@@ -141,7 +141,7 @@ class Generator:
         shape = _shape(size)
         count = 1 if shape is None else _math.prod(shape)
         if p is not None:
-            p = _np.asarray(p.tolist() if hasattr(p, "_host") else p, dtype=float)
+            p = asnumpy(p).astype(float)
             if p.ndim != 1 or p.size != n:
                 raise ValueError("a and p must have same size")
             if (p < 0).any() or not _np.isfinite(p).all():
@@ -175,7 +175,7 @@ class Generator:
 
 
 def _check_scale(scale):
-    if _np.any(_np.asarray(scale.tolist() if hasattr(scale, "_host") else scale) < 0):
+    if _np.any(asnumpy(scale) < 0):
         raise ValueError("scale < 0")
 
 
@@ -265,10 +265,5 @@ def __getattr__(name):
     if obj is None:
         raise AttributeError(f"module 'vmnp.random' has no attribute {name!r}")
     if callable(obj) and not isinstance(obj, type):
-
-        def wrapper(*args, **kwargs):
-            return _fallback(f"random.{name}", obj, args, kwargs)
-
-        wrapper.__name__ = name
-        return wrapper
+        return _through_fallback(f"random.{name}", obj)
     return obj
