@@ -162,6 +162,23 @@ fn _context_token() -> PyResult<usize> {
     Ok(vm()?.token)
 }
 
+/// Shuts the process's VM down (registered to run at interpreter exit): runs what is still
+/// queued, lets the engines report (`VM_PROFILE`) and ends the session on every rank of a
+/// cluster stack. Arrays still alive afterwards refuse to be read; a second call does nothing.
+#[pyfunction]
+fn _shutdown(py: Python<'_>) -> PyResult<()> {
+    let Some(Ok(vm)) = VM.get() else { return Ok(()) };
+    let token = vm.token;
+    py.detach(|| {
+        let ptr = std::ptr::without_provenance_mut(token);
+        match context::lookup(ptr) {
+            Ok(_) => context::shutdown(ptr),
+            Err(_) => Ok(()),
+        }
+    })
+    .map_err(vm_err)
+}
+
 /// Number of live bases of the VM (for memory tests).
 #[pyfunction]
 fn _live_bases() -> PyResult<usize> {
@@ -198,6 +215,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(flush, m)?)?;
     m.add_function(wrap_pyfunction!(_context_token, m)?)?;
     m.add_function(wrap_pyfunction!(_live_bases, m)?)?;
+    m.add_function(wrap_pyfunction!(_shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(_describe, m)?)?;
     Ok(())
 }

@@ -101,3 +101,18 @@ def test_memory_stays_flat_over_10000_heat_steps():
             want[1:-1, 1:-1] + want[:-2, 1:-1] + want[2:, 1:-1] + want[1:-1, 2:] + want[1:-1, :-2]
         )
     np.testing.assert_allclose(np.asarray(grid), want, rtol=1e-12)
+
+
+def test_the_vm_shuts_down_at_exit_and_the_engines_report(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(
+        "import numpy as np\nx = np.arange(1000.0)\nfor i in range(300):\n    x = x * 0.5 + i\nprint(float(x.sum()))\n"
+    )
+    e = dict(os.environ, VM_STACK="cpu", VM_PROFILE="1")
+    p = subprocess.run([sys.executable, "-m", "vmnp", str(prog)], capture_output=True, text=True, env=e)
+    assert p.returncode == 0, p.stderr
+    want = np.arange(1000.0)
+    for i in range(300):
+        want = want * 0.5 + i
+    assert float(p.stdout.split()[0]) == pytest.approx(float(want.sum()), rel=1e-12)
+    assert "vm cpu profile" in p.stderr and "kernels formed" in p.stderr, p.stderr

@@ -8,6 +8,7 @@ namespace on top, and falls back to NumPy (with a :class:`FallbackWarning`) for 
 cannot express. ``python -m vmnp prog.py`` runs an unchanged NumPy program on the VM.
 """
 
+import atexit as _atexit
 import builtins as _b
 import importlib as _importlib
 import math as _math
@@ -1250,6 +1251,8 @@ def __array_namespace_info__():
 
 
 _vmnp._set_hooks(_methods.hooks())
+# Queued work runs and the engines report (VM_PROFILE) before the interpreter goes away.
+_atexit.register(_vmnp._shutdown)
 
 copy_ = copy  # `asarray`'s and `array`'s parameter `copy` hides the function there
 

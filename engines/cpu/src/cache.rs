@@ -19,41 +19,96 @@ pub type KernelFn = unsafe extern "C" fn(args: *const i64, partials: *const i64,
 /// Cache statistics.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CacheStats {
-    /// Kernels compiled.
+    /// Kernels compiled (a structure not seen before).
     pub misses: u64,
+    /// Hot kernels compiled again by the good tier (also counted as hits).
+    pub promoted: u64,
     /// Lookups answered from the cache.
     pub hits: u64,
-    /// Total time spent compiling.
+    /// Total time spent compiling (promotions included).
     pub compile_time: Duration,
 }
 
-/// The JIT module and the compiled kernels.
-pub struct Cache {
+/// How kernels are compiled: the register allocator of each compilation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tiers {
+    /// A kernel is compiled first with Cranelift's single-pass register allocator (several
+    /// times faster to compile, slower code), and again with the backtracking one once it is
+    /// hot (see [`Cache::get`]): a program whose kernels are all different (a long loop cut
+    /// into batches at varying places) pays little to compile, a loop running the same kernel
+    /// again and again gets the good code.
+    Tiered,
+    /// Every kernel with the single-pass allocator only.
+    SinglePass,
+    /// Every kernel with the backtracking allocator only.
+    Backtracking,
+}
+
+impl Tiers {
+    /// The tiers a `regalloc` setting names (`"tiered"`, `"single_pass"`, `"backtracking"`).
+    pub fn named(name: &str) -> Result<Tiers> {
+        match name {
+            "tiered" => Ok(Tiers::Tiered),
+            "single_pass" => Ok(Tiers::SinglePass),
+            "backtracking" => Ok(Tiers::Backtracking),
+            other => Err(Error::Internal(format!(
+                "regalloc = \"{other}\": expected \"tiered\", \"single_pass\" or \"backtracking\""
+            ))),
+        }
+    }
+}
+
+/// Uses after which a kernel compiled by the fast tier is compiled again by the good one.
+pub const PROMOTE_AFTER_USES: u32 = 2;
+
+/// Work (positions times instructions) of one run above which a kernel gets the good tier
+/// at once: the run takes milliseconds, and the good code saves more than compiling it costs.
+pub const PROMOTE_WORK: u64 = 1 << 24;
+
+/// A compiled kernel and how it was compiled.
+#[derive(Clone, Copy)]
+struct Compiled {
+    f: KernelFn,
+    /// Compiled by the good tier (nothing left to promote).
+    good: bool,
+    /// Runs so far.
+    uses: u32,
+}
+
+/// A JIT module with one register allocator.
+struct Jit {
     module: JITModule,
     ctx: cranelift_codegen::Context,
+}
+
+/// The JIT modules and the compiled kernels.
+pub struct Cache {
+    /// Compiles the first tier (single-pass allocation); `None` when every kernel gets `good`.
+    fast: Option<Jit>,
+    /// Compiles the good tier (backtracking allocation); `None` when every kernel gets `fast`.
+    good: Option<Jit>,
     fctx: FunctionBuilderContext,
-    kernels: HashMap<Program, KernelFn>,
+    kernels: HashMap<Program, Compiled>,
     /// Print each compiled kernel to stderr.
     dump: bool,
     /// Statistics since creation.
     pub stats: CacheStats,
 }
 
-// SAFETY: the JIT module owns its code memory and is only used through `&mut Cache`; the
-// function pointers it hands out point into memory that lives as long as the module, and the
-// engine (which owns the cache) never runs kernels after dropping it.
+// SAFETY: the JIT modules own their code memory and are only used through `&mut Cache`; the
+// function pointers they hand out point into memory that lives as long as the modules, and the
+// engine (which owns the cache) never runs kernels after dropping it. A kernel compiled again
+// by the good tier keeps its first code alive too (JIT modules free nothing before they drop).
 unsafe impl Send for Cache {}
 
-impl Cache {
-    /// A fresh JIT for the host CPU at Cranelift optimisation level `opt_level` (`"none"` or
-    /// `"speed"`). `verify` turns on Cranelift's IR verifier; `dump` prints every kernel compiled
-    /// (program, IR, machine code) to stderr.
-    pub fn new(opt_level: &str, verify: bool, dump: bool) -> Result<Cache> {
+impl Jit {
+    fn new(opt_level: &str, regalloc: &str, verify: bool) -> Result<Jit> {
         let mut flags = settings::builder();
         let set = |f: &mut settings::Builder, k: &str, v: &str| {
             f.set(k, v).map_err(|e| Error::Internal(format!("cranelift setting {k}={v}: {e}")).caused_by(e))
         };
         set(&mut flags, "opt_level", opt_level)?;
+        set(&mut flags, "regalloc_algorithm", regalloc)?;
         set(&mut flags, "enable_verifier", if verify { "true" } else { "false" })?;
         set(&mut flags, "use_colocated_libcalls", "false")?;
         set(&mut flags, "is_pic", "false")?;
@@ -63,9 +118,26 @@ impl Cache {
             .map_err(|e| Error::Internal(format!("Cranelift ISA: {e}")).caused_by(e))?;
         let module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
         let ctx = module.make_context();
+        Ok(Jit { module, ctx })
+    }
+}
+
+impl Cache {
+    /// A fresh JIT for the host CPU at Cranelift optimisation level `opt_level` (`"none"` or
+    /// `"speed"`) with register allocation `tiers`. `verify` turns on Cranelift's IR verifier;
+    /// `dump` prints every kernel compiled (program, IR, machine code) to stderr.
+    pub fn new(opt_level: &str, tiers: Tiers, verify: bool, dump: bool) -> Result<Cache> {
+        let fast = match tiers {
+            Tiers::Backtracking => None,
+            _ => Some(Jit::new(opt_level, "single_pass", verify)?),
+        };
+        let good = match tiers {
+            Tiers::SinglePass => None,
+            _ => Some(Jit::new(opt_level, "backtracking", verify)?),
+        };
         Ok(Cache {
-            module,
-            ctx,
+            fast,
+            good,
             fctx: FunctionBuilderContext::new(),
             kernels: HashMap::default(),
             dump,
@@ -73,18 +145,36 @@ impl Cache {
         })
     }
 
-    /// The compiled kernel of `p`, compiling it on a miss.
-    pub fn get(&mut self, p: &Program) -> Result<KernelFn> {
-        if let Some(&f) = self.kernels.get(p) {
-            self.stats.hits += 1;
-            return Ok(f);
+    /// The compiled kernel of `p` for a run of `work` positions times instructions, compiling
+    /// it on a miss (by the fast tier, or the good one when the run is large) and compiling it
+    /// again by the good tier once it has run [`PROMOTE_AFTER_USES`] times. The flag says that
+    /// the code is final (asking again returns the same function).
+    pub fn get(&mut self, p: &Program, work: u64) -> Result<(KernelFn, bool)> {
+        let hot = |c: &Compiled| c.uses >= PROMOTE_AFTER_USES || work >= PROMOTE_WORK;
+        match self.kernels.get_mut(p) {
+            Some(c) if c.good || self.good.is_none() || !hot(c) => {
+                c.uses = c.uses.saturating_add(1);
+                self.stats.hits += 1;
+                let good = c.good || self.good.is_none();
+                Ok((c.f, good))
+            }
+            found => {
+                let uses = found.map_or(0, |c| c.uses);
+                let good = self.fast.is_none() || work >= PROMOTE_WORK || uses >= PROMOTE_AFTER_USES;
+                let t0 = Instant::now();
+                let f = self.compile(p, good)?;
+                self.stats.compile_time += t0.elapsed();
+                if uses == 0 {
+                    self.stats.misses += 1;
+                } else {
+                    self.stats.promoted += 1;
+                    self.stats.hits += 1;
+                }
+                let good = good || self.good.is_none();
+                self.kernels.insert(p.clone(), Compiled { f, good, uses: uses.saturating_add(1) });
+                Ok((f, good))
+            }
         }
-        let t0 = Instant::now();
-        let f = self.compile(p)?;
-        self.stats.compile_time += t0.elapsed();
-        self.stats.misses += 1;
-        self.kernels.insert(p.clone(), f);
-        Ok(f)
     }
 
     /// Number of distinct kernels compiled.
@@ -97,36 +187,38 @@ impl Cache {
         self.kernels.is_empty()
     }
 
-    fn compile(&mut self, p: &Program) -> Result<KernelFn> {
-        let cc = self.module.isa().default_call_conv();
-        self.module.clear_context(&mut self.ctx);
-        let sig = &mut self.ctx.func.signature;
+    fn compile(&mut self, p: &Program, good: bool) -> Result<KernelFn> {
+        let jit =
+            if good { self.good.as_mut().or(self.fast.as_mut()) } else { self.fast.as_mut().or(self.good.as_mut()) };
+        let Jit { module, ctx } = jit.expect("a cache has at least one tier");
+        let cc = module.isa().default_call_conv();
+        module.clear_context(ctx);
+        let sig = &mut ctx.func.signature;
         sig.call_conv = cc;
         for _ in 0..4 {
             sig.params.push(AbiParam::new(types::I64));
         }
-        let tc = self.module.target_config();
+        let tc = module.target_config();
         {
-            let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
+            let mut b = FunctionBuilder::new(&mut ctx.func, &mut self.fctx);
             codegen::build(&mut b, p, cc)?;
             b.finalize(tc);
         }
         // The text says what failed (with the function's IR when defining it fails); the module's
         // error is the source.
         let failed = |text: String, e: ModuleError| Error::Internal(format!("compiling a kernel: {text}")).caused_by(e);
-        let id =
-            self.module.declare_anonymous_function(&self.ctx.func.signature).map_err(|e| failed(e.to_string(), e))?;
-        let dump = self.dump;
-        self.ctx.set_disasm(dump);
-        self.module.define_function(id, &mut self.ctx).map_err(|e| failed(format!("{e:?}\n{}", self.ctx.func), e))?;
-        if dump {
+        let id = module.declare_anonymous_function(&ctx.func.signature).map_err(|e| failed(e.to_string(), e))?;
+        ctx.set_disasm(self.dump);
+        module.define_function(id, ctx).map_err(|e| failed(format!("{e:?}\n{}", ctx.func), e))?;
+        if self.dump {
             // Debugging aid: the kernel's IR and machine code.
-            let code = self.ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default();
-            eprintln!("---- kernel {p:?}\n{}\n{code}", self.ctx.func);
+            let code = ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default();
+            let tier = if good { "backtracking" } else { "single-pass" };
+            eprintln!("---- kernel ({tier} allocation) {p:?}\n{}\n{code}", ctx.func);
         }
-        self.module.clear_context(&mut self.ctx);
-        self.module.finalize_definitions().map_err(|e| failed(e.to_string(), e))?;
-        let code = self.module.get_finalized_function(id);
+        module.clear_context(ctx);
+        module.finalize_definitions().map_err(|e| failed(e.to_string(), e))?;
+        let code = module.get_finalized_function(id);
         // SAFETY: the function was built with exactly this signature (four i64 parameters, no
         // results, the platform's C calling convention).
         Ok(unsafe { std::mem::transmute::<*const u8, KernelFn>(code) })
@@ -139,7 +231,9 @@ mod tests {
 
     #[test]
     fn cranelift_errors_are_kept_as_the_source() {
-        let Err(e) = Cache::new("fast", false, false) else { panic!("opt_level = fast is not a Cranelift level") };
+        let Err(e) = Cache::new("fast", Tiers::Tiered, false, false) else {
+            panic!("opt_level = fast is not a Cranelift level")
+        };
         assert!(e.to_string().contains("cranelift setting opt_level=fast"), "{e}");
         assert!(matches!(e.without_cause(), Error::Internal(_)), "{e:?}");
         let source = std::error::Error::source(&e).expect("a source");

@@ -33,6 +33,13 @@ use vm_ir::{DType, Kind, Result};
 /// Elements per chunk when a kernel calls block routines (scratch buffers hold one chunk).
 pub const CHUNK: i64 = 256;
 
+/// Constants loaded once in the function's entry, each kept in a register through the loops;
+/// the rest are loaded from the argument words where they are used. A long chain of operations
+/// on constants (`x = x * a + b`, a thousand times) would otherwise keep hundreds of values
+/// live across the loop: spilled everywhere, and the register allocator's time grows
+/// quadratically in the kernel's length.
+pub(crate) const HOISTED_CONSTS: usize = 8;
+
 /// The word offsets of a program's arguments.
 #[derive(Debug, Clone, Copy)]
 pub struct ArgLayout {
@@ -96,7 +103,10 @@ pub(crate) struct Gen<'p> {
     part_ptr: Vec<Value>,
     part_stride: Vec<Vec<Value>>,
     shape: Vec<Value>,
-    pub(crate) consts: Vec<Value>,
+    /// The argument words (for constants past [`HOISTED_CONSTS`]).
+    args: Value,
+    /// The constants loaded in the entry (the first [`HOISTED_CONSTS`]).
+    consts: Vec<Value>,
     scratch_slots: Vec<cranelift_codegen::ir::StackSlot>,
     call_sig: Option<cranelift_codegen::ir::SigRef>,
 }
@@ -333,7 +343,7 @@ impl Gen<'_> {
                 let a = b.use_var(vars[&Ptr::Slot(m as usize)]);
                 b.ins().load(ir_type(self.p.slots[m as usize].dtype), MEM, a, 0)
             }
-            Src::Const(c) => self.consts[c as usize],
+            Src::Const(c) => self.konst(b, c),
             Src::Index => {
                 let i = b.ins().iadd(flat, j);
                 emit::cast(b, DType::U64, op.dtype, i)
@@ -352,6 +362,16 @@ impl Gen<'_> {
         }
     }
 
+    /// Constant `c`: its register when it was loaded in the entry, else a load of its word here.
+    pub(crate) fn konst(&self, b: &mut FunctionBuilder, c: u16) -> Value {
+        let c = usize::from(c);
+        if let Some(&v) = self.consts.get(c) {
+            return v;
+        }
+        // Not marked read-only, so that it is not hoisted back out of the loop.
+        b.ins().load(ir_type(self.p.consts[c]), MemFlagsData::trusted(), self.args, (self.lay.konst(c) * 8) as i32)
+    }
+
     /// Emits the block call of `call` over `n` elements.
     fn call(&self, b: &mut FunctionBuilder, call: usize, n: Value, flat: Value) {
         let (k, ref ins) = self.plan.calls[call];
@@ -361,11 +381,11 @@ impl Gen<'_> {
         let dst = self.scratch_addr(b, self.plan.scratch_of[&k]);
         let (a, c) = if op.opcode.kind() == Kind::Random {
             let seed = match op.srcs[0] {
-                Src::Const(c) => self.consts[c as usize],
+                Src::Const(c) => self.konst(b, c),
                 _ => b.ins().iconst(types::I64, 0),
             };
             let off = match op.srcs[1] {
-                Src::Const(c) => self.consts[c as usize],
+                Src::Const(c) => self.konst(b, c),
                 _ => b.ins().iconst(types::I64, 0),
             };
             (seed, b.ins().iadd(off, flat))
@@ -400,6 +420,7 @@ pub fn build(b: &mut FunctionBuilder, p: &Program, call_conv: CallConv) -> Resul
         part_ptr: Vec::new(),
         part_stride: Vec::new(),
         shape: Vec::new(),
+        args,
         consts: Vec::new(),
         scratch_slots: Vec::new(),
         call_sig: None,
@@ -418,7 +439,7 @@ pub fn build(b: &mut FunctionBuilder, p: &Program, call_conv: CallConv) -> Resul
         g.part_stride.push(s);
     }
     g.shape = (0..nd).map(|d| word(b, args, g.lay.shape(d))).collect();
-    for (c, &dt) in p.consts.iter().enumerate() {
+    for (c, &dt) in p.consts.iter().enumerate().take(HOISTED_CONSTS) {
         let v = b.ins().load(ir_type(dt), MemFlagsData::trusted().with_readonly(), args, (g.lay.konst(c) * 8) as i32);
         g.consts.push(v);
     }

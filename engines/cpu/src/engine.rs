@@ -1,7 +1,7 @@
 //! The `cpu` component: batch in, kernels and native instructions out, in batch order.
 
 use crate::Config;
-use crate::cache::{Cache, KernelFn};
+use crate::cache::{Cache, KernelFn, Tiers};
 use crate::copyback::CopyBacks;
 use crate::exec::{self, ExecConfig};
 use crate::lazy::Lazy;
@@ -48,7 +48,15 @@ type ReplayKey = (u64, usize, Vec<u32>);
 struct Replay {
     program: Program,
     f: KernelFn,
+    /// `f` is final (else the cache is asked again, so that a hot kernel is promoted).
+    final_code: bool,
     recipe: Recipe,
+}
+
+/// The work of running `prog` on `bind`: positions times operations (what decides whether a
+/// kernel deserves the good compilation tier at once).
+fn work(prog: &Program, bind: &program::Binding) -> u64 {
+    (bind.nelem() as u64).saturating_mul(prog.ops.len() as u64)
 }
 
 /// Kernel replays kept before the table starts over.
@@ -83,7 +91,7 @@ impl CpuEngine {
         let pool = Pool::new(threads)
             .map_err(|e| Error::OutOfMemory(format!("[{table}] threads = {threads}: {e}")).caused_by(e))?;
         Ok(CpuEngine {
-            cache: Cache::new(&config.opt_level, cfg!(debug_assertions), config.dump)?,
+            cache: Cache::new(&config.opt_level, Tiers::named(&config.regalloc)?, cfg!(debug_assertions), config.dump)?,
             plans: PartitionCache::default(),
             pool,
             table: table.to_string(),
@@ -125,23 +133,30 @@ impl CpuEngine {
         self.profile.fused_instructions += k.instrs.len() as u64;
         self.profile.contracted += k.temps.len() as u64;
         let key = replayable.then(|| self.replay_key(k)).flatten();
-        if let Some(r) = key.as_ref().and_then(|key| self.replays.get(key)) {
+        let cfg = self.exec_config();
+        if let Some(key) = key.as_ref()
+            && let Some(r) = self.replays.get_mut(key)
+        {
             let bind = r.recipe.bind(batch)?;
-            self.cache.stats.hits += 1;
-            return Self::run_bound(&r.program, r.f, &bind, mem, &self.pool, &self.exec_config(), &mut self.profile);
+            if r.final_code {
+                self.cache.stats.hits += 1;
+            } else {
+                (r.f, r.final_code) = self.cache.get(&r.program, work(&r.program, &bind))?;
+            }
+            return Self::run_bound(&r.program, r.f, &bind, mem, &self.pool, &cfg, &mut self.profile);
         }
         let (prog, bind, recipe) = program::build_with_recipe(k, batch)?;
         let observable = prog.ops.iter().any(|op| op.dst != program::Dst::Value);
         if bind.nelem() == 0 || !observable {
             return Ok(());
         }
-        let f = self.cache.get(&prog)?;
+        let (f, final_code) = self.cache.get(&prog, work(&prog, &bind))?;
         Self::run_bound(&prog, f, &bind, mem, &self.pool, &self.exec_config(), &mut self.profile)?;
         if let Some(key) = key {
             if self.replays.len() >= MAX_REPLAYS {
                 self.replays.clear();
             }
-            self.replays.insert(key, Replay { program: prog, f, recipe });
+            self.replays.insert(key, Replay { program: prog, f, final_code, recipe });
         }
         Ok(())
     }

@@ -30,10 +30,19 @@
 //! has bytes), and a kernel is cut into at most 2^20 blocks, so that its bookkeeping stays small
 //! however many positions it has.
 //!
-//! Kernels compile at Cranelift's `opt_level = "none"` by default. Vector loops are unrolled
-//! [`simd::UNROLL`] times and the copies emitted interleaved, operation by operation, so that a
-//! long chain of dependent operations (a fused kernel of hundreds of element-wise instructions)
-//! runs as independent chains the CPU overlaps. At `"speed"`, Cranelift's e-graph pass
+//! Kernels compile at Cranelift's `opt_level = "none"` by default, in two tiers
+//! ([`cache::Tiers`]): first with the single-pass register allocator, and again with the
+//! backtracking one once a kernel is hot (its third run, or at once for a run of 2^24 positions
+//! times operations). The backtracking allocator's code is up to 2.7 times faster (knn), but it
+//! compiles several times slower, which a program whose kernels are all different pays for
+//! every kernel: a loop of a thousand element-wise operations that is never read until the end
+//! reaches the engine as batches cut at varying places, so hardly a kernel repeats (measured:
+//! 2.1 s compiling where NumPy takes 0.07 s, 0.3 s in tiers). Constants past the eighth of a
+//! kernel are loaded where used rather than held in registers ([`codegen::HOISTED_CONSTS`]).
+//! Vector loops are unrolled [`simd::UNROLL`] times ([`simd::CHAIN_UNROLL`] for a plain chain)
+//! and the copies emitted interleaved, operation by operation, so that a long chain of dependent
+//! operations (a fused kernel of hundreds of element-wise instructions) runs as independent
+//! chains the CPU overlaps. At `"speed"`, Cranelift's e-graph pass
 //! re-places every pure instruction depth-first from its uses, which undoes the interleaving:
 //! measured on the overhead benchmark (1000 dependent operations on 64K elements) it makes the
 //! kernels 2.4 times slower, while the kernels gain little from its other rewrites because the
@@ -96,6 +105,10 @@ vm_runtime::settings! {
         /// Cranelift optimisation level, "none" or "speed" (see the crate documentation)
         #[choice("none", "speed")]
         opt_level: String = "none",
+        /// Cranelift register allocation: "tiered" (single-pass first, backtracking once a
+        /// kernel is hot), "single_pass" or "backtracking" for every kernel
+        #[choice("tiered", "single_pass", "backtracking")]
+        regalloc: String = "tiered",
         /// print every kernel compiled (program, Cranelift IR, machine code) to stderr
         dump: bool = false,
     }

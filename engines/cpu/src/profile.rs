@@ -67,7 +67,12 @@ impl fmt::Display for Profile {
         )?;
         writeln!(f, "  native / fallback    {} / {}", self.native, s.fallbacks)?;
         writeln!(f, "  deferred / replayed  {} / {}", self.deferred, self.replayed)?;
-        writeln!(f, "  compile              {misses} kernels in {:.3} ms", s.compile_seconds.unwrap_or(0.0) * 1e3)?;
+        writeln!(
+            f,
+            "  compile              {misses} kernels, {} again once hot, in {:.3} ms",
+            self.cache.promoted,
+            s.compile_seconds.unwrap_or(0.0) * 1e3
+        )?;
         writeln!(f, "  cache hits / misses  {hits} / {misses}")?;
         writeln!(f, "  execution            {:.3} ms", secs * 1e3)?;
         write!(f, "  bytes moved          {} ({rate:.2} GB/s)", s.bytes_moved)

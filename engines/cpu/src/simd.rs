@@ -1,9 +1,9 @@
 //! 128-bit SIMD for segments whose operands are all contiguous or broadcast along the row and
 //! whose operations are float arithmetic of one dtype: the segment first runs a vector loop
-//! (f64x2 or f32x4, unrolled [`UNROLL`] times) while whole vectors remain, then the scalar
-//! loop finishes the row.
+//! (f64x2 or f32x4, unrolled [`UNROLL`] times, [`CHAIN_UNROLL`] times for a plain chain) while
+//! whole vectors remain, then the scalar loop finishes the row.
 
-use crate::codegen::{Gen, MEM, Ptr};
+use crate::codegen::{Gen, HOISTED_CONSTS, MEM, Ptr};
 use crate::emit::{self, ir_type};
 use crate::program::{Dst, Inner, Op, Src};
 use crate::schedule::Item;
@@ -15,6 +15,14 @@ use vm_ir::{DType, Kind, Opcode, Result};
 
 /// Vectors per iteration of the vector loop.
 pub const UNROLL: i64 = 4;
+
+/// Vectors per iteration of the vector loop of a segment that is one dependent chain (no
+/// reduction, at most one value live from one operation to the next: `x = x * a + b`, a
+/// thousand times): its copies are the only parallelism the CPU gets, and 8 of them keep both
+/// vector units busy through the operations' latency while 16 registers still hold them. A
+/// segment holding more values per copy would spill at 8 (measured: n-body, knn and shallow
+/// water slower), and the copies of a reduction set its order of summation.
+pub const CHAIN_UNROLL: i64 = 8;
 
 /// True when `op` has a vector form (for float `d`).
 fn vector_op(op: Opcode) -> bool {
@@ -200,7 +208,48 @@ impl Gen<'_> {
         }
     }
 
-    /// Emits the vector loop of a segment: runs while `j + lanes * UNROLL <= n`, advancing `j`
+    /// The most values of operations of `items` live at once between two items (read by a
+    /// later item): 1 for a chain.
+    fn max_live(&self, items: &[Item]) -> usize {
+        let mut last_use: HashMap<usize, usize> = HashMap::new();
+        let mut defined: Vec<(usize, usize)> = Vec::new();
+        for (i, it) in items.iter().enumerate() {
+            let srcs: &[Src] = match it {
+                Item::Op(k) => {
+                    defined.push((*k, i));
+                    &self.p.ops[*k].srcs
+                }
+                Item::Stage(s, _) => std::slice::from_ref(s),
+                Item::Flush(_) => &[],
+            };
+            for s in srcs {
+                if let Src::Val(v) = s {
+                    last_use.insert(*v as usize, i);
+                }
+            }
+        }
+        (0..items.len())
+            .map(|i| defined.iter().filter(|&&(k, at)| at <= i && last_use.get(&k).is_some_and(|&u| u > i)).count())
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The constants item `it` reads.
+    fn item_consts(&self, it: &Item) -> Vec<u16> {
+        let srcs: &[Src] = match it {
+            Item::Op(k) => &self.p.ops[*k].srcs,
+            Item::Stage(s, _) => std::slice::from_ref(s),
+            Item::Flush(_) => &[],
+        };
+        srcs.iter()
+            .filter_map(|s| match s {
+                Src::Const(c) => Some(*c),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Emits the vector loop of a segment: runs while `j + lanes * unroll <= n`, advancing `j`
     /// and the pointer variables; the scalar loop that follows finishes the row. `flat` is the
     /// position of the row's element 0 (for `range`).
     #[allow(clippy::too_many_arguments)]
@@ -217,19 +266,16 @@ impl Gen<'_> {
     ) -> Result<()> {
         let lanes = i64::from(vty.lane_count());
         let esize = i64::from(vty.lane_type().bytes());
-        let step = lanes * UNROLL;
-        // Constants splatted once, before the loop.
+        let unroll = if accs.is_empty() && self.max_live(items) <= 1 { CHAIN_UNROLL } else { UNROLL };
+        let step = lanes * unroll;
+        // Constants kept in registers splatted once, before the loop (the others where used).
         let mut splats: HashMap<u16, Value> = HashMap::new();
         for it in items {
-            let srcs: Vec<Src> = match *it {
-                Item::Op(k) => self.p.ops[k].srcs.to_vec(),
-                Item::Stage(s, _) => vec![s],
-                Item::Flush(_) => vec![],
-            };
-            for s in srcs {
-                if let Src::Const(c) = s {
-                    splats.entry(c).or_insert_with(|| b.ins().splat(vty, self.consts[c as usize]));
-                }
+            for c in self.item_consts(it).into_iter().filter(|&c| usize::from(c) < HOISTED_CONSTS) {
+                splats.entry(c).or_insert_with(|| {
+                    let x = self.konst(b, c);
+                    b.ins().splat(vty, x)
+                });
             }
         }
         // Vector accumulators of the reductions, one per unrolled copy, from the identity.
@@ -244,7 +290,7 @@ impl Gen<'_> {
             };
             let x = if vty.lane_type() == types::F32 { b.ins().f32const(id as f32) } else { b.ins().f64const(id) };
             let x = b.ins().splat(vty, x);
-            for u in 0..UNROLL {
+            for u in 0..unroll {
                 let v = b.declare_var(vty);
                 b.def_var(v, x);
                 vaccs.insert((k, u), v);
@@ -264,9 +310,16 @@ impl Gen<'_> {
         // copies' independent dependency chains sit next to each other in the instruction
         // stream and the CPU overlaps their latencies (a long chain of dependent operations is
         // otherwise bound by latency, not throughput).
-        let mut regs: Vec<HashMap<usize, Value>> = vec![HashMap::new(); UNROLL as usize];
+        let mut regs: Vec<HashMap<usize, Value>> = vec![HashMap::new(); unroll as usize];
         for it in items {
-            for u in 0..UNROLL {
+            // The other constants: loaded and splatted once per iteration, for every copy.
+            let local: Vec<u16> = self.item_consts(it).into_iter().filter(|c| !splats.contains_key(c)).collect();
+            for &c in &local {
+                let x = self.konst(b, c);
+                let v = b.ins().splat(vty, x);
+                splats.insert(c, v);
+            }
+            for u in 0..unroll {
                 let off = (u * lanes * esize) as i32;
                 let regs = &mut regs[u as usize];
                 match *it {
@@ -333,6 +386,9 @@ impl Gen<'_> {
                     }
                 }
             }
+            for c in local {
+                splats.remove(&c);
+            }
         }
         for (&p, &v) in vars {
             if !self.is_broadcast(p) {
@@ -350,7 +406,7 @@ impl Gen<'_> {
         for (&k, &acc) in accs {
             let op = &self.p.ops[k];
             let mut s = b.use_var(acc);
-            for u in 0..UNROLL {
+            for u in 0..unroll {
                 let v = b.use_var(vaccs[&(k, u)]);
                 for lane in 0..vty.lane_count() {
                     let x = b.ins().extractlane(v, lane as u8);

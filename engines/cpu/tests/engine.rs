@@ -144,3 +144,69 @@ fn settings_are_read_and_bad_ones_rejected() {
     let e = (vm_cpu::IMPLEMENTATION.construct)(&bad, None).err().expect("opt_level = fast is an error").to_string();
     assert!(e.contains("opt_level") && e.contains("\"speed\"") && e.contains("fast"), "{e}");
 }
+
+/// `x[i] = i`, then a chain `y = y * a_k` / `y = y + b_k` of `ops` operations with distinct
+/// constants, `y` synced.
+fn constant_chain(x: Base, y: Base, ops: usize) -> Vec<Instruction> {
+    let mut batch = vec![Instruction::new(Opcode::Range, [whole(x)])];
+    for k in 0..ops {
+        let (opcode, c) =
+            if k % 2 == 0 { (Opcode::Multiply, 1.0 - k as f64 * 1e-4) } else { (Opcode::Add, k as f64 * 1e-3) };
+        let src = if k == 0 { whole(x) } else { whole(y) };
+        batch.push(Instruction::new(opcode, [whole(y), src, Scalar::F64(c).into()]));
+    }
+    batch.push(Instruction::new(Opcode::Free, [whole(x)]));
+    batch.push(Instruction::new(Opcode::Sync, [whole(y)]));
+    batch
+}
+
+#[test]
+fn long_chains_of_constants_match_the_same_operations_in_rust() {
+    // Hundreds of distinct constants in one kernel: most are loaded where used, not held in
+    // registers; the vector loop of a chain runs 8 copies, and 1001 elements leave a scalar tail.
+    for (threads, regalloc) in [(1, "tiered"), (2, "single_pass"), (2, "backtracking")] {
+        let n = 1001;
+        let (x, y) = (base(1, DType::F64, n), base(2, DType::F64, n));
+        let batch = constant_chain(x, y, 600);
+        let config = vm_cpu::Config { threads, regalloc: regalloc.into(), max_kernel: 0, ..vm_cpu::Config::default() };
+        let mut cpu = CpuEngine::new(config, None).unwrap();
+        let mut mem = HostMemory::new();
+        cpu.execute(&batch, &mut mem).unwrap();
+        let got = mem.get(y.id).unwrap().as_slice::<f64>();
+        for (i, &g) in got.iter().enumerate() {
+            let mut v = i as f64;
+            for k in 0..600 {
+                v = if k % 2 == 0 { v * (1.0 - k as f64 * 1e-4) } else { v + k as f64 * 1e-3 };
+            }
+            assert_eq!(g, v, "element {i} with {regalloc} allocation");
+        }
+        assert_eq!(cpu.profile().kernels, 1);
+    }
+}
+
+#[test]
+fn hot_kernels_are_compiled_again_by_the_good_tier_large_runs_at_once() {
+    let run = |regalloc: &str, n: usize, times: usize| {
+        let config = vm_cpu::Config { threads: 2, regalloc: regalloc.into(), ..vm_cpu::Config::default() };
+        let mut cpu = CpuEngine::new(config, None).unwrap();
+        let mut mem = HostMemory::new();
+        for t in 0..times {
+            let (x, y) = (base(10 * t as u64 + 1, DType::F64, n), base(10 * t as u64 + 2, DType::F64, n));
+            cpu.execute(&constant_chain(x, y, 6), &mut mem).unwrap();
+            let got = mem.get(y.id).unwrap().as_slice::<f64>();
+            let mut v = 7.0;
+            for k in 0..6 {
+                v = if k % 2 == 0 { v * (1.0 - k as f64 * 1e-4) } else { v + k as f64 * 1e-3 };
+            }
+            assert_eq!(got[7], v, "run {t} with {regalloc} allocation");
+        }
+        let p = cpu.profile();
+        (p.cache.misses, p.cache.promoted, p.cache.hits)
+    };
+    // Single-pass first; the third run of the same structure gets the backtracking code.
+    assert_eq!(run("tiered", 1000, 5), (1, 1, 4));
+    // A run of 2^24 positions times operations or more is worth the good code at once.
+    assert_eq!(run("tiered", 3 << 22, 3), (1, 0, 2));
+    assert_eq!(run("single_pass", 1000, 5), (1, 0, 4));
+    assert_eq!(run("backtracking", 1000, 5), (1, 0, 4));
+}
