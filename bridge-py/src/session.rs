@@ -69,7 +69,7 @@ impl Vm {
             Ok(rt.pending_len() >= FLUSH_AFTER)
         })?;
         if full {
-            self.run(py, |rt| rt.flush())?;
+            self.run(py, |rt| rt.flush_full())?;
         }
         Ok(())
     }
@@ -107,7 +107,7 @@ impl Vm {
         })?;
         let handle = Arc::new(BaseHandle { base: view.base });
         if full {
-            self.run(py, |rt| rt.flush())?;
+            self.run(py, |rt| rt.flush_full())?;
         }
         Ok((view, handle))
     }

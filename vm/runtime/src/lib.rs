@@ -15,6 +15,7 @@
 pub mod component;
 pub mod config;
 pub mod memory;
+pub mod periods;
 pub mod runtime;
 pub mod settings;
 pub mod stack;

@@ -192,7 +192,31 @@ impl Runtime {
     /// Flushes after instructions joined the pending batch when one was a SYNC (`sync`) or the
     /// batch is full.
     fn queued(&mut self, sync: bool) -> Result<()> {
-        if sync || self.pending.len() >= self.options.batch_limit { self.flush() } else { Ok(()) }
+        if sync {
+            self.flush()
+        } else if self.pending.len() >= self.options.batch_limit {
+            self.flush_full()
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Flushes a batch that is full (rather than observed): when it ends in a repeating
+    /// pattern (a loop never observed), only whole periods of it run and the rest stays
+    /// pending, so that the loop's batches all have the same structure (see [`crate::periods`]).
+    /// A frontend that flushes on its own when enough is queued calls this instead of
+    /// [`Runtime::flush`].
+    pub fn flush_full(&mut self) -> Result<()> {
+        let keep = crate::periods::leftover(&self.pending);
+        if keep == 0 {
+            return self.flush();
+        }
+        // A full batch holds no SYNC (a SYNC flushes at once), so what stays pending changes
+        // nothing that flushing updates.
+        let rest = self.pending.split_off(self.pending.len() - keep);
+        let result = self.flush();
+        self.pending.extend(rest);
+        result
     }
 
     fn check(&self, instr: &Instruction) -> Result<()> {
@@ -483,6 +507,31 @@ mod tests {
         assert!(batches.lock().unwrap().is_empty());
         rt.submit(vec![add_one(b)]).unwrap();
         assert_eq!(*batches.lock().unwrap(), vec![3]);
+    }
+
+    #[test]
+    fn a_loop_never_observed_reaches_the_stack_in_batches_of_whole_periods() {
+        // x = x * 2 + 1 on fresh arrays, never synced: a period of 4 instructions (two
+        // operations, two FREEs), batches full at 1002.
+        let batches = std::sync::Arc::default();
+        let stack = Box::new(Fill7 { batches: std::sync::Arc::clone(&batches) });
+        let mut rt = Runtime::new(stack, RuntimeOptions { batch_limit: 1002, trace: false });
+        let mut x = rt.new_base(DType::F64, 8).unwrap();
+        for i in 0..1500 {
+            let y = rt.new_base(DType::F64, 8).unwrap();
+            let (opcode, c) = if i % 2 == 0 { (Opcode::Multiply, 2.0) } else { (Opcode::Add, 1.0) };
+            let (vx, vy) = (View::of_base(x), View::of_base(y));
+            rt.submit(vec![Instruction::new(opcode, [vy.into(), vx.into(), Scalar::F64(c).into()])]).unwrap();
+            rt.free(x.id).unwrap();
+            x = y;
+        }
+        // Each full batch runs 250 periods and leaves 2 instructions pending: every batch starts
+        // at the same point of the loop's body.
+        let sizes = batches.lock().unwrap().clone();
+        assert_eq!(sizes, vec![1000; 2], "{sizes:?}");
+        assert_eq!(rt.pending_len(), 3000 - 2000);
+        rt.flush().unwrap();
+        assert_eq!(batches.lock().unwrap().iter().sum::<usize>(), 3000);
     }
 
     #[test]
