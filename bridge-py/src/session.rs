@@ -162,12 +162,17 @@ fn _context_token() -> PyResult<usize> {
     Ok(vm()?.token)
 }
 
-/// Shuts the process's VM down (registered to run at interpreter exit): runs what is still
-/// queued, lets the engines report (`VM_PROFILE`) and ends the session on every rank of a
-/// cluster stack. Arrays still alive afterwards refuse to be read; a second call does nothing.
+/// Shuts the process's VM down (registered to run at interpreter exit): drops what is still
+/// queued (nothing can observe it any more), lets the engines report (`VM_PROFILE`) and ends
+/// the session on every rank of a cluster stack. Arrays still alive afterwards refuse to be
+/// read; a second call does nothing.
 #[pyfunction]
 fn _shutdown(py: Python<'_>) -> PyResult<()> {
     let Some(Ok(vm)) = VM.get() else { return Ok(()) };
+    vm.with(|rt| {
+        rt.discard_pending();
+        Ok(())
+    })?;
     let token = vm.token;
     py.detach(|| {
         let ptr = std::ptr::without_provenance_mut(token);

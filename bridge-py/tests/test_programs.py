@@ -116,3 +116,14 @@ def test_the_vm_shuts_down_at_exit_and_the_engines_report(tmp_path):
         want = want * 0.5 + i
     assert float(p.stdout.split()[0]) == pytest.approx(float(want.sum()), rel=1e-12)
     assert "vm cpu profile" in p.stderr and "kernels formed" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("stack", ["cpu", "interp"])
+def test_work_never_observed_is_not_run_at_exit(tmp_path, stack):
+    # Eight terabytes recorded and never looked at: NumPy would have failed at once; the VM
+    # must not fail on the way out.
+    prog = tmp_path / "prog.py"
+    prog.write_text("import numpy as np\nx = np.ones(2**40)\ny = x + 1\nprint('done')\n")
+    e = dict(os.environ, VM_STACK=stack)
+    p = subprocess.run([sys.executable, "-m", "vmnp", str(prog)], capture_output=True, text=True, env=e)
+    assert (p.returncode, p.stdout, p.stderr) == (0, "done\n", "")

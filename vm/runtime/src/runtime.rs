@@ -201,6 +201,14 @@ impl Runtime {
         }
     }
 
+    /// Drops the pending batch without running it, for a frontend whose process is ending:
+    /// nothing can observe what it would compute any more (and a program that recorded more
+    /// than memory holds and never looked must not fail on its way out). The bases it would
+    /// have written are stale, not freed.
+    pub fn discard_pending(&mut self) {
+        self.pending.clear();
+    }
+
     /// Flushes a batch that is full (rather than observed): when it ends in a repeating
     /// pattern (a loop never observed), only whole periods of it run and the rest stays
     /// pending, so that the loop's batches all have the same structure (see [`crate::periods`]).
