@@ -11,8 +11,9 @@ use clap::Parser;
 use std::path::PathBuf;
 
 /// Runs the benchmark suite of benches/BENCHMARKS.md on VM stacks and compares them with NumPy, with
-/// hand-written fused Rust loops ("hand") and with the eager interpreter ("eager" = the interp
-/// stack), all measured in the same run. Exits 1 when a checksum disagrees with interp's or an
+/// hand-written fused Rust loops ("hand"; "hand-native": the same compiled for this machine's
+/// widest vectors) and with the eager interpreter ("eager" = the interp stack), all measured in
+/// the same run. Exits 1 when a checksum disagrees with interp's or an
 /// implementation fails.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "vm-bench", version)]
@@ -60,9 +61,13 @@ pub struct Args {
     #[arg(long)]
     pub no_eager: bool,
 
-    /// Skip the hand-written Rust baseline.
+    /// Skip the hand-written Rust baselines (hand and hand-native).
     #[arg(long)]
     pub no_hand: bool,
+
+    /// Skip hand-native (the hand loops compiled for this machine's widest vectors) only.
+    #[arg(long)]
+    pub no_hand_native: bool,
 
     /// Skip the NumPy baseline.
     #[arg(long)]
@@ -142,6 +147,7 @@ impl Args {
             threads: self.threads,
             eager: !self.no_eager,
             hand: !self.no_hand,
+            hand_native: !self.no_hand && !self.no_hand_native,
             numpy: !self.no_numpy,
             python: !self.no_python,
             peers: !self.no_peers,
@@ -257,8 +263,23 @@ mod tests {
         assert_eq!(p.benches.len(), suite::all().len());
         assert_eq!(p.stacks, vec![StackSpec::new(None, None)]);
         assert_eq!((p.warmup, p.reps), (1, 3));
-        assert!(p.eager && p.hand && p.numpy && p.python && p.c);
+        assert!(p.eager && p.hand && p.hand_native && p.numpy && p.python && p.c);
         assert_eq!(p.tolerance, Tolerance::for_precision(Precision::F64));
+    }
+
+    #[test]
+    fn no_hand_skips_both_hand_rows_and_the_count_follows() {
+        let count = |list: &[&str]| {
+            let mut all = vec!["-b", "knn", "-s", "cpu", "--no-numpy", "--no-python", "--no-peers", "--no-c"];
+            all.extend_from_slice(list);
+            let p = args(&all).plan().unwrap();
+            (p.hand, p.hand_native, runner::count(&p, &[], false, 0))
+        };
+        // One size: eager, cpu, hand, hand-native.
+        assert_eq!(count(&[]), (true, true, 4));
+        assert_eq!(count(&["--no-hand-native"]), (true, false, 3));
+        assert_eq!(count(&["--no-hand"]), (false, false, 2));
+        assert_eq!(count(&["--no-hand", "--no-hand-native", "--no-eager"]), (false, false, 1));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! Runs the suite of `BENCHMARKS.md` ([`suite`]) on any number of stacks, named from the config
 //! or given as config files, next to three baselines measured in the same run: NumPy (a script
 //! per benchmark under `benches/numpy/`, [`baseline::numpy`]), `hand` (fused Rust loops,
-//! [`hand`]) and `eager` (the `interp` stack). The C users' path is measured by
+//! [`hand`]; `hand-native`: the same loops compiled for the machine's widest vectors, chosen at
+//! run time) and `eager` (the `interp` stack). The C users' path is measured by
 //! `benches/c/heat_equation.c` against `libvm.so` ([`baseline::c`]).
 //!
 //! A run reports, per benchmark, size and implementation, the median and minimum of the timed

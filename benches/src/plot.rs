@@ -195,8 +195,10 @@ mod tests {
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert!(svg.contains("a&lt;b&amp;c"));
         assert!(!svg.contains("a<b"));
-        // eager, cpu, hand and broken have speedups over numpy; numpy itself and the failed C row do not.
-        assert_eq!(svg.matches("<title>").count(), 4, "{svg}");
+        // eager, cpu, hand, hand-native and broken have speedups over numpy; numpy itself and the
+        // failed C row do not.
+        assert_eq!(svg.matches("<title>").count(), 5, "{svg}");
+        assert!(svg.contains(">hand-native</text>"), "hand-native in the legend");
         assert!(svg.contains("speedup over NumPy"));
         assert!(svg.contains(">1x</text>"));
     }
@@ -210,7 +212,7 @@ mod tests {
         assert_eq!(Baseline::choose(&report), Baseline::Eager);
         let svg = render(&report);
         assert!(svg.contains("speedup over eager"));
-        assert_eq!(svg.matches("<title>").count(), 3);
+        assert_eq!(svg.matches("<title>").count(), 4);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Runs a plan: every benchmark at every size on every implementation (eager first, then the
-//! stacks, hand, NumPy and the C program), each with its warm-up and timed repetitions, with a
-//! live progress line on stderr; then analyses the groups into a [`Report`].
+//! stacks, hand, hand-native, NumPy and the C program), each with its warm-up and timed
+//! repetitions, with a live progress line on stderr; then analyses the groups into a [`Report`].
 
 use crate::baseline::peers::{self, Peer};
 use crate::baseline::{c, numpy, python};
@@ -34,6 +34,8 @@ pub struct Plan {
     pub eager: bool,
     /// Run the hand baseline.
     pub hand: bool,
+    /// Run the hand baseline compiled for the machine's widest vectors (`hand-native`).
+    pub hand_native: bool,
     /// Run the NumPy baseline (when NumPy is installed).
     pub numpy: bool,
     /// Run the NumPy scripts under the Python frontend (`python -m vmnp`) on each stack of
@@ -200,6 +202,7 @@ pub fn count(plan: &Plan, c_programs: &[c::CProgram], python_ready: bool, peers:
                 * (plan.stacks.len()
                     + usize::from(plan.eager)
                     + usize::from(plan.hand)
+                    + usize::from(plan.hand_native)
                     + usize::from(plan.numpy)
                     + peers
                     + if python_ready { plan.frontend_stacks().len() } else { 0 }
@@ -252,14 +255,22 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
                 progress.finished(&what, &row);
                 rows.push(row);
             }
-            if plan.hand {
-                let what = label("hand");
-                let runs = guarded(|| {
-                    repeat(plan, &progress, &what, || Ok((def.hand)(size.dims(), plan.precision, hand_threads)))
-                });
+            let native = hand::native();
+            let hand_rows: [(bool, &str, Kind, &dyn Fn() -> Measured); 2] = [
+                (plan.hand, "hand", Kind::Hand, &|| (def.hand)(size.dims(), plan.precision, hand_threads)),
+                (plan.hand_native, "hand-native", Kind::HandNative, &|| {
+                    (def.hand_native)(size.dims(), plan.precision, hand_threads, native)
+                }),
+            ];
+            for (wanted, name, kind, one) in hand_rows {
+                if !wanted {
+                    continue;
+                }
+                let what = label(name);
+                let runs = guarded(|| repeat(plan, &progress, &what, || Ok(one())));
                 let row = match runs {
-                    Ok(r) => Row::measured("hand", Kind::Hand, &r),
-                    Err(e) => Row::failed("hand", Kind::Hand, e),
+                    Ok(r) => Row::measured(name, kind, &r),
+                    Err(e) => Row::failed(name, kind, e),
                 };
                 progress.finished(&what, &row);
                 rows.push(row);
@@ -356,6 +367,12 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
     if plan.hand {
         notes.push(format!(
             "hand: fused Rust loops on {hand_threads} thread(s), compiled for this binary's target features (SSE2 unless built with -C target-cpu=native)"
+        ));
+    }
+    if plan.hand_native {
+        notes.push(format!(
+            "hand-native: the same loops compiled for this machine's widest vectors, chosen at run time: {} (x hand: its median over hand's)",
+            hand::native_target()
         ));
     }
     let meta = Meta {

@@ -1,10 +1,11 @@
 //! Every benchmark at its tiny sizes on every stack this build can run, in f64 and f32: the
 //! checksums must agree with the interp stack's (correctness, not timing). The hand baseline
-//! draws the VM's random numbers, so it must agree too. Then the binary end to end.
+//! draws the VM's random numbers, so it must agree too, compiled for the binary's target (`hand`)
+//! and for the machine's widest vectors (`hand-native`). Then the binary end to end.
 
 use std::process::Command;
 use vm_bench::check::{Tolerance, compare};
-use vm_bench::hand::thread_count;
+use vm_bench::hand::{native, thread_count};
 use vm_bench::size::SizeName;
 use vm_bench::stacks::{self, StackSpec};
 use vm_bench::{Precision, suite};
@@ -39,6 +40,11 @@ fn every_benchmark_agrees_with_interp_on_every_stack() {
                 let c = compare(reference.checksum, hand.checksum, tol);
                 if c.failed() {
                     failures.push(format!("{at} hand: {:?}", c.note));
+                }
+                let hand_native = (def.hand_native)(size.dims(), precision, thread_count(2), native());
+                let c = compare(reference.checksum, hand_native.checksum, tol);
+                if c.failed() {
+                    failures.push(format!("{at} hand-native ({}): {:?}", native().name(), c.note));
                 }
                 for spec in &stacks {
                     let (vm, _) = match spec.build(None) {
@@ -83,6 +89,13 @@ fn the_binary_runs_a_tiny_suite_and_writes_json_and_svg() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("heat_equation 20*30*5") && stdout.contains("all checksums agree"), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "hand-native: the same loops compiled for this machine's widest vectors, chosen at run time: {}",
+            vm_bench::hand::native_target()
+        )),
+        "{stdout}"
+    );
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let groups = v["groups"].as_array().unwrap();
     assert_eq!(groups.len(), 4, "heat_equation, montecarlo_pi and overhead's two tiny sizes");
@@ -90,7 +103,11 @@ fn the_binary_runs_a_tiny_suite_and_writes_json_and_svg() {
         let rows = g["rows"].as_array().unwrap();
         assert_eq!(rows[0]["implementation"], "eager");
         assert_eq!(rows[0]["check"]["verdict"], "reference");
-        assert!(rows.iter().any(|r| r["implementation"] == "hand" && r["check"]["verdict"] == "agrees"));
+        for hand in ["hand", "hand-native"] {
+            assert!(rows.iter().any(|r| r["implementation"] == hand && r["check"]["verdict"] == "agrees"), "{hand}");
+        }
+        let ratio = rows.iter().find(|r| r["kind"] == "hand_native").unwrap()["ratio_to_hand"].as_f64();
+        assert!(ratio.is_some_and(|x| x > 0.0), "hand-native's x hand is its median over hand's");
         for r in rows {
             // The baselines outside this process may be missing (no cc, no NumPy); the python
             // rows appear only when vmnp is installed, and must then run.

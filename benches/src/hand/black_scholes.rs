@@ -7,7 +7,7 @@ use std::time::Instant;
 
 /// The cumulative normal distribution by the 5-term polynomial, in the order the VM program
 /// evaluates it.
-#[inline]
+#[inline(always)]
 pub fn cnd<T: Real>(x: T) -> T {
     let one = T::ONE;
     let l = x.abs();
@@ -24,25 +24,27 @@ pub fn prices<T: Real>(n: usize) -> Vec<T> {
     (0..n).map(|i| T::random(SEED, i as u64) * T::of(4.0) + T::of(58.0)).collect()
 }
 
-/// Runs `n*iterations`; the checksum is the sum over iterations of the mean price.
-pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
-    let (n, iterations) = (dims[0], dims[1]);
-    let s = prices::<T>(n);
-    let start = Instant::now();
-    let mut total = 0.0;
-    for i in 0..iterations {
-        let (a, b, xe) = iteration_constants(i);
-        let (a, b, xe, x) = (T::of(a), T::of(b), T::of(xe), T::of(X));
-        let parts = par_ranges(n, threads, 1 << 14, |r| {
-            lane_sum(r, |j| {
-                let sj = s[j];
-                let d1 = ((sj / x).ln() + a) / b;
-                let d2 = d1 - b;
-                sj * cnd(d1) - xe * cnd(d2)
-            })
-            .to_f64()
-        });
-        total += parts.iter().sum::<f64>() / n as f64;
+super::native_copies! {
+    /// Runs `n*iterations`; the checksum is the sum over iterations of the mean price.
+    pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
+        let (n, iterations) = (dims[0], dims[1]);
+        let s = prices::<T>(n);
+        let start = Instant::now();
+        let mut total = 0.0;
+        for i in 0..iterations {
+            let (a, b, xe) = iteration_constants(i);
+            let (a, b, xe, x) = (T::of(a), T::of(b), T::of(xe), T::of(X));
+            let parts = par_ranges(n, threads, 1 << 14, |r| {
+                lane_sum(r, |j| {
+                    let sj = s[j];
+                    let d1 = ((sj / x).ln() + a) / b;
+                    let d2 = d1 - b;
+                    sj * cnd(d1) - xe * cnd(d2)
+                })
+                .to_f64()
+            });
+            total += parts.iter().sum::<f64>() / n as f64;
+        }
+        Measured { seconds: start.elapsed().as_secs_f64(), checksum: total }
     }
-    Measured { seconds: start.elapsed().as_secs_f64(), checksum: total }
 }

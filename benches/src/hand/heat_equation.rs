@@ -21,7 +21,7 @@ pub fn initial_grid<T: Real>(h: usize, w: usize) -> Vec<T> {
 
 /// One row of the stencil: writes `out[1..=w]` from rows `up`, `mid`, `down` and returns
 /// `sum(|new - old|)` of the row.
-#[inline]
+#[inline(always)]
 fn stencil_row<T: Real>(up: &[T], mid: &[T], down: &[T], out: &mut [T]) -> T {
     let w = out.len() - 2;
     let fifth = T::of(0.2);
@@ -47,30 +47,32 @@ fn stencil_row<T: Real>(up: &[T], mid: &[T], down: &[T], out: &mut [T]) -> T {
     acc.iter().fold(tail, |a, &b| a + b)
 }
 
-/// Runs `h*w*iterations`; the checksum is the last delta.
-pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
-    let (h, w, iterations) = (dims[0], dims[1], dims[2]);
-    let cols = w + 2;
-    let mut a = initial_grid::<T>(h, w);
-    let mut b = a.clone();
-    let start = Instant::now();
-    let mut delta = 0.0;
-    for _ in 0..iterations {
-        let src = &a;
-        let interior = &mut b[cols..(h + 1) * cols];
-        let partials = par_rows_mut(interior, cols, threads, 16, |first, block| {
-            let mut d = 0.0;
-            for (r, out) in block.chunks_mut(cols).enumerate() {
-                let i = first + r + 1;
-                let up = &src[(i - 1) * cols..i * cols];
-                let mid = &src[i * cols..(i + 1) * cols];
-                let down = &src[(i + 1) * cols..(i + 2) * cols];
-                d += stencil_row(up, mid, down, out).to_f64();
-            }
-            d
-        });
-        delta = partials.iter().sum();
-        std::mem::swap(&mut a, &mut b);
+super::native_copies! {
+    /// Runs `h*w*iterations`; the checksum is the last delta.
+    pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
+        let (h, w, iterations) = (dims[0], dims[1], dims[2]);
+        let cols = w + 2;
+        let mut a = initial_grid::<T>(h, w);
+        let mut b = a.clone();
+        let start = Instant::now();
+        let mut delta = 0.0;
+        for _ in 0..iterations {
+            let src = &a;
+            let interior = &mut b[cols..(h + 1) * cols];
+            let partials = par_rows_mut(interior, cols, threads, 16, |first, block| {
+                let mut d = 0.0;
+                for (r, out) in block.chunks_mut(cols).enumerate() {
+                    let i = first + r + 1;
+                    let up = &src[(i - 1) * cols..i * cols];
+                    let mid = &src[i * cols..(i + 1) * cols];
+                    let down = &src[(i + 1) * cols..(i + 2) * cols];
+                    d += stencil_row(up, mid, down, out).to_f64();
+                }
+                d
+            });
+            delta = partials.iter().sum();
+            std::mem::swap(&mut a, &mut b);
+        }
+        Measured { seconds: start.elapsed().as_secs_f64(), checksum: delta }
     }
-    Measured { seconds: start.elapsed().as_secs_f64(), checksum: delta }
 }

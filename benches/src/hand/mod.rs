@@ -7,6 +7,11 @@
 //! ([`vm_ir::random::random_bits`]) with the same seeds and counters as the VM programs of
 //! [`crate::suite`], so the hand baseline computes the same numbers as every stack and its
 //! checksum is compared with theirs.
+//!
+//! Each benchmark's `run` is written once, inside `native_copies!`, which also compiles it for
+//! the machine's wider vectors: `run_native` picks at run time the best copy the CPU can run
+//! ([`native`]), the `hand-native` row. The helpers the loops call per element are
+//! `#[inline(always)]`, so that they are compiled into each copy with its target features.
 
 pub mod black_scholes;
 pub mod heat_equation;
@@ -18,7 +23,120 @@ pub mod overhead;
 pub mod shallow_water;
 
 use std::ops::{Add, AddAssign, Div, Mul, Neg, Range, Sub};
+use std::sync::OnceLock;
 use vm_ir::random::FromRandomBits;
+
+/// A set of target features the hand loops are also compiled for (see `native_copies!`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Native {
+    /// x86_64 AVX-512 (F, DQ, VL, BW) with AVX2 and FMA.
+    Avx512,
+    /// x86_64 AVX2 and FMA.
+    Avx2Fma,
+    /// The binary's own target features (`run` itself).
+    Baseline,
+}
+
+impl Native {
+    /// Every target, widest first.
+    pub const ALL: [Native; 3] = [Native::Avx512, Native::Avx2Fma, Native::Baseline];
+
+    /// Its name in the report's note: `avx512`, `avx2+fma`, `baseline`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Native::Avx512 => "avx512",
+            Native::Avx2Fma => "avx2+fma",
+            Native::Baseline => "baseline",
+        }
+    }
+
+    /// Whether this machine can run code compiled for it.
+    pub fn available(self) -> bool {
+        match self {
+            Native::Baseline => true,
+            #[cfg(target_arch = "x86_64")]
+            Native::Avx512 => {
+                is_x86_feature_detected!("avx512f")
+                    && is_x86_feature_detected!("avx512dq")
+                    && is_x86_feature_detected!("avx512vl")
+                    && is_x86_feature_detected!("avx512bw")
+                    && Native::Avx2Fma.available()
+            }
+            #[cfg(target_arch = "x86_64")]
+            Native::Avx2Fma => is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+}
+
+/// The widest target this machine runs, detected once per process.
+pub fn native() -> Native {
+    static CHOSEN: OnceLock<Native> = OnceLock::new();
+    *CHOSEN.get_or_init(|| Native::ALL.into_iter().find(|t| t.available()).unwrap_or(Native::Baseline))
+}
+
+/// The name of [`native`]'s choice, for the report: `avx512`, `avx2+fma` or `baseline`.
+pub fn native_target() -> &'static str {
+    native().name()
+}
+
+/// Wraps a benchmark's `pub fn run<T: Real>(...) -> Measured { .. }` (written once) and emits:
+/// - `run` itself, unchanged, compiled for the binary's target features;
+/// - on x86_64, private copies of the same body under `#[target_feature]` for AVX-512 (F, DQ,
+///   VL, BW, with AVX2 and FMA) and for AVX2 + FMA. Closures written in the body (the work
+///   handed to threads) inherit the features; functions it calls get them only when inlined,
+///   hence `#[inline(always)]` on the per-element helpers;
+/// - `pub fn run_on<T: Real>(target: Native, ...)`, running the copy for `target` (which must
+///   be [`Native::available`]);
+/// - `pub fn run_native<T: Real>(...)`, `run_on` with [`native`]'s choice.
+///
+/// No copy contracts multiplies and adds into FMAs (Rust never does on its own), so every copy
+/// computes the same numbers as `run`.
+macro_rules! native_copies {
+    (
+        $(#[$meta:meta])*
+        pub fn run<$t:ident: $bound:path>($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block
+    ) => {
+        $(#[$meta])*
+        pub fn run<$t: $bound>($($arg: $ty),*) -> $ret $body
+
+        /// `run` compiled for AVX-512 (F, DQ, VL, BW) with AVX2 and FMA.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma")]
+        fn run_avx512<$t: $bound>($($arg: $ty),*) -> $ret $body
+
+        /// `run` compiled for AVX2 and FMA.
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        fn run_avx2_fma<$t: $bound>($($arg: $ty),*) -> $ret $body
+
+        /// `run` compiled for `target`'s features.
+        ///
+        /// # Panics
+        /// When this machine cannot run `target` ([`crate::hand::Native::available`]).
+        pub fn run_on<$t: $bound>(target: $crate::hand::Native, $($arg: $ty),*) -> $ret {
+            assert!(target.available(), "this CPU cannot run code compiled for {}", target.name());
+            match target {
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: `target.available()` checked at run time that the CPU has every
+                // feature the copy is compiled for.
+                $crate::hand::Native::Avx512 => unsafe { run_avx512::<$t>($($arg),*) },
+                #[cfg(target_arch = "x86_64")]
+                // SAFETY: as above, `target.available()` checked AVX2 and FMA.
+                $crate::hand::Native::Avx2Fma => unsafe { run_avx2_fma::<$t>($($arg),*) },
+                _ => run::<$t>($($arg),*),
+            }
+        }
+
+        /// `run` compiled for the widest target features this machine has
+        /// ([`native`](crate::hand::native)), chosen at run time.
+        pub fn run_native<$t: $bound>($($arg: $ty),*) -> $ret {
+            run_on::<$t>($crate::hand::native(), $($arg),*)
+        }
+    };
+}
+pub(crate) use native_copies;
 
 /// The float types the suite runs in (`f64`, `f32`), with what the hand baselines need.
 pub trait Real:
@@ -55,6 +173,7 @@ pub trait Real:
     /// Natural logarithm.
     fn ln(self) -> Self;
     /// The smaller of two values (the first when they compare equal).
+    #[inline(always)]
     fn min(self, other: Self) -> Self {
         if other < self { other } else { self }
     }
@@ -93,21 +212,27 @@ macro_rules! real {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
             const INFINITY: Self = <$t>::INFINITY;
+            #[inline(always)]
             fn of(x: f64) -> Self {
                 x as $t
             }
+            #[inline(always)]
             fn to_f64(self) -> f64 {
                 f64::from(self)
             }
+            #[inline(always)]
             fn abs(self) -> Self {
                 <$t>::abs(self)
             }
+            #[inline(always)]
             fn sqrt(self) -> Self {
                 <$t>::sqrt(self)
             }
+            #[inline(always)]
             fn exp(self) -> Self {
                 <$t>::exp(self)
             }
+            #[inline(always)]
             fn ln(self) -> Self {
                 <$t>::ln(self)
             }
@@ -185,7 +310,7 @@ pub fn par_rows_mut<T: Send, R: Send>(
 pub const LANES: usize = 8;
 
 /// The sum of `f(i)` for `i` in `range`, in [`LANES`] interleaved partial sums.
-#[inline]
+#[inline(always)]
 pub fn lane_sum<T: Real>(range: Range<usize>, mut f: impl FnMut(usize) -> T) -> T {
     let mut acc = [T::ZERO; LANES];
     let n = range.len();
@@ -237,6 +362,50 @@ mod tests {
         assert_eq!(lane_sum(0..100, |i| i as f64), 4950.0);
         assert_eq!(lane_sum(3..5, |i| i as f64), 7.0);
         assert_eq!(lane_sum(0..0, |i| i as f64), 0.0);
+    }
+
+    #[test]
+    fn the_native_choice_is_the_widest_available_target() {
+        assert!(Native::Baseline.available());
+        let chosen = native();
+        assert!(chosen.available());
+        assert_eq!(native(), chosen, "detected once");
+        assert_eq!(native_target(), chosen.name());
+        for t in Native::ALL.into_iter().take_while(|t| *t != chosen) {
+            assert!(!t.available(), "{} is wider than {} and available", t.name(), chosen.name());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        assert_eq!(chosen, Native::Baseline);
+    }
+
+    /// Every copy runs the same arithmetic in the same order (no FMA contraction, the same
+    /// partial sums), so its checksum is `run`'s to the bit, for every benchmark at its tiny
+    /// sizes, in both precisions, on every target this machine can run.
+    #[test]
+    fn every_native_copy_computes_what_run_computes() {
+        use crate::Precision;
+        use crate::size::SizeName;
+        let targets: Vec<Native> = Native::ALL.into_iter().filter(|t| t.available()).collect();
+        for def in crate::suite::all() {
+            for size in def.sizes(SizeName::Tiny) {
+                for p in [Precision::F64, Precision::F32] {
+                    for threads in [1, 2] {
+                        let plain = (def.hand)(size.dims(), p, threads).checksum;
+                        for &t in &targets {
+                            let copy = (def.hand_native)(size.dims(), p, threads, t).checksum;
+                            assert_eq!(
+                                copy.to_bits(),
+                                plain.to_bits(),
+                                "{} {size} {} on {threads} thread(s), {}: {copy} against {plain}",
+                                def.name,
+                                p.as_str(),
+                                t.name()
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -18,11 +18,13 @@ pub fn galaxy<T: Real>(n: usize) -> (Vec<T>, [Vec<T>; 3]) {
 
 /// The acceleration sums `sum_i G m_i (p_i - p_j) / r_ij^3` of the bodies `js`, as the VM
 /// program computes them (r < 1 replaced by 1, so the diagonal adds 0).
+#[inline(always)]
 fn accelerations<T: Real>(gm: &[T], pos: &[Vec<T>; 3], js: std::ops::Range<usize>) -> Vec<[T; 3]> {
     let n = gm.len();
     let one = T::ONE;
     let full = n / LANES * LANES;
-    js.map(|j| {
+    let mut sums = Vec::with_capacity(js.len());
+    for j in js {
         let (xj, yj, zj) = (pos[0][j], pos[1][j], pos[2][j]);
         let force = |i: usize| {
             let (dx, dy, dz) = (pos[0][i] - xj, pos[1][i] - yj, pos[2][i] - zj);
@@ -50,32 +52,34 @@ fn accelerations<T: Real>(gm: &[T], pos: &[Vec<T>; 3], js: std::ops::Range<usize
         for (o, a) in out.iter_mut().zip(&acc) {
             *o = a.iter().fold(*o, |s, &x| s + x);
         }
-        out
-    })
-    .collect()
+        sums.push(out);
+    }
+    sums
 }
 
-/// Runs `bodies*steps`; the checksum is `sum(|x|) + sum(|y|) + sum(|z|)`.
-pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
-    let (n, steps) = (dims[0], dims[1]);
-    let (m, mut pos) = galaxy::<T>(n);
-    let mut vel = [vec![T::ZERO; n], vec![T::ZERO; n], vec![T::ZERO; n]];
-    let gm: Vec<T> = m.iter().map(|&mi| T::of(G) * mi).collect();
-    let dt = T::of(DT);
-    let start = Instant::now();
-    for _ in 0..steps {
-        let parts = par_ranges(n, threads, 64, |js| accelerations(&gm, &pos, js));
-        for (j, a) in parts.into_iter().flatten().enumerate() {
+super::native_copies! {
+    /// Runs `bodies*steps`; the checksum is `sum(|x|) + sum(|y|) + sum(|z|)`.
+    pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
+        let (n, steps) = (dims[0], dims[1]);
+        let (m, mut pos) = galaxy::<T>(n);
+        let mut vel = [vec![T::ZERO; n], vec![T::ZERO; n], vec![T::ZERO; n]];
+        let gm: Vec<T> = m.iter().map(|&mi| T::of(G) * mi).collect();
+        let dt = T::of(DT);
+        let start = Instant::now();
+        for _ in 0..steps {
+            let parts = par_ranges(n, threads, 64, |js| accelerations(&gm, &pos, js));
+            for (j, a) in parts.into_iter().flatten().enumerate() {
+                for c in 0..3 {
+                    vel[c][j] += dt * a[c];
+                }
+            }
             for c in 0..3 {
-                vel[c][j] += dt * a[c];
+                for (p, &v) in pos[c].iter_mut().zip(&vel[c]) {
+                    *p += dt * v;
+                }
             }
         }
-        for c in 0..3 {
-            for (p, &v) in pos[c].iter_mut().zip(&vel[c]) {
-                *p += dt * v;
-            }
-        }
+        let checksum = pos.iter().flatten().map(|p| p.abs().to_f64()).sum();
+        Measured { seconds: start.elapsed().as_secs_f64(), checksum }
     }
-    let checksum = pos.iter().flatten().map(|p| p.abs().to_f64()).sum();
-    Measured { seconds: start.elapsed().as_secs_f64(), checksum }
 }

@@ -28,6 +28,7 @@ impl<T: Real> Flux<T> {
 }
 
 /// The reflecting boundary, in NumPy's order: columns first, then rows.
+#[inline(always)]
 fn reflect<T: Real>(f: &mut Fields<T>, rows: usize, cols: usize) {
     for r in 0..rows {
         let (a, b, y, z) = (r * cols, r * cols + 1, r * cols + cols - 1, r * cols + cols - 2);
@@ -51,6 +52,7 @@ fn reflect<T: Real>(f: &mut Fields<T>, rows: usize, cols: usize) {
 }
 
 /// The x-direction fluxes between rows `k` and `k + 1`, for columns `1..cols-1`.
+#[inline(always)]
 fn x_flux<T: Real>(f: &Fields<T>, k: usize, cols: usize, c: &Constants<T>, out: &mut Flux<T>) {
     let (r0, r1) = (k * cols + 1, (k + 1) * cols + 1);
     let n = cols - 2;
@@ -66,6 +68,7 @@ fn x_flux<T: Real>(f: &Fields<T>, k: usize, cols: usize, c: &Constants<T>, out: 
 }
 
 /// The y-direction fluxes of row `i` between columns `j` and `j + 1`, for `j` in `0..cols-1`.
+#[inline(always)]
 fn y_flux<T: Real>(f: &Fields<T>, i: usize, cols: usize, c: &Constants<T>, out: &mut Flux<T>) {
     let r = i * cols;
     let n = cols - 1;
@@ -90,6 +93,7 @@ fn y_flux<T: Real>(f: &Fields<T>, i: usize, cols: usize, c: &Constants<T>, out: 
 /// The full step of interior row `i` into `(oh, ou, ov)` (whole rows; the boundary columns are
 /// left alone), from the x fluxes below (`x0`) and above (`x1`) and the row's y fluxes.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn full_step<T: Real>(
     f: &Fields<T>,
     i: usize,
@@ -117,6 +121,7 @@ fn full_step<T: Real>(
 }
 
 /// Computes interior rows `first..first + rows` into the row blocks `(oh, ou, ov)`.
+#[inline(always)]
 fn block<T: Real>(f: &Fields<T>, first: usize, cols: usize, c: &Constants<T>, out: (&mut [T], &mut [T], &mut [T])) {
     let (mut x0, mut x1, mut y) = (Flux::new(cols - 2), Flux::new(cols - 2), Flux::new(cols - 1));
     x_flux(f, first - 1, cols, c, &mut x0);
@@ -132,14 +137,18 @@ fn block<T: Real>(f: &Fields<T>, first: usize, cols: usize, c: &Constants<T>, ou
     }
 }
 
-/// One time step from `cur` into `next` (whose boundary is copied from `cur` afterwards).
+/// One time step from `cur` into `next` (whose boundary is copied from `cur` afterwards):
+/// `compute(cur, first, (oh, ou, ov))` computes interior rows `first..` into each block of rows
+/// (it is [`block`], passed in as a closure so that the threads run the caller's code, compiled
+/// with the caller's target features).
+#[inline(always)]
 fn step<T: Real>(
     cur: &mut Fields<T>,
     next: &mut Fields<T>,
     rows: usize,
     cols: usize,
-    c: &Constants<T>,
     threads: usize,
+    compute: impl Fn(&Fields<T>, usize, (&mut [T], &mut [T], &mut [T])) + Sync,
 ) {
     reflect(cur, rows, cols);
     let inner = cols..(rows - 1) * cols;
@@ -150,14 +159,15 @@ fn step<T: Real>(
     let hs = next.h[inner.clone()].chunks_mut(per);
     let us = next.u[inner.clone()].chunks_mut(per);
     let vs = next.v[inner].chunks_mut(per);
+    let compute = &compute;
     std::thread::scope(|s| {
         let mut jobs = hs.zip(us).zip(vs).enumerate();
         let first = jobs.next();
         for (k, ((oh, ou), ov)) in jobs {
-            s.spawn(move || block(cur_ref, 1 + k * per / cols, cols, c, (oh, ou, ov)));
+            s.spawn(move || compute(cur_ref, 1 + k * per / cols, (oh, ou, ov)));
         }
         if let Some((_, ((oh, ou), ov))) = first {
-            block(cur_ref, 1, cols, c, (oh, ou, ov));
+            compute(cur_ref, 1, (oh, ou, ov));
         }
     });
     for (src, dst) in [(&cur.h, &mut next.h), (&cur.u, &mut next.u), (&cur.v, &mut next.v)] {
@@ -171,18 +181,20 @@ fn step<T: Real>(
     }
 }
 
-/// Runs `h*w*iterations`; the checksum is `sum(H)`.
-pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
-    let (rows, cols, iterations) = (dims[0], dims[1], dims[2]);
-    let c = Constants::<T>::new();
-    let zeros = vec![T::ZERO; rows * cols];
-    let mut cur = Fields { h: initial_height::<T>(rows, cols), u: zeros.clone(), v: zeros.clone() };
-    let mut next = Fields { h: cur.h.clone(), u: zeros.clone(), v: zeros };
-    let start = Instant::now();
-    for _ in 0..iterations {
-        step(&mut cur, &mut next, rows, cols, &c, threads);
-        std::mem::swap(&mut cur, &mut next);
+super::native_copies! {
+    /// Runs `h*w*iterations`; the checksum is `sum(H)`.
+    pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
+        let (rows, cols, iterations) = (dims[0], dims[1], dims[2]);
+        let c = Constants::<T>::new();
+        let zeros = vec![T::ZERO; rows * cols];
+        let mut cur = Fields { h: initial_height::<T>(rows, cols), u: zeros.clone(), v: zeros.clone() };
+        let mut next = Fields { h: cur.h.clone(), u: zeros.clone(), v: zeros };
+        let start = Instant::now();
+        for _ in 0..iterations {
+            step(&mut cur, &mut next, rows, cols, threads, |f, first, out| block(f, first, cols, &c, out));
+            std::mem::swap(&mut cur, &mut next);
+        }
+        let checksum = super::lane_sum(0..rows * cols, |i| cur.h[i]).to_f64();
+        Measured { seconds: start.elapsed().as_secs_f64(), checksum }
     }
-    let checksum = super::lane_sum(0..rows * cols, |i| cur.h[i]).to_f64();
-    Measured { seconds: start.elapsed().as_secs_f64(), checksum }
 }

@@ -17,8 +17,12 @@ pub enum Kind {
     Eager,
     /// A VM stack under test.
     Stack,
-    /// The hand-written Rust baseline.
+    /// The hand-written Rust baseline, compiled for the binary's target features: the row
+    /// every `ratio_to_hand` refers to.
     Hand,
+    /// The same hand-written loops compiled for the widest vector extension the machine has,
+    /// chosen at run time (`hand-native`).
+    HandNative,
     /// The NumPy baseline.
     Numpy,
     /// The C or C++ program against `libvm.so`, on a stack (`c:<stack>`, `cpp:<stack>`).
@@ -32,8 +36,8 @@ pub enum Kind {
 /// One implementation's measurements of one benchmark at one size.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    /// The implementation's label: `eager`, a stack label, `hand`, `numpy`, `c:<stack>`,
-    /// `python:<stack>`, a peer (`numba`, `jax`, `numexpr`).
+    /// The implementation's label: `eager`, a stack label, `hand`, `hand-native`, `numpy`,
+    /// `c:<stack>`, `python:<stack>`, a peer (`numba`, `jax`, `numexpr`).
     pub implementation: String,
     /// What it is.
     pub kind: Kind,
@@ -53,7 +57,7 @@ pub struct Row {
     pub speedup_vs_numpy: Option<f64>,
     /// Eager's median over this median (> 1: faster than eager).
     pub speedup_vs_eager: Option<f64>,
-    /// This median over hand's (> 1: slower than hand).
+    /// This median over hand's (> 1: slower than hand); `hand-native`'s is native over hand.
     pub ratio_to_hand: Option<f64>,
     /// JIT statistics the engines reported (totals over warm-up and repetitions).
     pub engine: EngineStats,
@@ -266,6 +270,7 @@ pub(crate) mod tests {
                 Row::measured("numpy", Kind::Numpy, &[m(2.0, 10.0)]),
                 Row::measured("broken", Kind::Stack, &[m(1.0, 11.0)]),
                 Row::failed("c:cpu", Kind::C, "no C baseline: cc missing"),
+                Row::measured("hand-native", Kind::HandNative, &[m(0.25, 10.0 + 2e-12)]),
             ],
         }
     }
@@ -295,11 +300,28 @@ pub(crate) mod tests {
         assert_eq!(cpu.check.verdict, Verdict::Agrees);
         assert_eq!(row("numpy").check.verdict, Verdict::Agrees, "deterministic: numpy is compared");
         assert_eq!(row("broken").check.verdict, Verdict::Differs);
+        let hand = row("hand");
+        assert_eq!(hand.ratio_to_hand, None);
+        assert_eq!(hand.check.verdict, Verdict::Agrees);
+        // hand-native is compared with the reference like hand, and its ratio is over hand's
+        // (the other rows' ratios stay over hand's, not hand-native's).
+        let native = row("hand-native");
+        assert_eq!(native.check.verdict, Verdict::Agrees);
+        assert_eq!(native.ratio_to_hand, Some(0.5));
+        assert_eq!(native.speedup_vs_eager, Some(16.0));
         let report = Report { meta: sample_meta(), groups: vec![g], notes: vec![] };
         let failures = report.failures();
         assert_eq!(failures.len(), 2, "{failures:?}");
         assert!(failures[0].contains("broken") && failures[0].contains("differs"));
         assert!(failures[1].contains("c:cpu") && failures[1].contains("cc missing"));
+    }
+
+    #[test]
+    fn without_hand_no_row_has_a_ratio_to_hand() {
+        let mut g = sample_group();
+        g.rows.retain(|r| r.kind != Kind::Hand);
+        g.analyze(Tolerance::for_precision(Precision::F64), true);
+        assert!(g.rows.iter().all(|r| r.ratio_to_hand.is_none()), "hand-native is not hand");
     }
 
     #[test]
@@ -384,6 +406,11 @@ pub(crate) mod tests {
         assert_eq!(cpu["ratio_to_hand"], 1.5);
         assert!(cpu["engine"]["compile_ms"].is_null());
         assert_eq!(v["groups"][0]["rows"][5]["error"], "no C baseline: cc missing");
+        let native = &v["groups"][0]["rows"][6];
+        assert_eq!(native["implementation"], "hand-native");
+        assert_eq!(native["kind"], "hand_native");
+        assert_eq!(native["ratio_to_hand"], 0.5);
+        assert_eq!(native["check"]["verdict"], "agrees");
         assert_eq!(v["notes"][0], "a note");
     }
 }

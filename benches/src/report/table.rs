@@ -213,12 +213,14 @@ mod tests {
         let report = Report { meta: sample_meta(), groups: vec![g], notes: vec!["numpy 2.4.6".into()] };
         let text = render(&report);
         assert!(text.contains("heat_equation 20*30*5"), "{text}");
-        for name in ["eager", "cpu", "hand", "numpy", "broken", "c:cpu"] {
+        for name in ["eager", "cpu", "hand", "hand-native", "numpy", "broken", "c:cpu"] {
             assert!(text.lines().any(|l| l.trim_start().starts_with(name)), "{name} missing:\n{text}");
         }
         let cpu = text.lines().find(|l| l.trim_start().starts_with("cpu")).unwrap();
         assert!(cpu.contains("750.0 ms") || cpu.contains("750 ms"), "{cpu}");
         assert!(cpu.contains("5.33x") && cpu.contains("1.50x") && cpu.contains("ok ("), "{cpu}");
+        let native = text.lines().find(|l| l.trim_start().starts_with("hand-native")).unwrap();
+        assert!(native.contains("250 ms") && native.contains("0.50x") && native.contains("ok ("), "{native}");
         assert!(text.contains("DIFFERS"));
         assert!(text.contains("!!! 2 FAILURE(S) !!!"));
         assert!(text.contains("ERROR: no C baseline"));

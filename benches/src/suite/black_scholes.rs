@@ -3,6 +3,7 @@
 //! iterations of the mean price.
 
 use super::{BenchDef, Elem, read, timed};
+use crate::hand::Native;
 use crate::{Measured, Precision, dispatch};
 use vm_frontend::{Array, Vm};
 use vm_ir::Result;
@@ -22,6 +23,7 @@ pub const DEF: BenchDef = BenchDef {
     numpy_script: "black_scholes.py",
     vm: run_vm,
     hand: run_hand,
+    hand_native: run_hand_native,
 };
 
 /// The seed of the VM's random stream for `S` (counters `0..n`).
@@ -79,4 +81,9 @@ fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
 fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
     use crate::hand::black_scholes::run;
     dispatch!(p, run(dims, threads))
+}
+
+fn run_hand_native(dims: &[usize], p: Precision, threads: usize, target: Native) -> Measured {
+    use crate::hand::black_scholes::run_on;
+    dispatch!(p, run_on(target, dims, threads))
 }

@@ -2,6 +2,7 @@
 //! fig. 2). Checksum: the last delta.
 
 use super::{BenchDef, Elem, read, timed};
+use crate::hand::Native;
 use crate::{Measured, Precision, dispatch};
 use vm_frontend::Vm;
 use vm_frontend::s;
@@ -22,6 +23,7 @@ pub const DEF: BenchDef = BenchDef {
     numpy_script: "heat_equation.py",
     vm: run_vm,
     hand: run_hand,
+    hand_native: run_hand_native,
 };
 
 fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
@@ -56,4 +58,9 @@ fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
 fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
     use crate::hand::heat_equation::run;
     dispatch!(p, run(dims, threads))
+}
+
+fn run_hand_native(dims: &[usize], p: Precision, threads: usize, target: Native) -> Measured {
+    use crate::hand::heat_equation::run_on;
+    dispatch!(p, run_on(target, dims, threads))
 }

@@ -4,7 +4,7 @@
 //! and every entry equal to it is replaced by +inf. Checksum: the sum of the k*q minima.
 
 use super::{BenchDef, Elem, read, timed};
-use crate::hand::Real;
+use crate::hand::{Native, Real};
 use crate::{Measured, Precision, dispatch};
 use vm_frontend::{Array, Vm};
 use vm_ir::Result;
@@ -24,6 +24,7 @@ pub const DEF: BenchDef = BenchDef {
     numpy_script: "knn.py",
     vm: run_vm,
     hand: run_hand,
+    hand_native: run_hand_native,
 };
 
 /// The seed of the VM's random stream (`E` at counters `0..n*d`, then `Q`).
@@ -62,4 +63,9 @@ fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
 fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
     use crate::hand::knn::run;
     dispatch!(p, run(dims, threads))
+}
+
+fn run_hand_native(dims: &[usize], p: Precision, threads: usize, target: Native) -> Measured {
+    use crate::hand::knn::run_on;
+    dispatch!(p, run_on(target, dims, threads))
 }

@@ -15,7 +15,7 @@ pub mod nbody;
 pub mod overhead;
 pub mod shallow_water;
 
-use crate::hand::Real;
+use crate::hand::{Native, Real};
 use crate::size::{Size, SizeName};
 use crate::{Measured, Precision};
 use std::time::Instant;
@@ -68,6 +68,11 @@ pub type VmProgram = fn(&Vm, &[usize], Precision) -> Result<Measured>;
 /// The hand-written twin: runs one repetition at `dims` in `precision` on `threads` threads.
 pub type HandProgram = fn(&[usize], Precision, usize) -> Measured;
 
+/// The hand-written twin compiled for a target's features (`crate::hand::native_copies!`):
+/// runs one repetition at `dims` in `precision` on `threads` threads with the copy for `target`,
+/// which this machine must be able to run ([`Native::available`]).
+pub type NativeHandProgram = fn(&[usize], Precision, usize, Native) -> Measured;
+
 /// One benchmark of the suite.
 #[derive(Debug, Clone, Copy)]
 pub struct BenchDef {
@@ -97,6 +102,8 @@ pub struct BenchDef {
     pub vm: VmProgram,
     /// The hand baseline.
     pub hand: HandProgram,
+    /// The hand baseline compiled for wider vectors (`hand-native`: [`crate::hand::native`]).
+    pub hand_native: NativeHandProgram,
 }
 
 impl BenchDef {

@@ -3,6 +3,7 @@
 //! exact, so the checksums of all stacks must be equal).
 
 use super::{BenchDef, Elem, timed};
+use crate::hand::Native;
 use crate::{Measured, Precision, dispatch};
 use vm_frontend::Vm;
 use vm_ir::Result;
@@ -22,6 +23,7 @@ pub const DEF: BenchDef = BenchDef {
     numpy_script: "montecarlo_pi.py",
     vm: run_vm,
     hand: run_hand,
+    hand_native: run_hand_native,
 };
 
 /// The seed of the VM's random stream.
@@ -56,4 +58,9 @@ fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
 fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
     use crate::hand::montecarlo_pi::run;
     dispatch!(p, run(dims, threads))
+}
+
+fn run_hand_native(dims: &[usize], p: Precision, threads: usize, target: Native) -> Measured {
+    use crate::hand::montecarlo_pi::run_on;
+    dispatch!(p, run_on(target, dims, threads))
 }

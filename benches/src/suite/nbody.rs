@@ -6,6 +6,7 @@
 //! (`r = 1`, `F = 0`); they hold those values anyway, since `d = 0` there.
 
 use super::{BenchDef, Elem, read, timed};
+use crate::hand::Native;
 use crate::{Measured, Precision, dispatch};
 use vm_frontend::s;
 use vm_frontend::{Array, Vm};
@@ -26,6 +27,7 @@ pub const DEF: BenchDef = BenchDef {
     numpy_script: "nbody.py",
     vm: run_vm,
     hand: run_hand,
+    hand_native: run_hand_native,
 };
 
 /// The gravitational constant.
@@ -96,4 +98,9 @@ fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
 fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
     use crate::hand::nbody::run;
     dispatch!(p, run(dims, threads))
+}
+
+fn run_hand_native(dims: &[usize], p: Precision, threads: usize, target: Native) -> Measured {
+    use crate::hand::nbody::run_on;
+    dispatch!(p, run_on(target, dims, threads))
 }

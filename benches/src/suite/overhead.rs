@@ -4,6 +4,7 @@
 //! systems. Checksum: the last sum.
 
 use super::{BenchDef, Elem, read, timed};
+use crate::hand::Native;
 use crate::{Measured, Precision, dispatch};
 use vm_frontend::Vm;
 use vm_ir::Result;
@@ -23,6 +24,7 @@ pub const DEF: BenchDef = BenchDef {
     numpy_script: "overhead.py",
     vm: run_vm,
     hand: run_hand,
+    hand_native: run_hand_native,
 };
 
 /// The multiplier of the even operations.
@@ -53,4 +55,9 @@ fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
 fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
     use crate::hand::overhead::run;
     dispatch!(p, run(dims, threads))
+}
+
+fn run_hand_native(dims: &[usize], p: Precision, threads: usize, target: Native) -> Measured {
+    use crate::hand::overhead::run_on;
+    dispatch!(p, run_on(target, dims, threads))
 }

@@ -3,7 +3,7 @@
 //! Checksum: `sum(H)`.
 
 use super::{BenchDef, Elem, read, timed};
-use crate::hand::Real;
+use crate::hand::{Native, Real};
 use crate::{Measured, Precision, dispatch};
 use vm_frontend::s;
 use vm_frontend::{Array, Vm};
@@ -24,6 +24,7 @@ pub const DEF: BenchDef = BenchDef {
     numpy_script: "shallow_water.py",
     vm: run_vm,
     hand: run_hand,
+    hand_native: run_hand_native,
 };
 
 /// Gravitational acceleration.
@@ -176,4 +177,9 @@ fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
 fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
     use crate::hand::shallow_water::run;
     dispatch!(p, run(dims, threads))
+}
+
+fn run_hand_native(dims: &[usize], p: Precision, threads: usize, target: Native) -> Measured {
+    use crate::hand::shallow_water::run_on;
+    dispatch!(p, run_on(target, dims, threads))
 }
