@@ -54,13 +54,40 @@ pub enum Arg {
 /// per-operation path).
 static NP_SCALAR_TYPES: PyOnceLock<Vec<(Py<PyType>, DType)>> = PyOnceLock::new();
 
+fn numpy_scalar_types(py: Python<'_>) -> PyResult<&Vec<(Py<PyType>, DType)>> {
+    NP_SCALAR_TYPES.get_or_try_init(py, || -> PyResult<Vec<(Py<PyType>, DType)>> {
+        let np = py.import("numpy")?;
+        DType::ALL.iter().map(|&d| Ok((np.getattr(np_name(d))?.cast_into::<PyType>()?.unbind(), d))).collect()
+    })
+}
+
+/// The element `v` (a view of one element) as NumPy's scalar, read from the host copy of its
+/// base; `None` when that would run queued work early (see [`session::host_element`]).
+fn host_scalar(py: Python<'_>, v: &View) -> PyResult<Option<Py<PyAny>>> {
+    let dt = v.dtype();
+    let Some(b) = crate::session::host_element(py, v.base.id, v.start as usize, dt.size())? else { return Ok(None) };
+    let value = match dt {
+        DType::Bool => (b[0] != 0).into_pyobject(py)?.to_owned().into_any(),
+        DType::I8 => i8::from_ne_bytes([b[0]]).into_pyobject(py)?.into_any(),
+        DType::I16 => i16::from_ne_bytes([b[0], b[1]]).into_pyobject(py)?.into_any(),
+        DType::I32 => i32::from_ne_bytes([b[0], b[1], b[2], b[3]]).into_pyobject(py)?.into_any(),
+        DType::I64 => i64::from_ne_bytes(b).into_pyobject(py)?.into_any(),
+        DType::U8 => b[0].into_pyobject(py)?.into_any(),
+        DType::U16 => u16::from_ne_bytes([b[0], b[1]]).into_pyobject(py)?.into_any(),
+        DType::U32 => u32::from_ne_bytes([b[0], b[1], b[2], b[3]]).into_pyobject(py)?.into_any(),
+        DType::U64 => u64::from_ne_bytes(b).into_pyobject(py)?.into_any(),
+        DType::F32 => f64::from(f32::from_ne_bytes([b[0], b[1], b[2], b[3]])).into_pyobject(py)?.into_any(),
+        DType::F64 => f64::from_ne_bytes(b).into_pyobject(py)?.into_any(),
+    };
+    let types = numpy_scalar_types(py)?;
+    let ty = types.iter().find(|(_, d)| *d == dt).expect("every dtype has its NumPy scalar type");
+    Ok(Some(ty.0.bind(py).call1((value,))?.unbind()))
+}
+
 /// A NumPy scalar as a typed constant; `None` when `obj` is not one of a dtype the VM has.
 fn numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     let py = obj.py();
-    let types = NP_SCALAR_TYPES.get_or_try_init(py, || -> PyResult<Vec<(Py<PyType>, DType)>> {
-        let np = py.import("numpy")?;
-        DType::ALL.iter().map(|&d| Ok((np.getattr(np_name(d))?.cast_into::<PyType>()?.unbind(), d))).collect()
-    })?;
+    let types = numpy_scalar_types(py)?;
     let ty = obj.get_type();
     let Some(&(_, dt)) = types.iter().find(|(t, _)| ty.is(t.bind(py))) else { return Ok(None) };
     Ok(Some(match dt {
@@ -751,8 +778,12 @@ impl NdArray {
     fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         match slf.get().basic(key)? {
-            // A 0-d copy stands for NumPy's scalar: later writes to the array do not change it.
+            // NumPy's scalar when the value is at hand; else a 0-d copy stands for it (later
+            // writes to the array do not change it), computed with the rest of the queue.
             Some((v, true)) => {
+                if let Some(x) = host_scalar(py, &v)? {
+                    return Ok(x);
+                }
                 let element = slf.get().with_view(py, v)?;
                 Ok(ops::unary(py, Opcode::Identity, element.bind(py).as_any(), None)?.expect("an array operand"))
             }

@@ -205,6 +205,52 @@ pub fn host_bytes(py: Python<'_>, id: BaseId, f: impl FnOnce(&[u8]) + Send) -> P
     })
 }
 
+/// Queued instructions up to which reading or storing one element of a stale base syncs the
+/// base first (running them): what a loop over elements leaves queued between two of its
+/// steps (FREEs, a store, a few scalar operations). Once synced, the base's elements are read
+/// and written in memory until something else writes it.
+const SYNC_FOR_ELEMENT: usize = 64;
+
+/// True when base `id` may be read or written element by element in host memory now: its host
+/// copy is current, or it can be made so by running a short queue that does not compute it
+/// (stores of elements and fills may be queued; a queue computing the array waits: an element
+/// read in a loop of array operations must not cut the loop's batches).
+fn element_access(rt: &mut Runtime, id: BaseId) -> vm_ir::Result<bool> {
+    Ok(rt.is_host_current(id)? || (rt.pending_len() <= SYNC_FOR_ELEMENT && !rt.pending_computes(id)))
+}
+
+/// The `size` bytes at element `index` of base `id`, read from its host copy (synced first when
+/// stale; see [`element_access`]); `None` when the element must be computed with the queue.
+pub fn host_element(py: Python<'_>, id: BaseId, index: usize, size: usize) -> PyResult<Option<[u8; 8]>> {
+    let vm = vm()?;
+    let (current, accessible) = vm.with(|rt| Ok((rt.is_host_current(id)?, element_access(rt, id)?)))?;
+    if !accessible {
+        return Ok(None);
+    }
+    if !current {
+        vm.run(py, |rt| rt.sync(id))?;
+    }
+    vm.with(|rt| {
+        if !rt.is_host_current(id)? {
+            return Ok(None);
+        }
+        let mut bytes = [0u8; 8];
+        bytes[..size].copy_from_slice(&rt.host_data(id)?[index * size..][..size]);
+        Ok(Some(bytes))
+    })
+}
+
+/// Writes `bytes` at element `index` of base `id` in its host copy (see [`element_access`]);
+/// false when the store must be queued instead.
+pub fn host_store(py: Python<'_>, id: BaseId, index: usize, bytes: &[u8]) -> PyResult<bool> {
+    let vm = vm()?;
+    if !vm.with(|rt| element_access(rt, id))? {
+        return Ok(false);
+    }
+    vm.run(py, |rt| rt.write(id, index as u64, bytes))?;
+    Ok(true)
+}
+
 /// `ValueError` with NumPy's text.
 pub fn value_err(msg: impl Into<String>) -> PyErr {
     PyValueError::new_err(msg.into())

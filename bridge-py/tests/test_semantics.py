@@ -41,6 +41,19 @@ CASES = {
     "row view": "a = np.arange(6).reshape(2, 3); r = a[1]; a *= 2; out = r",
     "element with ellipsis is a view": "a = np.arange(3); e = a[1, ...]; a += 1; out = e",
     "elements as dict keys": "a = np.arange(3); d = {a[1]: 'x'}; out = (d[1], a[2] in {2, 3}, hash(a[0]) == hash(0))",
+    # Element loops: values read and stored in memory once the array is at hand, in order with
+    # what is queued.
+    "element types": "a = np.arange(4.0); b = a.astype(np.float32); c = a > 1; float(a.sum())\n"
+    "out = [type(x[1]).__name__ for x in (a, b, c, a.astype(np.int16), a.astype(np.uint8))]",
+    "scalar recurrence": "x = np.linspace(0, 1, 50); y = np.zeros(50)\n"
+    "for i in range(1, 50): y[i] = 0.9 * y[i - 1] + x[i]\nout = y",
+    "element loop with a condition": "x = np.sin(np.arange(200) * 0.1); s = 0.0\n"
+    "for i in range(len(x)):\n    if x[i] > 0: s += x[i]\nout = s",
+    "element stores then array work": "m = np.zeros((5, 5))\nfor i in range(5):\n"
+    "    for j in range(5): m[i, j] = i * j\nt = m * 2; m[1, 1] = -7; out = (t, m, m[1, 1])",
+    "store after a queued read": "a = np.arange(4.0); a[0]; b = a * 10; a[1] = 5; c = a + 1; a[2] = 9; out = (b, c, a)",
+    "stores into a computed array": "a = np.arange(6) * 3; a[2] = -1; a[5] = 100; out = (a, a[2] + a[5])",
+    "integer element stores": "a = np.zeros(3, np.int8); a[0] = 127; a[1] = -128; a[2] = 7.9; out = a",
     # where= and initial=.
     "ufunc where into out": "a = np.arange(6.0); o = np.zeros(6); np.add(a, 100, out=o, where=a > 2); out = o",
     "ufunc where in place": "a = np.arange(6.0); np.multiply(a, -1, out=a, where=a % 2 == 0); out = a",

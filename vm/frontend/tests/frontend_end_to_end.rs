@@ -537,3 +537,24 @@ fn huge_broadcasts_cost_no_memory_until_copied() -> Result<()> {
     assert_eq!(one.to_vec()?, [2.5], "the VM stays usable");
     Ok(())
 }
+
+#[test]
+fn a_host_write_after_queued_reads_leaves_them_the_old_values() -> Result<()> {
+    use vm_ir::{DType, Instruction, Opcode, Operand, Scalar, View};
+    let mut rt = Runtime::new(Box::new(Interp::default()), RuntimeOptions::default());
+    let (a, b) = (rt.new_base(DType::F64, 4)?, rt.new_base(DType::F64, 4)?);
+    rt.write(a.id, 0, &[1.0f64, 2.0, 3.0, 4.0].map(f64::to_ne_bytes).concat())?;
+    rt.sync(a.id)?;
+    // b = a * 10 is queued, then a[1] is written in host memory: the queued read runs first.
+    let times_ten = Instruction::new(
+        Opcode::Multiply,
+        [View::of_base(b).into(), View::of_base(a).into(), Operand::Const(Scalar::F64(10.0))],
+    );
+    rt.submit(vec![times_ten])?;
+    rt.write(a.id, 1, &5.0f64.to_ne_bytes())?;
+    rt.sync(b.id)?;
+    assert_eq!(rt.host_slice::<f64>(b.id)?, &[10.0, 20.0, 30.0, 40.0]);
+    rt.sync(a.id)?;
+    assert_eq!(rt.host_slice::<f64>(a.id)?, &[1.0, 5.0, 3.0, 4.0]);
+    Ok(())
+}

@@ -308,6 +308,21 @@ impl Runtime {
         self.queued(false)
     }
 
+    /// True when the host copy of base `id` is current (a SYNC of it executed and nothing has
+    /// written it since): [`Runtime::host_data`] may read it.
+    pub fn is_host_current(&self, id: BaseId) -> Result<bool> {
+        self.bases.get(&id).map(|s| s.host_current).ok_or(Error::UnknownBase(id.0))
+    }
+
+    /// True when an instruction of the pending batch computes more than one element of base `id`
+    /// (writes other than stores of single elements and fills with a constant).
+    pub fn pending_computes(&self, id: BaseId) -> bool {
+        self.pending.iter().any(|i| {
+            let fill = i.opcode == Opcode::Identity && matches!(i.operands.get(1), Some(Operand::Const(_)));
+            i.output().is_some_and(|v| v.base.id == id && v.nelem() > 1 && !fill)
+        })
+    }
+
     /// The host bytes of base `id`, which must be synced and not written since.
     pub fn host_data(&mut self, id: BaseId) -> Result<&[u8]> {
         let state = *self.bases.get(&id).ok_or(Error::UnknownBase(id.0))?;
@@ -361,14 +376,24 @@ impl Runtime {
             )));
         }
         let whole = offset == 0 && len == state.base.nelem;
-        if whole {
+        // Queued instructions that use the base run first, so that they see what it held
+        // before (a DISCARD of it may wait: it only drops engines' copies).
+        let used = self.pending.iter().any(|i| i.opcode != Opcode::Discard && i.views().any(|v| v.base.id == id));
+        if whole || (state.host_current && used) {
             self.flush()?;
         } else if !state.host_current {
             self.sync(id)?;
         }
         let buffer = self.memory.ensure(&state.base)?;
         buffer.write_bytes(offset as usize * size, bytes)?;
-        self.pending.push(Instruction::new(Opcode::Discard, [Operand::View(View::of_base(state.base))]));
+        // One DISCARD stands for a run of writes (a loop storing element by element).
+        let discarded = self.pending.last().is_some_and(|i| {
+            i.opcode == Opcode::Discard
+                && i.operands.first().and_then(Operand::as_view).is_some_and(|v| v.base.id == id)
+        });
+        if !discarded {
+            self.pending.push(Instruction::new(Opcode::Discard, [Operand::View(View::of_base(state.base))]));
+        }
         let state = self.bases.get_mut(&id).expect("looked up above");
         state.host_current = true;
         Ok(())
