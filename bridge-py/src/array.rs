@@ -65,23 +65,45 @@ fn numpy_scalar_types(py: Python<'_>) -> PyResult<&Vec<(Py<PyType>, DType)>> {
 /// base; `None` when that would run queued work early (see [`session::host_element`]).
 fn host_scalar(py: Python<'_>, v: &View) -> PyResult<Option<Py<PyAny>>> {
     let dt = v.dtype();
-    let Some(b) = crate::session::host_element(py, v.base.id, v.start as usize, dt.size())? else { return Ok(None) };
-    let value = match dt {
-        DType::Bool => (b[0] != 0).into_pyobject(py)?.to_owned().into_any(),
-        DType::I8 => i8::from_ne_bytes([b[0]]).into_pyobject(py)?.into_any(),
-        DType::I16 => i16::from_ne_bytes([b[0], b[1]]).into_pyobject(py)?.into_any(),
-        DType::I32 => i32::from_ne_bytes([b[0], b[1], b[2], b[3]]).into_pyobject(py)?.into_any(),
-        DType::I64 => i64::from_ne_bytes(b).into_pyobject(py)?.into_any(),
-        DType::U8 => b[0].into_pyobject(py)?.into_any(),
-        DType::U16 => u16::from_ne_bytes([b[0], b[1]]).into_pyobject(py)?.into_any(),
-        DType::U32 => u32::from_ne_bytes([b[0], b[1], b[2], b[3]]).into_pyobject(py)?.into_any(),
-        DType::U64 => u64::from_ne_bytes(b).into_pyobject(py)?.into_any(),
-        DType::F32 => f64::from(f32::from_ne_bytes([b[0], b[1], b[2], b[3]])).into_pyobject(py)?.into_any(),
-        DType::F64 => f64::from_ne_bytes(b).into_pyobject(py)?.into_any(),
+    let Some(b) = crate::session::host_element(py, v.base.id, v.start as usize, dt.size(), false)? else {
+        return Ok(None);
     };
+    let value = element_value(py, dt, b)?;
     let types = numpy_scalar_types(py)?;
     let ty = types.iter().find(|(_, d)| *d == dt).expect("every dtype has its NumPy scalar type");
     Ok(Some(ty.0.bind(py).call1((value,))?.unbind()))
+}
+
+/// The element of dtype `dt` in (the first bytes of) `b`, as a Python number.
+fn element_value(py: Python<'_>, dt: DType, b: [u8; 8]) -> PyResult<Bound<'_, PyAny>> {
+    let [b0, b1, b2, b3, ..] = b;
+    Ok(match dt {
+        DType::Bool => (b0 != 0).into_pyobject(py)?.to_owned().into_any(),
+        DType::I8 => i8::from_ne_bytes([b0]).into_pyobject(py)?.into_any(),
+        DType::I16 => i16::from_ne_bytes([b0, b1]).into_pyobject(py)?.into_any(),
+        DType::I32 => i32::from_ne_bytes([b0, b1, b2, b3]).into_pyobject(py)?.into_any(),
+        DType::I64 => i64::from_ne_bytes(b).into_pyobject(py)?.into_any(),
+        DType::U8 => b0.into_pyobject(py)?.into_any(),
+        DType::U16 => u16::from_ne_bytes([b0, b1]).into_pyobject(py)?.into_any(),
+        DType::U32 => u32::from_ne_bytes([b0, b1, b2, b3]).into_pyobject(py)?.into_any(),
+        DType::U64 => u64::from_ne_bytes(b).into_pyobject(py)?.into_any(),
+        DType::F32 => f64::from(f32::from_ne_bytes([b0, b1, b2, b3])).into_pyobject(py)?.into_any(),
+        DType::F64 => f64::from_ne_bytes(b).into_pyobject(py)?.into_any(),
+    })
+}
+
+/// The one element of `a` as a Python number, computing what it depends on now; `None` when `a`
+/// does not have exactly one element (the Python layer raises NumPy's error).
+fn only_element<'py>(py: Python<'py>, a: &NdArray) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let v = &a.view;
+    if v.nelem() != 1 {
+        return Ok(None);
+    }
+    let dt = v.dtype();
+    match crate::session::host_element(py, v.base.id, v.start as usize, dt.size(), true)? {
+        Some(b) => Ok(Some(element_value(py, dt, b)?)),
+        None => Ok(None),
+    }
 }
 
 /// A NumPy scalar as a typed constant; `None` when `obj` is not one of a dtype the VM has.
@@ -609,10 +631,19 @@ impl NdArray {
     }
 
     fn __bool__(slf: &Bound<'_, Self>) -> PyResult<bool> {
-        call1(slf, "__bool__", [])?.extract(slf.py())
+        match only_element(slf.py(), slf.get())? {
+            Some(x) => x.is_truthy(),
+            None => call1(slf, "__bool__", [])?.extract(slf.py()),
+        }
     }
 
     fn __float__(slf: &Bound<'_, Self>) -> PyResult<f64> {
+        // NumPy 2.4 converts only 0-d arrays (the Python layer says what a version does).
+        if slf.get().view.ndim() == 0
+            && let Some(x) = only_element(slf.py(), slf.get())?
+        {
+            return x.extract();
+        }
         call1(slf, "__float__", [])?.extract(slf.py())
     }
 

@@ -221,9 +221,17 @@ fn element_access(rt: &mut Runtime, id: BaseId) -> vm_ir::Result<bool> {
 
 /// The `size` bytes at element `index` of base `id`, read from its host copy (synced first when
 /// stale; see [`element_access`]); `None` when the element must be computed with the queue.
-pub fn host_element(py: Python<'_>, id: BaseId, index: usize, size: usize) -> PyResult<Option<[u8; 8]>> {
+/// `observe`: the value is needed now (a conversion to a Python number), so the base is synced
+/// whatever is queued.
+pub fn host_element(
+    py: Python<'_>,
+    id: BaseId,
+    index: usize,
+    size: usize,
+    observe: bool,
+) -> PyResult<Option<[u8; 8]>> {
     let vm = vm()?;
-    let (current, accessible) = vm.with(|rt| Ok((rt.is_host_current(id)?, element_access(rt, id)?)))?;
+    let (current, accessible) = vm.with(|rt| Ok((rt.is_host_current(id)?, observe || element_access(rt, id)?)))?;
     if !accessible {
         return Ok(None);
     }
