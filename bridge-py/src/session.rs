@@ -223,13 +223,7 @@ fn element_access(rt: &mut Runtime, id: BaseId) -> vm_ir::Result<bool> {
 /// stale; see [`element_access`]); `None` when the element must be computed with the queue.
 /// `observe`: the value is needed now (a conversion to a Python number), so the base is synced
 /// whatever is queued.
-pub fn host_element(
-    py: Python<'_>,
-    id: BaseId,
-    index: usize,
-    size: usize,
-    observe: bool,
-) -> PyResult<Option<[u8; 8]>> {
+pub fn host_element(py: Python<'_>, id: BaseId, index: usize, size: usize, observe: bool) -> PyResult<Option<[u8; 8]>> {
     let vm = vm()?;
     let (current, accessible) = vm.with(|rt| Ok((rt.is_host_current(id)?, observe || element_access(rt, id)?)))?;
     if !accessible {

@@ -58,12 +58,15 @@ impl Tiers {
     }
 }
 
-/// Uses after which a kernel compiled by the fast tier is compiled again by the good one.
-pub const PROMOTE_AFTER_USES: u32 = 2;
+/// Work (positions times instructions) of all a kernel's runs together past which a kernel
+/// compiled by the fast tier is compiled again by the good one: about a millisecond of running,
+/// as long as compiling it again takes. A program of many small kernels each run a few times
+/// (a test suite, a table of dtype combinations) compiles each once.
+pub const PROMOTE_WORK: u64 = 1 << 21;
 
-/// Work (positions times instructions) of one run above which a kernel gets the good tier
-/// at once: the run takes milliseconds, and the good code saves more than compiling it costs.
-pub const PROMOTE_WORK: u64 = 1 << 24;
+/// Work of one run past which a kernel gets the good tier at once: the run takes milliseconds,
+/// and the good code saves more than compiling it costs.
+pub const GOOD_AT_ONCE_WORK: u64 = 1 << 24;
 
 /// A compiled kernel and how it was compiled.
 #[derive(Clone, Copy)]
@@ -71,8 +74,8 @@ struct Compiled {
     f: KernelFn,
     /// Compiled by the good tier (nothing left to promote).
     good: bool,
-    /// Runs so far.
-    uses: u32,
+    /// Work of its runs so far (positions times instructions).
+    work: u64,
 }
 
 /// A JIT module with one register allocator.
@@ -146,33 +149,33 @@ impl Cache {
     }
 
     /// The compiled kernel of `p` for a run of `work` positions times instructions, compiling
-    /// it on a miss (by the fast tier, or the good one when the run is large) and compiling it
-    /// again by the good tier once it has run [`PROMOTE_AFTER_USES`] times. The flag says that
-    /// the code is final (asking again returns the same function).
+    /// it on a miss (by the fast tier, or the good one for a run of [`GOOD_AT_ONCE_WORK`]) and
+    /// compiling it again by the good tier once its runs reach [`PROMOTE_WORK`]. The flag says
+    /// that the code is final (asking again returns the same function).
     pub fn get(&mut self, p: &Program, work: u64) -> Result<(KernelFn, bool)> {
-        let hot = |c: &Compiled| c.uses >= PROMOTE_AFTER_USES || work >= PROMOTE_WORK;
+        let tiered = self.fast.is_some() && self.good.is_some();
         match self.kernels.get_mut(p) {
-            Some(c) if c.good || self.good.is_none() || !hot(c) => {
-                c.uses = c.uses.saturating_add(1);
+            Some(c) if c.good || !tiered || c.work.saturating_add(work) < PROMOTE_WORK => {
+                c.work = c.work.saturating_add(work);
                 self.stats.hits += 1;
-                let good = c.good || self.good.is_none();
-                Ok((c.f, good))
+                Ok((c.f, c.good || !tiered))
             }
             found => {
-                let uses = found.map_or(0, |c| c.uses);
-                let good = self.fast.is_none() || work >= PROMOTE_WORK || uses >= PROMOTE_AFTER_USES;
+                let before = found.map(|c| c.work);
+                let good = self.fast.is_none() || before.is_some() || work >= GOOD_AT_ONCE_WORK;
                 let t0 = Instant::now();
                 let f = self.compile(p, good)?;
                 self.stats.compile_time += t0.elapsed();
-                if uses == 0 {
-                    self.stats.misses += 1;
-                } else {
-                    self.stats.promoted += 1;
-                    self.stats.hits += 1;
+                match before {
+                    None => self.stats.misses += 1,
+                    Some(_) => {
+                        self.stats.promoted += 1;
+                        self.stats.hits += 1;
+                    }
                 }
-                let good = good || self.good.is_none();
-                self.kernels.insert(p.clone(), Compiled { f, good, uses: uses.saturating_add(1) });
-                Ok((f, good))
+                let work = before.unwrap_or(0).saturating_add(work);
+                self.kernels.insert(p.clone(), Compiled { f, good: good || !tiered, work });
+                Ok((f, good || !tiered))
             }
         }
     }

@@ -32,7 +32,8 @@
 //!
 //! Kernels compile at Cranelift's `opt_level = "none"` by default, in two tiers
 //! ([`cache::Tiers`]): first with the single-pass register allocator, and again with the
-//! backtracking one once a kernel is hot (its third run, or at once for a run of 2^24 positions
+//! backtracking one once a kernel is hot (its runs together reach 2^21 positions times
+//! operations, about a millisecond; at once for a run of 2^24 positions
 //! times operations). The backtracking allocator's code is up to 2.7 times faster (knn), but it
 //! compiles several times slower, which a program whose kernels are all different pays for
 //! every kernel: a loop of a thousand element-wise operations that is never read until the end

@@ -203,10 +203,13 @@ fn hot_kernels_are_compiled_again_by_the_good_tier_large_runs_at_once() {
         let p = cpu.profile();
         (p.cache.misses, p.cache.promoted, p.cache.hits)
     };
-    // Single-pass first; the third run of the same structure gets the backtracking code.
-    assert_eq!(run("tiered", 1000, 5), (1, 1, 4));
+    // Seven operations on 2^17 positions: single-pass first; the second run passes 2^21 of
+    // work in all and gets the backtracking code.
+    assert_eq!(run("tiered", 1 << 17, 5), (1, 1, 4));
+    // Small kernels run a few times are compiled once.
+    assert_eq!(run("tiered", 1000, 5), (1, 0, 4));
     // A run of 2^24 positions times operations or more is worth the good code at once.
     assert_eq!(run("tiered", 3 << 22, 3), (1, 0, 2));
-    assert_eq!(run("single_pass", 1000, 5), (1, 0, 4));
-    assert_eq!(run("backtracking", 1000, 5), (1, 0, 4));
+    assert_eq!(run("single_pass", 1 << 17, 5), (1, 0, 4));
+    assert_eq!(run("backtracking", 1 << 17, 5), (1, 0, 4));
 }
