@@ -242,7 +242,7 @@ fn cpu_plugin_config(dir: &Path) -> PathBuf {
     assert!(library.is_file(), "cargo builds {} as a dependency of these tests", library.display());
     let config = dir.join("cpu_plugin.toml");
     let text = format!(
-        "stack = \"cpu_plugin\"\n[cpu_plugin]\nlibrary = \"{}\"\nthreads = 2\n[stacks]\ncpu_plugin = [\"node\", \"cpu_plugin\", \"interp\"]\n",
+        "stack = \"cpu_plugin\"\n[cpu_plugin]\nlibrary = \"{}\"\nthreads = 2\nfirst_runs_on_child = false\n[stacks]\ncpu_plugin = [\"node\", \"cpu_plugin\", \"interp\"]\n",
         library.display()
     );
     std::fs::write(&config, text).unwrap();

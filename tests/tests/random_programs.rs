@@ -20,8 +20,15 @@ fn run(name: &str, count: u64, small: bool, make: impl FnMut() -> Box<dyn Compon
 }
 
 fn cpu(threads: usize) -> Box<dyn Component> {
-    // Small blocks, so that even small programs run many blocks in parallel.
-    let config = vm_cpu::Config { threads, block_size: 64, min_parallel: 100, ..vm_cpu::Config::default() };
+    cpu_with(threads, false)
+}
+
+/// The cpu engine over interp; small blocks, so that even small programs run many blocks in
+/// parallel. Kernels run on the child the first time only with `first_runs_on_child` (else
+/// every small program seen once would test the child against itself).
+fn cpu_with(threads: usize, first_runs_on_child: bool) -> Box<dyn Component> {
+    let config =
+        vm_cpu::Config { threads, block_size: 64, min_parallel: 100, first_runs_on_child, ..vm_cpu::Config::default() };
     Box::new(vm_cpu::CpuEngine::new(config, Some(Box::new(Interp::new(None)))).unwrap())
 }
 
@@ -33,4 +40,9 @@ fn cpu_on_one_thread_agrees_with_interp() {
 #[test]
 fn cpu_on_three_threads_agrees_with_interp() {
     run("cpu, 3 threads", count(1000), true, || cpu(3));
+}
+
+#[test]
+fn cpu_running_first_sightings_on_its_child_agrees_with_interp() {
+    run("cpu, first runs on the child", count(300), false, || cpu_with(2, true));
 }

@@ -92,6 +92,8 @@ pub struct Cache {
     good: Option<Jit>,
     fctx: FunctionBuilderContext,
     kernels: HashMap<Program, Compiled>,
+    /// Programs run without being compiled, with the number of runs (see [`Cache::uncompiled_run`]).
+    seen: HashMap<Program, u32>,
     /// Print each compiled kernel to stderr.
     dump: bool,
     /// Statistics since creation.
@@ -143,6 +145,7 @@ impl Cache {
             good,
             fctx: FunctionBuilderContext::new(),
             kernels: HashMap::default(),
+            seen: HashMap::default(),
             dump,
             stats: CacheStats::default(),
         })
@@ -176,6 +179,25 @@ impl Cache {
                 let work = before.unwrap_or(0).saturating_add(work);
                 self.kernels.insert(p.clone(), Compiled { f, good: good || !tiered, work });
                 Ok((f, good || !tiered))
+            }
+        }
+    }
+
+    /// True when `p` was never compiled and has run fewer than `limit` times some other way:
+    /// the caller runs it some other way once more (counted), and compiles it after that.
+    pub fn uncompiled_run(&mut self, p: &Program, limit: u32) -> bool {
+        if self.kernels.contains_key(p) {
+            return false;
+        }
+        match self.seen.get_mut(p) {
+            Some(n) if *n >= limit => false,
+            Some(n) => {
+                *n += 1;
+                true
+            }
+            None => {
+                self.seen.insert(p.clone(), 1);
+                limit > 0
             }
         }
     }

@@ -59,6 +59,24 @@ fn work(prog: &Program, bind: &program::Binding) -> u64 {
     (bind.nelem() as u64).saturating_mul(prog.ops.len() as u64)
 }
 
+/// Work (positions times operations) up to which a kernel seen for one of the first
+/// [`CHILD_RUNS`] times is run by the child instead of being compiled: a test suite or a table
+/// of dtype combinations is thousands of small kernels each run once or twice, and compiling
+/// one costs about 0.15 ms while the reference interpreter runs 2^14 element operations in less.
+const CHILD_RUNS_WORK: u64 = 1 << 14;
+
+/// Runs of a small kernel on the child before it is compiled.
+const CHILD_RUNS: u32 = 2;
+
+/// True when every operation of `prog` gives bit for bit what the reference interpreter gives
+/// (all but the engine's own approximations, [`crate::fastmath`]; the opcode tests hold the
+/// rest to exact agreement) and it reduces nothing (partial sums add in another order): a
+/// kernel that the child runs the first time and the compiled code later must not change its
+/// results in between.
+fn runs_alike_on_child(prog: &Program) -> bool {
+    prog.partials.is_empty() && prog.ops.iter().all(|op| crate::fastmath::block_fn(op.opcode, op.dtype).is_none())
+}
+
 /// Kernel replays kept before the table starts over.
 const MAX_REPLAYS: usize = 1024;
 
@@ -149,6 +167,18 @@ impl CpuEngine {
         let observable = prog.ops.iter().any(|op| op.dst != program::Dst::Value);
         if bind.nelem() == 0 || !observable {
             return Ok(());
+        }
+        if let Some(child) = self.child.as_mut()
+            && self.config.first_runs_on_child
+            && work(&prog, &bind) <= CHILD_RUNS_WORK
+            && runs_alike_on_child(&prog)
+            && self.cache.uncompiled_run(&prog, CHILD_RUNS)
+        {
+            // A small kernel seen for the first times: the child runs its instructions (as
+            // fast as compiling would be), and it is compiled if it keeps coming.
+            self.profile.first_runs_on_child += 1;
+            let instrs: Vec<Instruction> = k.instrs.iter().map(|&i| batch[i].clone()).collect();
+            return child.execute(&instrs, mem);
         }
         let (f, final_code) = self.cache.get(&prog, work(&prog, &bind))?;
         Self::run_bound(&prog, f, &bind, mem, &self.pool, &self.exec_config(), &mut self.profile)?;

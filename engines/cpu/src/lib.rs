@@ -112,6 +112,10 @@ vm_runtime::settings! {
         regalloc: String = "tiered",
         /// print every kernel compiled (program, Cranelift IR, machine code) to stderr
         dump: bool = false,
+        /// a small kernel seen for the first or second time runs on the child (when there is
+        /// one) and is compiled only if it keeps coming (not kernels whose results the child
+        /// would round differently: reductions, the engine's own exp and log)
+        first_runs_on_child: bool = true,
     }
 }
 

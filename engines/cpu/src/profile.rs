@@ -21,6 +21,8 @@ pub struct Profile {
     pub native: u64,
     /// Instructions handed to the fallback child.
     pub fallback: u64,
+    /// Runs of small kernels seen for the first times, by the child instead of compiled code.
+    pub first_runs_on_child: u64,
     /// Pure bases deferred (never written to memory unless replayed).
     pub deferred: u64,
     /// Deferred bases replayed because a later batch referred to them.
@@ -66,6 +68,11 @@ impl fmt::Display for Profile {
             s.kernels, s.fused_instructions, s.contracted
         )?;
         writeln!(f, "  native / fallback    {} / {}", self.native, s.fallbacks)?;
+        writeln!(
+            f,
+            "  first runs on child  {} (small kernels compiled once they keep coming)",
+            self.first_runs_on_child
+        )?;
         writeln!(f, "  deferred / replayed  {} / {}", self.deferred, self.replayed)?;
         writeln!(
             f,

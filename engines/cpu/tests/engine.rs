@@ -103,10 +103,12 @@ fn extensions_go_to_the_fallback_child() {
     // a = [[0,1,2],[3,4,5]], b = [[1,2],[3,4],[5,6]]
     assert_eq!(mem.get(c.id).unwrap().as_slice::<f64>(), &[13.0, 16.0, 40.0, 52.0]);
     assert_eq!(cpu.profile().fallback, 1);
-    // The same, typed, through the trait: cpu handed one instruction down, interp ran it.
+    // The same, typed, through the trait: cpu handed one instruction down, interp ran it (and
+    // the small kernel before it, seen for the first time).
     let info = cpu.describe();
     assert_eq!((info[0].statistics.fallbacks, info[0].statistics.batches), (1, 1));
-    assert_eq!((info[1].implementation.as_str(), info[1].statistics.batches), ("interp", 1));
+    assert_eq!((info[1].implementation.as_str(), info[1].statistics.batches), ("interp", 2));
+    assert_eq!(cpu.profile().first_runs_on_child, 1);
 
     let mut alone = CpuEngine::with_threads(1).unwrap();
     assert!(!alone.register_extension(vm_interp::MATMUL, matmul).unwrap());
@@ -212,4 +214,34 @@ fn hot_kernels_are_compiled_again_by_the_good_tier_large_runs_at_once() {
     assert_eq!(run("tiered", 3 << 22, 3), (1, 0, 2));
     assert_eq!(run("single_pass", 1 << 17, 5), (1, 0, 4));
     assert_eq!(run("backtracking", 1 << 17, 5), (1, 0, 4));
+}
+
+#[test]
+fn small_kernels_run_on_the_child_the_first_times_and_compile_after() {
+    // Exactly rounded element-wise work: the child's results and the compiled code's are the
+    // same bits, so which one ran does not show.
+    let mut cpu = CpuEngine::new(vm_cpu::Config::default(), Some(Box::new(Interp::new(None)))).unwrap();
+    let mut mem = HostMemory::new();
+    let mut results = Vec::new();
+    for t in 0..4u64 {
+        let (x, y) = (base(10 * t + 1, DType::F64, 100), base(10 * t + 2, DType::F64, 100));
+        cpu.execute(&constant_chain(x, y, 6), &mut mem).unwrap();
+        results.push(mem.get(y.id).unwrap().as_slice::<f64>().to_vec());
+    }
+    assert!(results.windows(2).all(|w| w[0] == w[1]));
+    let p = cpu.profile();
+    assert_eq!((p.first_runs_on_child, p.cache.misses, p.cache.hits), (2, 1, 1));
+    // The engine's own exp is always compiled (the child's differs in the last bits), as is a
+    // kernel too large for the child to run as fast.
+    let (x, y) = (base(100, DType::F64, 100), base(101, DType::F64, 100));
+    let exp = vec![
+        Instruction::new(Opcode::Range, [whole(x)]),
+        Instruction::new(Opcode::Exp, [whole(y), whole(x)]),
+        Instruction::new(Opcode::Sync, [whole(y)]),
+    ];
+    cpu.execute(&exp, &mut mem).unwrap();
+    let (x, y) = (base(102, DType::F64, 1 << 16), base(103, DType::F64, 1 << 16));
+    cpu.execute(&constant_chain(x, y, 5), &mut mem).unwrap();
+    let p = cpu.profile();
+    assert_eq!((p.first_runs_on_child, p.cache.misses), (2, 3));
 }
