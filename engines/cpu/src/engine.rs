@@ -172,6 +172,8 @@ impl CpuEngine {
             && self.config.first_runs_on_child
             && work(&prog, &bind) <= CHILD_RUNS_WORK
             && runs_alike_on_child(&prog)
+            // The child knows the frontend's bases only (it may be behind the plugin ABI).
+            && k.instrs.iter().all(|&i| batch[i].views().all(|v| v.base.id.0 < crate::lazy::SYNTHETIC))
             && self.cache.uncompiled_run(&prog, CHILD_RUNS)
         {
             // A small kernel seen for the first times: the child runs its instructions (as

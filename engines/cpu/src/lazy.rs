@@ -29,8 +29,9 @@ use vm_runtime::HostMemory;
 /// Synthetic version bases count down from here (below the spare bases).
 const VERSION_BASE: u64 = u64::MAX - (1 << 23);
 
-/// Bases at or above this id are the engine's synthetic ones, never deferred.
-const SYNTHETIC: u64 = VERSION_BASE - (1 << 40);
+/// Bases at or above this id are the engine's synthetic ones (versions, spares, snapshots,
+/// partials of its rewrites): never deferred, and unknown outside the engine.
+pub(crate) const SYNTHETIC: u64 = VERSION_BASE - (1 << 40);
 
 /// The most instructions of a recipe (longer chains are not pure).
 const MAX_RECIPE: usize = 128;
