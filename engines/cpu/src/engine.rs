@@ -179,6 +179,7 @@ impl CpuEngine {
             // A small kernel seen for the first times: the child runs its instructions (as
             // fast as compiling would be), and it is compiled if it keeps coming.
             self.profile.first_runs_on_child += 1;
+            self.profile.bytes_moved += exec::bytes_moved(&bind);
             let instrs: Vec<Instruction> = k.instrs.iter().map(|&i| batch[i].clone()).collect();
             return child.execute(&instrs, mem);
         }

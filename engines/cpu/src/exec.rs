@@ -107,9 +107,18 @@ fn one_block_per_output(shape: &[usize], strides: &[i64], block: usize) -> bool 
     row > 0 && block.is_multiple_of(row)
 }
 
+/// The bytes a kernel bound by `bind` reads and writes in its memory operands: the elements each
+/// view touches, once (a broadcast operand is read from cache after the first time).
+pub fn bytes_moved(bind: &Binding) -> u64 {
+    let nd = bind.shape.len();
+    bind.slots.iter().fold(0u64, |moved, s| {
+        let touched = (0..nd).filter(|&d| s.strides[d] != 0).map(|d| bind.shape[d] as u64).product::<u64>();
+        moved.saturating_add(touched.saturating_mul(s.view.dtype().size() as u64))
+    })
+}
+
 /// Runs `f` (compiled from `p`) over the iteration space of `bind`. Returns the bytes moved
-/// between memory and the kernel: every memory operand's distinct elements once (a broadcast
-/// operand is read from cache after the first time), and every reduction's output.
+/// between memory and the kernel: [`bytes_moved`], and every reduction's output.
 pub fn run(
     f: KernelFn,
     p: &Program,
@@ -134,7 +143,6 @@ pub fn run(
     let lay = ArgLayout::of(p);
     let nd = p.ndim;
     let mut args = vec![0i64; lay.words(p.consts.len())];
-    let mut moved = 0u64;
     for (k, s) in bind.slots.iter().enumerate() {
         let size = s.view.dtype().size();
         let buf = views::buffer(mem, &s.view)?; // allocates and checks the extent, once
@@ -143,10 +151,8 @@ pub fn run(
         for d in 0..nd {
             args[lay.slot_stride(k, d)] = s.strides[d] * size as i64;
         }
-        // The elements the view touches, each once: a broadcast operand is read from cache.
-        let touched = (0..nd).filter(|&d| s.strides[d] != 0).map(|d| bind.shape[d] as u64).product::<u64>();
-        moved = moved.saturating_add(touched.saturating_mul(size as u64));
     }
+    let mut moved = bytes_moved(bind);
     for (q, r) in bind.partials.iter().enumerate() {
         for d in 0..nd {
             args[lay.partial_stride(q, d)] = r.strides[d] * r.out.dtype().size() as i64;
