@@ -64,31 +64,19 @@ fn numpy_scalar_types(py: Python<'_>) -> PyResult<&Vec<(Py<PyType>, DType)>> {
 /// The element `v` (a view of one element) as NumPy's scalar, read from the host copy of its
 /// base; `None` when that would run queued work early (see [`session::host_element`]).
 fn host_scalar(py: Python<'_>, v: &View) -> PyResult<Option<Py<PyAny>>> {
-    let dt = v.dtype();
-    let Some(b) = crate::session::host_element(py, v.base.id, v.start as usize, dt.size(), false)? else {
-        return Ok(None);
-    };
-    let value = element_value(py, dt, b)?;
+    let Some(x) = crate::session::host_element(py, v.base.id, v.start as usize, false)? else { return Ok(None) };
     let types = numpy_scalar_types(py)?;
-    let ty = types.iter().find(|(_, d)| *d == dt).expect("every dtype has its NumPy scalar type");
-    Ok(Some(ty.0.bind(py).call1((value,))?.unbind()))
+    let ty = types.iter().find(|(_, d)| *d == x.dtype()).expect("every dtype has its NumPy scalar type");
+    Ok(Some(ty.0.bind(py).call1((python_number(py, x)?,))?.unbind()))
 }
 
-/// The element of dtype `dt` in (the first bytes of) `b`, as a Python number.
-fn element_value(py: Python<'_>, dt: DType, b: [u8; 8]) -> PyResult<Bound<'_, PyAny>> {
-    let [b0, b1, b2, b3, ..] = b;
-    Ok(match dt {
-        DType::Bool => (b0 != 0).into_pyobject(py)?.to_owned().into_any(),
-        DType::I8 => i8::from_ne_bytes([b0]).into_pyobject(py)?.into_any(),
-        DType::I16 => i16::from_ne_bytes([b0, b1]).into_pyobject(py)?.into_any(),
-        DType::I32 => i32::from_ne_bytes([b0, b1, b2, b3]).into_pyobject(py)?.into_any(),
-        DType::I64 => i64::from_ne_bytes(b).into_pyobject(py)?.into_any(),
-        DType::U8 => b0.into_pyobject(py)?.into_any(),
-        DType::U16 => u16::from_ne_bytes([b0, b1]).into_pyobject(py)?.into_any(),
-        DType::U32 => u32::from_ne_bytes([b0, b1, b2, b3]).into_pyobject(py)?.into_any(),
-        DType::U64 => u64::from_ne_bytes(b).into_pyobject(py)?.into_any(),
-        DType::F32 => f64::from(f32::from_ne_bytes([b0, b1, b2, b3])).into_pyobject(py)?.into_any(),
-        DType::F64 => f64::from_ne_bytes(b).into_pyobject(py)?.into_any(),
+/// `x` as a Python number (bool, int or float).
+fn python_number(py: Python<'_>, x: Scalar) -> PyResult<Bound<'_, PyAny>> {
+    Ok(match x {
+        Scalar::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
+        Scalar::F32(_) | Scalar::F64(_) => x.as_f64().into_pyobject(py)?.into_any(),
+        Scalar::U64(u) => u.into_pyobject(py)?.into_any(),
+        _ => x.as_i64().into_pyobject(py)?.into_any(),
     })
 }
 
@@ -99,11 +87,7 @@ fn only_element<'py>(py: Python<'py>, a: &NdArray) -> PyResult<Option<Bound<'py,
     if v.nelem() != 1 {
         return Ok(None);
     }
-    let dt = v.dtype();
-    match crate::session::host_element(py, v.base.id, v.start as usize, dt.size(), true)? {
-        Some(b) => Ok(Some(element_value(py, dt, b)?)),
-        None => Ok(None),
-    }
+    crate::session::host_element(py, v.base.id, v.start as usize, true)?.map(|x| python_number(py, x)).transpose()
 }
 
 /// A NumPy scalar as a typed constant; `None` when `obj` is not one of a dtype the VM has.

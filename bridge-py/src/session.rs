@@ -13,7 +13,7 @@ use pyo3::types::{PyDict, PyModule};
 use smallvec::SmallVec;
 use std::sync::{Arc, OnceLock};
 use vm::context::{self, Context};
-use vm_ir::{Base, BaseId, DType, Error, Instruction, Opcode, Operand, View};
+use vm_ir::{Base, BaseId, DType, Error, Instruction, Opcode, Operand, Scalar, View, with_dtype};
 use vm_runtime::Runtime;
 
 /// Instructions queued (the runtime's pending batch) after which this module flushes on its
@@ -169,19 +169,16 @@ fn _context_token() -> PyResult<usize> {
 #[pyfunction]
 fn _shutdown(py: Python<'_>) -> PyResult<()> {
     let Some(Ok(vm)) = VM.get() else { return Ok(()) };
+    let token = vm.token;
+    let ptr = std::ptr::without_provenance_mut::<context::VmContext>(token);
+    if context::lookup(ptr).is_err() {
+        return Ok(()); // shut down already
+    }
     vm.with(|rt| {
         rt.discard_pending();
         Ok(())
     })?;
-    let token = vm.token;
-    py.detach(|| {
-        let ptr = std::ptr::without_provenance_mut(token);
-        match context::lookup(ptr) {
-            Ok(_) => context::shutdown(ptr),
-            Err(_) => Ok(()),
-        }
-    })
-    .map_err(vm_err)
+    py.detach(|| context::shutdown(std::ptr::without_provenance_mut(token))).map_err(vm_err)
 }
 
 /// Number of live bases of the VM (for memory tests).
@@ -219,11 +216,11 @@ fn element_access(rt: &mut Runtime, id: BaseId) -> vm_ir::Result<bool> {
     Ok(rt.is_host_current(id)? || (rt.pending_len() <= SYNC_FOR_ELEMENT && !rt.pending_computes(id)))
 }
 
-/// The `size` bytes at element `index` of base `id`, read from its host copy (synced first when
-/// stale; see [`element_access`]); `None` when the element must be computed with the queue.
-/// `observe`: the value is needed now (a conversion to a Python number), so the base is synced
-/// whatever is queued.
-pub fn host_element(py: Python<'_>, id: BaseId, index: usize, size: usize, observe: bool) -> PyResult<Option<[u8; 8]>> {
+/// Element `index` of base `id`, read from its host copy (synced first when stale; see
+/// [`element_access`]); `None` when the element must be computed with the queue. `observe`: the
+/// value is needed now (a conversion to a Python number), so the base is synced whatever is
+/// queued.
+pub fn host_element(py: Python<'_>, id: BaseId, index: usize, observe: bool) -> PyResult<Option<Scalar>> {
     let vm = vm()?;
     let (current, accessible) = vm.with(|rt| Ok((rt.is_host_current(id)?, observe || element_access(rt, id)?)))?;
     if !accessible {
@@ -236,9 +233,7 @@ pub fn host_element(py: Python<'_>, id: BaseId, index: usize, size: usize, obser
         if !rt.is_host_current(id)? {
             return Ok(None);
         }
-        let mut bytes = [0u8; 8];
-        bytes[..size].copy_from_slice(&rt.host_data(id)?[index * size..][..size]);
-        Ok(Some(bytes))
+        with_dtype!(rt.base(id)?.dtype, T => Ok(Some(Scalar::from(rt.host_slice::<T>(id)?[index]))))
     })
 }
 

@@ -1251,7 +1251,8 @@ def __array_namespace_info__():
 
 
 _vmnp._set_hooks(_methods.hooks())
-# Queued work runs and the engines report (VM_PROFILE) before the interpreter goes away.
+# The VM shuts down (queued work dropped, engines reporting under VM_PROFILE) before the
+# interpreter goes away.
 _atexit.register(_vmnp._shutdown)
 
 copy_ = copy  # `asarray`'s and `array`'s parameter `copy` hides the function there

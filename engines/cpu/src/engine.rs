@@ -184,7 +184,7 @@ impl CpuEngine {
             return child.execute(&instrs, mem);
         }
         let (f, final_code) = self.cache.get(&prog, work(&prog, &bind))?;
-        Self::run_bound(&prog, f, &bind, mem, &self.pool, &self.exec_config(), &mut self.profile)?;
+        Self::run_bound(&prog, f, &bind, mem, &self.pool, &cfg, &mut self.profile)?;
         if let Some(key) = key {
             if self.replays.len() >= MAX_REPLAYS {
                 self.replays.clear();

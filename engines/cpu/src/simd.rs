@@ -208,26 +208,31 @@ impl Gen<'_> {
         }
     }
 
+    /// The inputs item `it` reads.
+    fn item_srcs<'a>(&'a self, it: &'a Item) -> &'a [Src] {
+        match it {
+            Item::Op(k) => &self.p.ops[*k].srcs,
+            Item::Stage(s, _) => std::slice::from_ref(s),
+            Item::Flush(_) => &[],
+        }
+    }
+
     /// The most values of operations of `items` live at once between two items (read by a
     /// later item): 1 for a chain.
     fn max_live(&self, items: &[Item]) -> usize {
         let mut last_use: HashMap<usize, usize> = HashMap::new();
-        let mut defined: Vec<(usize, usize)> = Vec::new();
         for (i, it) in items.iter().enumerate() {
-            let srcs: &[Src] = match it {
-                Item::Op(k) => {
-                    defined.push((*k, i));
-                    &self.p.ops[*k].srcs
-                }
-                Item::Stage(s, _) => std::slice::from_ref(s),
-                Item::Flush(_) => &[],
-            };
-            for s in srcs {
+            for s in self.item_srcs(it) {
                 if let Src::Val(v) = s {
                     last_use.insert(*v as usize, i);
                 }
             }
         }
+        let defined: Vec<(usize, usize)> = items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, it)| if let Item::Op(k) = it { Some((*k, i)) } else { None })
+            .collect();
         (0..items.len())
             .map(|i| defined.iter().filter(|&&(k, at)| at <= i && last_use.get(&k).is_some_and(|&u| u > i)).count())
             .max()
@@ -236,12 +241,8 @@ impl Gen<'_> {
 
     /// The constants item `it` reads.
     fn item_consts(&self, it: &Item) -> Vec<u16> {
-        let srcs: &[Src] = match it {
-            Item::Op(k) => &self.p.ops[*k].srcs,
-            Item::Stage(s, _) => std::slice::from_ref(s),
-            Item::Flush(_) => &[],
-        };
-        srcs.iter()
+        self.item_srcs(it)
+            .iter()
             .filter_map(|s| match s {
                 Src::Const(c) => Some(*c),
                 _ => None,
