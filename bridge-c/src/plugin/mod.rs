@@ -541,7 +541,15 @@ impl Component for PluginComponent {
         }
         let mut bases = std::mem::take(&mut self.bases);
         bases.clear();
-        bases.extend(batch.iter().flat_map(|i| i.views().map(|v| (v.base.id, v.base))));
+        // Consecutive operands mostly name the same base (an instruction's output is the next
+        // one's input): each run of one base is inserted once.
+        let mut last = None;
+        for base in batch.iter().flat_map(|i| i.views().map(|v| v.base)) {
+            if last != Some(base.id) {
+                last = Some(base.id);
+                bases.insert(base.id, base);
+            }
+        }
         let mut call = HostCall { mem: Some(mem), bases, child: self.child.as_deref_mut(), error: None };
         let host = (&raw mut call).cast::<VmHost>();
         // SAFETY: the plugin's execute on its own instance, with a batch valid for the call.

@@ -164,6 +164,28 @@ impl VmView {
         Ok(View { base, start: self.start, shape, stride: Strides::from_slice(&self.stride[..ndim]) })
     }
 
+    /// [`VmView::to_view_with`], written over `out` (its extents' storage reused).
+    fn decode_into(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize, k: usize, out: &mut View) -> Result<()> {
+        let ndim = self.ndim as usize;
+        if ndim > MAX_NDIM {
+            return Err(invalid(i, Some(k), format!("view has {ndim} dimensions; at most {MAX_NDIM} (VM_MAX_NDIM)")));
+        }
+        out.base = base_of(BaseId(self.base)).ok_or_else(|| {
+            invalid(i, Some(k), format!("base {} does not exist (never created, or already freed)", self.base))
+        })?;
+        out.start = self.start;
+        out.shape.clear();
+        for (d, &n) in self.shape[..ndim].iter().enumerate() {
+            out.shape.push(
+                usize::try_from(n)
+                    .map_err(|_| invalid(i, Some(k), format!("extent {n} of dimension {d} does not fit in memory")))?,
+            );
+        }
+        out.stride.clear();
+        out.stride.extend_from_slice(&self.stride[..ndim]);
+        Ok(())
+    }
+
     /// The C form of a view.
     pub fn from_view(v: &View) -> VmView {
         let mut out = VmView {
@@ -204,13 +226,15 @@ impl VmInstruction {
         Ok(out)
     }
 
-    /// [`VmInstruction::to_instruction_with`], written over `out` (whose operands' storage is
-    /// reused): no instruction is built elsewhere to be moved. On error `out` is unspecified.
+    /// [`VmInstruction::to_instruction_with`], written over `out` in place: an operand of the
+    /// kind `out` already holds at that position is overwritten field by field (its extents'
+    /// storage reused), so decoding a batch into the last one's instructions allocates nothing.
+    /// On error `out` is unspecified.
     pub fn decode_into(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize, out: &mut Instruction) -> Result<()> {
         out.opcode = Opcode::from_id(self.opcode)?;
-        let opcode = out.opcode;
         let n = self.noperands as usize;
         if n > MAX_OPERANDS {
+            let opcode = out.opcode;
             return Err(invalid(
                 i,
                 None,
@@ -218,26 +242,39 @@ impl VmInstruction {
             ));
         }
         let operands = &mut out.operands;
-        operands.clear();
+        operands.truncate(n);
         for (k, op) in self.operands[..n].iter().enumerate() {
-            operands.push(match op.kind {
+            match op.kind {
                 OPERAND_VIEW => {
                     // SAFETY: the caller tagged this operand as a view, so `view` is the member
-                    // it wrote; its fields are integers (every bit pattern valid), and `to_view`
-                    // reads only the first `ndim` (checked <= 16) entries of the arrays.
+                    // it wrote; its fields are integers (every bit pattern valid), and the
+                    // decoding reads only the first `ndim` (checked <= 16) entries of the arrays.
                     let view = unsafe { &op.u.view };
-                    Operand::View(view.to_view_with(base_of, i, k)?)
+                    match operands.get_mut(k) {
+                        Some(Operand::View(v)) => view.decode_into(base_of, i, k, v)?,
+                        slot => {
+                            let decoded = Operand::View(view.to_view_with(base_of, i, k)?);
+                            match slot {
+                                Some(slot) => *slot = decoded,
+                                None => operands.push(decoded),
+                            }
+                        }
+                    }
                 }
                 OPERAND_CONSTANT => {
                     // SAFETY: tagged as a constant: `constant` is the member the caller wrote, a
                     // u32 and an 8-byte integer/float union, valid for every bit pattern.
                     let constant = unsafe { &op.u.constant };
-                    Operand::Const(constant.to_scalar().map_err(|e| match e {
+                    let decoded = Operand::Const(constant.to_scalar().map_err(|e| match e {
                         Error::UnknownDType(d) => {
                             Error::UnknownDType(format!("{d} (constant operand {k} of instruction {i})"))
                         }
                         e => at(e, i, k),
-                    })?)
+                    })?);
+                    match operands.get_mut(k) {
+                        Some(slot) => *slot = decoded,
+                        None => operands.push(decoded),
+                    }
                 }
                 other => {
                     return Err(invalid(
@@ -248,7 +285,7 @@ impl VmInstruction {
                         ),
                     ));
                 }
-            });
+            }
         }
         Ok(())
     }

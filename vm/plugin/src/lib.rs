@@ -14,7 +14,7 @@
 //! the host's `child_execute`, returns the host's buffers on `FREE`, and turns errors and panics
 //! into a status with `fail`'s message. No panic crosses the boundary.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -153,11 +153,11 @@ struct Instance {
     host: SharedHost,
     /// The last batch, decoded: its instructions' storage is reused by the next one.
     batch: Vec<Instruction>,
-    /// The bases of the batch in progress: what each is, and the host's buffer when it has one.
-    bases: FxHashMap<BaseId, (Base, *mut c_void)>,
-    /// The bases of the batch in progress that the host knows (the rest are the component's
-    /// scratch), shared with the memory source that asks the host for their buffers.
-    host_bases: Arc<Mutex<FxHashSet<BaseId>>>,
+    /// The bases of the batch in progress (the host's; the component's scratch are not among
+    /// them), shared with the memory source that asks the host for their buffers.
+    bases: Arc<Mutex<FxHashMap<BaseId, Base>>>,
+    /// The bases of the batch in progress that have host data, and where it is.
+    lent: Vec<(Base, NonNull<u8>)>,
 }
 
 /// The component's child: forwards batches to the host's `child_execute`.
@@ -264,8 +264,8 @@ unsafe extern "C" fn create(
             mem: HostMemory::new(),
             host: shared,
             batch: Vec::new(),
-            bases: FxHashMap::default(),
-            host_bases: Arc::default(),
+            bases: Arc::default(),
+            lent: Vec::new(),
         });
         instance = Box::into_raw(boxed).cast();
         Ok(())
@@ -308,10 +308,20 @@ unsafe extern "C" fn execute(
         // SAFETY: the host's services, valid during the call.
         let api = unsafe { &*api };
         // Each base once: what it is, and the host's buffer when it has one.
-        let bases = RefCell::new(std::mem::take(&mut inst.bases));
-        bases.borrow_mut().clear();
+        let shared = inst.bases.clone();
+        let mut guard = shared.lock().unwrap_or_else(PoisonError::into_inner);
+        guard.clear();
+        let bases = RefCell::new(guard);
+        let lent = RefCell::new(std::mem::take(&mut inst.lent));
+        lent.borrow_mut().clear();
+        // The last base found: consecutive operands mostly name the same one.
+        let last = std::cell::Cell::new(None::<Base>);
         let base_of = |id: BaseId| -> Option<Base> {
-            if let Some((b, _)) = bases.borrow().get(&id) {
+            if let Some(b) = last.get().filter(|b| b.id == id) {
+                return Some(b);
+            }
+            if let Some(b) = bases.borrow().get(&id) {
+                last.set(Some(*b));
                 return Some(*b);
             }
             let mut info = VmBaseInfo::default();
@@ -319,7 +329,11 @@ unsafe extern "C" fn execute(
             let status = unsafe { (api.base_info)(host, id.0, &raw mut info) };
             let dtype = DType::from_id(info.dtype).ok().filter(|_| status == 0)?;
             let base = Base { id, dtype, nelem: info.nelem };
-            bases.borrow_mut().insert(id, (base, info.data));
+            bases.borrow_mut().insert(id, base);
+            if let Some(data) = NonNull::new(info.data.cast::<u8>()) {
+                lent.borrow_mut().push((base, data));
+            }
+            last.set(Some(base));
             Some(base)
         };
         // Decoded over the last batch's instructions, reusing their storage.
@@ -334,7 +348,8 @@ unsafe extern "C" fn execute(
             .zip(instrs.iter_mut())
             .enumerate()
             .try_for_each(|(i, (c, slot))| c.decode_into(&base_of, i, slot));
-        inst.bases = bases.into_inner();
+        drop(bases);
+        inst.lent = lent.into_inner();
         if let Err(e) = decoded {
             instrs.clear(); // partly decoded: nothing of it may be reused as an instruction
             inst.batch = instrs;
@@ -344,21 +359,14 @@ unsafe extern "C" fn execute(
         // call (nothing of an earlier call is kept: the host may have freed or replaced them),
         // and new ones allocated by the host when the component first writes a base.
         inst.mem.forget_lent();
-        {
-            let mut host_bases = inst.host_bases.lock().unwrap_or_else(PoisonError::into_inner);
-            host_bases.clear();
-            for (base, data) in inst.bases.values() {
-                host_bases.insert(base.id);
-                if let Some(ptr) = NonNull::new(data.cast::<u8>()) {
-                    // SAFETY: the host's buffer of the base (aligned, initialised, live for the call).
-                    unsafe { inst.mem.lend(base, ptr) };
-                }
-            }
+        for (base, ptr) in &inst.lent {
+            // SAFETY: the host's buffer of the base (aligned, initialised, live for the call).
+            unsafe { inst.mem.lend(base, *ptr) };
         }
         let handle = HostHandle { host, api };
-        let host_bases = inst.host_bases.clone();
+        let host_bases = inst.bases.clone();
         inst.mem.set_source(Some(Box::new(move |base: &Base| {
-            if !host_bases.lock().unwrap_or_else(PoisonError::into_inner).contains(&base.id) {
+            if !host_bases.lock().unwrap_or_else(PoisonError::into_inner).contains_key(&base.id) {
                 return Ok(None); // the component's own scratch
             }
             let h = handle;
