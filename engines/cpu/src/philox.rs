@@ -1,7 +1,7 @@
 //! The block routine of `random`: [`vm_ir::random`]'s Philox-4x32-10 stream, computed for
-//! [`LANES`] consecutive counters at once with AVX2 (32x32->64-bit multiplies of four counters
-//! per instruction) where the CPU has it, one counter at a time otherwise; chosen once at run
-//! time. Every element is bit-identical to
+//! [`LANES`] consecutive counters at once with AVX-512 or AVX2 (32x32->64-bit multiplies of
+//! eight or four counters per instruction) where the CPU has them, one counter at a time
+//! otherwise; chosen once at run time. Every element is bit-identical to
 //! `FromRandomBits::from_random_bits(random_bits(seed, counter))`.
 
 use crate::calls::BlockFn;
@@ -109,6 +109,75 @@ fn f64_avx2(seed: u64, counter: u64) -> [f64; LANES] {
     out
 }
 
+/// 512-bit registers per word of [`LANES`] counters.
+#[cfg(target_arch = "x86_64")]
+const Z: usize = LANES / 8;
+
+/// [`words_avx2`] with AVX-512: eight counters per register.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn words_avx512(seed: u64, counter: u64) -> ([__m512i; Z], [__m512i; Z]) {
+    let lo = _mm512_set1_epi64(0xFFFF_FFFF);
+    let (m0, m1) = (_mm512_set1_epi64(M0 as i64), _mm512_set1_epi64(M1 as i64));
+    let steps = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    let c: [__m512i; Z] =
+        std::array::from_fn(|z| _mm512_add_epi64(_mm512_set1_epi64(counter.wrapping_add(8 * z as u64) as i64), steps));
+    let mut x0: [__m512i; Z] = std::array::from_fn(|z| _mm512_and_si512(c[z], lo));
+    let mut x1: [__m512i; Z] = std::array::from_fn(|z| _mm512_srli_epi64::<32>(c[z]));
+    let mut x2 = [_mm512_setzero_si512(); Z];
+    let mut x3 = [_mm512_setzero_si512(); Z];
+    let (mut k0, mut k1) = (seed as u32, (seed >> 32) as u32);
+    for round in 0..10 {
+        if round > 0 {
+            k0 = k0.wrapping_add(W0);
+            k1 = k1.wrapping_add(W1);
+        }
+        let (vk0, vk1) = (_mm512_set1_epi64(i64::from(k0)), _mm512_set1_epi64(i64::from(k1)));
+        for z in 0..Z {
+            let p0 = _mm512_mul_epu32(m0, x0[z]);
+            let p1 = _mm512_mul_epu32(m1, x2[z]);
+            x0[z] = _mm512_xor_si512(_mm512_xor_si512(_mm512_srli_epi64::<32>(p1), x1[z]), vk0);
+            x1[z] = _mm512_and_si512(p1, lo);
+            x2[z] = _mm512_xor_si512(_mm512_xor_si512(_mm512_srli_epi64::<32>(p0), x3[z]), vk1);
+            x3[z] = _mm512_and_si512(p0, lo);
+        }
+    }
+    (x0, x1)
+}
+
+/// [`bits_scalar`] with AVX-512.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn bits_avx512(seed: u64, counter: u64) -> [u64; LANES] {
+    let (x0, x1) = words_avx512(seed, counter);
+    let mut out = [0u64; LANES];
+    for z in 0..Z {
+        let v = _mm512_or_si512(x0[z], _mm512_slli_epi64::<32>(x1[z]));
+        // SAFETY: an unaligned store of eight words into the local array.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(8 * z).cast(), v) };
+    }
+    out
+}
+
+/// [`f64_avx2`] with AVX-512 (DQ's exact 64-bit integer conversion: `bits >> 11` < 2^53).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq")]
+#[inline]
+fn f64_avx512(seed: u64, counter: u64) -> [f64; LANES] {
+    let (x0, x1) = words_avx512(seed, counter);
+    let scale = _mm512_set1_pd(1.0 / (1u64 << 53) as f64);
+    let mut out = [0f64; LANES];
+    for z in 0..Z {
+        let bits = _mm512_or_si512(x0[z], _mm512_slli_epi64::<32>(x1[z]));
+        let v = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_srli_epi64::<11>(bits)), scale);
+        // SAFETY: an unaligned store of eight doubles into the local array.
+        unsafe { _mm512_storeu_pd(out.as_mut_ptr().add(8 * z), v) };
+    }
+    out
+}
+
 /// Fills `d` with the elements of counters `counter ..` of stream `seed`.
 #[inline(always)]
 fn fill<T: Copy>(d: &mut [T], seed: u64, counter: u64, elements: impl Fn(u64, u64) -> [T; LANES]) {
@@ -134,6 +203,11 @@ macro_rules! variants {
             pub(super) fn avx2(d: &mut [$t], seed: u64, counter: u64) {
                 fill(d, seed, counter, |s, c| bits_avx2(s, c).map(<$t>::from_random_bits))
             }
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx512dq")]
+            pub(super) fn avx512(d: &mut [$t], seed: u64, counter: u64) {
+                fill(d, seed, counter, |s, c| bits_avx512(s, c).map(<$t>::from_random_bits))
+            }
             pub(super) fn base(d: &mut [$t], seed: u64, counter: u64) {
                 fill(d, seed, counter, |s, c| bits_scalar(s, c).map(<$t>::from_random_bits))
             }
@@ -150,23 +224,37 @@ mod f64v {
     pub(super) fn avx2(d: &mut [f64], seed: u64, counter: u64) {
         fill(d, seed, counter, |s, c| f64_avx2(s, c))
     }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    pub(super) fn avx512(d: &mut [f64], seed: u64, counter: u64) {
+        fill(d, seed, counter, |s, c| f64_avx512(s, c))
+    }
     pub(super) fn base(d: &mut [f64], seed: u64, counter: u64) {
         fill(d, seed, counter, |s, c| bits_scalar(s, c).map(f64::from_random_bits))
     }
 }
 
-/// True when the AVX2 variants may run here (checked once).
-fn avx2() -> bool {
-    static AVX2: OnceLock<bool> = OnceLock::new();
-    *AVX2.get_or_init(|| {
+/// The widest variant this CPU runs (checked once).
+#[derive(Clone, Copy, PartialEq)]
+enum Variant {
+    Base,
+    Avx2,
+    Avx512,
+}
+
+fn variant() -> Variant {
+    static VARIANT: OnceLock<Variant> = OnceLock::new();
+    *VARIANT.get_or_init(|| {
         #[cfg(target_arch = "x86_64")]
         {
-            is_x86_feature_detected!("avx2")
+            if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512dq") {
+                return Variant::Avx512;
+            }
+            if is_x86_feature_detected!("avx2") {
+                return Variant::Avx2;
+            }
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
-        }
+        Variant::Base
     })
 }
 
@@ -180,12 +268,15 @@ macro_rules! fill_impl {
     ($($t:ty => $m:ident),*) => { $(
         impl Fill for $t {
             fn fill(d: &mut [$t], seed: u64, counter: u64) {
-                #[cfg(target_arch = "x86_64")]
-                if avx2() {
+                match variant() {
+                    // SAFETY: AVX-512 F and DQ were detected on this CPU.
+                    #[cfg(target_arch = "x86_64")]
+                    Variant::Avx512 => unsafe { $m::avx512(d, seed, counter) },
                     // SAFETY: AVX2 was detected on this CPU.
-                    return unsafe { $m::avx2(d, seed, counter) };
+                    #[cfg(target_arch = "x86_64")]
+                    Variant::Avx2 => unsafe { $m::avx2(d, seed, counter) },
+                    _ => $m::base(d, seed, counter),
                 }
-                $m::base(d, seed, counter)
             }
         }
     )* };
@@ -231,9 +322,37 @@ mod tests {
                 check::<bool>(seed, counter, n);
             }
         }
-        // The baseline variant too, whatever this CPU is.
-        let mut d = vec![0u64; 37];
-        u64v::base(&mut d, 7, 99);
-        assert!(d.iter().enumerate().all(|(i, &x)| x == random_bits(7, 99 + i as u64)));
+        // Every variant this CPU runs, not only the widest.
+        let mut variants: Vec<(&str, fn(&mut [u64], u64, u64), fn(&mut [f64], u64, u64))> =
+            vec![("base", u64v::base, f64v::base)];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx2") {
+                // SAFETY (of the calls below): AVX2 was detected on this CPU.
+                variants.push((
+                    "avx2",
+                    |d, s, c| unsafe { u64v::avx2(d, s, c) },
+                    |d, s, c| unsafe { f64v::avx2(d, s, c) },
+                ));
+            }
+            if variant() == Variant::Avx512 {
+                // SAFETY (of the calls below): AVX-512 F and DQ were detected on this CPU.
+                variants.push((
+                    "avx512",
+                    |d, s, c| unsafe { u64v::avx512(d, s, c) },
+                    |d, s, c| unsafe { f64v::avx512(d, s, c) },
+                ));
+            }
+        }
+        for (name, bits, floats) in variants {
+            let (mut u, mut f) = (vec![0u64; 37], vec![0f64; 37]);
+            bits(&mut u, 7, u64::MAX - 20);
+            floats(&mut f, 7, u64::MAX - 20);
+            for i in 0..37 {
+                let want = random_bits(7, (u64::MAX - 20).wrapping_add(i as u64));
+                assert_eq!(u[i], want, "{name} bits {i}");
+                assert_eq!(f[i], f64::from_random_bits(want), "{name} f64 {i}");
+            }
+        }
     }
 }
