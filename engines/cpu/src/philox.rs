@@ -323,23 +323,25 @@ mod tests {
             }
         }
         // Every variant this CPU runs, not only the widest.
-        let mut variants: Vec<(&str, fn(&mut [u64], u64, u64), fn(&mut [f64], u64, u64))> =
-            vec![("base", u64v::base, f64v::base)];
+        type Variants = Vec<(&'static str, fn(&mut [u64], u64, u64), fn(&mut [f64], u64, u64))>;
+        let mut variants: Variants = vec![("base", u64v::base, f64v::base)];
         #[cfg(target_arch = "x86_64")]
         {
             if is_x86_feature_detected!("avx2") {
-                // SAFETY (of the calls below): AVX2 was detected on this CPU.
                 variants.push((
                     "avx2",
+                    // SAFETY: AVX2 was detected on this CPU.
                     |d, s, c| unsafe { u64v::avx2(d, s, c) },
+                    // SAFETY: as above.
                     |d, s, c| unsafe { f64v::avx2(d, s, c) },
                 ));
             }
             if variant() == Variant::Avx512 {
-                // SAFETY (of the calls below): AVX-512 F and DQ were detected on this CPU.
                 variants.push((
                     "avx512",
+                    // SAFETY: AVX-512 F and DQ were detected on this CPU.
                     |d, s, c| unsafe { u64v::avx512(d, s, c) },
+                    // SAFETY: as above.
                     |d, s, c| unsafe { f64v::avx512(d, s, c) },
                 ));
             }
