@@ -349,7 +349,8 @@ fn binary(op: BinaryOp, d: DType, a: &str, b: &str, h: &mut Helpers) -> Option<S
             h.call(format!("vm_{op}_{t}"), || float_helper(op, d), &[a, b])
         }
         O::Fmod if float => format!("fmod({a}, {b})"),
-        O::Power if float => format!("pow({a}, {b})"),
+        // `pow(x, 1)` is x, as NumPy's is; the device's pow may be an ulp off (NVIDIA's is).
+        O::Power if float => format!("(({b}) == 1 ? ({a}) : pow({a}, {b}))"),
         O::Arctan2 if float => format!("atan2({a}, {b})"),
         O::Hypot if float => format!("hypot({a}, {b})"),
         O::Copysign if float => format!("copysign({a}, {b})"),
@@ -496,7 +497,8 @@ fn cast(from: DType, to: DType, a: &str) -> String {
     } else if to == DType::Bool {
         format!("((uchar)(({a}) != 0))")
     } else if from.is_float() && to.is_integer() {
-        format!("convert_{t}_sat_rtz({a})")
+        // The saturating conversion's NaN is 0 by the specification, but not on every driver.
+        format!("(isnan({a}) ? ({t})0 : convert_{t}_sat_rtz({a}))")
     } else if from.is_integer() && to.is_integer() {
         format!("(({t})({})({a}))", unsigned(to))
     } else {
@@ -688,15 +690,21 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, target: Target) -> Optio
     let ndim = kernel.shape.len();
     let vars = names("i", ndim);
     let mut opcodes = Vec::new();
-    let operand = |o: &Operand, args: &mut Args, prm: &mut Params, temps: &[BaseId]| -> Option<String> {
-        match o {
-            Operand::Const(s) => Some(prm.constant(*s)),
-            Operand::View(v) if kernel.temps.contains(&v.base.id) => {
-                temps.iter().position(|&t| t == v.base.id).map(|k| format!("t{k}"))
-            }
-            Operand::View(v) if v.ndim() != ndim => None,
-            Operand::View(v) => Some(format!("{}[{}]", args.of(v.base), offset(v, &vars, prm))),
+    // The views this work item has stored and the variables holding what it stored: reading one
+    // of them again takes the variable (no load, and no reliance on the device compiler seeing
+    // that the load reads the store).
+    let mut stored: Vec<(View, String)> = Vec::new();
+    let operand = |o: &Operand, args: &mut Args, prm: &mut Params, temps: &[BaseId], stored: &[(View, String)]| match o
+    {
+        Operand::Const(s) => Some(prm.constant(*s)),
+        Operand::View(v) if kernel.temps.contains(&v.base.id) => {
+            temps.iter().position(|&t| t == v.base.id).map(|k| format!("t{k}"))
         }
+        Operand::View(v) if v.ndim() != ndim => None,
+        Operand::View(v) => match stored.iter().rev().find(|(w, _)| w == v) {
+            Some((_, var)) => Some(var.clone()),
+            None => Some(format!("{}[{}]", args.of(v.base), offset(v, &vars, prm))),
+        },
     };
     for &p in &kernel.instrs {
         let instr = &batch[p];
@@ -704,7 +712,7 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, target: Target) -> Optio
         uses_f64 |= needs_f64(instr);
         let out = instr.output()?;
         let d_out = out.dtype();
-        let mut input = |k: usize| operand(instr.operands.get(k)?, &mut args, &mut prm, &temps);
+        let mut input = |k: usize| operand(instr.operands.get(k)?, &mut args, &mut prm, &temps, &stored);
         let expr = match instr.opcode.class() {
             OpClass::Unary(op) => {
                 let a = input(1)?;
@@ -726,7 +734,7 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, target: Target) -> Optio
             OpClass::Reduce(_) | OpClass::Accumulate(_) | OpClass::Gather | OpClass::Scatter => return None,
             OpClass::System(_) | OpClass::Nothing | OpClass::Extension(_) => return None,
         };
-        let target = if kernel.temps.contains(&out.base.id) {
+        if kernel.temps.contains(&out.base.id) {
             let k = match temps.iter().position(|&t| t == out.base.id) {
                 Some(k) => k,
                 None => {
@@ -735,14 +743,22 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, target: Target) -> Optio
                     temps.len() - 1
                 }
             };
-            format!("t{k}")
+            let _ = writeln!(body, "    t{k} = {expr};");
         } else {
+            if out.ndim() != ndim {
+                return None;
+            }
             if !written.contains(&out.base.id) {
                 written.push(out.base.id);
             }
-            operand(&Operand::View(out.clone()), &mut args, &mut prm, &temps)?
-        };
-        let _ = writeln!(body, "    {target} = {expr};");
+            let target = format!("{}[{}]", args.of(out.base), offset(out, &vars, &mut prm));
+            let var = format!("s{p}");
+            let _ = writeln!(body, "    {} {var} = {expr};\n    {target} = {var};", ctype(d_out));
+            // A later read of another view of this base reads memory (what this item stored
+            // there, by the fusion rule).
+            stored.retain(|(w, _)| w.base.id != out.base.id);
+            stored.push((out.clone(), var));
+        }
     }
     if uses_f64 && !target.fp64 {
         return None;
@@ -1273,6 +1289,35 @@ mod tests {
         assert!(padded.contains("if (c >= prm[") && padded.contains("return;"), "{padded}");
         let global = add([1, 2, 3], 3, Target { constant_params: 3, ..TARGET });
         assert!(global.contains("#define VM_PARAMS __global const\n"), "{global}");
+    }
+
+    /// The source of the element-wise `batch`, fused into one kernel.
+    fn fused(batch: &[Instruction]) -> String {
+        let steps = partition(batch, &Options::default());
+        let Step::Kernel(kernel) = &steps[0] else { panic!("{steps:?}") };
+        assert_eq!(kernel.instrs.len(), batch.len(), "{steps:?}");
+        generate(batch, kernel, TARGET).unwrap().text
+    }
+
+    #[test]
+    fn a_view_stored_by_the_kernel_is_read_back_from_its_variable() {
+        let v = |id, d| Operand::View(view(id, d, 64, 0, &[4, 8], &[8, 1]));
+        let text = fused(&[
+            Instruction::new(Opcode::BitwiseAnd, [v(3, DType::I64), v(1, DType::I64), v(2, DType::I64)]),
+            Instruction::new(Opcode::Add, [v(4, DType::I64), v(3, DType::I64), v(1, DType::I64)]),
+        ]);
+        // Bases 1, 2, 3 and 4 are b0..b3: the stored b2 is written once and never loaded.
+        assert_eq!(text.matches("b2[").count(), 1, "{text}");
+        assert!(text.contains("long s0 = ") && text.contains("(ulong)(s0) + "), "{text}");
+    }
+
+    #[test]
+    fn float_to_integer_casts_and_powers_keep_numpy_results_on_every_driver() {
+        let v = |id, d| Operand::View(view(id, d, 64, 0, &[64], &[1]));
+        let cast = fused(&[Instruction::new(Opcode::Identity, [v(2, DType::I32), v(1, DType::F64)])]);
+        assert!(cast.contains("isnan(") && cast.contains("convert_int_sat_rtz("), "{cast}");
+        let power = fused(&[Instruction::new(Opcode::Power, [v(3, DType::F64), v(1, DType::F64), v(2, DType::F64)])]);
+        assert!(power.contains(") == 1 ? (") && power.contains("pow("), "{power}");
     }
 
     #[test]
