@@ -7,7 +7,7 @@
 use crate::cache::KernelFn;
 use crate::codegen::ArgLayout;
 use crate::pool::Pool;
-use crate::program::{Binding, Program};
+use crate::program::{Binding, Program, Src};
 use crate::{reduce, views};
 use vm_ir::{BaseId, Error, Result, with_dtype};
 use vm_runtime::HostMemory;
@@ -117,6 +117,19 @@ pub fn bytes_moved(bind: &Binding) -> u64 {
     })
 }
 
+/// True when the kernel writes every element of slot `k`'s base before anything reads it: the
+/// slot is stored and never loaded, it is the only slot of its base, and its view is the whole
+/// base, row-major.
+fn overwritten(p: &Program, bind: &Binding, k: usize) -> bool {
+    let s = &bind.slots[k];
+    s.written
+        && s.view.start == 0
+        && s.view.nelem() as u64 == s.view.base.nelem
+        && s.view.is_contiguous()
+        && !bind.slots.iter().enumerate().any(|(j, o)| j != k && o.view.base.id == s.view.base.id)
+        && !p.ops.iter().any(|op| op.srcs.contains(&Src::Mem(k as u16)))
+}
+
 /// Runs `f` (compiled from `p`) over the iteration space of `bind`. Returns the bytes moved
 /// between memory and the kernel: [`bytes_moved`], and every reduction's output.
 pub fn run(
@@ -145,6 +158,9 @@ pub fn run(
     let mut args = vec![0i64; lay.words(p.consts.len())];
     for (k, s) in bind.slots.iter().enumerate() {
         let size = s.view.dtype().size();
+        if overwritten(p, bind, k) && mem.get(s.view.base.id).is_none() {
+            mem.ensure_overwritten(&s.view.base)?; // no zeros that the kernel would overwrite
+        }
         let buf = views::buffer(mem, &s.view)?; // allocates and checks the extent, once
         let ptr = buf.as_mut_ptr() as i64 + s.view.start * size as i64;
         args[lay.slot_ptr(k)] = ptr;

@@ -245,3 +245,33 @@ fn small_kernels_run_on_the_child_the_first_times_and_compile_after() {
     let p = cpu.profile();
     assert_eq!((p.first_runs_on_child, p.cache.misses), (2, 3));
 }
+
+#[test]
+fn reused_buffers_are_zero_unless_the_kernel_overwrites_them_whole() {
+    // A freed large buffer goes to the pool; the next base of its size gets it back. A kernel
+    // that stores its whole output without reading it takes it as it is; one that reads a base
+    // never written (here `y = y + 1` and a half-written `z`) must still see zeros.
+    let n = (1 << 20) / 8 * 2;
+    let (a, x, y, z) = (base(1, DType::F64, n), base(2, DType::F64, n), base(3, DType::F64, n), base(4, DType::F64, n));
+    let mut mem = HostMemory::new();
+    let mut cpu = engine(2);
+    for (fresh, reads_itself) in [(x, false), (y, true), (z, false)] {
+        let fill = Instruction::new(Opcode::Identity, [whole(a), Scalar::F64(7.0).into()]);
+        cpu.execute(&[fill, Instruction::new(Opcode::Sync, [whole(a)])], &mut mem).unwrap();
+        cpu.execute(&[Instruction::new(Opcode::Free, [whole(a)])], &mut mem).unwrap();
+        assert!(mem.pooled_bytes() >= n * 8, "the freed buffer waits in the pool");
+        let instr = if reads_itself {
+            Instruction::new(Opcode::Add, [whole(fresh), whole(fresh), Scalar::F64(1.0).into()])
+        } else if fresh == z {
+            Instruction::new(Opcode::Identity, [view(z, 0, &[n / 2], &[1]), Scalar::F64(2.0).into()])
+        } else {
+            Instruction::new(Opcode::Identity, [whole(fresh), Scalar::F64(3.0).into()])
+        };
+        cpu.execute(&[instr, Instruction::new(Opcode::Sync, [whole(fresh)])], &mut mem).unwrap();
+    }
+    let data = |b: Base| mem.get(b.id).unwrap().as_slice::<f64>().to_vec();
+    assert!(data(x).iter().all(|&v| v == 3.0));
+    assert!(data(y).iter().all(|&v| v == 1.0), "a read of a never-written base sees zeros");
+    let z = data(z);
+    assert!(z[..n / 2].iter().all(|&v| v == 2.0) && z[n / 2..].iter().all(|&v| v == 0.0));
+}

@@ -218,13 +218,16 @@ struct Pool {
 }
 
 impl Pool {
-    /// A pooled buffer of exactly `nbytes` bytes, zeroed, as `dtype`.
-    fn take(&mut self, nbytes: usize, dtype: DType) -> Option<Buffer> {
+    /// A pooled buffer of exactly `nbytes` bytes as `dtype`, zeroed when `zero` (else holding
+    /// what its last base left there).
+    fn take(&mut self, nbytes: usize, dtype: DType, zero: bool) -> Option<Buffer> {
         let i = self.buffers.iter().rposition(|(b, _)| b.nbytes == nbytes)?;
         let (mut buffer, _) = self.buffers.remove(i);
         self.bytes -= nbytes;
-        // SAFETY: the buffer owns nbytes writable bytes; zero is a valid value of every dtype.
-        unsafe { std::ptr::write_bytes(buffer.as_mut_ptr(), 0, nbytes) };
+        if zero {
+            // SAFETY: the buffer owns nbytes writable bytes; zero is a valid value of every dtype.
+            unsafe { std::ptr::write_bytes(buffer.as_mut_ptr(), 0, nbytes) };
+        }
         buffer.dtype = dtype;
         Some(buffer)
     }
@@ -302,6 +305,18 @@ impl HostMemory {
 
     /// The buffer of `base`, allocated (zero-filled) on first use.
     pub fn ensure(&mut self, base: &Base) -> Result<&mut Buffer> {
+        self.ensure_zeroed(base, true)
+    }
+
+    /// [`HostMemory::ensure`] for a base whose every element the caller writes before anything
+    /// reads it: a buffer taken from the pool of freed ones is not zeroed first. (Its old
+    /// contents are this process's own data, and every bit pattern is a valid value of the
+    /// numeric dtypes; a `bool` base must be overwritten before it is read, as the name says.)
+    pub fn ensure_overwritten(&mut self, base: &Base) -> Result<&mut Buffer> {
+        self.ensure_zeroed(base, false)
+    }
+
+    fn ensure_zeroed(&mut self, base: &Base, zero: bool) -> Result<&mut Buffer> {
         use std::collections::hash_map::Entry;
         match self.buffers.entry(base.id) {
             Entry::Occupied(e) => Ok(e.into_mut()),
@@ -316,7 +331,7 @@ impl HostMemory {
                     None => {
                         let nbytes = usize::try_from(base.nelem).ok().and_then(|n| n.checked_mul(base.dtype.size()));
                         let pooled =
-                            nbytes.filter(|&n| n >= POOL_MIN_BYTES).and_then(|n| self.pool.take(n, base.dtype));
+                            nbytes.filter(|&n| n >= POOL_MIN_BYTES).and_then(|n| self.pool.take(n, base.dtype, zero));
                         let buffer = match pooled {
                             Some(b) => b,
                             None => Buffer::new(base)?,
