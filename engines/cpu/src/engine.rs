@@ -4,6 +4,7 @@ use crate::Config;
 use crate::cache::{Cache, KernelFn, Tiers};
 use crate::copyback::CopyBacks;
 use crate::exec::{self, ExecConfig};
+use crate::hoist::Hoist;
 use crate::lazy::Lazy;
 use crate::pool::Pool;
 use crate::profile::Profile;
@@ -34,6 +35,8 @@ pub struct CpuEngine {
     copybacks: CopyBacks,
     /// Pure bases: their recipes, and the ones deferred.
     lazy: Lazy,
+    /// Loop-invariant results kept across batches.
+    hoist: Hoist,
     /// Kernels built before, by batch structure: bound to a new batch without building again.
     replays: HashMap<ReplayKey, Replay>,
     shut_down: bool,
@@ -119,6 +122,7 @@ impl CpuEngine {
             spares: Spares::default(),
             copybacks: CopyBacks::default(),
             lazy: Lazy::default(),
+            hoist: Hoist::default(),
             replays: HashMap::default(),
             shut_down: false,
         })
@@ -135,6 +139,7 @@ impl CpuEngine {
             cache: self.cache.stats,
             deferred: self.lazy.deferred_count,
             replayed: self.lazy.replayed_count,
+            hoisted: self.hoist.reused,
             ..self.profile
         }
     }
@@ -330,6 +335,8 @@ impl Component for CpuEngine {
         let opts = vm_fusion::Options { max_instructions: self.config.max_kernel };
         let mut work = Rewritten::new(batch);
         work.apply(|b| self.lazy.prepare(b));
+        let hoist_bytes = self.config.hoist_bytes as u64;
+        work.apply(|b| self.hoist.rewrite(b, &mut self.lazy, hoist_bytes));
         work.apply(rewrite::split_flat_reductions);
         work.apply(rewrite::widen_float32_reductions);
         work.apply(rewrite::fold_subview_fills);
@@ -350,6 +357,7 @@ impl Component for CpuEngine {
         for id in self.copybacks.finish(mem) {
             self.lazy.forget(id);
         }
+        self.hoist.finish(result.is_ok(), hoist_bytes, &mut self.lazy, mem);
         result
     }
 

@@ -34,18 +34,21 @@ const VERSION_BASE: u64 = u64::MAX - (1 << 23);
 pub(crate) const SYNTHETIC: u64 = VERSION_BASE - (1 << 40);
 
 /// The most instructions of a recipe (longer chains are not pure).
-const MAX_RECIPE: usize = 128;
+pub(crate) const MAX_RECIPE: usize = 128;
 
 /// One pure write: the instruction with its output and inputs renamed to versions.
-struct Node {
+pub(crate) struct Node {
     /// The version base this instruction writes.
     version: Base,
     /// The instruction, writing `version`, reading the versions of `inputs`.
-    instr: Instruction,
+    pub(crate) instr: Instruction,
     /// The recipes of the pure inputs.
-    inputs: SmallVec<[Arc<Node>; 2]>,
+    pub(crate) inputs: SmallVec<[Arc<Node>; 2]>,
     /// Instructions in the recipe (shared ones counted again: an upper bound).
     len: usize,
+    /// The hash of the recipe's structure ([`crate::hoist::structure_hash`]): equal recipes
+    /// (which compute equal values) hash alike.
+    pub(crate) hash: u64,
 }
 
 /// The engine's pure and deferred bases.
@@ -80,7 +83,7 @@ fn with_base(v: &View, base: Base) -> View {
 }
 
 /// True when `v` is all of its base, contiguous, from element 0.
-fn whole(v: &View) -> bool {
+pub(crate) fn whole(v: &View) -> bool {
     v.start == 0 && v.nelem() as u64 == v.base.nelem && v.is_contiguous()
 }
 
@@ -170,6 +173,28 @@ impl Lazy {
         Some((out, origin))
     }
 
+    /// The recipe of base `id`, when it is pure.
+    pub(crate) fn recipe(&self, id: BaseId) -> Option<&Arc<Node>> {
+        self.recipes.get(&id)
+    }
+
+    /// The recipe `instr` would give its output, reading `inputs` (the recipes of its view
+    /// inputs, in order), for comparison only: its version is not one of this engine's.
+    pub(crate) fn candidate(instr: &Instruction, inputs: SmallVec<[Arc<Node>; 2]>) -> Option<Arc<Node>> {
+        let len = 1 + inputs.iter().map(|n| n.len).sum::<usize>();
+        let out = instr.output()?;
+        (len <= MAX_RECIPE).then(|| {
+            let hash = crate::hoist::structure_hash(instr, inputs.iter().map(|n| n.hash));
+            Arc::new(Node { version: out.base, instr: instr.clone(), inputs, len, hash })
+        })
+    }
+
+    /// Allocates a synthetic base id (from the versions' range).
+    pub(crate) fn synthetic_id(&mut self) -> BaseId {
+        self.next += 1;
+        BaseId(VERSION_BASE - self.next)
+    }
+
     /// True when the current batch starts with the replay of base `id`.
     pub fn replayed_now(&self, id: BaseId) -> bool {
         self.replayed_now.contains(&id)
@@ -218,7 +243,8 @@ impl Lazy {
                 k += 1;
             }
         }
-        Some(Arc::new(Node { version, instr: renamed, inputs, len }))
+        let hash = crate::hoist::structure_hash(instr, inputs.iter().map(|n| n.hash));
+        Some(Arc::new(Node { version, instr: renamed, inputs, len, hash }))
     }
 
     /// Follows `batch` (as it will run, cut into `steps`): updates the recipes, and defers the

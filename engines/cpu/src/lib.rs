@@ -18,6 +18,10 @@
 //! and replayed only if a later batch refers to them ([`lazy`]); host memory of a base is
 //! current after a SYNC of it.
 //!
+//! A costly value a loop computes the same way in batch after batch (`log(s / X)` where only a
+//! time step moves) is kept in a base of the engine's the second time and read from there
+//! afterwards ([`hoist`], bounded by the setting `hoist_bytes`).
+//!
 //! Scans, gathers and scatters run as plain Rust ([`native`]), and so do the reductions to a
 //! position, `argmin_reduce` and `argmax_reduce`, on the pool ([`positions`]). Extension
 //! methods go to the fallback child, when there is one; without one they are
@@ -60,6 +64,7 @@ pub mod emit;
 mod engine;
 pub mod exec;
 pub mod fastmath;
+pub mod hoist;
 pub mod lazy;
 pub mod native;
 pub mod philox;
@@ -116,6 +121,10 @@ vm_runtime::settings! {
         /// one) and is compiled only if it keeps coming (not kernels whose results the child
         /// would round differently: reductions, the engine's own exp and log)
         first_runs_on_child: bool = true,
+        /// bytes of loop-invariant results kept across batches and read instead of computed
+        /// again (a costly value a loop computes the same way every time); 0 = off
+        #[range(0, i64::MAX)]
+        hoist_bytes: usize = 268435456,
     }
 }
 

@@ -27,6 +27,8 @@ pub struct Profile {
     pub deferred: u64,
     /// Deferred bases replayed because a later batch referred to them.
     pub replayed: u64,
+    /// Loop-invariant results read from a kept base instead of computed again ([`crate::hoist`]).
+    pub hoisted: u64,
     /// Time spent running kernels (binding, blocks, combining partials).
     pub exec_time: Duration,
     /// Bytes read and written by kernels: each memory operand's distinct elements once, and
@@ -74,6 +76,7 @@ impl fmt::Display for Profile {
             self.first_runs_on_child
         )?;
         writeln!(f, "  deferred / replayed  {} / {}", self.deferred, self.replayed)?;
+        writeln!(f, "  hoisted              {} (loop-invariant results read, not computed)", self.hoisted)?;
         writeln!(
             f,
             "  compile              {misses} kernels, {} again once hot, in {:.3} ms",
