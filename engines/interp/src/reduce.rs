@@ -26,9 +26,42 @@ fn split(shape: &[usize], axis: usize) -> (usize, usize, usize) {
 /// For the row-major positions of an array of `shape`, in order: the position in the result
 /// of a reduction along `axis` (row-major in `shape` without `axis`) and the position along
 /// `axis`. Values arrive in row-major order (o, k, i); the result position is o * inner + i.
-fn along_axis(shape: &[usize], axis: usize) -> impl Iterator<Item = (usize, usize)> {
+fn along_axis(shape: &[usize], axis: usize) -> AlongAxis {
     let (outer, len, inner) = split(shape, axis);
-    (0..outer).flat_map(move |o| (0..len).flat_map(move |k| (0..inner).map(move |i| (o * inner + i, k))))
+    AlongAxis { outer: if len == 0 || inner == 0 { 0 } else { outer }, len, inner, o: 0, k: 0, i: 0 }
+}
+
+/// The iterator of [`along_axis`]: an odometer over (o, k, i). (Written out rather than as
+/// nested `flat_map`s, whose optimised code valgrind reports as branching on uninitialised
+/// memory.)
+struct AlongAxis {
+    outer: usize,
+    len: usize,
+    inner: usize,
+    o: usize,
+    k: usize,
+    i: usize,
+}
+
+impl Iterator for AlongAxis {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        if self.o >= self.outer {
+            return None;
+        }
+        let item = (self.o * self.inner + self.i, self.k);
+        self.i += 1;
+        if self.i == self.inner {
+            self.i = 0;
+            self.k += 1;
+            if self.k == self.len {
+                self.k = 0;
+                self.o += 1;
+            }
+        }
+        Some(item)
+    }
 }
 
 /// Reduces the row-major `values` of an array of `shape` along `axis` with `f`; `identity` for
