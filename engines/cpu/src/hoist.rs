@@ -207,7 +207,7 @@ impl Hoist {
             {
                 let base = Base { id: lazy.synthetic_id(), ..out.base };
                 let mut into = batch[i].clone();
-                into.operands[0] = Operand::View(View::of_base(base));
+                into.operands[0] = Operand::View(on(&out, base));
                 self.bytes += bytes(&base);
                 self.pending.push(Kept { recipe: n.clone(), base, last_used: self.batch });
                 replaced.insert(i, vec![into, copy(&out, base)]);
@@ -236,6 +236,7 @@ impl Hoist {
             }
             match replaced.remove(&i) {
                 Some(instrs) => {
+                    debug_assert!(instrs.iter().all(|x| x.validate().is_ok()), "hoisting made {instrs:?}");
                     origin.extend(std::iter::repeat_n(i, instrs.len()));
                     out.extend(instrs);
                 }
@@ -323,9 +324,14 @@ fn bytes(base: &Base) -> u64 {
     base.nelem.saturating_mul(base.dtype.size() as u64)
 }
 
-/// `out = identity(kept)`, the whole kept base.
+/// The view `v` (all of its base) over `base` instead.
+fn on(v: &View, base: Base) -> View {
+    View { base, start: v.start, shape: v.shape.clone(), stride: v.stride.clone() }
+}
+
+/// `out = identity(kept)`: the kept base, laid out as `out` (all of its base).
 fn copy(out: &View, kept: Base) -> Instruction {
-    Instruction::new(Opcode::Identity, [Operand::View(out.clone()), Operand::View(View::of_base(kept))])
+    Instruction::new(Opcode::Identity, [Operand::View(out.clone()), Operand::View(on(out, kept))])
 }
 
 /// For each write of a batch, who reads what it wrote.

@@ -276,21 +276,21 @@ fn reused_buffers_are_zero_unless_the_kernel_overwrites_them_whole() {
     assert!(z[..n / 2].iter().all(|&v| v == 2.0) && z[n / 2..].iter().all(|&v| v == 0.0));
 }
 
-/// One iteration of a pricing-like loop over the pure array `s` (a range): `d = log(s / 7) + a`,
-/// `r = sqrt(d * d) / b`, then the sum of `r` into `out`, synced. Fresh temporaries each time.
+/// One iteration of a pricing-like loop over the pure 128 x 256 array `s` (a range):
+/// `d = log(s / 7) + a`, `r = sqrt(d * d) / b`, then the column sums of `r` into `out`, synced.
+/// Fresh temporaries each time.
 fn invariant_iteration(s: Base, out: Base, t: u64, a: f64, b: f64) -> Vec<Instruction> {
-    let n = s.nelem as usize;
-    let tmp = |k: u64| base(100 + 10 * t + k, DType::F64, n);
+    let tmp = |k: u64| base(100 + 10 * t + k, DType::F64, s.nelem as usize);
     let (t1, t2, t3, t4, t5) = (tmp(1), tmp(2), tmp(3), tmp(4), tmp(5));
     let c = |x: f64| Operand::from(Scalar::F64(x));
     vec![
-        Instruction::new(Opcode::Divide, [whole(t1), whole(s), c(7.0)]),
-        Instruction::new(Opcode::Log, [whole(t2), whole(t1)]),
-        Instruction::new(Opcode::Add, [whole(t3), whole(t2), c(a)]),
-        Instruction::new(Opcode::Multiply, [whole(t4), whole(t3), whole(t3)]),
-        Instruction::new(Opcode::Sqrt, [whole(t5), whole(t4)]),
-        Instruction::new(Opcode::Divide, [whole(t5), whole(t5), c(b)]),
-        Instruction::new(Opcode::AddReduce, [view(out, 0, &[], &[]), whole(t5), Scalar::I64(0).into()]),
+        Instruction::new(Opcode::Divide, [grid(t1), grid(s), c(7.0)]),
+        Instruction::new(Opcode::Log, [grid(t2), grid(t1)]),
+        Instruction::new(Opcode::Add, [grid(t3), grid(t2), c(a)]),
+        Instruction::new(Opcode::Multiply, [grid(t4), grid(t3), grid(t3)]),
+        Instruction::new(Opcode::Sqrt, [grid(t5), grid(t4)]),
+        Instruction::new(Opcode::Divide, [grid(t5), grid(t5), c(b)]),
+        Instruction::new(Opcode::AddReduce, [whole(out), grid(t5), Scalar::I64(0).into()]),
         Instruction::new(Opcode::Free, [whole(t1)]),
         Instruction::new(Opcode::Free, [whole(t2)]),
         Instruction::new(Opcode::Free, [whole(t3)]),
@@ -300,18 +300,22 @@ fn invariant_iteration(s: Base, out: Base, t: u64, a: f64, b: f64) -> Vec<Instru
     ]
 }
 
+/// `b` as a 128 x 256 array.
+fn grid(b: Base) -> Operand {
+    view(b, 0, &[128, 256], &[256, 1])
+}
+
 #[test]
 fn loop_invariant_results_are_kept_and_give_the_same_values() {
-    let n = 1 << 15;
-    let (s, out) = (base(1, DType::F64, n), base(2, DType::F64, 1));
+    let (s, out) = (base(1, DType::F64, 128 * 256), base(2, DType::F64, 256));
     for hoist_bytes in [0, 1 << 28] {
         let config = vm_cpu::Config { threads: 2, hoist_bytes, ..vm_cpu::Config::default() };
         let mut cpu = CpuEngine::new(config, None).unwrap();
         let mut interp = Interp::new(None);
         let (mut a, mut b) = (HostMemory::new(), HostMemory::new());
         let range = [
-            Instruction::new(Opcode::Range, [whole(s)]),
-            Instruction::new(Opcode::Add, [whole(s), whole(s), Scalar::F64(1.0).into()]),
+            Instruction::new(Opcode::Range, [grid(s)]),
+            Instruction::new(Opcode::Add, [grid(s), grid(s), Scalar::F64(1.0).into()]),
         ];
         cpu.execute(&range, &mut a).unwrap();
         interp.execute(&range, &mut b).unwrap();
@@ -320,12 +324,10 @@ fn loop_invariant_results_are_kept_and_give_the_same_values() {
             batch.extend(invariant_iteration(s, out, t, 0.1 * t as f64, 1.0 + t as f64));
             cpu.execute(&batch, &mut a).unwrap();
             interp.execute(&batch, &mut b).unwrap();
-            let (got, want) =
-                (a.get(out.id).unwrap().as_slice::<f64>()[0], b.get(out.id).unwrap().as_slice::<f64>()[0]);
-            assert!(
-                (got - want).abs() <= 1e-12 * want.abs(),
-                "iteration {t} hoist_bytes {hoist_bytes}: {got} vs {want}"
-            );
+            let (got, want) = (a.get(out.id).unwrap().as_slice::<f64>(), b.get(out.id).unwrap().as_slice::<f64>());
+            for (g, w) in got.iter().zip(want) {
+                assert!((g - w).abs() <= 1e-12 * w.abs(), "iteration {t} hoist_bytes {hoist_bytes}: {g} vs {w}");
+            }
             cpu.profile().hoisted
         };
         let mut hoisted = 0;
@@ -335,7 +337,7 @@ fn loop_invariant_results_are_kept_and_give_the_same_values() {
         // Kept the second time, read from then on (iterations 3..6).
         assert_eq!(hoisted, if hoist_bytes == 0 { 0 } else { 4 });
         // `s` changes (another pure value, then a partial write): the kept value is not read.
-        let double = Instruction::new(Opcode::Multiply, [whole(s), whole(s), Scalar::F64(2.0).into()]);
+        let double = Instruction::new(Opcode::Multiply, [grid(s), grid(s), Scalar::F64(2.0).into()]);
         assert_eq!(run(6, &[double]), hoisted);
         assert_eq!(
             run(7, &[Instruction::new(Opcode::Identity, [view(s, 0, &[1], &[1]), Scalar::F64(5.0).into()])]),

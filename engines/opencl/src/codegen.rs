@@ -694,6 +694,7 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, target: Target) -> Optio
     // of them again takes the variable (no load, and no reliance on the device compiler seeing
     // that the load reads the store).
     let mut stored: Vec<(View, String)> = Vec::new();
+    let mut written_values = 0usize;
     let operand = |o: &Operand, args: &mut Args, prm: &mut Params, temps: &[BaseId], stored: &[(View, String)]| match o
     {
         Operand::Const(s) => Some(prm.constant(*s)),
@@ -752,7 +753,9 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, target: Target) -> Optio
                 written.push(out.base.id);
             }
             let target = format!("{}[{}]", args.of(out.base), offset(out, &vars, &mut prm));
-            let var = format!("s{p}");
+            // Named by their order in the kernel: the text depends on the structure only.
+            let var = format!("s{}", written_values);
+            written_values += 1;
             let _ = writeln!(body, "    {} {var} = {expr};\n    {target} = {var};", ctype(d_out));
             // A later read of another view of this base reads memory (what this item stored
             // there, by the fusion rule).
@@ -1291,11 +1294,10 @@ mod tests {
         assert!(global.contains("#define VM_PARAMS __global const\n"), "{global}");
     }
 
-    /// The source of the element-wise `batch`, fused into one kernel.
+    /// The source of the element-wise `batch`, fused into one kernel (its last step).
     fn fused(batch: &[Instruction]) -> String {
         let steps = partition(batch, &Options::default());
-        let Step::Kernel(kernel) = &steps[0] else { panic!("{steps:?}") };
-        assert_eq!(kernel.instrs.len(), batch.len(), "{steps:?}");
+        let Some(Step::Kernel(kernel)) = steps.last() else { panic!("{steps:?}") };
         generate(batch, kernel, TARGET).unwrap().text
     }
 
@@ -1308,6 +1310,14 @@ mod tests {
         ]);
         // Bases 1, 2, 3 and 4 are b0..b3: the stored b2 is written once and never loaded.
         assert_eq!(text.matches("b2[").count(), 1, "{text}");
+        // The same kernel later in a batch has the same text (its program is built once).
+        let flat = |id| Operand::View(view(id, DType::F64, 64, 0, &[64], &[1]));
+        let later = fused(&[
+            Instruction::new(Opcode::Sqrt, [flat(9), flat(8)]),
+            Instruction::new(Opcode::BitwiseAnd, [v(3, DType::I64), v(1, DType::I64), v(2, DType::I64)]),
+            Instruction::new(Opcode::Add, [v(4, DType::I64), v(3, DType::I64), v(1, DType::I64)]),
+        ]);
+        assert_eq!(later, text);
         assert!(text.contains("long s0 = ") && text.contains("(ulong)(s0) + "), "{text}");
     }
 
