@@ -30,6 +30,9 @@ extern "C" {
 #define VM_SETTING_STRING         3    /* a setting whose values are TOML strings */
 #define VM_REDUCTION_SEQUENTIAL   0    /* float reductions combine left to right, as the reference engine does */
 #define VM_REDUCTION_REASSOCIATED 1    /* float reductions may combine in any order */
+#define VM_BASE_DATA_EXISTING     0    /* base_data: the data the base has, NULL while none */
+#define VM_BASE_DATA_ZEROED       1    /* base_data: allocated zero-filled on first use */
+#define VM_BASE_DATA_OVERWRITTEN  2    /* base_data: allocated on first use, not zeroed (the plugin writes all of it first) */
 
 /* ---- Types ---------------------------------------------------------------------------------- */
 
@@ -67,8 +70,10 @@ typedef struct vm_host_api {
     /** The dtype, size and host data (NULL while none) of base, a base of the batch being run. */
     int (*base_info)(vm_host *host, vm_base base, vm_base_info *out);
     /**
-     * The host data of base: nelem elements of its dtype, 64-byte aligned. With allocate nonzero
-     * it is allocated zero-filled on first use; with 0, *data is NULL while the base has none.
+     * The host data of base: nelem elements of its dtype, 64-byte aligned. allocate is one of
+     * VM_BASE_DATA_*: ZEROED allocates it zero-filled on first use, OVERWRITTEN without zeroing
+     * (the plugin writes every element before reading any), EXISTING (0) leaves *data NULL while
+     * the base has none.
      */
     int (*base_data)(vm_host *host, vm_base base, int allocate, void **data);
     /** Releases the host data of base (what a FREE does on the host). */

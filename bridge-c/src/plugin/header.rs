@@ -5,8 +5,8 @@
 //! the committed file; a test fails when the two differ.
 
 use super::abi::{
-    COMPONENT_ABI_VERSION, ENTRY_SYMBOL, REDUCTION_REASSOCIATED, REDUCTION_SEQUENTIAL, SETTING_BOOLEAN,
-    SETTING_INTEGER, SETTING_STRING,
+    BASE_DATA_EXISTING, BASE_DATA_OVERWRITTEN, BASE_DATA_ZEROED, COMPONENT_ABI_VERSION, ENTRY_SYMBOL,
+    REDUCTION_REASSOCIATED, REDUCTION_SEQUENTIAL, SETTING_BOOLEAN, SETTING_INTEGER, SETTING_STRING,
 };
 use std::fmt::Write as _;
 
@@ -27,6 +27,13 @@ pub fn constants() -> Vec<(&'static str, i64, &'static str)> {
             "float reductions combine left to right, as the reference engine does",
         ),
         ("VM_REDUCTION_REASSOCIATED", i64::from(REDUCTION_REASSOCIATED), "float reductions may combine in any order"),
+        ("VM_BASE_DATA_EXISTING", i64::from(BASE_DATA_EXISTING), "base_data: the data the base has, NULL while none"),
+        ("VM_BASE_DATA_ZEROED", i64::from(BASE_DATA_ZEROED), "base_data: allocated zero-filled on first use"),
+        (
+            "VM_BASE_DATA_OVERWRITTEN",
+            i64::from(BASE_DATA_OVERWRITTEN),
+            "base_data: allocated on first use, not zeroed (the plugin writes all of it first)",
+        ),
     ]
 }
 
@@ -93,8 +100,10 @@ typedef struct vm_host_api {
     /** The dtype, size and host data (NULL while none) of base, a base of the batch being run. */
     int (*base_info)(vm_host *host, vm_base base, vm_base_info *out);
     /**
-     * The host data of base: nelem elements of its dtype, 64-byte aligned. With allocate nonzero
-     * it is allocated zero-filled on first use; with 0, *data is NULL while the base has none.
+     * The host data of base: nelem elements of its dtype, 64-byte aligned. allocate is one of
+     * VM_BASE_DATA_*: ZEROED allocates it zero-filled on first use, OVERWRITTEN without zeroing
+     * (the plugin writes every element before reading any), EXISTING (0) leaves *data NULL while
+     * the base has none.
      */
     int (*base_data)(vm_host *host, vm_base base, int allocate, void **data);
     /** Releases the host data of base (what a FREE does on the host). */

@@ -336,10 +336,10 @@ unsafe extern "C" fn host_base_data(host: *mut VmHost, base: VmBase, allocate: c
         // SAFETY: `data` is the plugin's pointer to a pointer, or NULL (checked).
         let data = unsafe { data.as_mut() }.ok_or_else(|| Error::InvalidArgument("base_data: data is NULL".into()))?;
         let mem = call.mem.as_deref_mut().ok_or_else(|| Error::Protocol("base_data outside execute".into()))?;
-        *data = if allocate != 0 {
-            mem.ensure(&b)?.as_mut_ptr().cast()
-        } else {
-            mem.get_mut(b.id).map_or(std::ptr::null_mut(), |buf| buf.as_mut_ptr().cast())
+        *data = match allocate {
+            abi::BASE_DATA_EXISTING => mem.get_mut(b.id).map_or(std::ptr::null_mut(), |buf| buf.as_mut_ptr().cast()),
+            abi::BASE_DATA_OVERWRITTEN => mem.ensure_overwritten(&b)?.as_mut_ptr().cast(),
+            _ => mem.ensure(&b)?.as_mut_ptr().cast(),
         };
         Ok(())
     })

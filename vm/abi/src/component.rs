@@ -24,6 +24,13 @@ pub const SETTING_STRING: u32 = 3;
 pub const REDUCTION_SEQUENTIAL: c_int = 0;
 /// `VM_REDUCTION_REASSOCIATED`: float reductions may combine in any order.
 pub const REDUCTION_REASSOCIATED: c_int = 1;
+/// `VM_BASE_DATA_EXISTING`: `base_data` gives the data the base has, NULL while none.
+pub const BASE_DATA_EXISTING: c_int = 0;
+/// `VM_BASE_DATA_ZEROED`: `base_data` allocates the data zero-filled on first use.
+pub const BASE_DATA_ZEROED: c_int = 1;
+/// `VM_BASE_DATA_OVERWRITTEN`: `base_data` allocates the data on first use without zeroing it:
+/// the caller writes every element before anything reads it.
+pub const BASE_DATA_OVERWRITTEN: c_int = 2;
 
 /// `vm_host`: the host side of one call into the plugin. Opaque to the plugin; valid only during
 /// the call it was passed to.
@@ -89,9 +96,11 @@ pub struct VmHostApi {
     /// The dtype and size of `base` (a base of the batch being executed), and its host data
     /// when it has some (without allocating).
     pub base_info: unsafe extern "C" fn(host: *mut VmHost, base: VmBase, out: *mut VmBaseInfo) -> c_int,
-    /// The host data of `base`: `nelem` elements of its dtype, 64-byte aligned. With `allocate`
-    /// nonzero it is allocated (zero-filled) on first use; with 0, `*data` is NULL when the base
-    /// has no host data yet. The pointer stays valid until the base is freed or the call returns.
+    /// The host data of `base`: `nelem` elements of its dtype, 64-byte aligned. `allocate`:
+    /// `BASE_DATA_ZEROED` allocates it zero-filled on first use, `BASE_DATA_OVERWRITTEN` without
+    /// zeroing (the caller writes all of it first), `BASE_DATA_EXISTING` (0) leaves `*data`
+    /// NULL while the base has none. The pointer stays valid until the base is freed or the call
+    /// returns.
     pub base_data:
         unsafe extern "C" fn(host: *mut VmHost, base: VmBase, allocate: c_int, data: *mut *mut c_void) -> c_int,
     /// Releases the host data of `base` (what a FREE does on the host).

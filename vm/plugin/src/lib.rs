@@ -22,10 +22,11 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use vm_abi::VmInstruction;
 use vm_abi::component::{
-    COMPONENT_ABI_VERSION, REDUCTION_REASSOCIATED, REDUCTION_SEQUENTIAL, SETTING_BOOLEAN, SETTING_INTEGER,
-    SETTING_STRING, VmBaseInfo, VmHost, VmHostApi, VmSetting, VmSettingSpec,
+    BASE_DATA_OVERWRITTEN, BASE_DATA_ZEROED, COMPONENT_ABI_VERSION, REDUCTION_REASSOCIATED, REDUCTION_SEQUENTIAL,
+    SETTING_BOOLEAN, SETTING_INTEGER, SETTING_STRING, VmBaseInfo, VmHost, VmHostApi, VmSetting, VmSettingSpec,
 };
 use vm_ir::{Base, BaseId, DType, Error, Instruction, Opcode, Result};
+use vm_runtime::memory::Fill;
 use vm_runtime::settings::{SettingKind, SettingValue};
 use vm_runtime::{Component, ComponentInfo, HostMemory, Implementation, ReductionOrder, Settings};
 
@@ -365,14 +366,18 @@ unsafe extern "C" fn execute(
         }
         let handle = HostHandle { host, api };
         let host_bases = inst.bases.clone();
-        inst.mem.set_source(Some(Box::new(move |base: &Base| {
+        inst.mem.set_source(Some(Box::new(move |base: &Base, fill: Fill| {
             if !host_bases.lock().unwrap_or_else(PoisonError::into_inner).contains_key(&base.id) {
                 return Ok(None); // the component's own scratch
             }
             let h = handle;
             let mut data: *mut c_void = std::ptr::null_mut();
+            let allocate = match fill {
+                Fill::Zeroed => BASE_DATA_ZEROED,
+                Fill::Overwritten => BASE_DATA_OVERWRITTEN,
+            };
             // SAFETY: the host's service during its call; its buffers stay put while the base lives.
-            let status = unsafe { ((*h.api).base_data)(h.host, base.id.0, 1, &raw mut data) };
+            let status = unsafe { ((*h.api).base_data)(h.host, base.id.0, allocate, &raw mut data) };
             status_result(status, "base_data")?;
             NonNull::new(data.cast::<u8>()).map(Some).ok_or_else(|| Error::Internal("base_data gave NULL".into()))
         })));

@@ -158,7 +158,16 @@ impl Drop for Buffer {
 /// allocating it: the host of an engine plugin lends its own buffers. The memory returned must
 /// meet the contract of [`Buffer::lent`] for as long as the base lives; `None` means the base is
 /// not the lender's (an engine's scratch base) and is allocated as usual.
-pub type MemorySource = Box<dyn FnMut(&Base) -> Result<Option<NonNull<u8>>> + Send>;
+pub type MemorySource = Box<dyn FnMut(&Base, Fill) -> Result<Option<NonNull<u8>>> + Send>;
+
+/// What a new buffer must hold before its first write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fill {
+    /// Zeros (what a base nobody wrote reads as).
+    Zeroed,
+    /// Anything: its user writes every element before reading any.
+    Overwritten,
+}
 
 /// `n` elements of `size` bytes, in words: "N bytes" (exact, whatever the product).
 fn bytes_of(n: u64, size: usize) -> String {
@@ -322,7 +331,7 @@ impl HostMemory {
             Entry::Occupied(e) => Ok(e.into_mut()),
             Entry::Vacant(e) => {
                 let lent = match self.source.as_mut() {
-                    Some(source) => source(base)?,
+                    Some(source) => source(base, if zero { Fill::Zeroed } else { Fill::Overwritten })?,
                     None => None,
                 };
                 let buffer = match lent {
@@ -468,7 +477,7 @@ mod tests {
         let ptr = NonNull::new(lender.as_mut_ptr()).unwrap();
         let addr = ptr.as_ptr().expose_provenance();
         let mut mem = HostMemory::new();
-        mem.set_source(Some(Box::new(move |b: &Base| {
+        mem.set_source(Some(Box::new(move |b: &Base, _| {
             Ok((b.id == BaseId(1)).then(|| NonNull::new(std::ptr::with_exposed_provenance_mut(addr)).unwrap()))
         })));
         mem.ensure(&lent_base).unwrap().as_mut_slice::<f64>()[2] = 7.5;
@@ -484,6 +493,26 @@ mod tests {
         assert_eq!(mem.get(lent_base.id).unwrap().as_slice::<f64>()[2], 7.5);
         mem.free(lent_base.id);
         assert_eq!(lender.as_slice::<f64>()[2], 7.5);
+    }
+
+    #[test]
+    fn the_source_learns_whether_a_new_buffer_must_be_zeroed() {
+        let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = asked.clone();
+        let mut mem = HostMemory::new();
+        mem.set_source(Some(Box::new(move |b: &Base, fill| {
+            log.lock().unwrap().push((b.id, fill));
+            Ok(None)
+        })));
+        let (a, b) = (Base { id: BaseId(5), dtype: DType::F64, nelem: 8 }, Base { id: BaseId(6), ..a_base() });
+        mem.ensure(&a).unwrap();
+        mem.ensure_overwritten(&b).unwrap();
+        mem.ensure_overwritten(&a).unwrap(); // has a buffer: the source is not asked again
+        assert_eq!(*asked.lock().unwrap(), vec![(a.id, Fill::Zeroed), (b.id, Fill::Overwritten)]);
+    }
+
+    fn a_base() -> Base {
+        Base { id: BaseId(0), dtype: DType::I32, nelem: 16 }
     }
 
     #[test]
