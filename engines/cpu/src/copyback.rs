@@ -173,11 +173,7 @@ fn candidates(batch: &[Instruction], mem: &HostMemory) -> HashMap<BaseId, Vec<Ca
             && !mem.is_pinned(b.id)
             && uses.get(&b.id).is_some_and(|u| u.free.is_none() && !u.synced)
             && box_of(dst).is_some();
-        let tmp_ok = tmp.dtype() == dst.dtype()
-            && tmp.shape == dst.shape
-            && tmp.start == 0
-            && tmp.nelem() as u64 == t.nelem
-            && tmp.is_contiguous();
+        let tmp_ok = tmp.dtype() == dst.dtype() && tmp.shape == dst.shape && tmp.is_whole_base();
         if !(array_ok && tmp_ok) {
             continue;
         }

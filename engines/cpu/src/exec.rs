@@ -123,9 +123,7 @@ pub fn bytes_moved(bind: &Binding) -> u64 {
 fn overwritten(p: &Program, bind: &Binding, k: usize) -> bool {
     let s = &bind.slots[k];
     s.written
-        && s.view.start == 0
-        && s.view.nelem() as u64 == s.view.base.nelem
-        && s.view.is_contiguous()
+        && s.view.is_whole_base()
         && !bind.slots.iter().enumerate().any(|(j, o)| j != k && o.view.base.id == s.view.base.id)
         && !p.ops.iter().any(|op| op.srcs.contains(&Src::Mem(k as u16)))
 }
@@ -158,7 +156,7 @@ pub fn run(
     let mut args = vec![0i64; lay.words(p.consts.len())];
     for (k, s) in bind.slots.iter().enumerate() {
         let size = s.view.dtype().size();
-        if overwritten(p, bind, k) && mem.get(s.view.base.id).is_none() {
+        if mem.get(s.view.base.id).is_none() && overwritten(p, bind, k) {
             mem.ensure_overwritten(&s.view.base)?; // no zeros that the kernel would overwrite
         }
         let buf = views::buffer(mem, &s.view)?; // allocates and checks the extent, once

@@ -144,7 +144,7 @@ impl Hoist {
                 continue;
             }
             let Some(out) = instr.output() else { continue };
-            let node = Self::recipe_of(instr, |id| match current.get(&id) {
+            let node = Lazy::candidate(instr, |id| match current.get(&id) {
                 Some(n) => n.clone(),
                 None => lazy.recipe(id).filter(|_| !lazy.replayed_now(id)).cloned(),
             });
@@ -286,19 +286,6 @@ impl Hoist {
     fn find(&self, n: &Arc<Node>) -> Option<usize> {
         self.kept.iter().position(|k| same_recipe(&k.recipe, n))
     }
-
-    /// The recipe `instr` writes when it is pure, its inputs' recipes from `recipe_of_base`.
-    fn recipe_of(instr: &Instruction, recipe_of_base: impl Fn(BaseId) -> Option<Arc<Node>>) -> Option<Arc<Node>> {
-        let kind = instr.opcode.kind();
-        if !(kind.is_elementwise() || matches!(kind, Kind::Range | Kind::Random)) || !lazy::whole(instr.output()?) {
-            return None;
-        }
-        let mut inputs: SmallVec<[Arc<Node>; 2]> = SmallVec::new();
-        for v in instr.inputs().iter().filter_map(Operand::as_view) {
-            inputs.push(recipe_of_base(v.base.id)?);
-        }
-        Lazy::candidate(instr, inputs)
-    }
 }
 
 /// True when the repeated writes that the batch would no longer need once `i` is read from a
@@ -383,7 +370,7 @@ impl Readers {
             }
             if let Some(o) = instr.output() {
                 if let Some(&w) = last.get(&o.base.id)
-                    && !lazy::whole(o)
+                    && !o.is_whole_base()
                 {
                     // A partial write reads the rest of the base's values.
                     reads[w].push(j);

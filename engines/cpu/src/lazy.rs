@@ -34,7 +34,7 @@ const VERSION_BASE: u64 = u64::MAX - (1 << 23);
 pub(crate) const SYNTHETIC: u64 = VERSION_BASE - (1 << 40);
 
 /// The most instructions of a recipe (longer chains are not pure).
-pub(crate) const MAX_RECIPE: usize = 128;
+const MAX_RECIPE: usize = 128;
 
 /// One pure write: the instruction with its output and inputs renamed to versions.
 pub(crate) struct Node {
@@ -82,9 +82,25 @@ fn with_base(v: &View, base: Base) -> View {
     w
 }
 
-/// True when `v` is all of its base, contiguous, from element 0.
-pub(crate) fn whole(v: &View) -> bool {
-    v.start == 0 && v.nelem() as u64 == v.base.nelem && v.is_contiguous()
+/// When `instr` is a pure write (element-wise, `range` or `random`, writing all of its output,
+/// every view input with a recipe from `recipe_of`, at most [`MAX_RECIPE`] instructions in
+/// all): the recipes of its view inputs, in order, and the length of its own.
+fn pure_inputs(
+    instr: &Instruction,
+    recipe_of: impl Fn(BaseId) -> Option<Arc<Node>>,
+) -> Option<(SmallVec<[Arc<Node>; 2]>, usize)> {
+    let kind = instr.opcode.kind();
+    if !(kind.is_elementwise() || matches!(kind, Kind::Range | Kind::Random)) || !instr.output()?.is_whole_base() {
+        return None;
+    }
+    let mut inputs: SmallVec<[Arc<Node>; 2]> = SmallVec::new();
+    let mut len = 1;
+    for v in instr.inputs().iter().filter_map(Operand::as_view) {
+        let n = recipe_of(v.base.id)?;
+        len += n.len;
+        inputs.push(n);
+    }
+    (len <= MAX_RECIPE).then_some((inputs, len))
 }
 
 /// Appends the recipe of `node` to `out` in dependency order, each version once.
@@ -178,15 +194,12 @@ impl Lazy {
         self.recipes.get(&id)
     }
 
-    /// The recipe `instr` would give its output, reading `inputs` (the recipes of its view
-    /// inputs, in order), for comparison only: its version is not one of this engine's.
-    pub(crate) fn candidate(instr: &Instruction, inputs: SmallVec<[Arc<Node>; 2]>) -> Option<Arc<Node>> {
-        let len = 1 + inputs.iter().map(|n| n.len).sum::<usize>();
-        let out = instr.output()?;
-        (len <= MAX_RECIPE).then(|| {
-            let hash = crate::hoist::structure_hash(instr, inputs.iter().map(|n| n.hash));
-            Arc::new(Node { version: out.base, instr: instr.clone(), inputs, len, hash })
-        })
+    /// The recipe `instr` would give its output when it is a pure write, its inputs' recipes
+    /// from `recipe_of`; for comparison only: its version is not one of this engine's.
+    pub(crate) fn candidate(instr: &Instruction, recipe_of: impl Fn(BaseId) -> Option<Arc<Node>>) -> Option<Arc<Node>> {
+        let (inputs, len) = pure_inputs(instr, recipe_of)?;
+        let hash = crate::hoist::structure_hash(instr, inputs.iter().map(|n| n.hash));
+        Some(Arc::new(Node { version: instr.output()?.base, instr: instr.clone(), inputs, len, hash }))
     }
 
     /// Allocates a synthetic base id (from the versions' range).
@@ -209,27 +222,14 @@ impl Lazy {
 
     /// The recipe of `instr`'s output when the write is pure (see the module doc).
     fn pure(&mut self, instr: &Instruction) -> Option<Arc<Node>> {
-        let kind = instr.opcode.kind();
-        if !(kind.is_elementwise() || matches!(kind, Kind::Range | Kind::Random)) {
-            return None;
-        }
+        let (inputs, len) =
+            pure_inputs(
+                instr,
+                |id| {
+                    if self.replayed_now.contains(&id) { None } else { self.recipes.get(&id).cloned() }
+                },
+            )?;
         let out = instr.output()?;
-        if !whole(out) {
-            return None;
-        }
-        let mut inputs: SmallVec<[Arc<Node>; 2]> = SmallVec::new();
-        let mut len = 1;
-        for v in instr.inputs().iter().filter_map(Operand::as_view) {
-            if self.replayed_now.contains(&v.base.id) {
-                return None;
-            }
-            let n = self.recipes.get(&v.base.id)?;
-            len += n.len;
-            inputs.push(n.clone());
-        }
-        if len > MAX_RECIPE {
-            return None;
-        }
         self.next += 1;
         let version = Base { id: BaseId(VERSION_BASE - self.next), ..out.base };
         let mut renamed = instr.clone();

@@ -104,9 +104,7 @@ impl Spares {
                     // without reading it.
                     let writes_all = k == 0
                         && instr.opcode.kind().is_elementwise()
-                        && v.start == 0
-                        && v.nelem() as u64 == b.nelem
-                        && v.is_contiguous()
+                        && v.is_whole_base()
                         && instr.inputs().iter().filter_map(Operand::as_view).all(|x| x.base.id != b.id)
                         && !mem.is_allocated(b.id);
                     (b, Life { first: i, free: None, ok: writes_all, steps: (step_of[i], step_of[i]) })

@@ -147,42 +147,42 @@ impl VmView {
     /// the instruction (`Instruction::validate`, which the runtime's submission runs), not twice.
     /// `i` and `k` (instruction and operand) are for error messages.
     pub fn to_view_with(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize, k: usize) -> Result<View> {
+        let base = self.checked_base(base_of, i, k)?;
+        let mut shape = Shape::with_capacity(self.ndim as usize);
+        self.extents_into(&mut shape, i, k)?;
+        Ok(View { base, start: self.start, shape, stride: Strides::from_slice(&self.stride[..self.ndim as usize]) })
+    }
+
+    /// [`VmView::to_view_with`], written over `out` (its extents' storage reused).
+    fn decode_into(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize, k: usize, out: &mut View) -> Result<()> {
+        out.base = self.checked_base(base_of, i, k)?;
+        out.start = self.start;
+        out.shape.clear();
+        self.extents_into(&mut out.shape, i, k)?;
+        out.stride.clear();
+        out.stride.extend_from_slice(&self.stride[..self.ndim as usize]);
+        Ok(())
+    }
+
+    /// The view's base, once its dimension count (at most 16) is checked.
+    fn checked_base(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize, k: usize) -> Result<Base> {
         let ndim = self.ndim as usize;
         if ndim > MAX_NDIM {
             return Err(invalid(i, Some(k), format!("view has {ndim} dimensions; at most {MAX_NDIM} (VM_MAX_NDIM)")));
         }
-        let base = base_of(BaseId(self.base)).ok_or_else(|| {
+        base_of(BaseId(self.base)).ok_or_else(|| {
             invalid(i, Some(k), format!("base {} does not exist (never created, or already freed)", self.base))
-        })?;
-        let mut shape = Shape::with_capacity(ndim);
-        for (d, &n) in self.shape[..ndim].iter().enumerate() {
+        })
+    }
+
+    /// Appends the extents (`ndim` checked) to `shape`, each an address-sized number.
+    fn extents_into(&self, shape: &mut Shape, i: usize, k: usize) -> Result<()> {
+        for (d, &n) in self.shape[..self.ndim as usize].iter().enumerate() {
             shape.push(
                 usize::try_from(n)
                     .map_err(|_| invalid(i, Some(k), format!("extent {n} of dimension {d} does not fit in memory")))?,
             );
         }
-        Ok(View { base, start: self.start, shape, stride: Strides::from_slice(&self.stride[..ndim]) })
-    }
-
-    /// [`VmView::to_view_with`], written over `out` (its extents' storage reused).
-    fn decode_into(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize, k: usize, out: &mut View) -> Result<()> {
-        let ndim = self.ndim as usize;
-        if ndim > MAX_NDIM {
-            return Err(invalid(i, Some(k), format!("view has {ndim} dimensions; at most {MAX_NDIM} (VM_MAX_NDIM)")));
-        }
-        out.base = base_of(BaseId(self.base)).ok_or_else(|| {
-            invalid(i, Some(k), format!("base {} does not exist (never created, or already freed)", self.base))
-        })?;
-        out.start = self.start;
-        out.shape.clear();
-        for (d, &n) in self.shape[..ndim].iter().enumerate() {
-            out.shape.push(
-                usize::try_from(n)
-                    .map_err(|_| invalid(i, Some(k), format!("extent {n} of dimension {d} does not fit in memory")))?,
-            );
-        }
-        out.stride.clear();
-        out.stride.extend_from_slice(&self.stride[..ndim]);
         Ok(())
     }
 

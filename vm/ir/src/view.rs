@@ -190,6 +190,11 @@ impl View {
         Ok(())
     }
 
+    /// True when the view is all of its base, from element 0, in row-major order.
+    pub fn is_whole_base(&self) -> bool {
+        self.start == 0 && self.nelem() as u64 == self.base.nelem && self.is_contiguous()
+    }
+
     /// True when the view visits a contiguous run of the base in row-major order.
     pub fn is_contiguous(&self) -> bool {
         let mut expect = 1i64;

@@ -504,15 +504,12 @@ mod tests {
             log.lock().unwrap().push((b.id, fill));
             Ok(None)
         })));
-        let (a, b) = (Base { id: BaseId(5), dtype: DType::F64, nelem: 8 }, Base { id: BaseId(6), ..a_base() });
+        let a = Base { id: BaseId(5), dtype: DType::F64, nelem: 8 };
+        let b = Base { id: BaseId(6), dtype: DType::I32, nelem: 16 };
         mem.ensure(&a).unwrap();
         mem.ensure_overwritten(&b).unwrap();
         mem.ensure_overwritten(&a).unwrap(); // has a buffer: the source is not asked again
         assert_eq!(*asked.lock().unwrap(), vec![(a.id, Fill::Zeroed), (b.id, Fill::Overwritten)]);
-    }
-
-    fn a_base() -> Base {
-        Base { id: BaseId(0), dtype: DType::I32, nelem: 16 }
     }
 
     #[test]
