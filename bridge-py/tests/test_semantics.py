@@ -2,6 +2,8 @@
 updates, ``where=`` and ``initial=``, memory order, flags. Each case is a small program run
 with ``np`` bound to NumPy and to vmnp; what it leaves in ``out`` must agree."""
 
+import warnings
+
 import numpy
 import pytest
 
@@ -292,6 +294,70 @@ ERRORS = {
     "choice too many": ("np.random.choice(3, 5, replace=False)", ValueError),
     "choice p": ("np.random.choice(3, 5, p=[0.5, 0.6, 0.1])", ValueError),
 }
+
+
+# Values of dtypes the VM lacks (complex, text, objects, datetimes): what meets them runs on
+# NumPy through the fallback and gives NumPy's arrays; results of dtypes the VM has come back.
+FOREIGN = {
+    "complex scalar operands": "a = np.arange(3.0)\n"
+    "out = (a * (1 + 2j), (1 + 2j) * a, a - 1j, 1j / (a + 1), a ** 0.5j)",
+    "complex array operands": "a = np.arange(3.0); c = numpy.array([1j, 2, 3])\nout = (a + c, c + a, a * c.conj())",
+    "complex comparisons": "a = np.arange(3.0)\nout = (a == 0j, a != 1j, a < 1j, 0j == a)",
+    "creation in other dtypes": "out = (np.zeros(3, complex), np.array(['a', 'bc']), np.array([None, 1]), "
+    "np.ones(2, dtype='U3'), np.full(2, 1 + 1j), np.array(3 + 1j), np.asarray([1j]), "
+    "np.array(numpy.datetime64('2020-01-02')))",
+    "casts to other dtypes": "a = np.arange(3)\n"
+    "out = (a.astype(complex), a.astype('U2'), np.asarray(a, dtype=complex))",
+    "functions meeting other dtypes": "a = np.arange(3.0)\n"
+    "out = (np.concatenate([a, numpy.array([1j])]), np.where(a > 0, 1j, a), np.exp(1j * a), np.abs(a * 1j), "
+    "np.sum(numpy.array([1j, 2])), np.linspace(0, 1j, 3), np.zeros_like(numpy.array([1j])), "
+    "np.stack([a, a * 1j]), np.add(a, 1j), np.sqrt(a - 4 + 0j), np.real(a + 2j), np.angle(a * 1j + 1))",
+    "numpy functions on mixed arguments": "a = np.arange(3.0)\n"
+    "out = (numpy.add(a, 1j), numpy.concatenate([a, numpy.array([1j])]), numpy.multiply(1j, a))",
+    "mandelbrot": "x = np.linspace(-2, 1, 30); y = np.linspace(-1.5, 1.5, 20)\n"
+    "c = x[None, :] + 1j * y[:, None]; z = np.zeros_like(c); m = np.zeros(c.shape, dtype=int)\n"
+    "for _ in range(12):\n    inside = np.abs(z) <= 2\n    z[inside] = z[inside] ** 2 + c[inside]\n"
+    "    m[inside] += 1\nout = (m, float(m.sum()))",
+}
+
+
+@pytest.mark.parametrize("name", list(FOREIGN))
+def test_other_dtypes_run_on_numpy(name, monkeypatch):
+    monkeypatch.setenv("VMNP_FALLBACK", "warn")
+    code = FOREIGN[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's own (0 ** 0.5j)
+        want = run_with_numpy(code, numpy)
+        warnings.simplefilter("ignore", vmnp.FallbackWarning)
+        got = run_with_numpy(code, vmnp)
+    agree(got, want)
+
+
+def run_with_numpy(code, module):
+    scope = {"np": module, "numpy": numpy}
+    exec(code, scope)  # noqa: S102 (the test's own programs)
+    return scope["out"]
+
+
+def test_results_of_the_vms_dtypes_come_back_from_numpy(monkeypatch):
+    monkeypatch.setenv("VMNP_FALLBACK", "warn")
+    a = vmnp.arange(3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vmnp.FallbackWarning)
+        assert isinstance(vmnp.abs(a * 1j), vmnp.ndarray) and isinstance(a == 0j, vmnp.ndarray)
+        assert isinstance(a * 1j, numpy.ndarray) and (a * 1j).dtype == numpy.complex128
+    # Not a dtype question: operands no dtype holds are still the TypeError they are in NumPy.
+    with pytest.raises(TypeError):
+        a + object()
+    with pytest.raises(TypeError):
+        vmnp.zeros((2, 2.5))
+
+
+def test_other_dtypes_are_fallback_errors_when_fallbacks_are():
+    a = vmnp.arange(3.0)
+    for code in ["a * 1j", "1j * a", "vmnp.zeros(3, complex)", "vmnp.array(['x'])", "a.astype(complex)"]:
+        with pytest.raises(vmnp.FallbackError):
+            eval(code, {"vmnp": vmnp, "a": a})  # noqa: S307 (the test's own expressions)
 
 
 @pytest.mark.parametrize("name", list(ERRORS))

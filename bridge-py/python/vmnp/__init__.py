@@ -10,10 +10,13 @@ cannot express. ``python -m vmnp prog.py`` runs an unchanged NumPy program on th
 
 import atexit as _atexit
 import builtins as _b
+import functools as _functools
 import importlib as _importlib
 import math as _math
 import operator as _operator
 import os as _os
+import sys as _sys
+import types as _types
 import warnings as _warnings
 
 import numpy as _np
@@ -62,13 +65,18 @@ class FallbackError(VMError):
     """A fallback to NumPy was needed while ``VMNP_FALLBACK=error`` forbids it."""
 
 
+class _UnsupportedDType(TypeError):
+    """A dtype the VM lacks (complex, strings, objects, datetimes, records) was asked for or
+    met in data: the public function or operator meeting it runs on NumPy instead."""
+
+
 def _dt(dtype_like):
     """NumPy's name of a dtype-like, checked to be one the VM has; ``None`` passes through."""
     if dtype_like is None:
         return None
     d = _np.dtype(dtype_like)
     if d.name not in _SUPPORTED:
-        raise TypeError(f"vmnp does not support dtype {d.name}")
+        raise _UnsupportedDType(f"vmnp does not support dtype {d.name}")
     return d.name
 
 
@@ -149,7 +157,7 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
         elif n.dtype.kind in "U" and n.size == 0:
             n = n.astype(_np.float64)
         else:
-            raise TypeError(f"vmnp does not support dtype {n.dtype.name}")
+            raise _UnsupportedDType(f"vmnp does not support dtype {n.dtype.name}")
     if not n.flags.c_contiguous:
         n = n.copy(order="C")
     r = _vmnp._from_bytes(n.tobytes(), n.dtype.name, list(n.shape))
@@ -338,6 +346,58 @@ def _fallback(name, func, args, kwargs):
     return _from_numpy(r)
 
 
+def _foreign(x):
+    """True when NumPy holds ``x`` in a dtype the VM lacks: a complex number, or a NumPy array
+    or scalar (or a sequence NumPy makes one of) of complex numbers, text, objects, datetimes or
+    records."""
+    if isinstance(x, (ndarray, _b.bool, int, float, str, bytes)) or x is None:
+        return False
+    if isinstance(x, complex):
+        return True
+    if isinstance(x, (_np.ndarray, _np.generic)):
+        return x.dtype.name not in _SUPPORTED and x.dtype.name != "float16"
+    if isinstance(x, (list, tuple)):
+        try:
+            return _foreign(_np.asarray(x))
+        except (TypeError, ValueError):
+            return False
+    return False
+
+
+def _called_from_vmnp(depth):
+    """True when the function ``depth`` frames up from the caller was called by vmnp's own
+    code (which handles a dtype the VM lacks itself) rather than by a program."""
+    name = _sys._getframe(depth + 2).f_globals.get("__name__", "")
+    return name == "vmnp" or name.startswith("vmnp.")
+
+
+def _operator_fallback(name, a, b):
+    """``a op b`` where an operand is of a dtype the VM lacks (``x * 1j``): NumPy's ufunc
+    ``name`` through the fallback; ``NotImplemented`` for any other operand, so that Python
+    asks the other operand."""
+    if not (_foreign(a) or _foreign(b)):
+        return NotImplemented
+    return _fallback(name, getattr(_np, name), (a, b), {})
+
+
+def _falling_back(name, func, numpy_func):
+    """``func`` for programs: where it meets a dtype the VM lacks (``zeros(3, complex)``,
+    ``array(["a", "b"])``, an operand ``1j``), NumPy's ``numpy_func`` runs instead, through the
+    fallback, and its result (NumPy's array of that dtype) is returned."""
+
+    @_functools.wraps(func)
+    def public(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except TypeError as e:
+            foreign = isinstance(e, _UnsupportedDType) or _b.any(map(_foreign, (*args, *kwargs.values())))
+            if not foreign or _called_from_vmnp(0):
+                raise
+            return _fallback(name, numpy_func, args, kwargs)
+
+    return public
+
+
 def __getattr__(name):
     """Anything NumPy has and vmnp does not: NumPy's, through the fallback."""
     try:
@@ -412,6 +472,17 @@ class ufunc:
         return f"<ufunc '{self.__name__}'>"
 
     def __call__(self, *inputs, out=None, where=True, dtype=None, casting="same_kind", **kwargs):
+        try:
+            return self._call(inputs, out, where, dtype, casting, kwargs)
+        except _UnsupportedDType:
+            if _called_from_vmnp(0):
+                raise
+            given = {"out": out, "where": where, "dtype": dtype, "casting": casting}
+            defaults = {"out": None, "where": True, "dtype": None, "casting": "same_kind"}
+            kwargs.update((k, v) for k, v in given.items() if v is not defaults[k])
+            return _fallback(self.__name__, getattr(_np, self.__name__), inputs, kwargs)
+
+    def _call(self, inputs, out, where, dtype, casting, kwargs):
         foreign = _foreign_override(inputs)
         if foreign is not None:
             if where is not True:
@@ -465,7 +536,8 @@ class ufunc:
                 shape = _np.broadcast_shapes(*(x.shape for x in arrays))
                 return _store(full(shape, self.__name__ == "not_equal", "bool"), out)
         if r is None:
-            raise TypeError(
+            error = _UnsupportedDType if _b.any(_foreign(x) for x in inputs) else TypeError
+            raise error(
                 f"ufunc '{self.__name__}' not supported for the input types, and the inputs could not be "
                 "safely coerced to any supported types according to the casting rule ''safe''"
             )
@@ -1256,6 +1328,14 @@ _vmnp._set_hooks(_methods.hooks())
 _atexit.register(_vmnp._shutdown)
 
 copy_ = copy  # `asarray`'s and `array`'s parameter `copy` hides the function there
+
+# The namespace's functions, as programs call them: NumPy's where they meet a dtype the VM lacks.
+for _name, _func in list(globals().items()):
+    if _name.startswith("_") or not isinstance(_func, _types.FunctionType):
+        continue
+    if _func.__module__.startswith("vmnp") and callable(getattr(_np, _name, None)):
+        globals()[_name] = _falling_back(_name, _func, getattr(_np, _name))
+del _name, _func
 
 # `from numpy import *` in a program under `python -m vmnp`: NumPy's public names, vmnp's own
 # where it has them and NumPy's through the fallback otherwise.

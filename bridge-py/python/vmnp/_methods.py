@@ -275,7 +275,11 @@ def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
         )
     if not copy and _np.dtype(dtype) == a.dtype:
         return a
-    return _vmnp._cast(a, _v._dt(dtype))
+    try:
+        target = _v._dt(dtype)
+    except _v._UnsupportedDType:  # NumPy's array of that dtype
+        return _v._fallback("ndarray.astype", _np.ndarray.astype, (a, dtype), {"order": order, "casting": casting})
+    return _vmnp._cast(a, target)
 
 
 def fill(a, value):
@@ -326,14 +330,18 @@ def __array_ufunc__(a, ufunc, method, *inputs, **kwargs):
     if _v._foreign_override(inputs) is not None or _v._foreign_override(_b.tuple(kwargs.get("out") or ())):
         return NotImplemented
     mine = getattr(_v, ufunc.__name__, None)
+    func = getattr(ufunc, method) if method != "__call__" else ufunc
     if isinstance(mine, _v.ufunc) and method in _UFUNC_METHODS:
+        given = dict(kwargs)
         out = kwargs.get("out")
         if isinstance(out, tuple):
             kwargs["out"] = out[0] if len(out) == 1 else out
-        if method == "__call__":
-            return mine(*inputs, **kwargs)
-        return getattr(mine, method)(*inputs, **kwargs)
-    func = getattr(ufunc, method) if method != "__call__" else ufunc
+        try:
+            if method == "__call__":
+                return mine(*inputs, **kwargs)
+            return getattr(mine, method)(*inputs, **kwargs)
+        except _v._UnsupportedDType:  # an input of a dtype the VM lacks
+            return _v._fallback(ufunc.__name__, func, inputs, given)
     return _v._fallback(f"{ufunc.__name__}.{method}", func, inputs, kwargs)
 
 
@@ -342,7 +350,10 @@ def __array_function__(a, func, types, args, kwargs):
     them, else through the fallback."""
     mine = _v.__dict__.get(func.__name__)
     if mine is not None and callable(mine) and func.__module__.startswith("numpy") and mine is not func:
-        return mine(*args, **kwargs)
+        try:
+            return mine(*args, **kwargs)
+        except _v._UnsupportedDType:  # an argument of a dtype the VM lacks
+            pass
     return _v._fallback(func.__name__, func, args, kwargs)
 
 
@@ -519,6 +530,7 @@ def hooks():
     h["getattr"] = getattr_
     h["full_like"] = lambda a, value, dtype: _v.full_like(a, value, dtype=dtype)
     h["convert_as"] = convert_as
+    h["operator_fallback"] = _v._operator_fallback
     for name in [
         "getitem", "setitem", "convert", "__repr__", "__str__", "__format__", "item", "tolist", "__array__",
         "__bool__", "__float__", "__int__", "__index__", "__iter__", "__contains__", "__matmul__", "__rmatmul__",
