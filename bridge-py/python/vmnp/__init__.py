@@ -364,10 +364,10 @@ def _foreign(x):
     return False
 
 
-def _called_from_vmnp(depth):
-    """True when the function ``depth`` frames up from the caller was called by vmnp's own
-    code (which handles a dtype the VM lacks itself) rather than by a program."""
-    name = _sys._getframe(depth + 2).f_globals.get("__name__", "")
+def _called_from_vmnp():
+    """True when the function calling this one was called by vmnp's own code (which handles a
+    dtype the VM lacks itself) rather than by a program."""
+    name = _sys._getframe(2).f_globals.get("__name__", "")
     return name == "vmnp" or name.startswith("vmnp.")
 
 
@@ -391,7 +391,7 @@ def _falling_back(name, func, numpy_func):
             return func(*args, **kwargs)
         except TypeError as e:
             foreign = isinstance(e, _UnsupportedDType) or _b.any(map(_foreign, (*args, *kwargs.values())))
-            if not foreign or _called_from_vmnp(0):
+            if not foreign or _called_from_vmnp():
                 raise
             return _fallback(name, numpy_func, args, kwargs)
 
@@ -475,7 +475,7 @@ class ufunc:
         try:
             return self._call(inputs, out, where, dtype, casting, kwargs)
         except _UnsupportedDType:
-            if _called_from_vmnp(0):
+            if _called_from_vmnp():
                 raise
             given = {"out": out, "where": where, "dtype": dtype, "casting": casting}
             defaults = {"out": None, "where": True, "dtype": None, "casting": "same_kind"}

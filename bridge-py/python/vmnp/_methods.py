@@ -332,7 +332,6 @@ def __array_ufunc__(a, ufunc, method, *inputs, **kwargs):
     mine = getattr(_v, ufunc.__name__, None)
     func = getattr(ufunc, method) if method != "__call__" else ufunc
     if isinstance(mine, _v.ufunc) and method in _UFUNC_METHODS:
-        given = dict(kwargs)
         out = kwargs.get("out")
         if isinstance(out, tuple):
             kwargs["out"] = out[0] if len(out) == 1 else out
@@ -341,7 +340,7 @@ def __array_ufunc__(a, ufunc, method, *inputs, **kwargs):
                 return mine(*inputs, **kwargs)
             return getattr(mine, method)(*inputs, **kwargs)
         except _v._UnsupportedDType:  # an input of a dtype the VM lacks
-            return _v._fallback(ufunc.__name__, func, inputs, given)
+            return _v._fallback(ufunc.__name__, func, inputs, kwargs)
     return _v._fallback(f"{ufunc.__name__}.{method}", func, inputs, kwargs)
 
 
