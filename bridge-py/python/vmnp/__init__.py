@@ -70,14 +70,31 @@ class _UnsupportedDType(TypeError):
     met in data: the public function or operator meeting it runs on NumPy instead."""
 
 
+_NAMES = {}
+
+
+def _dtype_name(dtype_like):
+    """NumPy's name of a dtype-like (``numpy.dtype(x).name``, which NumPy computes in Python on
+    every access: ~2 us), remembered per hashable dtype-like."""
+    try:
+        return _NAMES[dtype_like]
+    except (KeyError, TypeError):
+        name = _np.dtype(dtype_like).name
+        try:
+            _NAMES[dtype_like] = name
+        except TypeError:  # an unhashable dtype-like (a list of fields)
+            pass
+        return name
+
+
 def _dt(dtype_like):
     """NumPy's name of a dtype-like, checked to be one the VM has; ``None`` passes through."""
     if dtype_like is None:
         return None
-    d = _np.dtype(dtype_like)
-    if d.name not in _SUPPORTED:
-        raise _UnsupportedDType(f"vmnp does not support dtype {d.name}")
-    return d.name
+    name = _dtype_name(dtype_like)
+    if name not in _SUPPORTED:
+        raise _UnsupportedDType(f"vmnp does not support dtype {name}")
+    return name
 
 
 def _scalar_dtype(x):
@@ -118,6 +135,8 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     """A vmnp array of ``a``: vmnp arrays pass through (cast when ``dtype`` differs, laid out
     as ``order`` asks), objects with ``__array__`` give their array, anything else is converted
     by NumPy and copied in."""
+    if type(a) is ndarray and dtype is None and order is None and copy is None and device is None:
+        return a  # the common case, on every path that takes array-likes
     _check_device(device)
     copy = _copy_flag(copy)
     if not isinstance(a, (ndarray, _np.ndarray, list, tuple)) and hasattr(a, "__array__"):
@@ -126,7 +145,7 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
             return asarray(got, dtype, order, copy=copy)
     if isinstance(a, ndarray):
         r = a
-        if dtype is not None and _dt(dtype) != a.dtype.name:
+        if dtype is not None and _dt(dtype) != _dtype_name(a.dtype):
             if copy is False:
                 raise _no_copy()
             r = _vmnp._cast(a, _dt(dtype))
@@ -147,20 +166,20 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
                 f"after 1 dimensions. The detected shape was ({len(parts)},) + inhomogeneous part."
             )
         r = stack(parts)
-        return r if dtype is None or _dt(dtype) == r.dtype.name else _vmnp._cast(r, _dt(dtype))
+        return r if dtype is None or _dt(dtype) == _dtype_name(r.dtype) else _vmnp._cast(r, _dt(dtype))
     n = _np.asarray(a, dtype=dtype)
     if not n.dtype.isnative:
         n = n.astype(n.dtype.newbyteorder("="))
-    if n.dtype.name not in _SUPPORTED:
+    if _dtype_name(n.dtype) not in _SUPPORTED:
         if n.dtype.kind == "f" and n.dtype.itemsize < 4:
             n = n.astype(_np.float32)
         elif n.dtype.kind in "U" and n.size == 0:
             n = n.astype(_np.float64)
         else:
-            raise _UnsupportedDType(f"vmnp does not support dtype {n.dtype.name}")
+            raise _UnsupportedDType(f"vmnp does not support dtype {_dtype_name(n.dtype)}")
     if not n.flags.c_contiguous:
         n = n.copy(order="C")
-    r = _vmnp._from_bytes(n.tobytes(), n.dtype.name, list(n.shape))
+    r = _vmnp._from_bytes(n.tobytes(), _dtype_name(n.dtype), list(n.shape))
     return copy_(r, order="F") if order in ("F", "f") and r.ndim > 1 else r
 
 
@@ -195,7 +214,7 @@ def astype(x, dtype, /, *, copy=True, device=None):
     """``x`` in ``dtype`` (the array API's function form of ``x.astype``)."""
     _check_device(device)
     x = asarray(x)
-    if not copy and _dt(dtype) == x.dtype.name:
+    if not copy and _dt(dtype) == _dtype_name(x.dtype):
         return x
     return _vmnp._cast(x, _dt(dtype))
 
@@ -285,7 +304,7 @@ def _from_numpy(n):
     """A NumPy result back as vmnp (arrays of supported dtypes, also inside lists, tuples and
     named tuples such as ``linalg.qr``'s); anything else unchanged."""
     # NumPy's subclasses (matrix, memmap, masked arrays) keep their own semantics: unchanged.
-    if type(n) is _np.ndarray and n.dtype.name in _SUPPORTED:
+    if type(n) is _np.ndarray and _dtype_name(n.dtype) in _SUPPORTED:
         return asarray(n)
     if isinstance(n, tuple) and hasattr(n, "_fields"):
         return type(n)(*(_from_numpy(x) for x in n))
@@ -355,7 +374,7 @@ def _foreign(x):
     if isinstance(x, complex):
         return True
     if isinstance(x, (_np.ndarray, _np.generic)):
-        return x.dtype.name not in _SUPPORTED and x.dtype.name != "float16"
+        return _dtype_name(x.dtype) not in _SUPPORTED and _dtype_name(x.dtype) != "float16"
     if isinstance(x, (list, tuple)):
         try:
             return _foreign(_np.asarray(x))
@@ -573,7 +592,7 @@ class ufunc:
                 f"{self.__name__}.accumulate", getattr(_np, self.__name__).accumulate, (a,), {"axis": axis}
             )
         a = asarray(a)
-        r = _vmnp._accumulate(names[self.__name__], a, axis, _dt(dtype) or a.dtype.name)
+        r = _vmnp._accumulate(names[self.__name__], a, axis, _dt(dtype) or _dtype_name(a.dtype))
         return _store(r, out)
 
     def at(self, a, indices, b=None):
@@ -704,7 +723,7 @@ def round(a, decimals=0, out=None):  # noqa: A001 (NumPy's name)
             return _store(a.copy(), out)
         # NumPy's integer rounding: through float64, half to even, back to the dtype.
         f = 10.0 ** (-decimals)
-        return _store((rint(a.astype("float64") / f) * f).astype(a.dtype.name), out)  # noqa: F821
+        return _store((rint(a.astype("float64") / f) * f).astype(_dtype_name(a.dtype)), out)  # noqa: F821
     if decimals == 0:
         return rint(a, out=out)  # noqa: F821
     f = 10.0**decimals
@@ -772,10 +791,10 @@ def _red(name, a, axis, dtype, out, keepdims, initial=None, where=True):
                 f"reduction operation '{np_name}' does not have an identity, so to use a where mask one "
                 "has to specify 'initial'"
             )
-        a = _vmnp._where(broadcast_to(asarray(where), a.shape), a, asarray(fill, a.dtype.name))  # noqa: F821
+        a = _vmnp._where(broadcast_to(asarray(where), a.shape), a, asarray(fill, _dtype_name(a.dtype)))  # noqa: F821
     if initial is not None and a.size == 0:
         shape = _reduced_shape(a.shape, axis, keepdims)
-        r = full(shape, initial, dtype=_dt(dtype) or a.dtype.name)  # noqa: F821
+        r = full(shape, initial, dtype=_dt(dtype) or _dtype_name(a.dtype))  # noqa: F821
         return _store(r, out)
     r = _vmnp._reduce(name, a, axis, _b.bool(keepdims), _dt(dtype))
     if joins_initial:
@@ -929,7 +948,7 @@ def _float_dtype(a, dtype):
 def _per_count(s, n):
     """``s / n`` in ``s``'s float dtype (``n`` a count, or an int64 array of counts)."""
     if isinstance(n, ndarray):
-        n = n.astype(s.dtype.name if s.dtype.kind == "f" else "float64")
+        n = n.astype(_dtype_name(s.dtype) if s.dtype.kind == "f" else "float64")
     return s / n
 
 
@@ -939,7 +958,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     a = asarray(a)
     s = _red("sum", a, axis, _float_dtype(a, dtype), None, keepdims, None, where)
     r = _per_count(s, _count(a, axis, keepdims, where))
-    if dtype is not None and _dt(dtype) != r.dtype.name:
+    if dtype is not None and _dt(dtype) != _dtype_name(r.dtype):
         r = r.astype(_dt(dtype))
     return _store(r, out)
 
@@ -1004,7 +1023,7 @@ def argmax(a, axis=None, out=None, *, keepdims=False):
 def count_nonzero(a, axis=None, *, keepdims=False):
     """Number of nonzero elements over the given axes."""
     a = asarray(a)
-    nz = a if a.dtype.name == "bool" else a != 0
+    nz = a if _dtype_name(a.dtype) == "bool" else a != 0
     return _vmnp._reduce("sum", nz, axis, _b.bool(keepdims), "int64")
 
 

@@ -5,7 +5,9 @@ import operator as _operator
 
 import numpy as _np
 
-from . import _vmnp, asarray, empty, ndarray
+import vmnp as _v
+
+from . import _dtype_name, _vmnp, asarray, empty, ndarray
 
 
 def _norm_axis(axis, ndim):
@@ -102,7 +104,7 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     if copy or strides is None:
         if copy is False:
             raise ValueError("Unable to avoid creating a copy while reshaping.")
-        a = _vmnp._cast(a, a.dtype.name)
+        a = _vmnp._cast(a, _dtype_name(a.dtype))
         strides = _row_major(shape)
     return _vmnp._view(a, a._start, shape, strides)
 
@@ -127,8 +129,8 @@ def copy(a, order="K", subok=False):
     a = asarray(a)
     f = a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous
     if order in ("F", "f") or (order in ("K", "k", "A", "a") and f):
-        return transpose(_vmnp._cast(transpose(a), a.dtype.name))
-    return _vmnp._cast(a, a.dtype.name)
+        return transpose(_vmnp._cast(transpose(a), _dtype_name(a.dtype)))
+    return _vmnp._cast(a, _dtype_name(a.dtype))
 
 
 def rot90(m, k=1, axes=(0, 1)):
@@ -265,7 +267,6 @@ def flipud(m):
 
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     """The ``n``-th differences along ``axis`` (bools: where neighbours differ)."""
-    from . import broadcast_to
 
     a = asarray(a)
     if n < 0:
@@ -282,7 +283,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         if e.ndim == 0:
             shape = list(a.shape)
             shape[axis] = 1
-            e = broadcast_to(e, tuple(shape))
+            e = _v.broadcast_to(e, tuple(shape))
         parts.append(e)
     if parts[0] is not None or parts[1] is not None:
         a = concatenate([x for x in (parts[0], a, parts[1]) if x is not None], axis=axis)
@@ -436,9 +437,7 @@ def repeat(a, repeats, axis=None):
     """Each element repeated ``repeats`` times (one count, or one per element along ``axis``)."""
     a = asarray(a)
     if _np.ndim(repeats) or isinstance(repeats, ndarray):
-        from . import asnumpy
-
-        counts = asnumpy(repeats)
+        counts = _v.asnumpy(repeats)
         if counts.size == 1:
             return repeat(a, int(counts.reshape(())), axis)
         if axis is None:
@@ -448,18 +447,16 @@ def repeat(a, repeats, axis=None):
             raise ValueError(f"operands could not be broadcast together with shape ({a.shape[axis]},) ({counts.size},)")
         if (counts < 0).any():
             raise ValueError("repeats may not contain negative values.")
-        from . import take
 
-        return take(a, asarray(_np.repeat(_np.arange(counts.size), counts)), axis=axis)
+        return _v.take(a, asarray(_np.repeat(_np.arange(counts.size), counts)), axis=axis)
     if axis is None:
         a, axis = ravel(a), 0
     axis = _norm_axis(axis, a.ndim)
     x = expand_dims(a, axis + 1)
     shape = list(x.shape)
     shape[axis + 1] = int(repeats)
-    from . import broadcast_to
 
-    r = broadcast_to(x, shape).copy()
+    r = _v.broadcast_to(x, shape).copy()
     out_shape = list(a.shape)
     out_shape[axis] *= int(repeats)
     return reshape(r, out_shape)
@@ -472,10 +469,9 @@ def tile(a, reps):
     nd = _b.max(a.ndim, len(reps))
     a = a.reshape((1,) * (nd - a.ndim) + a.shape)
     reps = (1,) * (nd - len(reps)) + reps
-    from . import broadcast_to
 
     x = a.reshape(tuple(v for n in a.shape for v in (1, n)))
-    big = broadcast_to(x, tuple(v for r, n in zip(reps, a.shape) for v in (r, n))).copy()
+    big = _v.broadcast_to(x, tuple(v for r, n in zip(reps, a.shape) for v in (r, n))).copy()
     return reshape(big, [r * n for r, n in zip(reps, a.shape)])
 
 
@@ -520,9 +516,7 @@ def _diagonal_view(a, offset=0, axis1=0, axis2=1):
     ``fill_diagonal`` to write through)."""
     a = asarray(a)
     if a.ndim != 2 or {axis1, axis2} != {0, 1}:
-        from . import _fallback
-
-        return _fallback("diagonal", _np.diagonal, (a, offset, axis1, axis2), {})
+        return _v._fallback("diagonal", _np.diagonal, (a, offset, axis1, axis2), {})
     n, m = a.shape
     s0, s1 = a._strides
     k = _b.max(0, _b.min(n, m - offset) if offset >= 0 else _b.min(n + offset, m))
@@ -536,9 +530,8 @@ def diag(v, k=0):
     if v.ndim == 2:
         return diagonal(v, k).copy()
     n = v.shape[0] + _b.abs(k)
-    from . import zeros
 
-    r = zeros((n, n), v.dtype)
+    r = _v.zeros((n, n), v.dtype)
     _diagonal_view(r, k)[...] = v
     return r
 
@@ -555,40 +548,37 @@ def fill_diagonal(a, val, wrap=False):
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """Sum of the diagonal."""
-    from . import sum as vsum
 
-    return vsum(diagonal(a, offset, axis1, axis2), dtype=dtype, out=out)
+    return _v.sum(diagonal(a, offset, axis1, axis2), dtype=dtype, out=out)
 
 
 def tril(m, k=0):
     """``m`` with the elements above diagonal ``k`` zeroed."""
-    from . import arange, where
 
     m = asarray(m)
     rows, cols = m.shape[-2:]
-    mask = arange(rows)[:, None] + k >= arange(cols)[None, :]
-    return where(mask, m, 0).astype(m.dtype)
+    mask = _v.arange(rows)[:, None] + k >= _v.arange(cols)[None, :]
+    return _v.where(mask, m, 0).astype(m.dtype)
 
 
 def triu(m, k=0):
     """``m`` with the elements below diagonal ``k`` zeroed."""
-    from . import arange, where
 
     m = asarray(m)
     rows, cols = m.shape[-2:]
-    mask = arange(rows)[:, None] + k <= arange(cols)[None, :]
-    return where(mask, m, 0).astype(m.dtype)
+    mask = _v.arange(rows)[:, None] + k <= _v.arange(cols)[None, :]
+    return _v.where(mask, m, 0).astype(m.dtype)
 
 
 def matmul(a, b, out=None, **kwargs):
     """Matrix product (broadcast multiply and a sum over the shared axis)."""
-    from . import _store
-    from . import sum as vsum
 
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: Input operand 0 does not have enough dimensions")
     va, vb = a.ndim == 1, b.ndim == 1
+    if va and vb and a.shape == b.shape:  # a dot product of vectors: one product, one sum
+        return _v._store(_v.sum(a * b, dtype=_product_dtype(a, b)), out)
     if va:
         a = a[None, :]
     if vb:
@@ -598,29 +588,27 @@ def matmul(a, b, out=None, **kwargs):
             f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
             f"(n?,k),(k,m?)->(n?,m?) (size {b.shape[-2]} is different from {a.shape[-1]})"
         )
-    r = vsum(a[..., :, :, None] * b[..., None, :, :], axis=-2, dtype=_product_dtype(a, b))
+    r = _v.sum(a[..., :, :, None] * b[..., None, :, :], axis=-2, dtype=_product_dtype(a, b))
     if va:
         r = r[..., 0, :]
     if vb:
         r = r[..., 0]
-    return _store(r, out)
+    return _v._store(r, out)
 
 
 def _product_dtype(a, b):
     """The dtype of a sum of products of ``a``'s and ``b``'s elements (NumPy's: their promoted
     dtype, not the wider one a plain sum of integers accumulates in)."""
-    return _np.result_type(a.dtype, b.dtype).name
+    return _dtype_name(_np.result_type(a.dtype, b.dtype))
 
 
 def dot(a, b, out=None):
     """Dot product: ``matmul`` for 1-D and 2-D operands, a product for scalars, and for N-D
     operands a sum over the last axis of ``a`` and the second-to-last of ``b``."""
-    from . import _store, multiply
-    from . import sum as vsum
 
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
-        return multiply(a, b, out=out)
+        return _v.multiply(a, b, out=out)
     if a.ndim <= 2 and b.ndim <= 2:
         return matmul(a, b, out=out)
     if b.ndim == 1:
@@ -633,53 +621,46 @@ def dot(a, b, out=None):
             f"{b.shape[-2 if b.ndim > 1 else 0]} (dim {b.ndim - 2 if b.ndim > 1 else 0})"
         )
     lead = a.reshape(a.shape[:-1] + (1,) * (bt.ndim - 1) + a.shape[-1:])
-    return _store(vsum(lead * bt, axis=-1, dtype=_product_dtype(a, b)), out)
+    return _v._store(_v.sum(lead * bt, axis=-1, dtype=_product_dtype(a, b)), out)
 
 
 def vdot(a, b):
     """Dot product of the flattened arrays."""
-    from . import sum as vsum
 
     a, b = asarray(a), asarray(b)
-    return vsum(ravel(a) * ravel(b), dtype=_product_dtype(a, b))
+    return _v.sum(ravel(a) * ravel(b), dtype=_product_dtype(a, b))
 
 
 def inner(a, b):
     """Inner product over the last axes."""
-    from . import sum as vsum
 
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
         return a * b
-    return vsum(a[(..., *([None] * (b.ndim - 1)), slice(None))] * b, axis=-1, dtype=_product_dtype(a, b))
+    return _v.sum(a[(..., *([None] * (b.ndim - 1)), slice(None))] * b, axis=-1, dtype=_product_dtype(a, b))
 
 
 def outer(a, b, out=None):
     """Every product of an element of ``a`` with one of ``b``."""
-    from . import _store
 
     a, b = ravel(asarray(a)), ravel(asarray(b))
-    return _store(a[:, None] * b[None, :], out)
+    return _v._store(a[:, None] * b[None, :], out)
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):
     """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array when None)."""
-    from . import _store
 
     a = asarray(a)
     if mode != "raise":
-        from . import _fallback
-
-        return _fallback("take", _np.take, (a, indices), {"axis": axis, "out": out, "mode": mode})
+        return _v._fallback("take", _np.take, (a, indices), {"axis": axis, "out": out, "mode": mode})
     if axis is None:
         a, axis = ravel(a), 0
     axis = _norm_axis(axis, a.ndim)
-    return _store(a[(slice(None),) * axis + (asarray(indices),)], out)
+    return _v._store(a[(slice(None),) * axis + (asarray(indices),)], out)
 
 
 def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     """``a`` limited to ``[a_min, a_max]``."""
-    from . import _store, maximum, minimum
 
     a_min = min if a_min is None else a_min
     a_max = max if a_max is None else a_max
@@ -692,18 +673,16 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
         if type(a_max) is int and a_max >= info.max:
             a_max = None
     if a_min is not None:
-        r = maximum(r, a_min)
+        r = _v.maximum(r, a_min)
     if a_max is not None:
-        r = minimum(r, a_max)
-    return _store(r, out)
+        r = _v.minimum(r, a_max)
+    return _v._store(r, out)
 
 
 def where(condition, x=None, y=None):
     """``x`` where ``condition`` holds, else ``y`` (one argument: ``nonzero``)."""
     if x is None and y is None:
-        from . import nonzero
-
-        return nonzero(condition)
+        return _v.nonzero(condition)
     if x is None or y is None:
         raise ValueError("either both or neither of x and y should be given")
     return _vmnp._where(condition, x, y)

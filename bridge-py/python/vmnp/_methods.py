@@ -251,7 +251,7 @@ def __deepcopy__(a, memo=None):
 def __reduce__(a):
     # Bytes, not a NumPy array: under `python -m vmnp` the name `numpy.ndarray` is vmnp's, so
     # pickle could not name NumPy's class.
-    return (_v._rebuild, (a._host(), a.dtype.name, tuple(a.shape)))
+    return (_v._rebuild, (a._host(), _v._dtype_name(a.dtype), tuple(a.shape)))
 
 
 def __setstate__(a, state):

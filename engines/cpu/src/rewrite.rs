@@ -102,38 +102,38 @@ fn flat_full_reduction(instr: &Instruction) -> Option<&View> {
         .then_some(input)
 }
 
-/// The latest element-wise write before position `i` through a contiguous multi-dimensional
-/// view of exactly the memory of `flat`.
-fn shaped_producer(batch: &[Instruction], i: usize, flat: &View) -> Option<View> {
-    batch[..i].iter().rev().find_map(|p| {
-        let w = p.output()?;
-        let ok = p.opcode.kind().is_elementwise()
-            && w.base.id == flat.base.id
-            && w.ndim() >= 2
-            && w.shape.last().is_some_and(|&n| n > 1)
-            && w.start == flat.start
-            && w.nelem() == flat.nelem()
-            && w.is_contiguous();
-        ok.then(|| w.clone())
-    })
+/// True when `p` writes element-wise through a contiguous multi-dimensional view, the kind of
+/// write whose shape a flat reduction of the same memory can be split by.
+fn shaped_write(p: &Instruction) -> Option<&View> {
+    let w = p.output()?;
+    (p.opcode.kind().is_elementwise() && w.ndim() >= 2 && w.shape.last().is_some_and(|&n| n > 1) && w.is_contiguous())
+        .then_some(w)
 }
 
 /// The batch with full reductions of flat views split as the module doc says, and for each of
 /// its instructions the position in `batch` of the instruction it comes from; `None` when
 /// nothing is split (the common case costs one pass over the opcodes).
 pub fn split_flat_reductions(batch: &[Instruction]) -> Option<(Vec<Instruction>, Vec<usize>)> {
+    if !batch.iter().any(|i| flat_full_reduction(i).is_some()) {
+        return None;
+    }
     // Decide every split before copying anything: most batches with a flat reduction (a 1-d
-    // sum, say) have nothing to split, and copying the batch costs more than deciding.
-    let mut next = 0u64;
-    let splits: Vec<(usize, [Instruction; 3])> = batch
-        .iter()
-        .enumerate()
-        .filter_map(|(i, instr)| {
-            let three = split_one(batch, i, instr, next)?;
-            next += 1;
-            Some((i, three))
-        })
-        .collect();
+    // sum, say) have nothing to split, and copying the batch costs more than deciding. One pass:
+    // the latest shaped write to each (base, start, size) so far is the producer whose shape
+    // a flat reduction of exactly that memory takes.
+    let mut latest: HashMap<(BaseId, i64, usize), usize> = HashMap::default();
+    let mut splits: Vec<(usize, [Instruction; 3])> = Vec::new();
+    for (i, instr) in batch.iter().enumerate() {
+        if let Some(flat) = flat_full_reduction(instr)
+            && let Some(&p) = latest.get(&(flat.base.id, flat.start, flat.nelem()))
+            && let Some(w) = batch[p].output()
+            && let Some(three) = split_one(instr, flat, w, splits.len() as u64)
+        {
+            splits.push((i, three));
+        } else if let Some(w) = shaped_write(instr) {
+            latest.insert((w.base.id, w.start, w.nelem()), i);
+        }
+    }
     if splits.is_empty() {
         return None;
     }
@@ -155,11 +155,9 @@ pub fn split_flat_reductions(batch: &[Instruction]) -> Option<(Vec<Instruction>,
     Some((out, origin))
 }
 
-/// The three instructions that replace `instr` (at `i` in `batch`) when it is a full reduction
-/// of a flat view whose producer is shaped; its partial results go to the `next`-th partial base.
-fn split_one(batch: &[Instruction], i: usize, instr: &Instruction, next: u64) -> Option<[Instruction; 3]> {
-    let flat = flat_full_reduction(instr)?;
-    let w = shaped_producer(batch, i, flat)?;
+/// The three instructions that replace `instr`, a full reduction of the flat view `flat` whose
+/// memory `w` (a shaped write) produced; its partial results go to the `next`-th partial base.
+fn split_one(instr: &Instruction, flat: &View, w: &View, next: u64) -> Option<[Instruction; 3]> {
     let shaped = View::contiguous(flat.base, flat.start, &w.shape).ok()?;
     let lead = &w.shape[..w.ndim() - 1];
     let m: usize = lead.iter().product();
@@ -662,6 +660,44 @@ mod tests {
         assert_eq!(b[1].axis(), Some(1));
         assert_eq!(b[2].operands[1].as_view().unwrap().shape.as_slice(), &[3]);
         assert_eq!(b[3].opcode, Opcode::Free);
+        for i in &b {
+            i.validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn a_flat_sum_takes_the_shape_of_the_latest_shaped_write_of_its_memory() {
+        let t = Base { id: BaseId(1), dtype: DType::F64, nelem: 12 };
+        let (s, u) = (Base { id: BaseId(2), dtype: DType::F64, nelem: 1 }, Base { id: BaseId(3), ..t });
+        let write = |shape: &[usize]| {
+            Instruction::new(
+                Opcode::Add,
+                [
+                    Operand::View(View::contiguous(t, 0, shape).unwrap()),
+                    Operand::Const(Scalar::F64(1.0)),
+                    Operand::Const(Scalar::F64(2.0)),
+                ],
+            )
+        };
+        let sum = |of: Base| {
+            Instruction::new(
+                Opcode::AddReduce,
+                [
+                    Operand::View(View::new(s, 0, &[], &[]).unwrap()),
+                    Operand::View(View::contiguous(of, 0, &[12]).unwrap()),
+                    Operand::Const(Scalar::I64(0)),
+                ],
+            )
+        };
+        // A 1-d write after the 2-d ones does not count; the later 2-d one does; a base nothing
+        // shaped wrote is left alone.
+        let batch = vec![write(&[3, 4]), sum(t), write(&[4, 3]), write(&[12]), sum(t), sum(u)];
+        let (b, origin) = split_flat_reductions(&batch).expect("split");
+        assert_eq!(origin, vec![0, 1, 1, 1, 2, 3, 4, 4, 4, 5]);
+        assert_eq!(b[1].operands[1].as_view().unwrap().shape.as_slice(), &[3, 4]);
+        assert_eq!(b[6].operands[1].as_view().unwrap().shape.as_slice(), &[4, 3]);
+        assert_ne!(b[1].operands[0].as_view().unwrap().base.id, b[6].operands[0].as_view().unwrap().base.id);
+        assert_eq!(b[9].operands[1].as_view().unwrap().base.id, u.id);
         for i in &b {
             i.validate().unwrap();
         }
