@@ -196,6 +196,27 @@ CASES = {
     "out = (np.clip(u, -5, 300), np.clip(i, -200, 5))",
     # 0-d arrays as shapes.
     "0-d shapes": "x = np.arange(5); out = (np.zeros(x[2]).shape, np.empty(x.sum()).shape, np.full(x[3], 1.0))",
+    # dtype=None is NumPy's default dtype; a fill value's own dtype.
+    "dtype None": "out = (np.zeros(3, dtype=None), np.ones(2, None), np.empty(2, None).dtype, np.eye(2, dtype=None), "
+    "np.arange(3).astype(None), np.full((2, 3), [1, 2, 3]), np.full(2, 2**63), np.full((2, 2), [[True], [False]]))",
+    "copy orders": "t = np.ones((3, 4)).T\n"
+    "out = (t.copy().flags['C_CONTIGUOUS'], np.copy(t).flags['F_CONTIGUOUS'], t.copy('K').flags['F_CONTIGUOUS'], "
+    "np.eye(2, 3, k=1, dtype=np.float32, order='F').strides, np.eye(3, 2, k=-1, order='F'))",
+    "moveaxis sequences": "z = np.zeros((2, 3, 4))\n"
+    "out = (np.moveaxis(z, [0, 1], [2, 0]).shape, np.moveaxis(z, (0, -1), (-1, 0)).shape, "
+    "np.expand_dims(np.arange(3), (0, 2)).shape)",
+    "take edge indexes": "a = np.arange(5) + 10\n"
+    "out = (np.take(a, []), np.take(a, np.array([True, False])), np.take(a.reshape(5, 1), [], axis=0))",
+    "trace of a stack": "a = np.arange(24).reshape(2, 3, 4)\n"
+    "out = (np.trace(a), np.trace(np.arange(12).reshape(3, 4), 1), np.diagonal(a, 1, 2, 0), a.diagonal(-1, -1, 1))",
+    "fill_diagonal as NumPy": "a, b, c = np.zeros((4, 3), int), np.zeros((7, 3)), np.zeros((3, 7))\n"
+    "d = np.zeros((5, 3), int).T\n"
+    "np.fill_diagonal(a, [7, 8]); np.fill_diagonal(b, [1, 2, 3, 4], wrap=True); np.fill_diagonal(c, 5, wrap=True)\n"
+    "np.fill_diagonal(d, [1, 2], wrap=True); e = np.zeros((3, 3, 3)); np.fill_diagonal(e, 4); out = (a, b, c, d, e)",
+    "stacking scalars and vectors": "out = (np.column_stack([1, 2]), np.column_stack([np.arange(3), np.ones((3, 2))]), "
+    "np.triu([1, 2, 3]), np.tril(np.arange(3), -1), np.tril(np.arange(24).reshape(2, 3, 4), 1))",
+    "linspace into integers": "out = (np.linspace(-1, 1, 7, dtype=np.int8), np.linspace(-2.5, 2.5, 6, dtype=np.int64), "
+    "np.linspace([0, 1], [2, -3], 5, dtype=int))",
 }
 
 
@@ -253,6 +274,11 @@ def test_arrays_larger_than_memory_are_memory_errors_not_aborts():
 
 
 ERRORS = {
+    "repeated moveaxis source": ("np.moveaxis(np.zeros((2, 3, 4)), [0, 0], [1, 2])", ValueError),
+    "repeated expand_dims axis": ("np.expand_dims(np.zeros(3), (1, 1))", ValueError),
+    "float take index": ("np.take(np.arange(5), np.array([1.0]))", TypeError),
+    "float linspace count": ("np.linspace(0, 1, 2.0)", TypeError),
+    "diag of a scalar": ("np.diag(5)", ValueError),
     "negative integer power": ("np.array([2, 3]) ** -1", ValueError),
     "negative NumPy integer power": ("np.arange(3) ** np.int64(-2)", ValueError),
     "ufunc of a string": ("np.sqrt('x')", TypeError),

@@ -97,13 +97,9 @@ def _dt(dtype_like):
     return name
 
 
-def _scalar_dtype(x):
-    """The dtype NumPy gives a Python scalar on its own."""
-    if isinstance(x, _b.bool):
-        return "bool"
-    if isinstance(x, int):
-        return "int64"
-    return "float64"
+def _dt_or_float(dtype_like):
+    """``_dt`` where ``None`` means NumPy's default dtype, float64 (``zeros(3, dtype=None)``)."""
+    return "float64" if dtype_like is None else _dt(dtype_like)
 
 
 # ---------------------------------------------------------------------------------- conversion
@@ -1070,23 +1066,24 @@ def _in_order(make, shape, order):
 
 def empty(shape, dtype=float, order="C", *, device=None, like=None):
     """A new array with unspecified contents."""
-    return _in_order(lambda s: _vmnp._empty(s, _dt(dtype)), shape, order)
+    return _in_order(lambda s: _vmnp._empty(s, _dt_or_float(dtype)), shape, order)
 
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None):
     """A new array of zeros."""
-    return _in_order(lambda s: _vmnp._full(s, 0, _dt(dtype)), shape, order)
+    return _in_order(lambda s: _vmnp._full(s, 0, _dt_or_float(dtype)), shape, order)
 
 
 def ones(shape, dtype=float, order="C", *, device=None, like=None):
     """A new array of ones."""
-    return _in_order(lambda s: _vmnp._full(s, 1, _dt(dtype)), shape, order)
+    return _in_order(lambda s: _vmnp._full(s, 1, _dt_or_float(dtype)), shape, order)
 
 
 def full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
     """A new array filled with ``fill_value``."""
     if dtype is None:
-        dtype = fill_value.dtype if hasattr(fill_value, "dtype") else _scalar_dtype(fill_value)
+        # NumPy's dtype of the value on its own: int64, uint64 past it, a list's common dtype.
+        dtype = fill_value.dtype if hasattr(fill_value, "dtype") else _np.asarray(fill_value).dtype
     return _in_order(lambda s: _vmnp._full(s, fill_value, _dt(dtype)), shape, order)
 
 
@@ -1148,7 +1145,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
     """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's arithmetic order)."""
-    num = int(num)
+    num = _operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     div = (num - 1) if endpoint else num
@@ -1163,9 +1160,17 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         y = y * delta + start
     if endpoint and num > 1:
         y[-1] = stop
-    if dtype is not None:
-        y = y.astype(dtype)
+    y = _linspace_cast(y, dtype)
     return (y, _np.float64(step)) if retstep else y
+
+
+def _linspace_cast(y, dtype):
+    """Samples ``y`` in the requested dtype: integers are rounded down first, as NumPy does."""
+    if dtype is None:
+        return y
+    if _np.dtype(dtype).kind in "iu":
+        y = floor(y)  # noqa: F821
+    return y.astype(dtype)
 
 
 def _linspace_arrays(start, stop, num, div, endpoint, retstep, dtype, axis):
@@ -1186,19 +1191,19 @@ def _linspace_arrays(start, stop, num, div, endpoint, retstep, dtype, axis):
         y[-1, ...] = stop
     if axis != 0:
         y = moveaxis(y, 0, axis)  # noqa: F821
-    if dtype is not None:
-        y = y.astype(dtype)
+    y = _linspace_cast(y, dtype)
     return (y, step) if retstep else y
 
 
 def eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
     """A 2-D array with ones on diagonal ``k``."""
     M = N if M is None else M
-    r = zeros((N, M), dtype)
+    r = zeros((N, M), dtype, order)
     n = _b.max(0, _b.min(N, M - k) if k >= 0 else _b.min(N + k, M))
     if n > 0:
-        start = k if k >= 0 else -k * M
-        _vmnp._view(r, start, [n], [M + 1])[...] = 1
+        s0, s1 = r._strides  # in elements, for either memory order
+        start = r._start + (k * s1 if k >= 0 else -k * s0)
+        _vmnp._view(r, start, [n], [s0 + s1])[...] = 1
     return r
 
 

@@ -1,6 +1,7 @@
 """Shape manipulation, joining, and the linear algebra the VM expresses with broadcasting."""
 
 import builtins as _b
+import math as _math
 import operator as _operator
 
 import numpy as _np
@@ -203,12 +204,23 @@ def swapaxes(a, axis1, axis2):
     return transpose(a, p)
 
 
+def _norm_axes(axes, ndim, what):
+    """An axis or a sequence of axes, normalised; NumPy's ValueError when one repeats."""
+    axes = [_norm_axis(x, ndim) for x in (axes if isinstance(axes, (tuple, list)) else (axes,))]
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"repeated axis in `{what}` argument")
+    return axes
+
+
 def moveaxis(a, source, destination):
-    """``a`` with axis ``source`` moved to ``destination`` (a view)."""
+    """``a`` with the axes ``source`` (one or a sequence) moved to ``destination`` (a view)."""
     a = asarray(a)
-    s, d = _norm_axis(source, a.ndim), _norm_axis(destination, a.ndim)
-    p = [i for i in range(a.ndim) if i != s]
-    p.insert(d, s)
+    s, d = _norm_axes(source, a.ndim, "source"), _norm_axes(destination, a.ndim, "destination")
+    if len(s) != len(d):
+        raise ValueError("`source` and `destination` arguments must have the same number of elements")
+    p = [i for i in range(a.ndim) if i not in s]
+    for dest, src in sorted(zip(d, s)):
+        p.insert(dest, src)
     return transpose(a, p)
 
 
@@ -216,8 +228,7 @@ def expand_dims(a, axis):
     """``a`` with new axes of extent 1 at ``axis`` (a view)."""
     a = asarray(a)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    nd = a.ndim + len(axes)
-    axes = sorted(_norm_axis(x, nd) for x in axes)
+    axes = sorted(_norm_axes(axes, a.ndim + len(axes), "axis"))
     shape, strides = list(a.shape), list(a._strides)
     for x in axes:
         shape.insert(x, 1)
@@ -430,7 +441,7 @@ def vstack(tup, *, dtype=None, casting="same_kind"):
 
 def column_stack(tup):
     """1-D arrays as columns of a 2-D array."""
-    return concatenate([a[:, None] if asarray(a).ndim == 1 else asarray(a) for a in tup], 1)
+    return concatenate([atleast_2d(a).T if asarray(a).ndim < 2 else asarray(a) for a in tup], 1)
 
 
 def repeat(a, repeats, axis=None):
@@ -504,7 +515,8 @@ def roll(a, shift, axis=None):
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
-    """The diagonal of the 2-D array ``a`` (a read-only view, as NumPy's)."""
+    """The diagonal of ``a`` in the plane of ``axis1`` and ``axis2``, as the last axis (a
+    read-only view, as NumPy's)."""
     d = _diagonal_view(a, offset, axis1, axis2)
     if isinstance(d, ndarray):
         d._set_writeable(False)
@@ -512,16 +524,21 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
 
 
 def _diagonal_view(a, offset=0, axis1=0, axis2=1):
-    """The diagonal of the 2-D array ``a``: a view as writeable as ``a`` (for ``diag`` and
-    ``fill_diagonal`` to write through)."""
+    """The diagonal of ``a``: a view as writeable as ``a`` (for ``diag`` to write through)."""
     a = asarray(a)
-    if a.ndim != 2 or {axis1, axis2} != {0, 1}:
-        return _v._fallback("diagonal", _np.diagonal, (a, offset, axis1, axis2), {})
-    n, m = a.shape
-    s0, s1 = a._strides
+    if a.ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    i, j = _norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)
+    if i == j:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    n, m = a.shape[i], a.shape[j]
+    si, sj = a._strides[i], a._strides[j]
     k = _b.max(0, _b.min(n, m - offset) if offset >= 0 else _b.min(n + offset, m))
-    start = a._start + (offset * s1 if offset >= 0 else -offset * s0)
-    return _vmnp._view(a, start if k else a._start, [k], [s0 + s1])
+    start = a._start + (offset * sj if offset >= 0 else -offset * si) if k else a._start
+    rest = [d for d in range(a.ndim) if d not in (i, j)]
+    shape = [a.shape[d] for d in rest] + [k]
+    strides = [a._strides[d] for d in rest] + [si + sj]
+    return _vmnp._view(a, start, shape, strides)
 
 
 def diag(v, k=0):
@@ -529,6 +546,8 @@ def diag(v, k=0):
     v = asarray(v)
     if v.ndim == 2:
         return diagonal(v, k).copy()
+    if v.ndim != 1:
+        raise ValueError("Input must be 1- or 2-d.")
     n = v.shape[0] + _b.abs(k)
 
     r = _v.zeros((n, n), v.dtype)
@@ -537,26 +556,51 @@ def diag(v, k=0):
 
 
 def fill_diagonal(a, val, wrap=False):
-    """Writes ``val`` on the main diagonal of ``a`` (in place)."""
+    """Writes ``val`` on the main diagonal of ``a`` (in place), as NumPy does: every
+    ``shape[1] + 1``-th element of the flattened 2-D array (past the last column, too, with
+    ``wrap``), the values of ``val`` repeated in turn."""
     if a.ndim < 2:
         raise ValueError("array must be at least 2-d")
     if a.ndim > 2 and len(set(a.shape)) != 1:
         raise ValueError("All dimensions of input must be of equal length")
-    k = _b.min(a.shape)
-    _vmnp._view(a, a._start, [k], [_b.sum(a._strides)])[...] = val
+    if a.ndim == 2:
+        step = a.shape[1] + 1
+        end = a.size if wrap else _b.min(a.size, a.shape[1] * a.shape[1])
+    else:
+        step = 1 + _b.sum(_math.prod(a.shape[:i]) for i in range(1, a.ndim))
+        end = a.size
+    k = -(-end // step) if end > 0 else 0
+    v = asarray(val).ravel()
+    if k == 0 or v.size == 0:
+        return
+    if v.size != 1 and v.size != k:
+        v = v[_v.arange(k) % v.size]
+    if a.flags.c_contiguous:
+        _vmnp._view(a, a._start, [k], [step])[...] = v
+    else:
+        n = _v._to_numpy(a).copy()
+        n.flat[:end:step] = _v._to_numpy(v)
+        _vmnp._assign(a, _v.asarray(n))
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """Sum of the diagonal."""
 
-    return _v.sum(diagonal(a, offset, axis1, axis2), dtype=dtype, out=out)
+    return _v.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
+
+
+def _matrix_shape(m):
+    """The matrix shape ``tril`` and ``triu`` work on: the last two axes (a vector as both)."""
+    if m.ndim == 0:
+        raise TypeError("tri() missing 1 required positional argument: 'N'")
+    return (m.shape[0], m.shape[0]) if m.ndim == 1 else m.shape[-2:]
 
 
 def tril(m, k=0):
     """``m`` with the elements above diagonal ``k`` zeroed."""
 
     m = asarray(m)
-    rows, cols = m.shape[-2:]
+    rows, cols = _matrix_shape(m)
     mask = _v.arange(rows)[:, None] + k >= _v.arange(cols)[None, :]
     return _v.where(mask, m, 0).astype(m.dtype)
 
@@ -565,7 +609,7 @@ def triu(m, k=0):
     """``m`` with the elements below diagonal ``k`` zeroed."""
 
     m = asarray(m)
-    rows, cols = m.shape[-2:]
+    rows, cols = _matrix_shape(m)
     mask = _v.arange(rows)[:, None] + k <= _v.arange(cols)[None, :]
     return _v.where(mask, m, 0).astype(m.dtype)
 
@@ -656,7 +700,14 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     if axis is None:
         a, axis = ravel(a), 0
     axis = _norm_axis(axis, a.ndim)
-    return _v._store(a[(slice(None),) * axis + (asarray(indices),)], out)
+    idx = asarray(indices)
+    if idx.size == 0 and not isinstance(indices, (ndarray, _np.ndarray)):
+        idx = idx.astype("int64")  # `take(a, [])`: no positions
+    elif idx.dtype.kind == "b":
+        idx = idx.astype("int64")  # positions 0 and 1, never a mask
+    elif idx.dtype.kind not in "iu":
+        raise TypeError(f"Cannot cast array data from {idx.dtype!r} to dtype('int64') according to the rule 'safe'")
+    return _v._store(a[(slice(None),) * axis + (idx,)], out)
 
 
 def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):

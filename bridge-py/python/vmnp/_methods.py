@@ -269,6 +269,8 @@ def to_device(a, device, stream=None):
 
 
 def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    if dtype is None:  # NumPy's default dtype
+        dtype = "float64"
     if casting != "unsafe" and not _np.can_cast(a.dtype, dtype, casting):
         raise TypeError(
             f"Cannot cast array data from {a.dtype!r} to {_np.dtype(dtype)!r} according to the rule {casting!r}"
@@ -318,8 +320,15 @@ def _forward(name):
 
 _FORWARDED = [
     "sum", "prod", "min", "max", "mean", "std", "var", "any", "all", "argmin", "argmax", "cumsum", "cumprod",
-    "ravel", "swapaxes", "copy", "clip", "dot", "round", "squeeze", "diagonal", "conj", "conjugate",
+    "ravel", "swapaxes", "clip", "dot", "round", "squeeze", "diagonal", "conj", "conjugate",
 ]  # fmt: skip
+
+
+def copy(a, order="C"):
+    """``ndarray.copy``: row-major unless ``order`` asks otherwise (``numpy.copy`` keeps the
+    layout by default)."""
+    return _v.copy(a, order)
+
 
 _UFUNC_METHODS = {"__call__", "reduce", "accumulate", "outer"}
 
@@ -535,7 +544,7 @@ def hooks():
         "__bool__", "__float__", "__int__", "__index__", "__iter__", "__contains__", "__matmul__", "__rmatmul__",
         "__divmod__", "__rdivmod__", "__round__", "__trunc__", "__floor__", "__ceil__", "__copy__", "__deepcopy__",
         "__reduce__", "__setstate__", "__reversed__",
-        "__array_namespace__", "to_device", "astype", "fill", "reshape", "flatten", "transpose", "nonzero",
+        "__array_namespace__", "to_device", "astype", "copy", "fill", "reshape", "flatten", "transpose", "nonzero",
         "__array_ufunc__", "__array_function__",
     ]:  # fmt: skip
         h[name] = g[name]
