@@ -202,6 +202,10 @@ CASES = {
     "copy orders": "t = np.ones((3, 4)).T\n"
     "out = (t.copy().flags['C_CONTIGUOUS'], np.copy(t).flags['F_CONTIGUOUS'], t.copy('K').flags['F_CONTIGUOUS'], "
     "np.eye(2, 3, k=1, dtype=np.float32, order='F').strides, np.eye(3, 2, k=-1, order='F'))",
+    "K order of flipped views": "a = np.arange(24).reshape(2, 3, 4); t = np.arange(12).reshape(3, 4).T[::-1]\n"
+    "c = np.copy(t, order='K')\n"
+    "out = (t.ravel('K'), a.transpose(1, 2, 0)[:, ::-1].ravel('K'), a[::-1, :, ::-2].ravel('K'), c, c.strides, "
+    "np.copy(a.transpose(2, 0, 1), order='K').strides, c.ravel('K'))",
     "moveaxis sequences": "z = np.zeros((2, 3, 4))\n"
     "out = (np.moveaxis(z, [0, 1], [2, 0]).shape, np.moveaxis(z, (0, -1), (-1, 0)).shape, "
     "np.expand_dims(np.arange(3), (0, 2)).shape)",

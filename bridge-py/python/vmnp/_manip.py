@@ -117,21 +117,27 @@ def ravel(a, order="C"):
     if order in ("K", "k"):
         if a._contiguous:
             return reshape(a, [a.size])
+        # Axes by decreasing stride size, each walked in its own direction (as NumPy does).
         axes = sorted(range(a.ndim), key=lambda d: -_b.abs(a._strides[d]))
-        if _b.all(a._strides[d] >= 0 for d in axes):
-            return reshape(transpose(a, axes), [a.size])
-        order = "C"
+        return reshape(transpose(a, axes), [a.size])
     return reshape(a, [a.size], order)
 
 
 def copy(a, order="K", subok=False):
-    """A new array with ``a``'s elements (column-major when ``order`` asks for it, or keeps a
-    column-major ``a`` so with 'K' and 'A')."""
+    """A new array with ``a``'s elements: row-major ('C'), column-major ('F'; 'A' for a
+    column-major ``a``), or in ``a``'s order in memory ('K')."""
     a = asarray(a)
+    name = _dtype_name(a.dtype)
+    if order in ("K", "k") and a.ndim > 1:
+        # The layout of ``a`` in memory: axes by decreasing stride size, each stored ascending.
+        axes = sorted(range(a.ndim), key=lambda d: -_b.abs(a._strides[d]))
+        if axes != list(range(a.ndim)):
+            return transpose(_vmnp._cast(transpose(a, axes), name), [axes.index(d) for d in range(a.ndim)])
+        return _vmnp._cast(a, name)
     f = a.ndim > 1 and a.flags.f_contiguous and not a.flags.c_contiguous
-    if order in ("F", "f") or (order in ("K", "k", "A", "a") and f):
-        return transpose(_vmnp._cast(transpose(a), _dtype_name(a.dtype)))
-    return _vmnp._cast(a, _dtype_name(a.dtype))
+    if order in ("F", "f") or (order in ("A", "a") and f):
+        return transpose(_vmnp._cast(transpose(a), name))
+    return _vmnp._cast(a, name)
 
 
 def rot90(m, k=1, axes=(0, 1)):
