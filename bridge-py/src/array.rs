@@ -9,7 +9,9 @@ use pyo3::basic::CompareOp;
 use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyByteArray, PyDict, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyTuple, PyType};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple, PyType,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use vm_ir::view::Shape;
@@ -345,6 +347,17 @@ fn inplace(slf: &Bound<'_, NdArray>, op: Opcode, other: &Bound<'_, PyAny>) -> Py
     }
 }
 
+/// True when `a * seq` (or `seq * a`) is Python's repetition of a sequence: a 0-d array stands
+/// for a NumPy scalar, which leaves `[0] * n` to the sequence (`[0, 0, 0]`, not `array([0])`).
+fn repeats_sequence(a: &Bound<'_, NdArray>, seq: &Bound<'_, PyAny>) -> bool {
+    a.get().view.ndim() == 0
+        && (seq.is_instance_of::<PyList>()
+            || seq.is_instance_of::<PyTuple>()
+            || seq.is_instance_of::<PyString>()
+            || seq.is_instance_of::<PyBytes>()
+            || seq.is_instance_of::<PyByteArray>())
+}
+
 /// `a op b`; an operand the VM cannot hold (`x * 1j`, an array of strings) goes to the Python
 /// layer, which runs NumPy's ufunc through the fallback or answers `NotImplemented`.
 fn binop(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, op: Opcode) -> PyResult<Py<PyAny>> {
@@ -384,10 +397,16 @@ impl NdArray {
     }
 
     fn __mul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if repeats_sequence(slf, other) {
+            return Ok(slf.py().NotImplemented());
+        }
         binop(slf.as_any(), other, Opcode::Multiply)
     }
 
     fn __rmul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if repeats_sequence(slf, other) {
+            return Ok(slf.py().NotImplemented());
+        }
         binop(other, slf.as_any(), Opcode::Multiply)
     }
 

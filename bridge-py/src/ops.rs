@@ -133,6 +133,8 @@ pub fn unary_types(op: Opcode, d: DType) -> PyResult<(Opcode, DType, DType)> {
                 "ufunc 'invert' not supported for the input types, and the inputs could not be safely coerced to any supported types according to the casting rule ''safe''".into(),
             ));
         }
+        // Integers and bools are whole already: NumPy keeps their dtype.
+        O::Floor | O::Ceil | O::Trunc if !d.is_float() => (O::Identity, d, d),
         O::LogicalNot => (op, d, DType::Bool),
         O::Isnan | O::Isinf | O::Isfinite | O::Signbit => (op, float_of(d), DType::Bool),
         O::Negative | O::Absolute | O::Sign | O::Square | O::Invert | O::Identity => (op, d, d),

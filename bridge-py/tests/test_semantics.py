@@ -206,6 +206,17 @@ CASES = {
     "c = np.copy(t, order='K')\n"
     "out = (t.ravel('K'), a.transpose(1, 2, 0)[:, ::-1].ravel('K'), a[::-1, :, ::-2].ravel('K'), c, c.strides, "
     "np.copy(a.transpose(2, 0, 1), order='K').strides, c.ravel('K'))",
+    "isclose of infinities": "x = np.array([1e308, -np.inf, np.inf, 1.0])\n"
+    "out = (np.isclose(x, np.inf), np.isclose(x, x), np.allclose([np.inf], [-np.inf]), np.allclose(x, x))",
+    "sequences repeated by integer results": "n = np.arange(4).sum(); m = np.arange(3).max()\n"
+    "out = ([0] * n, m * (1,), 'ab' * m, n * [1, 2], len([None] * np.int64(2)))",
+    "rounding integers keeps their dtype": "i, b = np.array([1, -2]), np.array([True, False])\n"
+    "u = np.arange(3, dtype=np.uint8)\n"
+    "out = (np.floor(i), np.ceil(b), np.trunc(u), np.fix(i), np.floor(np.arange(3.5)))",
+    "accumulate as NumPy": "out = (np.add.accumulate(np.array([200, 100], dtype=np.uint8)), "
+    "np.add.accumulate(np.array([True, True])), np.multiply.accumulate(np.array([100, 3], dtype=np.int8)))",
+    "inverse hyperbolics near their poles": "out = (np.arctanh(np.array([-0.9991785321550495, 0.5, -1e-300])), "
+    "np.arccosh(np.array([1.0000001, 1.5, 2.0, 3.7, 1e5])))",
     "moveaxis sequences": "z = np.zeros((2, 3, 4))\n"
     "out = (np.moveaxis(z, [0, 1], [2, 0]).shape, np.moveaxis(z, (0, -1), (-1, 0)).shape, "
     "np.expand_dims(np.arange(3), (0, 2)).shape)",
@@ -253,6 +264,8 @@ IN_PLACE_FALLBACKS = {
     "out = (np.gcd.reduce(a), np.gcd(np.array([4, 6]), 4), np.lcm.outer([2, 3], [4, 5]))",
     "subtract reduce": "out = np.subtract.reduce(np.arange(6).reshape(2, 3), axis=1)",
     "out and where": "x = np.arange(6.0) - 3; o = np.ones(6); np.heaviside(x, 0.5, out=o, where=x > -2); out = o",
+    "accumulate into out": "o = np.zeros(3, int); np.maximum.accumulate(np.array([3, 1, 4]), out=o)\n"
+    "out = (o, np.minimum.accumulate(np.array([[3, 1], [0, 4]]), 1))",
 }
 
 
@@ -283,6 +296,7 @@ ERRORS = {
     "float take index": ("np.take(np.arange(5), np.array([1.0]))", TypeError),
     "float linspace count": ("np.linspace(0, 1, 2.0)", TypeError),
     "diag of a scalar": ("np.diag(5)", ValueError),
+    "accumulate over every axis": ("np.add.accumulate(np.ones((2, 2)), axis=None)", ValueError),
     "negative integer power": ("np.array([2, 3]) ** -1", ValueError),
     "negative NumPy integer power": ("np.arange(3) ** np.int64(-2)", ValueError),
     "ufunc of a string": ("np.sqrt('x')", TypeError),

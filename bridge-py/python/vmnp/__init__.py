@@ -584,11 +584,14 @@ class ufunc:
         """Running reduction along ``axis``."""
         names = {"add": "cumsum", "multiply": "cumprod"}
         if self.__name__ not in names:
-            return _fallback(
-                f"{self.__name__}.accumulate", getattr(_np, self.__name__).accumulate, (a,), {"axis": axis}
-            )
+            func = getattr(_np, self.__name__).accumulate
+            r = _fallback(f"{self.__name__}.accumulate", func, (a,), {"axis": axis, "dtype": dtype})
+            return r if out is None else _store(r, out)
         a = asarray(a)
-        r = _vmnp._accumulate(names[self.__name__], a, axis, _dt(dtype) or _dtype_name(a.dtype))
+        if axis is None and a.ndim > 1:
+            raise ValueError("accumulate does not allow multiple axes")
+        # Without a dtype, small integers and bools accumulate in the platform's integers (NumPy's).
+        r = _vmnp._accumulate(names[self.__name__], a, axis, _dt(dtype))
         return _store(r, out)
 
     def at(self, a, indices, b=None):
@@ -727,6 +730,12 @@ def round(a, decimals=0, out=None):  # noqa: A001 (NumPy's name)
 
 
 around = round_ = round
+
+
+def fix(x, out=None):
+    """Rounds toward zero (integers and bools keep their dtype, as ``floor`` and ``ceil`` do)."""
+    x = asarray(x)
+    return _store(where(x >= 0, floor(x), ceil(x)), out)  # noqa: F821
 
 
 # --------------------------------------------------------------------------------- reductions

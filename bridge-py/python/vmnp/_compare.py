@@ -6,13 +6,14 @@ from . import asarray, ndarray
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """Element-wise ``|a - b| <= atol + rtol * |b|`` (NumPy's definition)."""
-    from . import absolute, isnan, logical_and, where
+    """Element-wise ``|a - b| <= atol + rtol * |b|`` for finite ``b``, or ``a == b`` (NumPy's
+    definition: an infinity is close only to itself)."""
+    from . import absolute, isfinite, isnan, logical_and, where
 
     a, b = asarray(a), asarray(b)
     a = a.astype("float64") if a.dtype.kind in "biu" else a
     b = b.astype("float64") if b.dtype.kind in "biu" else b
-    close = absolute(a - b) <= atol + rtol * absolute(b)
+    close = (absolute(a - b) <= atol + rtol * absolute(b)) & isfinite(b)
     close = close | (a == b)
     if equal_nan:
         close = close | logical_and(isnan(a), isnan(b))

@@ -109,7 +109,7 @@ float_unary! {
     Tanh => |x| x.tanh(),
     Arcsinh => semantics::float_asinh,
     Arccosh => semantics::float_acosh,
-    Arctanh => |x| x.atanh(),
+    Arctanh => semantics::float_atanh,
 }
 
 macro_rules! float_binary {

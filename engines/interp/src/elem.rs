@@ -261,7 +261,7 @@ macro_rules! float_elem {
                     UnaryOp::Tanh => <$t>::tanh,
                     UnaryOp::Arcsinh => ops::float_asinh,
                     UnaryOp::Arccosh => ops::float_acosh,
-                    UnaryOp::Arctanh => <$t>::atanh,
+                    UnaryOp::Arctanh => ops::float_atanh,
                     UnaryOp::Deg2rad => <$t>::to_radians,
                     UnaryOp::Rad2deg => <$t>::to_degrees,
                     UnaryOp::Floor => <$t>::floor,
