@@ -166,8 +166,8 @@ pub fn result_type(args: &[Arg]) -> DType {
 }
 
 /// Records `op` over `inputs` broadcast together, computing in `ct` and writing `out_dtype`
-/// (into `out` when given: then its shape must be the broadcast shape, and a dtype it cannot
-/// hold under NumPy's `same_kind` rule is a `TypeError`).
+/// (into `out` when given: the inputs must broadcast to its shape, and a dtype it cannot hold
+/// under NumPy's `same_kind` rule is a `TypeError`).
 pub fn record<const N: usize>(
     py: Python<'_>,
     op: Opcode,
@@ -190,7 +190,13 @@ pub fn record<const N: usize>(
             np_name(o.view.dtype())
         )));
     }
-    let shape = broadcast_shapes(&inputs)?;
+    let mut shape = broadcast_shapes(&inputs)?;
+    if let Some(o) = out
+        && broadcasts_to(&shape, &o.view.shape)
+    {
+        // NumPy broadcasts the inputs to the output's shape (`add(row, 1, out=matrix)`).
+        shape = o.view.shape.clone();
+    }
     // Casts of the inputs, alive until the instruction reading them is queued.
     let mut temps: smallvec::SmallVec<[Arc<BaseHandle>; 2]> = smallvec::SmallVec::new();
     let mut operands: smallvec_ops::Ops = smallvec_ops::Ops::new();
@@ -237,6 +243,11 @@ pub fn record<const N: usize>(
         }
         None => vm.submit_new(py, &shape, out_dtype, op, &mut operands).map(Some),
     }
+}
+
+/// True when an array of `shape` broadcasts to `target` without changing `target`.
+fn broadcasts_to(shape: &[usize], target: &[usize]) -> bool {
+    shape.len() <= target.len() && shape.iter().rev().zip(target.iter().rev()).all(|(&s, &t)| s == t || s == 1)
 }
 
 mod smallvec_ops {
@@ -667,6 +678,12 @@ fn _reduce(
     dtype: Option<&str>,
 ) -> PyResult<Py<NdArray>> {
     let mut op = reduce_op(name)?;
+    // A maximum or minimum has no identity, whatever the dtype computes it (bools: or, and).
+    let extremum = match op {
+        Opcode::MaximumReduce => Some("maximum"),
+        Opcode::MinimumReduce => Some("minimum"),
+        _ => None,
+    };
     let a = a.get();
     let d = a.view.dtype();
     let ct = match (dtype, op) {
@@ -690,6 +707,11 @@ fn _reduce(
     let mut keep: Arc<BaseHandle> = a.handle.clone();
     if ax.iter().any(|&i| v.shape[i] == 0) {
         let identity = match op {
+            _ if let Some(extremum) = extremum => {
+                return Err(value_err(format!(
+                    "zero-size array to reduction operation {extremum} which has no identity"
+                )));
+            }
             Opcode::AddReduce
             | Opcode::LogicalOrReduce
             | Opcode::LogicalXorReduce

@@ -217,6 +217,9 @@ CASES = {
     "np.add.accumulate(np.array([True, True])), np.multiply.accumulate(np.array([100, 3], dtype=np.int8)))",
     "inverse hyperbolics near their poles": "out = (np.arctanh(np.array([-0.9991785321550495, 0.5, -1e-300])), "
     "np.arccosh(np.array([1.0000001, 1.5, 2.0, 3.7, 1e5])))",
+    "ufunc outputs broadcast their inputs": "o, p = np.zeros((2, 3), int), np.zeros((4, 2, 3))\n"
+    "np.add(np.arange(3), 1, out=o); np.multiply(np.arange(2)[:, None], np.arange(3), out=p)\n"
+    "out = (o, p, np.sqrt(np.arange(3.0), out=np.zeros((2, 3))))",
     "moveaxis sequences": "z = np.zeros((2, 3, 4))\n"
     "out = (np.moveaxis(z, [0, 1], [2, 0]).shape, np.moveaxis(z, (0, -1), (-1, 0)).shape, "
     "np.expand_dims(np.arange(3), (0, 2)).shape)",
@@ -296,6 +299,9 @@ ERRORS = {
     "float take index": ("np.take(np.arange(5), np.array([1.0]))", TypeError),
     "float linspace count": ("np.linspace(0, 1, 2.0)", TypeError),
     "diag of a scalar": ("np.diag(5)", ValueError),
+    "ufunc output of another shape": ("np.add(np.arange(3), 1, out=np.zeros((2, 4), int))", ValueError),
+    "maximum of no bools": ("np.max(np.zeros(0, bool))", ValueError),
+    "minimum of no bools": ("np.zeros((0, 3), bool).min(axis=0)", ValueError),
     "accumulate over every axis": ("np.add.accumulate(np.ones((2, 2)), axis=None)", ValueError),
     "negative integer power": ("np.array([2, 3]) ** -1", ValueError),
     "negative NumPy integer power": ("np.arange(3) ** np.int64(-2)", ValueError),
