@@ -11,7 +11,7 @@ use crate::profile::Profile;
 use crate::program::{Program, Recipe};
 use crate::recycle::Spares;
 use crate::rewrite::Rewritten;
-use crate::{native, positions, program, rewrite, views};
+use crate::{gemm, native, positions, program, rewrite, views};
 use rustc_hash::FxHashMap as HashMap;
 use std::time::Instant;
 use vm_fusion::{Kernel, PartitionCache, Step};
@@ -39,6 +39,8 @@ pub struct CpuEngine {
     hoist: Hoist,
     /// Kernels built before, by batch structure: bound to a new batch without building again.
     replays: HashMap<ReplayKey, Replay>,
+    /// The opcode of the `matmul` extension method, once registered.
+    matmul: Option<Opcode>,
     shut_down: bool,
 }
 
@@ -124,6 +126,7 @@ impl CpuEngine {
             lazy: Lazy::default(),
             hoist: Hoist::default(),
             replays: HashMap::default(),
+            matmul: None,
             shut_down: false,
         })
     }
@@ -228,6 +231,19 @@ impl CpuEngine {
         Some((self.plans.entry(), *k.instrs.first()?, temps))
     }
 
+    /// Runs a kernel that is a matrix product as GEMM ([`gemm`]).
+    fn run_gemm(&mut self, g: &gemm::Gemm, k: &Kernel, mem: &mut HostMemory) -> Result<()> {
+        self.profile.kernels += 1;
+        self.profile.fused_instructions += k.instrs.len() as u64;
+        self.profile.contracted += k.temps.len() as u64;
+        self.profile.matrix_products += 1;
+        let t0 = Instant::now();
+        g.run(mem, &self.pool)?;
+        self.profile.exec_time += t0.elapsed();
+        self.profile.bytes_moved += g.bytes_moved();
+        Ok(())
+    }
+
     /// Runs an element-wise instruction whose output partially overlaps an input: such inputs
     /// are copied first, so every input is read in full before the output is written.
     fn run_isolated(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
@@ -275,6 +291,14 @@ impl CpuEngine {
     }
 
     fn single(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+        if Some(instr.opcode) == self.matmul {
+            let (out, a, b) = vm_ir::extension::matmul_operands(instr)?;
+            if let Some(g) = gemm::of_extension(out, a, b) {
+                self.profile.native += 1;
+                self.profile.matrix_products += 1;
+                return g.run(mem, &self.pool);
+            }
+        }
         if instr.opcode.kind() == Kind::Extension {
             self.profile.fallback += 1;
             return match &mut self.child {
@@ -301,6 +325,8 @@ impl CpuEngine {
                 let first = k.instrs[0];
                 let r = if k.instrs.len() == 1 && vm_fusion::needs_isolation(&batch[first]) {
                     self.run_isolated(&batch[first], mem)
+                } else if let Some(g) = gemm::recognise(k, batch) {
+                    self.run_gemm(&g, k, mem)
                 } else {
                     self.run_kernel(k, batch, mem, true)
                 };
@@ -359,6 +385,17 @@ impl Component for CpuEngine {
         }
         self.hoist.finish(result.is_ok(), hoist_bytes, &mut self.lazy, mem);
         result
+    }
+
+    /// Implements `matmul` for floats (as GEMM); integer products and the other methods go to
+    /// the child (without one, they are [`Error::Unsupported`]).
+    fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
+        let below = vm_runtime::component::forward_extension(self, name, opcode)?;
+        if name == vm_ir::extension::MATMUL {
+            self.matmul = Some(opcode);
+            return Ok(true);
+        }
+        Ok(below)
     }
 
     fn child(&self) -> Option<&(dyn Component + 'static)> {

@@ -23,7 +23,9 @@
 //! afterwards ([`hoist`], bounded by the setting `hoist_bytes`).
 //!
 //! Scans, gathers and scatters run as plain Rust ([`native`]), and so do the reductions to a
-//! position, `argmin_reduce` and `argmax_reduce`, on the pool ([`positions`]). Extension
+//! position, `argmin_reduce` and `argmax_reduce`, on the pool ([`positions`]). Matrix products
+//! (a kernel of a product summed over its middle axis, and the `matmul` extension method of
+//! floats) run as blocked GEMM ([`gemm`]). Extension
 //! methods go to the fallback child, when there is one; without one they are
 //! [`vm_ir::Error::Unsupported`].
 //!
@@ -64,6 +66,7 @@ pub mod emit;
 mod engine;
 pub mod exec;
 pub mod fastmath;
+pub mod gemm;
 pub mod hoist;
 pub mod lazy;
 pub mod native;

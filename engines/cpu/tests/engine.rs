@@ -84,11 +84,12 @@ fn same_structure_with_other_sizes_and_constants_hits_the_cache() {
 
 #[test]
 fn extensions_go_to_the_fallback_child() {
-    let (a, b, c) = (base(1, DType::F64, 6), base(2, DType::F64, 6), base(3, DType::F64, 4));
+    // cpu computes matmul of floats itself (as GEMM); of integers, the child does.
+    let (a, b, c) = (base(1, DType::I64, 6), base(2, DType::I64, 6), base(3, DType::I64, 4));
     let matmul = Opcode::Extension(0);
     let batch = vec![
         Instruction::new(Opcode::Range, [whole(a)]),
-        Instruction::new(Opcode::Add, [whole(b), whole(a), Scalar::F64(1.0).into()]),
+        Instruction::new(Opcode::Add, [whole(b), whole(a), Scalar::I64(1).into()]),
         Instruction::new(
             matmul,
             [view(c, 0, &[2, 2], &[2, 1]), view(a, 0, &[2, 3], &[3, 1]), view(b, 0, &[3, 2], &[2, 1])]
@@ -101,7 +102,7 @@ fn extensions_go_to_the_fallback_child() {
     let mut mem = HostMemory::new();
     cpu.execute(&batch, &mut mem).unwrap();
     // a = [[0,1,2],[3,4,5]], b = [[1,2],[3,4],[5,6]]
-    assert_eq!(mem.get(c.id).unwrap().as_slice::<f64>(), &[13.0, 16.0, 40.0, 52.0]);
+    assert_eq!(mem.get(c.id).unwrap().as_slice::<i64>(), &[13, 16, 40, 52]);
     assert_eq!(cpu.profile().fallback, 1);
     // The same, typed, through the trait: cpu handed one instruction down, interp ran it (and
     // the small kernel before it, seen for the first time).
@@ -111,7 +112,8 @@ fn extensions_go_to_the_fallback_child() {
     assert_eq!(cpu.profile().first_runs_on_child, 1);
 
     let mut alone = CpuEngine::with_threads(1).unwrap();
-    assert!(!alone.register_extension(vm_interp::MATMUL, matmul).unwrap());
+    assert!(alone.register_extension(vm_interp::MATMUL, matmul).unwrap());
+    assert!(!alone.register_extension("fft", Opcode::Extension(1)).unwrap());
     let e = alone.execute(&batch, &mut HostMemory::new()).unwrap_err();
     assert!(matches!(e, Error::Unsupported(_)), "{e}");
 }

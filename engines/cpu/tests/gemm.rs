@@ -1,0 +1,113 @@
+//! Matrix products: kernels of a product broadcast over `(..., n, k, m)` summed over `k`, and
+//! the `matmul` extension method, run as GEMM and agree with interp.
+
+mod common;
+
+use common::*;
+use vm_interp::Interp;
+use vm_ir::{Base, DType, Instruction, Opcode, Operand, Scalar, View};
+use vm_runtime::{Component, HostMemory};
+
+/// A matrix operand: `shape` and element strides of a view into `base` from `start`.
+struct Mat {
+    base: Base,
+    start: i64,
+    shape: Vec<usize>,
+    stride: Vec<i64>,
+}
+
+/// `a @ b` as a frontend records it: `t = a[..., :, :, None] * b[..., None, :, :]`, `c = sum(t,
+/// axis=-2)`, `t` freed (so contracted). `swap` writes the product as `b * a`.
+fn product(a: &Mat, b: &Mat, c: Base, t: Base, swap: bool) -> Vec<Instruction> {
+    let r = a.shape.len() + 1;
+    let (n, k, m) = (a.shape[r - 3], a.shape[r - 2], b.shape[r - 2]);
+    let lead: Vec<usize> = a.shape[..r - 3].to_vec();
+    let space: Vec<usize> = lead.iter().copied().chain([n, k, m]).collect();
+    let mut sa = a.stride[..r - 3].to_vec();
+    sa.extend([a.stride[r - 3], a.stride[r - 2], 0]);
+    let mut sb = b.stride[..r - 3].to_vec();
+    sb.extend([0, b.stride[r - 3], b.stride[r - 2]]);
+    let av = view(a.base, a.start, &space, &sa);
+    let bv = view(b.base, b.start, &space, &sb);
+    let tv = Operand::View(View::row_major(t, &space));
+    let out: Vec<usize> = lead.iter().copied().chain([n, m]).collect();
+    let (x, y) = if swap { (bv, av) } else { (av, bv) };
+    vec![
+        Instruction::new(Opcode::Multiply, [tv.clone(), x, y]),
+        Instruction::new(
+            Opcode::AddReduce,
+            [Operand::View(View::row_major(c, &out)), tv, Scalar::I64(r as i64 - 2).into()],
+        ),
+        Instruction::new(Opcode::Free, [Operand::View(View::row_major(t, &space))]),
+        Instruction::new(Opcode::Sync, [Operand::View(View::row_major(c, &out))]),
+    ]
+}
+
+fn dense(base: Base, shape: &[usize]) -> Mat {
+    let v = View::row_major(base, shape);
+    Mat { base, start: 0, shape: shape.to_vec(), stride: v.stride.to_vec() }
+}
+
+fn check(what: &str, a: Mat, b: Mat, dtype: DType, swap: bool) {
+    let r = a.shape.len() + 1;
+    let (n, k, m) = (a.shape[r - 3], a.shape[r - 2], b.shape[r - 2]);
+    let lead: usize = a.shape[..r - 3].iter().product();
+    let c = base(10, dtype, lead * n * m);
+    let t = base(11, dtype, lead * n * k * m);
+    let batch = product(&a, &b, c, t, swap);
+    let p = differential(&batch, &[a.base, b.base], &[c], 2, false, what);
+    // A reduction of nothing runs alone (it fills the identity); every other one is a product.
+    let products = u64::from(n * k * m > 0);
+    assert_eq!(p.matrix_products, products, "{what}: run as {} matrix products", p.matrix_products);
+}
+
+#[test]
+fn products_of_every_layout_agree_with_interp() {
+    for dtype in [DType::F64, DType::F32] {
+        let (x, y) = (base(1, dtype, 40_000), base(2, dtype, 40_000));
+        for (n, k, m) in [(1, 1, 1), (7, 5, 3), (130, 70, 65), (64, 1, 200), (3, 0, 4)] {
+            check(&format!("{dtype} {n}x{k} @ {k}x{m}"), dense(x, &[n, k]), dense(y, &[k, m]), dtype, false);
+            check(&format!("{dtype} {n}x{k} @ {k}x{m} swapped"), dense(x, &[n, k]), dense(y, &[k, m]), dtype, true);
+        }
+        // A transposed: (n, k) read from a (k, n) matrix; b's rows reversed and every other column.
+        let at = Mat { base: x, start: 0, shape: vec![90, 40], stride: vec![1, 90] };
+        let bt = Mat { base: y, start: 39 * 150, shape: vec![40, 75], stride: vec![-150, 2] };
+        check(&format!("{dtype} strided"), at, bt, dtype, false);
+        // A stack of 2 x 3 products against one shared b (its batch strides 0).
+        let a3 = dense(x, &[2, 3, 33, 21]);
+        let b3 = Mat { base: y, start: 0, shape: vec![2, 3, 21, 17], stride: vec![0, 0, 17, 1] };
+        check(&format!("{dtype} batched"), a3, b3, dtype, false);
+    }
+}
+
+#[test]
+fn empty_products_fill_nothing_or_zeros() {
+    let (x, y) = (base(1, DType::F64, 100), base(2, DType::F64, 100));
+    check("0 rows", dense(x, &[0, 5]), dense(y, &[5, 4]), DType::F64, false);
+    check("0 columns", dense(x, &[3, 5]), dense(y, &[5, 0]), DType::F64, false);
+}
+
+#[test]
+fn the_matmul_extension_of_floats_runs_as_gemm() {
+    let matmul = Opcode::Extension(0);
+    for dtype in [DType::F64, DType::F32] {
+        let (a, b, c) = (base(1, dtype, 150 * 80), base(2, dtype, 80 * 90), base(3, dtype, 150 * 90));
+        let batch = vec![Instruction::new(
+            matmul,
+            [view(c, 0, &[150, 90], &[90, 1]), view(a, 0, &[150, 80], &[1, 150]), view(b, 0, &[80, 90], &[90, 1])],
+        )];
+        let mut cpu = engine(2);
+        assert!(cpu.register_extension(vm_interp::MATMUL, matmul).unwrap());
+        let mut interp = Interp::new(None);
+        assert!(interp.register_extension(vm_interp::MATMUL, matmul).unwrap());
+        let (mut got, mut want) = (HostMemory::new(), HostMemory::new());
+        for mem in [&mut got, &mut want] {
+            fill(mem, &a, 1, false);
+            fill(mem, &b, 2, false);
+        }
+        cpu.execute(&batch, &mut got).unwrap();
+        interp.execute(&batch, &mut want).unwrap();
+        compare(&got, &want, &[c], &format!("{dtype} matmul"));
+        assert_eq!((cpu.profile().matrix_products, cpu.profile().fallback), (1, 0));
+    }
+}
