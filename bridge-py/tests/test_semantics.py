@@ -220,6 +220,9 @@ CASES = {
     "ufunc outputs broadcast their inputs": "o, p = np.zeros((2, 3), int), np.zeros((4, 2, 3))\n"
     "np.add(np.arange(3), 1, out=o); np.multiply(np.arange(2)[:, None], np.arange(3), out=p)\n"
     "out = (o, p, np.sqrt(np.arange(3.0), out=np.zeros((2, 3))))",
+    "ufuncs of scalars are NumPy's scalars": "x = np.arange(4.0); float(x.sum()); e = x[2]\n"
+    "out = (np.sin(e), type(np.sin(e)).__name__, np.add(2, 3), type(np.maximum(np.float32(2), 3)).__name__, "
+    "np.add(1, 2, dtype=np.float32), np.sqrt(-1.0 + 5), np.where(x > 1, 1, 2.5))",
     "moveaxis sequences": "z = np.zeros((2, 3, 4))\n"
     "out = (np.moveaxis(z, [0, 1], [2, 0]).shape, np.moveaxis(z, (0, -1), (-1, 0)).shape, "
     "np.expand_dims(np.arange(3), (0, 2)).shape)",
@@ -364,6 +367,9 @@ FOREIGN = {
     "np.stack([a, a * 1j]), np.add(a, 1j), np.sqrt(a - 4 + 0j), np.real(a + 2j), np.angle(a * 1j + 1))",
     "numpy functions on mixed arguments": "a = np.arange(3.0)\n"
     "out = (numpy.add(a, 1j), numpy.concatenate([a, numpy.array([1j])]), numpy.multiply(1j, a))",
+    "text and objects chosen by where": "s = np.array([95, 85, 70])\n"
+    "out = (np.where(s > 90, 'A', 'B'), np.where(s > 90, 'A', np.where(s > 80, 'B', 'C')), "
+    "np.where(s > 80, None, s), np.arange('2024-01-01', '2024-01-04', dtype='datetime64[D]'))",
     "mandelbrot": "x = np.linspace(-2, 1, 30); y = np.linspace(-1.5, 1.5, 20)\n"
     "c = x[None, :] + 1j * y[:, None]; z = np.zeros_like(c); m = np.zeros(c.shape, dtype=int)\n"
     "for _ in range(12):\n    inside = np.abs(z) <= 2\n    z[inside] = z[inside] ** 2 + c[inside]\n"

@@ -473,6 +473,11 @@ def _foreign_override(inputs):
     return None
 
 
+def _is_scalar(x):
+    """True for a Python number or a NumPy scalar (not for arrays, vmnp's 0-d ones included)."""
+    return type(x) in (float, int, _b.bool) or isinstance(x, _np.generic)
+
+
 class ufunc:
     """A NumPy ufunc recorded on the VM: call, ``reduce``, ``accumulate``, ``outer``."""
 
@@ -487,6 +492,10 @@ class ufunc:
         return f"<ufunc '{self.__name__}'>"
 
     def __call__(self, *inputs, out=None, where=True, dtype=None, casting="same_kind", **kwargs):
+        if out is None and where is True and not kwargs and _b.all(map(_is_scalar, inputs)):
+            # Python and NumPy scalars only: NumPy's scalar result at once (`np.sin(x[i])` in an
+            # element loop), as NumPy computes it.
+            return getattr(_np, self.__name__)(*inputs, dtype=dtype, casting=casting)
         try:
             return self._call(inputs, out, where, dtype, casting, kwargs)
         except _UnsupportedDType:
@@ -1131,6 +1140,10 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
 
 def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
     """Evenly spaced values in ``[start, stop)``: ``start + i * step``."""
+    if dtype is not None:
+        _dt(dtype)  # a dtype the VM lacks (datetimes): NumPy's, in the fallback
+    if _b.any(isinstance(x, (str, bytes)) for x in (start, stop, step)):
+        raise _UnsupportedDType("vmnp does not support text as arange's bounds")
     # 0-d vmnp arrays stand for NumPy scalars: their values, with their kind.
     start, stop, step = (x.item() if isinstance(x, ndarray) and x.ndim == 0 else x for x in (start, stop, step))
     if stop is None:

@@ -736,12 +736,18 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     return _v._store(r, out)
 
 
-def where(condition, x=None, y=None):
+_MISSING = object()
+
+
+def where(condition, x=_MISSING, y=_MISSING):
     """``x`` where ``condition`` holds, else ``y`` (one argument: ``nonzero``)."""
-    if x is None and y is None:
+    if x is _MISSING and y is _MISSING:
         return _v.nonzero(condition)
-    if x is None or y is None:
+    if (x is _MISSING) != (y is _MISSING):
         raise ValueError("either both or neither of x and y should be given")
+    for v in (x, y):
+        if v is None or isinstance(v, (str, bytes)):  # text or objects: NumPy's, in the fallback
+            raise _v._UnsupportedDType(f"vmnp does not support values of type {type(v).__name__}")
     return _vmnp._where(condition, x, y)
 
 
