@@ -223,6 +223,10 @@ CASES = {
     "ufuncs of scalars are NumPy's scalars": "x = np.arange(4.0); float(x.sum()); e = x[2]\n"
     "out = (np.sin(e), type(np.sin(e)).__name__, np.add(2, 3), type(np.maximum(np.float32(2), 3)).__name__, "
     "np.add(1, 2, dtype=np.float32), np.sqrt(-1.0 + 5), np.where(x > 1, 1, 2.5))",
+    "rows chosen by integer arrays": "x = np.arange(60.0).reshape(12, 5); t = np.arange(24).reshape(2, 3, 4)\n"
+    "y = np.zeros((5, 3)); y[np.array([4, 1])] = np.array([[1, 2, 3], [4, 5, 6]]); y[[0]] = 7\n"
+    "out = (x[np.array([3, -1, 0, 3])], x[[1, 2]], x[np.array([[1, 2], [0, -12]])], x[np.array([], dtype=int)], "
+    "t[np.array([1, 0, 1])], t.transpose(2, 0, 1)[[3, 0]], y, np.take(x, np.array([2, 2]), axis=0))",
     "moveaxis sequences": "z = np.zeros((2, 3, 4))\n"
     "out = (np.moveaxis(z, [0, 1], [2, 0]).shape, np.moveaxis(z, (0, -1), (-1, 0)).shape, "
     "np.expand_dims(np.arange(3), (0, 2)).shape)",
@@ -302,6 +306,8 @@ ERRORS = {
     "float take index": ("np.take(np.arange(5), np.array([1.0]))", TypeError),
     "float linspace count": ("np.linspace(0, 1, 2.0)", TypeError),
     "diag of a scalar": ("np.diag(5)", ValueError),
+    "row index out of range": ("np.zeros((3, 2))[np.array([0, 3])]", IndexError),
+    "negative row index out of range": ("np.zeros((3, 2))[[-4]]", IndexError),
     "ufunc output of another shape": ("np.add(np.arange(3), 1, out=np.zeros((2, 4), int))", ValueError),
     "maximum of no bools": ("np.max(np.zeros(0, bool))", ValueError),
     "minimum of no bools": ("np.zeros((0, 3), bool).min(axis=0)", ValueError),

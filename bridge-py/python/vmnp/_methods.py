@@ -26,10 +26,11 @@ def _is_mask(key, a):
 
 
 def _flat_index(a, key):
-    """``key`` as a checked 1-D index of positions into the 1-D array ``a`` (negative ones
-    wrapped), when it is an integer array or list; None for any other key. Indexes out of range
-    are NumPy's IndexError: checked on the host for a list, with one flush for a vmnp array."""
-    if not (isinstance(key, (_v.ndarray, list)) and a.ndim == 1):
+    """``key``, an integer array or list indexing the first axis of ``a``, as the checked
+    row-major positions in ``a`` of the elements it selects (of shape ``key.shape +
+    a.shape[1:]``, negative indexes wrapped); None for any other key. Indexes out of range are
+    NumPy's IndexError: checked on the host for a list, with one flush for a vmnp array."""
+    if not (isinstance(key, (_v.ndarray, list)) and a.ndim >= 1):
         return None
     n = a.shape[0]
     if isinstance(key, list):
@@ -39,22 +40,31 @@ def _flat_index(a, key):
         bad = host[(host < -n) | (host >= n)]
         if bad.size:
             raise IndexError(f"index {bad[0]} is out of bounds for axis 0 with size {n}")
-        return _v.asarray(_np.where(host < 0, host + n, host))
-    idx = key
-    if idx.dtype.kind not in "iu":
-        return None
-    if idx.size:
-        out_of_range = (idx >= n) if idx.dtype.kind == "u" else (idx < -n) | (idx >= n)
-        if bool(out_of_range.any()):
-            bad = _v._to_numpy(idx)
-            bad = bad[(bad < -n) | (bad >= n)][0]
-            raise IndexError(f"index {bad} is out of bounds for axis 0 with size {n}")
-    return _v.where(idx < 0, idx + n, idx) if idx.dtype.kind == "i" else idx
+        idx = _v.asarray(_np.where(host < 0, host + n, host))
+    else:
+        idx = key
+        if idx.dtype.kind not in "iu":
+            return None
+        if idx.size:
+            out_of_range = (idx >= n) if idx.dtype.kind == "u" else (idx < -n) | (idx >= n)
+            if bool(out_of_range.any()):
+                bad = _v._to_numpy(idx)
+                bad = bad[(bad < -n) | (bad >= n)][0]
+                raise IndexError(f"index {bad} is out of bounds for axis 0 with size {n}")
+        idx = _v.where(idx < 0, idx + n, idx) if idx.dtype.kind == "i" else idx
+    if a.ndim == 1:
+        return idx
+    # Whole rows: each index's first position, plus the positions within a row.
+    rest = a.shape[1:]
+    row = _math.prod(rest)
+    first = idx.astype("int64").reshape(idx.shape + (1,) * len(rest)) * row
+    return first + _v.arange(row).reshape(rest)
 
 
 def getitem(a, key):
-    """Advanced indexing: an integer array or list on a 1-D array gathers on the VM; masks and
-    other fancy indexes have result-dependent shapes and run on the synced data."""
+    """Advanced indexing: an integer array or list selecting along the first axis gathers on
+    the VM; masks and other fancy indexes have result-dependent shapes and run on the synced
+    data."""
     idx = _flat_index(a, key)
     if idx is not None:
         return _vmnp._gather(a, idx)
@@ -71,8 +81,8 @@ def _checked_scalar(a, value):
 
 
 def setitem(a, key, value):
-    """Advanced assignment: an integer array or list on a 1-D array scatters on the VM (the
-    last of repeated indexes wins); a same-shape mask with a broadcastable value is a lazy
+    """Advanced assignment: an integer array or list selecting along the first axis scatters on
+    the VM (the last of repeated indexes wins); a same-shape mask with a broadcastable value is a lazy
     ``where``; anything else runs on the synced data and is written back."""
     if not a.flags.writeable:
         raise ValueError("assignment destination is read-only")

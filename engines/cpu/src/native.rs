@@ -3,9 +3,9 @@
 
 use crate::reduce::{Reducible, scan};
 use crate::views;
-use vm_ir::{Error, Instruction, Kind, Operand, Result, View, with_dtype};
+use vm_ir::{DType, Element, Error, Instruction, Kind, Operand, Result, View, with_dtype};
 use vm_runtime::HostMemory;
-use vm_runtime::memory::try_collect;
+use vm_runtime::memory::{try_collect, try_vec};
 
 fn view(instr: &Instruction, i: usize) -> Result<&View> {
     instr.operands.get(i).and_then(Operand::as_view).ok_or_else(|| Error::invalid(Some(i), "expected a view"))
@@ -60,10 +60,7 @@ fn raw_index<'m>(mem: &'m HostMemory, index: &'m View) -> Result<Box<dyn ExactSi
 fn check_positions(instr: &Instruction, mem: &HostMemory, index: &View, len: usize) -> Result<()> {
     for (i, k) in raw_index(mem, index)?.enumerate() {
         if k < 0 || k >= len as i128 {
-            return Err(Error::Execution(format!(
-                "{}: index {k} (at position {i} of the index) is out of range for {len} elements",
-                instr.opcode
-            )));
+            return Err(out_of_range(instr, i, k, len));
         }
     }
     Ok(())
@@ -103,15 +100,54 @@ fn allocate(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
 fn gather(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let (out, src, index) = (view(instr, 0)?, view(instr, 1)?, view(instr, 2)?);
     allocate(instr, mem)?;
-    check_positions(instr, mem, index, src.nelem())?;
+    let len = src.nelem();
+    // A row-major source holds position `k` at `start + k`; any other is unravelled.
+    let dense = src.is_contiguous();
+    if dense && index.dtype() == DType::I64 && index.is_contiguous() && out.is_contiguous() {
+        return with_dtype!(out.dtype(), T => gather_dense::<T>(instr, mem, (out, src, index)));
+    }
     with_dtype!(out.dtype(), T => {
         // The source is indexed where it lies (a broadcast source may visit far more elements
-        // than its base holds); the values are staged because the output may overlap it.
+        // than its base holds); the values are staged, every index checked before anything is
+        // written, because the output may overlap the source or the index.
         let from = views::data::<T>(mem, src)?;
-        let values = positions(mem, index)?.map(|k| from[src.offset_at(k) as usize]);
-        let values = try_collect(values, out.base.id, "the values gather writes to")?;
+        let mut values = try_vec(index.nelem(), out.base.id, "the values gather writes to")?;
+        for (i, k) in raw_index(mem, index)?.enumerate() {
+            if k < 0 || k >= len as i128 {
+                return Err(out_of_range(instr, i, k, len));
+            }
+            let k = k as usize;
+            values.push(from[if dense { src.start as usize + k } else { src.offset_at(k) as usize }]);
+        }
         views::write(mem, out, &values)
     })
+}
+
+/// [`gather`] of row-major views with an `i64` index: slices instead of position iterators.
+fn gather_dense<T: Element>(
+    instr: &Instruction,
+    mem: &mut HostMemory,
+    (out, src, index): (&View, &View, &View),
+) -> Result<()> {
+    let (n, len) = (index.nelem(), src.nelem());
+    let idx = &views::data::<i64>(mem, index)?[index.start as usize..][..n];
+    if let Some(i) = idx.iter().position(|&k| k < 0 || k as usize >= len) {
+        return Err(out_of_range(instr, i, i128::from(idx[i]), len));
+    }
+    let from = &views::data::<T>(mem, src)?[src.start as usize..][..len];
+    // Staged: the output may overlap the source or the index.
+    let mut values = try_vec(n, out.base.id, "the values gather writes to")?;
+    values.extend(idx.iter().map(|&k| from[k as usize]));
+    views::buffer(mem, out)?.as_mut_slice::<T>()[out.start as usize..][..n].copy_from_slice(&values);
+    Ok(())
+}
+
+/// The error of index `k`, at position `i` of the index, outside `len` elements.
+fn out_of_range(instr: &Instruction, i: usize, k: i128, len: usize) -> Error {
+    Error::Execution(format!(
+        "{}: index {k} (at position {i} of the index) is out of range for {len} elements",
+        instr.opcode
+    ))
 }
 
 fn scatter(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {

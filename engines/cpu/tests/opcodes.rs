@@ -83,7 +83,17 @@ fn cases(op: Opcode, o: DType, i: DType) -> Vec<(Vec<Instruction>, Vec<Base>, Ve
                 Instruction::new(Opcode::Remainder, [whole(idx), whole(idx), Scalar::I32(n as i32 - 3).into()]),
                 Instruction::new(op, [m(out), m(a), view(idx, 0, &SHAPE, &[17, 1])]),
             ];
-            vec![(batch, vec![a], vec![out, idx])]
+            // The same with a dense i64 index over dense views (gather's fast path), and an
+            // output that is its own source.
+            let idx64 = base(5, DType::I64, SHAPE.iter().product());
+            let dense = vec![
+                Instruction::new(Opcode::Range, [whole(idx64)]),
+                Instruction::new(Opcode::Multiply, [whole(idx64), whole(idx64), Scalar::I64(5).into()]),
+                Instruction::new(Opcode::Remainder, [whole(idx64), whole(idx64), Scalar::I64(n as i64 - 1).into()]),
+                Instruction::new(op, [m(out), m(a), m(idx64)]),
+                Instruction::new(op, [m(a), m(a), m(idx64)]),
+            ];
+            vec![(batch, vec![a], vec![out, idx]), (dense, vec![a], vec![out, a, idx64])]
         }
         Kind::System | Kind::Nothing => {
             let ops: Vec<Operand> = if op == Opcode::None { vec![] } else { vec![whole(a)] };
