@@ -422,6 +422,13 @@ def test_other_dtypes_are_fallback_errors_when_fallbacks_are():
             eval(code, {"vmnp": vmnp, "a": a})  # noqa: S307 (the test's own expressions)
 
 
+def test_resizing_in_place_is_refused_not_ignored():
+    a = vmnp.arange(5) * 2
+    with pytest.raises(ValueError, match="np.resize"):
+        a.resize(7, refcheck=False)
+    numpy.testing.assert_array_equal(numpy.asarray(a), numpy.arange(5) * 2)
+
+
 @pytest.mark.parametrize("name", list(ERRORS))
 def test_errors_are_numpys(name):
     code, error = ERRORS[name]

@@ -530,6 +530,10 @@ def getattr_(a, name):
     if not callable(attr):
         return getattr(_v._to_numpy(a), name)
 
+    if name == "resize":
+        # NumPy's resize changes the array's shape in place; a vmnp array's shape is fixed.
+        raise ValueError("a vmnp array cannot change its shape in place: use np.resize(a, shape) for a new array")
+
     def method(*args, **kwargs):
         n = _v._to_numpy(a).copy()
         r = _v._fallback(f"ndarray.{name}", getattr(n, name), args, kwargs)
