@@ -227,6 +227,11 @@ CASES = {
     "y = np.zeros((5, 3)); y[np.array([4, 1])] = np.array([[1, 2, 3], [4, 5, 6]]); y[[0]] = 7\n"
     "out = (x[np.array([3, -1, 0, 3])], x[[1, 2]], x[np.array([[1, 2], [0, -12]])], x[np.array([], dtype=int)], "
     "t[np.array([1, 0, 1])], t.transpose(2, 0, 1)[[3, 0]], y, np.take(x, np.array([2, 2]), axis=0))",
+    "vector and Frobenius norms": "x = np.arange(12.0).reshape(3, 4) - 5; i = np.arange(5)\n"
+    "out = (np.linalg.norm(x), np.linalg.norm(x, axis=0), np.linalg.norm(x, axis=1, keepdims=True), "
+    "np.linalg.norm(x, 'fro'), np.linalg.norm(x, axis=(0, 1)), np.linalg.norm(x, 1, axis=1), "
+    "np.linalg.norm(x, np.inf, axis=0), np.linalg.norm(x, -np.inf, axis=-1), np.linalg.norm(x, 0, axis=1), "
+    "np.linalg.norm(x, 3, axis=1), np.linalg.norm(i), np.linalg.norm(x.T[::2], keepdims=True))",
     "moveaxis sequences": "z = np.zeros((2, 3, 4))\n"
     "out = (np.moveaxis(z, [0, 1], [2, 0]).shape, np.moveaxis(z, (0, -1), (-1, 0)).shape, "
     "np.expand_dims(np.arange(3), (0, 2)).shape)",
@@ -274,6 +279,8 @@ IN_PLACE_FALLBACKS = {
     "out = (np.gcd.reduce(a), np.gcd(np.array([4, 6]), 4), np.lcm.outer([2, 3], [4, 5]))",
     "subtract reduce": "out = np.subtract.reduce(np.arange(6).reshape(2, 3), axis=1)",
     "out and where": "x = np.arange(6.0) - 3; o = np.ones(6); np.heaviside(x, 0.5, out=o, where=x > -2); out = o",
+    "matrix norms of other orders": "x = np.arange(12.0).reshape(3, 4) - 5\n"
+    "out = (np.linalg.norm(x, 2), np.linalg.norm(x, 'nuc'), np.linalg.norm(x, 1), np.linalg.norm(x, -np.inf))",
     "accumulate into out": "o = np.zeros(3, int); np.maximum.accumulate(np.array([3, 1, 4]), out=o)\n"
     "out = (o, np.minimum.accumulate(np.array([[3, 1], [0, 4]]), 1))",
 }

@@ -9,7 +9,7 @@ import numpy as _np
 
 import vmnp as _v
 
-from . import _vmnp
+from . import _linalg, _vmnp
 
 
 def _np_key(key):
@@ -366,7 +366,10 @@ def __array_ufunc__(a, ufunc, method, *inputs, **kwargs):
 def __array_function__(a, func, types, args, kwargs):
     """NumPy functions called on vmnp arrays (``numpy.sum(x)``) run on the VM where vmnp has
     them, else through the fallback."""
-    mine = _v.__dict__.get(func.__name__)
+    if func.__module__ == "numpy.linalg":
+        mine = _linalg.FUNCTIONS.get(func.__name__)
+    else:
+        mine = _v.__dict__.get(func.__name__)
     if mine is not None and callable(mine) and func.__module__.startswith("numpy") and mine is not func:
         try:
             return mine(*args, **kwargs)
