@@ -232,6 +232,10 @@ CASES = {
     "np.linalg.norm(x, 'fro'), np.linalg.norm(x, axis=(0, 1)), np.linalg.norm(x, 1, axis=1), "
     "np.linalg.norm(x, np.inf, axis=0), np.linalg.norm(x, -np.inf, axis=-1), np.linalg.norm(x, 0, axis=1), "
     "np.linalg.norm(x, 3, axis=1), np.linalg.norm(i), np.linalg.norm(x.T[::2], keepdims=True))",
+    "vectors of scalar results": "x = np.arange(6.0).reshape(2, 3); s, m = x.sum(), x.max()\n"
+    "i = np.arange(4, dtype=np.int8).sum(); f = np.arange(3, dtype=np.float32).mean()\n"
+    "out = (np.array([s, m, x.min()]), np.array([s, 1]), np.array([i, 1]), np.array([f, f]), "
+    "np.array([s, m], dtype=int), np.array((i, i)))",
     "moveaxis sequences": "z = np.zeros((2, 3, 4))\n"
     "out = (np.moveaxis(z, [0, 1], [2, 0]).shape, np.moveaxis(z, (0, -1), (-1, 0)).shape, "
     "np.expand_dims(np.arange(3), (0, 2)).shape)",

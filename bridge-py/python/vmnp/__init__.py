@@ -161,7 +161,14 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
                 "setting an array element with a sequence. The requested array has an inhomogeneous shape "
                 f"after 1 dimensions. The detected shape was ({len(parts)},) + inhomogeneous part."
             )
-        r = stack(parts)
+        if _b.all(p.ndim == 0 for p in parts):
+            # Scalar results gathered into a vector (`np.array([x.sum(), y.max()])` in a time
+            # step): one store per element, without stacking's reshapes.
+            r = empty(len(parts), _np.result_type(*parts))
+            for i, p in enumerate(parts):
+                r[i] = p
+        else:
+            r = stack(parts)
         return r if dtype is None or _dt(dtype) == _dtype_name(r.dtype) else _vmnp._cast(r, _dt(dtype))
     n = _np.asarray(a, dtype=dtype)
     if not n.dtype.isnative:
