@@ -14,6 +14,7 @@
 //! May depend on: `vm-ir` (the bytecode), `vm-runtime` and `vm-bridge-c` (context table, stack building).
 
 pub mod array;
+pub mod bounds;
 pub mod buffer;
 pub mod dtypes;
 pub mod ops;
@@ -29,6 +30,7 @@ fn _vmnp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VMError", m.py().get_type::<VMError>())?;
     m.add_class::<array::NdArray>()?;
     session::register(m)?;
+    bounds::register(m)?;
     ops::register(m)?;
     Ok(())
 }

@@ -64,6 +64,9 @@ impl Vm {
 
     /// Queues one instruction; flushes (GIL released) once [`FLUSH_AFTER`] are queued.
     pub fn submit(&self, py: Python<'_>, instr: Instruction) -> PyResult<()> {
+        if let Some(Operand::View(out)) = instr.operands.first() {
+            crate::bounds::forget(out.base.id);
+        }
         let full = self.with(|rt| {
             rt.submit_one(instr)?;
             Ok(rt.pending_len() >= FLUSH_AFTER)
@@ -128,6 +131,7 @@ pub struct BaseHandle {
 
 impl Drop for BaseHandle {
     fn drop(&mut self) {
+        crate::bounds::forget(self.base.id);
         if let Some(Ok(vm)) = VM.get() {
             // A failed FREE (the context was shut down) leaves nothing to clean up.
             let _ = vm.ctx.with(|rt| rt.free(self.base.id));
@@ -244,6 +248,7 @@ pub fn host_store(py: Python<'_>, id: BaseId, index: usize, bytes: &[u8]) -> PyR
     if !vm.with(|rt| element_access(rt, id))? {
         return Ok(false);
     }
+    crate::bounds::forget(id);
     vm.run(py, |rt| rt.write(id, index as u64, bytes))?;
     Ok(true)
 }

@@ -433,6 +433,32 @@ def test_other_dtypes_are_fallback_errors_when_fallbacks_are():
             eval(code, {"vmnp": vmnp, "a": a})  # noqa: S307 (the test's own expressions)
 
 
+def test_index_arrays_of_known_range_index_without_a_check_and_writes_forget_the_range():
+    bounds = vmnp._vmnp._bounds
+    rng = vmnp.random.default_rng(3)
+    perm, ints, a = rng.permutation(50), rng.integers(-4, 9, size=20), vmnp.arange(40, 2, -3)
+    arg = vmnp.argmax(vmnp.ones((3, 7)), axis=1)
+    assert (bounds(perm), bounds(perm[5:9]), bounds(ints), bounds(a), bounds(arg)) == (
+        (0, 49),
+        (0, 49),
+        (-4, 8),
+        (4, 40),
+        (0, 6),
+    )
+    assert sorted(numpy.asarray(perm).tolist()) == list(range(50))
+    x = numpy.arange(100.0).reshape(50, 2)
+    v = vmnp.asarray(x)
+    for idx in (perm[10:20], ints, a, perm):
+        numpy.testing.assert_array_equal(numpy.asarray(v[idx]), x[numpy.asarray(idx)])
+    # A write forgets the range: the check runs again and finds the bad index.
+    perm[3] = 50
+    a += 100
+    assert bounds(perm) is None and bounds(a) is None
+    for idx in (perm, a):
+        with pytest.raises(IndexError):
+            v[idx]
+
+
 def test_resizing_in_place_is_refused_not_ignored():
     a = vmnp.arange(5) * 2
     with pytest.raises(ValueError, match="np.resize"):

@@ -1026,6 +1026,7 @@ def _arg(name, a, axis, out, keepdims):
             r = r.reshape((1,) * a.ndim)
     else:
         r = _vmnp._argreduce(name, a, axis)
+        _vmnp._set_bounds(r, 0, _b.max(a.shape[axis] - 1, 0))  # positions along the axis
         if keepdims:
             r = expand_dims(r, axis)  # noqa: F821
     return _store(r, out)
@@ -1169,6 +1170,9 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
         r = (r * step).astype(name)
     if start != 0:
         r = (r + start).astype(name)
+    if n and r.dtype.kind in "iu" and _b.all(isinstance(x, (int, _np.integer)) for x in (start, step)):
+        last = start + (n - 1) * step
+        _vmnp._set_bounds(r, _b.min(start, last), _b.max(start, last))  # for indexing with it
     return r
 
 

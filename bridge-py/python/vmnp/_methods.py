@@ -45,13 +45,17 @@ def _flat_index(a, key):
         idx = key
         if idx.dtype.kind not in "iu":
             return None
-        if idx.size:
+        # A range known for the index's values (a permutation, an arange) needs no check; any
+        # other is checked on its values, which runs what computes them.
+        lo, hi = _vmnp._bounds(idx) or (-n - 1, n)
+        if idx.size and not (-n <= lo and hi < n):
             out_of_range = (idx >= n) if idx.dtype.kind == "u" else (idx < -n) | (idx >= n)
             if bool(out_of_range.any()):
                 bad = _v._to_numpy(idx)
                 bad = bad[(bad < -n) | (bad >= n)][0]
                 raise IndexError(f"index {bad} is out of bounds for axis 0 with size {n}")
-        idx = _v.where(idx < 0, idx + n, idx) if idx.dtype.kind == "i" else idx
+        if idx.dtype.kind == "i" and lo < 0:
+            idx = _v.where(idx < 0, idx + n, idx)
     if a.ndim == 1:
         return idx
     # Whole rows: each index's first position, plus the positions within a row.

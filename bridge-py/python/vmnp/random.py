@@ -109,8 +109,8 @@ class Generator:
         a = arange(x) if isinstance(x, int) else asarray(x)
         if a.ndim == 0:
             raise _np.exceptions.AxisError("x must be an integer or at least 1-dimensional")
-        order = self._order(a.shape[axis])
-        return take(a, asarray(order), axis=axis)
+        order = _positions(self._order(a.shape[axis]), a.shape[axis])
+        return order if isinstance(x, int) else take(a, order, axis=axis)
 
     def shuffle(self, x, axis=0):
         """Shuffles ``x`` in place along ``axis``."""
@@ -127,7 +127,9 @@ class Generator:
         u = self._draw(size)
         if size is None:
             return int(low + _math.floor(u * (high - low)))
-        return (floor(u * (high - low)) + low).astype(dtype)
+        r = (floor(u * (high - low)) + low).astype(dtype)
+        _vmnp._set_bounds(r, low, high - 1)  # for indexing with it
+        return r
 
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
         """Elements of ``a`` (``arange(a)`` for an integer) drawn with replacement, uniformly or
@@ -152,6 +154,7 @@ class Generator:
             u = self._draw(shape if shape is not None else [])
             if p is None:
                 idx = floor(asarray(u) * n).astype("int64")
+                _vmnp._set_bounds(idx, 0, n - 1)
             else:
                 cdf = _np.cumsum(p)
                 cdf /= cdf[-1]
@@ -169,9 +172,18 @@ class Generator:
                 with _np.errstate(divide="ignore"):
                     keys = _np.log1p(-u) / p
                 order = _np.argsort(-keys, kind="stable")
-            idx = asarray(order[:count].reshape(shape if shape is not None else ()))
+            idx = _positions(order[:count].reshape(shape if shape is not None else ()), n)
         r = take(pop, idx, axis=axis)
         return r if shape is not None or r.ndim else r.item()
+
+
+def _positions(order, n):
+    """The host positions ``order`` (each in ``range(n)``) as a vmnp array known to hold them."""
+    from . import asarray
+
+    r = asarray(order)
+    _vmnp._set_bounds(r, 0, n - 1)
+    return r
 
 
 def _check_scale(scale):
