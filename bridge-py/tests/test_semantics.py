@@ -459,6 +459,32 @@ def test_index_arrays_of_known_range_index_without_a_check_and_writes_forget_the
             v[idx]
 
 
+def test_random_draws_broadcast_array_parameters_and_fill_out():
+    g = vmnp.random.default_rng(7)
+    # One draw per element of the broadcast parameters, each within its own bounds.
+    ints = numpy.asarray(g.integers(numpy.array([0, 100, -5]), numpy.array([1, 101, -4])))
+    numpy.testing.assert_array_equal(ints, [0, 100, -5])
+    assert g.integers(0, [1, 2, 3], size=(5, 3)).shape == (5, 3)
+    u = numpy.asarray(vmnp.random.uniform([0, 10], [1, 11], size=(4, 2)))
+    assert u.shape == (4, 2) and (u[:, 0] < 1).all() and (u[:, 1] >= 10).all()
+    n = numpy.asarray(vmnp.random.normal(loc=[0, 1000], scale=[[1], [2], [3]]))
+    assert n.shape == (3, 2) and (n[:, 1] > 900).all()
+    assert vmnp.random.exponential([1.0, 2.0, 3.0]).shape == (3,)
+    # out= receives as many distinct draws as it holds.
+    for draw in (g.random, g.standard_normal):
+        o = vmnp.zeros((2, 3))
+        assert draw(out=o) is o and len(set(numpy.asarray(o).ravel().tolist())) == 6
+    with pytest.raises(ValueError):
+        g.random(size=3, out=vmnp.zeros(4))
+    # Lists shuffle in place; text is chosen from.
+    items = list(range(20))
+    vmnp.random.shuffle(items)
+    assert sorted(items) == list(range(20)) and items != list(range(20))
+    picks = g.choice(["a", "b", "c"], 10)
+    assert picks.shape == (10,) and set(picks.tolist()) <= {"a", "b", "c"}
+    assert type(g.integers(10)) is numpy.int64 and type(vmnp.random.randint(0, 5, dtype=numpy.int8)) is numpy.int8
+
+
 def test_resizing_in_place_is_refused_not_ignored():
     a = vmnp.arange(5) * 2
     with pytest.raises(ValueError, match="np.resize"):

@@ -8,12 +8,27 @@ import math as _math
 import operator as _operator
 import os as _os
 
-from . import _dt, _fallback, _np, _through_fallback, _vmnp, asnumpy, cos, floor, log, sin, sqrt  # noqa: F401
+from . import _dt, _fallback, _foreign, _np, _through_fallback, _vmnp, asnumpy, cos, floor, log, sin, sqrt  # noqa: F401
 from . import _shape as _dims
 
 
 def _shape(size):
     return None if size is None else _dims(size)
+
+
+def _param(x):
+    """A distribution parameter: a list or tuple as an array (``normal([0, 10], 1)``)."""
+    from . import asarray
+
+    return asarray(x) if isinstance(x, (list, tuple)) else x
+
+
+def _param_size(size, *params):
+    """``size``; without one, the broadcast shape of the parameters that are arrays (NumPy's:
+    one draw per parameter element), None when all are scalars."""
+    if size is not None or all(_np.ndim(p) == 0 for p in params):
+        return size
+    return _np.broadcast_shapes(*(_np.shape(p) for p in params))
 
 
 def _seed_value(seed):
@@ -57,31 +72,33 @@ class Generator:
         return r if shape is not None else r.item()
 
     def random(self, size=None, dtype="float64", out=None):
-        """Uniform floats in [0, 1)."""
-        r = self._draw(size, dtype)
-        if out is not None:
-            out[...] = r
-            return out
-        return r
+        """Uniform floats in [0, 1) (``out``: as many as it holds, into it)."""
+        return _into(out, lambda size: self._draw(size, dtype), size)
 
     def uniform(self, low=0.0, high=1.0, size=None):
-        """Uniform floats in [low, high)."""
-        u = self._draw(size)
+        """Uniform floats in [low, high) (array bounds broadcast)."""
+        low, high = _param(low), _param(high)
+        u = self._draw(_param_size(size, low, high))
         return low + (high - low) * u
 
-    def standard_normal(self, size=None, dtype="float64"):
+    def standard_normal(self, size=None, dtype="float64", out=None):
         """Standard normal floats (Box-Muller over two uniform draws)."""
-        u1 = self._draw(size)
-        u2 = self._draw(size)
-        if size is None:
-            return _math.sqrt(-2.0 * _math.log1p(-u1)) * _math.cos(2.0 * _math.pi * u2)
-        r = sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * _math.pi * u2)
-        return r if _dt(dtype) == "float64" else r.astype(dtype)
+
+        def draw(size):
+            u1 = self._draw(size)
+            u2 = self._draw(size)
+            if size is None:
+                return _math.sqrt(-2.0 * _math.log1p(-u1)) * _math.cos(2.0 * _math.pi * u2)
+            r = sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * _math.pi * u2)
+            return r if _dt(dtype) == "float64" else r.astype(dtype)
+
+        return _into(out, draw, size)
 
     def normal(self, loc=0.0, scale=1.0, size=None):
-        """Normal floats with mean ``loc`` and standard deviation ``scale``."""
+        """Normal floats with mean ``loc`` and standard deviation ``scale`` (arrays broadcast)."""
         _check_scale(scale)
-        return loc + scale * self.standard_normal(size)
+        loc, scale = _param(loc), _param(scale)
+        return loc + scale * self.standard_normal(_param_size(size, loc, scale))
 
     def standard_exponential(self, size=None, dtype="float64"):
         """Exponential floats of mean 1 (inversion of a uniform draw)."""
@@ -92,9 +109,10 @@ class Generator:
         return r if _dt(dtype) == "float64" else r.astype(dtype)
 
     def exponential(self, scale=1.0, size=None):
-        """Exponential floats of mean ``scale``."""
+        """Exponential floats of mean ``scale`` (an array of scales broadcasts)."""
         _check_scale(scale)
-        return scale * self.standard_exponential(size)
+        scale = _param(scale)
+        return scale * self.standard_exponential(_param_size(size, scale))
 
     def _order(self, n):
         """A random order of ``range(n)`` (NumPy int64): the ranks of ``n`` uniform draws, so it
@@ -113,22 +131,28 @@ class Generator:
         return order if isinstance(x, int) else take(a, order, axis=axis)
 
     def shuffle(self, x, axis=0):
-        """Shuffles ``x`` in place along ``axis``."""
+        """Shuffles ``x`` (an array along ``axis``, or a list) in place."""
+        if isinstance(x, list):
+            x[:] = [x[i] for i in self._order(len(x))]
+            return
         x[...] = self.permutation(x, axis)
 
     def integers(self, low, high=None, size=None, dtype="int64", endpoint=False):
         """Uniform integers in [low, high) (``endpoint``: [low, high])."""
         if high is None:
             low, high = 0, low
+        low, high = _param(low), _param(high)
         if endpoint:
-            high += 1
-        if high <= low:
+            high = high + 1
+        if _np.any(asnumpy(high) <= asnumpy(low)):
             raise ValueError("low >= high")
+        size = _param_size(size, low, high)
         u = self._draw(size)
         if size is None:
-            return int(low + _math.floor(u * (high - low)))
+            return _np.dtype(dtype).type(int(low + _math.floor(u * (high - low))))
         r = (floor(u * (high - low)) + low).astype(dtype)
-        _vmnp._set_bounds(r, low, high - 1)  # for indexing with it
+        if _np.ndim(low) == 0 and _np.ndim(high) == 0:
+            _vmnp._set_bounds(r, int(low), int(high) - 1)  # for indexing with it
         return r
 
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
@@ -136,6 +160,13 @@ class Generator:
         with probabilities ``p``; without replacement, distinct ones."""
         from . import arange, asarray, take
 
+        if not isinstance(a, int) and _foreign(a):
+            # Text or objects: NumPy's elements at positions drawn from this stream.
+            host = _np.asarray(a)
+            if host.ndim == 0:
+                raise ValueError("a must be 1-dimensional or an integer")
+            at = self.choice(host.shape[axis], size, replace, p)
+            return _np.take(host, asnumpy(at), axis=axis)
         pop = arange(a) if isinstance(a, int) else asarray(a)
         if isinstance(a, int) and a < 0 or pop.ndim == 0:
             raise ValueError("a must be a positive integer unless no samples are taken")
@@ -184,6 +215,16 @@ def _positions(order, n):
     r = asarray(order)
     _vmnp._set_bounds(r, 0, n - 1)
     return r
+
+
+def _into(out, draw, size):
+    """``draw(size)``, or with ``out``, ``draw(out.shape)`` stored into ``out`` and ``out``."""
+    if out is None:
+        return draw(size)
+    if size is not None and tuple(_dims(size)) != tuple(out.shape):
+        raise ValueError(f"size must match out.shape when used together ({size} != {out.shape})")
+    out[...] = draw(out.shape)
+    return out
 
 
 def _check_scale(scale):
