@@ -43,9 +43,9 @@ fn product(a: &Mat, b: &Mat, c: Base, t: Base, swap: bool) -> Vec<Instruction> {
     ]
 }
 
+/// A row-major matrix (or stack) at the start of `base` (which may hold more).
 fn dense(base: Base, shape: &[usize]) -> Mat {
-    let v = View::row_major(base, shape);
-    Mat { base, start: 0, shape: shape.to_vec(), stride: v.stride.to_vec() }
+    Mat { base, start: 0, shape: shape.to_vec(), stride: vm_ir::view::row_major_strides(shape).to_vec() }
 }
 
 fn check(what: &str, a: Mat, b: Mat, dtype: DType, swap: bool) {
