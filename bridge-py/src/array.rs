@@ -6,7 +6,6 @@ use crate::dtypes::Weak;
 use crate::ops::{self, np_name};
 use crate::session::{BaseHandle, hook, host_bytes, index_err, value_err};
 use pyo3::basic::CompareOp;
-use pyo3::exceptions::PyOverflowError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
@@ -124,7 +123,9 @@ pub fn arg<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<(Arg, Option<Bound<'
             // Past int64, only uint64 holds it: typed as one (NumPy's weak rule would say the
             // same for uint64 operands, the only ones that hold it).
             (_, Ok(u)) => Ok(Some((Arg::Strong(Scalar::U64(u)), None))),
-            _ => Err(PyOverflowError::new_err(format!("Python integer {obj} out of bounds for int64"))),
+            // Past uint64: NumPy holds it as a float next to float arrays, and refuses it next
+            // to integer ones (`to_scalar`).
+            _ => Ok(Some((Arg::Weak(Weak::HugeInt(obj.extract()?)), None))),
         };
     }
     if let Some(s) = numpy_scalar(obj)? {

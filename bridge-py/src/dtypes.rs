@@ -13,6 +13,9 @@ pub enum Weak {
     Int(i64),
     /// A Python `float`.
     Float(f64),
+    /// A Python `int` past both `i64` and `u64` (`10**20`), as the nearest float: it meets
+    /// float arrays as that value and overflows every integer dtype.
+    HugeInt(f64),
 }
 
 impl Weak {
@@ -20,7 +23,7 @@ impl Weak {
     pub fn default_dtype(self) -> DType {
         match self {
             Weak::Bool(_) => DType::Bool,
-            Weak::Int(_) => DType::I64,
+            Weak::Int(_) | Weak::HugeInt(_) => DType::I64,
             Weak::Float(_) => DType::F64,
         }
     }
@@ -37,6 +40,8 @@ impl Weak {
                 }
                 Some(Scalar::I64(i).cast(dtype))
             }
+            Weak::HugeInt(_) if !dtype.is_float() => None,
+            Weak::HugeInt(f) => Some(Scalar::F64(f).cast(dtype)),
         }
     }
 }
@@ -123,8 +128,8 @@ pub fn promote(a: DType, b: DType) -> DType {
 pub fn promote_weak(d: DType, w: Weak) -> DType {
     match w {
         Weak::Bool(_) => d,
-        Weak::Int(_) if d == DType::Bool => DType::I64,
-        Weak::Int(_) => d,
+        Weak::Int(_) | Weak::HugeInt(_) if d == DType::Bool => DType::I64,
+        Weak::Int(_) | Weak::HugeInt(_) => d,
         Weak::Float(_) if d.is_float() => d,
         Weak::Float(_) => DType::F64,
     }
@@ -169,5 +174,8 @@ mod tests {
         assert_eq!(promote_weak(Bool, Weak::Int(3)), I64);
         assert!(Weak::Int(300).to_scalar(U8).is_none());
         assert_eq!(Weak::Int(-1).to_scalar(I8), Some(Scalar::I8(-1)));
+        assert!(Weak::HugeInt(1e20).to_scalar(U64).is_none());
+        assert_eq!(Weak::HugeInt(1e20).to_scalar(F32), Some(Scalar::F32(1e20)));
+        assert_eq!(promote_weak(F32, Weak::HugeInt(1e20)), F32);
     }
 }

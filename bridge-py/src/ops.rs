@@ -216,9 +216,12 @@ pub fn record<const N: usize>(
                 Operand::View(v)
             }
             Arg::Strong(c) => Operand::Const(c.cast(ct)),
-            Arg::Weak(w) => Operand::Const(w.to_scalar(ct).ok_or_else(|| {
-                let Weak::Int(i) = w else { unreachable!("only ints overflow") };
-                PyOverflowError::new_err(format!("Python integer {i} out of bounds for {}", np_name(ct)))
+            Arg::Weak(w) => Operand::Const(w.to_scalar(ct).ok_or_else(|| match w {
+                Weak::Int(i) => {
+                    PyOverflowError::new_err(format!("Python integer {i} out of bounds for {}", np_name(ct)))
+                }
+                // NumPy's words for an int past every integer dtype.
+                _ => PyOverflowError::new_err("Python int too large to convert to C long"),
             })?),
         });
     }
@@ -265,7 +268,7 @@ pub fn binary(
     out: Option<&Bound<'_, NdArray>>,
 ) -> PyResult<Option<Py<PyAny>>> {
     let (Some((x, _kx)), Some((y, _ky))) = (arg(a)?, arg(b)?) else { return Ok(None) };
-    let args = [x, y];
+    let (op, args) = exact_past_int64(op, [x, y]);
     let (op, mut ct, mut od) = binary_types(op, result_type(&args))?;
     if op == Opcode::Power && ct.is_integer() && ct.is_signed() && negative_scalar(&args[1]) {
         return Err(value_err("Integers to negative integer powers are not allowed."));
@@ -283,18 +286,43 @@ pub fn binary(
     }
     if od == DType::Bool && ct.is_integer() {
         // NumPy 2 compares an out-of-range Python int exactly instead of raising.
-        let fits = |a: &Arg| !matches!(a, Arg::Weak(w @ Weak::Int(_)) if w.to_scalar(ct).is_none());
+        let fits =
+            |a: &Arg| !matches!(a, Arg::Weak(w @ (Weak::Int(_) | Weak::HugeInt(_))) if w.to_scalar(ct).is_none());
+        let huge = args.iter().any(|a| matches!(a, Arg::Weak(Weak::HugeInt(_))));
         if !args.iter().all(fits) {
-            ct = if ct == DType::U64 { DType::F64 } else { DType::I64 };
+            // Past int64 only floats hold the scalar (its magnitude decides every comparison).
+            ct = if ct == DType::U64 || huge { DType::F64 } else { DType::I64 };
         }
     }
     finish(py, op, args, ct, od, out)
+}
+
+/// A comparison of a signed integer array with an integer past int64 (a Python int in
+/// `2**63..2**64`, typed uint64) as NumPy 2 makes it, exactly: the answer is the same for every
+/// element (`a == 2**63` is False; in float64, where the promotion would compare, `2**63 - 1`
+/// equals it). Rewritten as the comparison of the array with itself that gives that answer
+/// everywhere; any other operation unchanged.
+fn exact_past_int64(op: Opcode, [x, y]: [Arg; 2]) -> (Opcode, [Arg; 2]) {
+    use Opcode as O;
+    let signed = |a: &Arg| matches!(a, Arg::Arr(v) if v.dtype().is_integer() && v.dtype().is_signed());
+    let past = |a: &Arg| matches!(a, Arg::Strong(Scalar::U64(u)) if *u > i64::MAX as u64);
+    // `array op big`: equal and greater never hold, the others always; mirrored for `big op array`.
+    let always = match (op, signed(&x) && past(&y), past(&x) && signed(&y)) {
+        (O::Equal, true, _) | (O::Equal, _, true) => false,
+        (O::NotEqual, true, _) | (O::NotEqual, _, true) => true,
+        (O::Less | O::LessEqual, true, _) | (O::Greater | O::GreaterEqual, _, true) => true,
+        (O::Greater | O::GreaterEqual, true, _) | (O::Less | O::LessEqual, _, true) => false,
+        _ => return (op, [x, y]),
+    };
+    let array = if signed(&x) { x } else { y };
+    (if always { O::Equal } else { O::NotEqual }, [array.clone(), array])
 }
 
 /// True when `a` is a negative integer scalar.
 fn negative_scalar(a: &Arg) -> bool {
     match a {
         Arg::Weak(Weak::Int(i)) => *i < 0,
+        Arg::Weak(Weak::HugeInt(f)) => *f < 0.0,
         Arg::Strong(c) if c.dtype().is_integer() => c.dtype() != DType::U64 && c.as_i64() < 0,
         _ => false,
     }
@@ -467,6 +495,9 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
         }
         Arg::Strong(c) => Operand::Const(c.cast(dt)),
         Arg::Weak(w) => Operand::Const(match w {
+            Weak::HugeInt(_) if dt.is_integer() => {
+                return Err(PyOverflowError::new_err("Python int too large to convert to C long"));
+            }
             Weak::Int(_) if dt.is_integer() => w.to_scalar(dt).ok_or_else(|| {
                 PyOverflowError::new_err(format!("Python integer {} out of bounds for {}", value, np_name(dt)))
             })?,

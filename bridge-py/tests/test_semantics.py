@@ -236,6 +236,10 @@ CASES = {
     "i = np.arange(4, dtype=np.int8).sum(); f = np.arange(3, dtype=np.float32).mean()\n"
     "out = (np.array([s, m, x.min()]), np.array([s, 1]), np.array([i, 1]), np.array([f, f]), "
     "np.array([s, m], dtype=int), np.array((i, i)))",
+    "Python ints past int64": "i, h = np.array([2**63 - 1, -5]), np.array([1], np.int8)\n"
+    "f = np.array([1.5], np.float32)\n"
+    "out = (i == 2**63, i != 2**63, i < 2**63, 2**63 > i, i >= 2**64 - 1, h < 2**70, i == 2**64, 2**80 > i, "
+    "f + 2**100, np.arange(3.0) * 10**20, np.array([1.0]) / -10**30, np.arange(3, dtype=np.uint64) == 2**63)",
     "moveaxis sequences": "z = np.zeros((2, 3, 4))\n"
     "out = (np.moveaxis(z, [0, 1], [2, 0]).shape, np.moveaxis(z, (0, -1), (-1, 0)).shape, "
     "np.expand_dims(np.arange(3), (0, 2)).shape)",
@@ -317,6 +321,8 @@ ERRORS = {
     "float take index": ("np.take(np.arange(5), np.array([1.0]))", TypeError),
     "float linspace count": ("np.linspace(0, 1, 2.0)", TypeError),
     "diag of a scalar": ("np.diag(5)", ValueError),
+    "int array plus an int past uint64": ("np.array([1, 2]) + 2**64", OverflowError),
+    "an int past uint64 into an int array": ("a = np.zeros(2, int); a[0] = 10**20", OverflowError),
     "row index out of range": ("np.zeros((3, 2))[np.array([0, 3])]", IndexError),
     "negative row index out of range": ("np.zeros((3, 2))[[-4]]", IndexError),
     "ufunc output of another shape": ("np.add(np.arange(3), 1, out=np.zeros((2, 4), int))", ValueError),
