@@ -28,12 +28,30 @@ fn compare(what: &str, op: Opcode, inputs: &[String], expected: &[Scalar], got: 
         return Err(format!("{what}: {} results, expected {}", got.len(), expected.len()));
     }
     for (i, (e, g)) in expected.iter().zip(got).enumerate() {
-        let ok = if tolerant_of_zero_sign(op) { same_ignoring_zero_sign(*e, *g) } else { same(*e, *g) };
+        let ok = if tolerant_of_zero_sign(op) {
+            same_ignoring_zero_sign(*e, *g)
+        } else if matches!(op, Opcode::Arccosh | Opcode::Arctanh) {
+            // The reference is std's formula; the engines compute libm's (NumPy's), which
+            // differs from it by up to an ulp at these values (more near the poles, where
+            // std's loses accuracy: `vm_ir::semantics`).
+            same(*e, *g) || within_one_ulp(*e, *g)
+        } else {
+            same(*e, *g)
+        };
         if !ok {
             return Err(format!("{what}: element {i} ({}): got {g}, expected {e}", inputs[i]));
         }
     }
     Ok(())
+}
+
+/// True for two finite floats of one dtype and sign at most one unit in the last place apart.
+fn within_one_ulp(e: Scalar, g: Scalar) -> bool {
+    match (e, g) {
+        (Scalar::F64(a), Scalar::F64(b)) => a.is_finite() && b.is_finite() && a.to_bits().abs_diff(b.to_bits()) <= 1,
+        (Scalar::F32(a), Scalar::F32(b)) => a.is_finite() && b.is_finite() && a.to_bits().abs_diff(b.to_bits()) <= 1,
+        _ => false,
+    }
 }
 
 fn run(env: &mut Env, what: &str, op: Opcode, operands: Vec<vm_ir::Operand>) -> Check {

@@ -328,6 +328,9 @@ pub fn float_asinh<T: Float>(a: T) -> T {
 /// loses up to 11 units in the last place as `a` nears 1. NaN below 1.
 pub fn float_acosh<T: Float>(a: T) -> T {
     let two = T::ONE + T::ONE;
+    if a < T::ONE {
+        return (a - a) / T::ZERO; // NaN, also for -inf
+    }
     if a > T::ASYMPTOTIC {
         a.ln() + T::LN_2
     } else if a >= two {
@@ -482,7 +485,9 @@ mod tests {
         assert_eq!(float_atanh(-0.0f64).to_bits(), (-0.0f64).to_bits());
         assert!(float_atanh(1.5f64).is_nan() && float_atanh(f64::NAN).is_nan());
         assert_eq!(float_acosh(1.0f64), 0.0);
-        assert!(float_acosh(-3.0f64).is_nan() && float_acosh(-1.5f64).is_nan() && float_acosh(f64::NAN).is_nan());
+        for x in [-3.0f64, -2.0, -1.5, -1.0, 0.0, 0.5, f64::NEG_INFINITY, -1e300, f64::NAN] {
+            assert!(float_acosh(x).is_nan() && float_acosh(x as f32).is_nan(), "acosh({x})");
+        }
     }
 
     #[test]
