@@ -41,6 +41,10 @@ pub struct CpuEngine {
     replays: HashMap<ReplayKey, Replay>,
     /// The opcode of the `matmul` extension method, once registered.
     matmul: Option<Opcode>,
+    /// Runs of small batches by structure hash ([`CHILD_BATCH_WORK`]).
+    small_batches: HashMap<u64, u32>,
+    /// True when the child is the built-in interpreter (it takes the engine's own bases).
+    child_is_interp: bool,
     shut_down: bool,
 }
 
@@ -73,6 +77,30 @@ const CHILD_RUNS_WORK: u64 = 1 << 14;
 /// Runs of a small kernel on the child before it is compiled.
 const CHILD_RUNS: u32 = 2;
 
+/// Element operations (positions of every instruction together) up to which a whole batch of
+/// a structure seen for one of the first [`CHILD_RUNS`] times runs on the child: kernel
+/// formation costs tens of microseconds per instruction for a batch
+/// structure not seen before (a loop of writes to a small board that never repeats its pattern:
+/// every instruction checked for overlap against the ones set aside), where the reference
+/// interpreter runs a small instruction in about one.
+const CHILD_BATCH_WORK: u64 = 1 << 14;
+
+/// Structures of small batches counted before the counts start over.
+const MAX_SMALL_STRUCTURES: usize = 4096;
+
+/// The element operations of `batch`: the positions each blockable instruction iterates over,
+/// and those of the others' outputs.
+fn batch_work(batch: &[Instruction]) -> u64 {
+    batch
+        .iter()
+        .filter(|i| !i.opcode.is_system())
+        .map(|i| match vm_fusion::iteration_shape(i) {
+            Some(shape) => shape.iter().map(|&n| n as u64).fold(1u64, u64::saturating_mul),
+            None => i.output().map_or(0, |o| o.nelem() as u64),
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
 /// True when every operation of `prog` gives bit for bit what the reference interpreter gives
 /// (all but the engine's own approximations, [`crate::fastmath`]; the opcode tests hold the
 /// rest to exact agreement) and it reduces nothing (partial sums add in another order): a
@@ -101,6 +129,7 @@ impl CpuEngine {
     /// already started stopped again. Cranelift's IR verifier runs on every kernel in debug
     /// builds.
     pub fn named(table: &str, config: Config, child: Option<Box<dyn Component>>) -> Result<CpuEngine> {
+        let child_is_interp = child.as_ref().is_some_and(|c| c.info().implementation == "interp");
         let threads = match config.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n if n > crate::MAX_THREADS => {
@@ -127,6 +156,8 @@ impl CpuEngine {
             hoist: Hoist::default(),
             replays: HashMap::default(),
             matmul: None,
+            small_batches: HashMap::default(),
+            child_is_interp,
             shut_down: false,
         })
     }
@@ -229,6 +260,15 @@ impl CpuEngine {
         let mut temps = k.temps.iter().map(|&id| self.plans.number_of(id)).collect::<Option<Vec<u32>>>()?;
         temps.sort_unstable();
         Some((self.plans.entry(), *k.instrs.first()?, temps))
+    }
+
+    /// The bookkeeping after a batch: spare buffers, copy-back partners, kept invariants.
+    fn finish(&mut self, succeeded: bool, mem: &mut HostMemory) {
+        self.spares.finish(mem);
+        for id in self.copybacks.finish(mem) {
+            self.lazy.forget(id);
+        }
+        self.hoist.finish(succeeded, self.config.hoist_bytes as u64, &mut self.lazy, mem);
     }
 
     /// Runs a kernel that is a matrix product as GEMM ([`gemm`]).
@@ -368,7 +408,40 @@ impl Component for CpuEngine {
         work.apply(rewrite::fold_subview_fills);
         work.apply(|b| self.copybacks.rewrite(b, mem));
         work.replace(rewrite::exact_reciprocals);
-        let mut steps = self.plans.partition(work.batch(), &opts);
+        // A small batch of a structure met for one of the first times runs whole on the child,
+        // without kernel formation: forming kernels costs tens of microseconds per instruction
+        // for a structure not cached (a loop of writes to a small board that never repeats its
+        // pattern: each instruction checked for overlap against the ones set aside), where the
+        // reference interpreter runs a small instruction in about one. Once the structure keeps
+        // coming, its kernels are formed and compiled once, and then run faster than the child.
+        let small = self.child.is_some()
+            && self.config.first_runs_on_child
+            && batch_work(work.batch()) <= CHILD_BATCH_WORK
+            // The child knows the frontend's bases only, unless it is the built-in interpreter
+            // (a plugin behind the component ABI).
+            && (self.child_is_interp || work.batch().iter().all(|i| i.views().all(|v| v.base.id.0 < crate::lazy::SYNTHETIC)));
+        let runs = &mut self.small_batches;
+        let analyse = |hash: u64| {
+            if !small {
+                return true;
+            }
+            if runs.len() >= MAX_SMALL_STRUCTURES {
+                runs.clear();
+            }
+            let n = runs.entry(hash).or_insert(0);
+            *n = n.saturating_add(1);
+            *n > CHILD_RUNS
+        };
+        let Some(mut steps) = self.plans.partition_if(work.batch(), &opts, analyse) else {
+            // What the child computes is recorded like a batch without kernels (nothing is
+            // deferred).
+            self.profile.batches_on_child += 1;
+            self.lazy.record(work.batch(), &mut [], mem);
+            let child = self.child.as_mut().expect("small batches go to a child");
+            let result = child.execute(work.batch(), mem);
+            self.finish(result.is_ok(), mem);
+            return result;
+        };
         let lazy = &self.lazy;
         work.replace(|b| self.spares.rename(b, mem, &steps, |id| lazy.replayed_now(id)));
         self.lazy.record(work.batch(), &mut steps, mem);
@@ -379,11 +452,7 @@ impl Component for CpuEngine {
                 break;
             }
         }
-        self.spares.finish(mem);
-        for id in self.copybacks.finish(mem) {
-            self.lazy.forget(id);
-        }
-        self.hoist.finish(result.is_ok(), hoist_bytes, &mut self.lazy, mem);
+        self.finish(result.is_ok(), mem);
         result
     }
 

@@ -208,6 +208,11 @@ impl Lazy {
         BaseId(VERSION_BASE - self.next)
     }
 
+    /// True when base `id` is deferred: its values are a recipe, not in memory.
+    pub fn defers(&self, id: BaseId) -> bool {
+        self.deferred.contains_key(&id)
+    }
+
     /// True when the current batch starts with the replay of base `id`.
     pub fn replayed_now(&self, id: BaseId) -> bool {
         self.replayed_now.contains(&id)

@@ -22,6 +22,11 @@
 //! time step moves) is kept in a base of the engine's the second time and read from there
 //! afterwards ([`hoist`], bounded by the setting `hoist_bytes`).
 //!
+//! A small batch (at most 2^14 element operations) of a structure met for one of the first
+//! two times runs whole on the fallback child, without kernel formation, which costs tens of
+//! microseconds per instruction for a structure not seen before; once it keeps coming, its
+//! kernels are formed and compiled once.
+//!
 //! Scans, gathers and scatters run as plain Rust ([`native`]), and so do the reductions to a
 //! position, `argmin_reduce` and `argmax_reduce`, on the pool ([`positions`]). Matrix products
 //! (a kernel of a product summed over its middle axis, and the `matmul` extension method of
@@ -122,7 +127,8 @@ vm_runtime::settings! {
         dump: bool = false,
         /// a small kernel seen for the first or second time runs on the child (when there is
         /// one) and is compiled only if it keeps coming (not kernels whose results the child
-        /// would round differently: reductions, the engine's own exp and log)
+        /// would round differently: reductions, the engine's own exp and log); so does a whole
+        /// small batch of a structure seen for the first or second time
         first_runs_on_child: bool = true,
         /// bytes of loop-invariant results kept across batches and read instead of computed
         /// again (a costly value a loop computes the same way every time); 0 = off

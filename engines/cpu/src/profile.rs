@@ -23,6 +23,8 @@ pub struct Profile {
     pub fallback: u64,
     /// Runs of small kernels seen for the first times, by the child instead of compiled code.
     pub first_runs_on_child: u64,
+    /// Small batches run whole by the child (no kernel formation).
+    pub batches_on_child: u64,
     /// Pure bases deferred (never written to memory unless replayed).
     pub deferred: u64,
     /// Deferred bases replayed because a later batch referred to them.
@@ -77,6 +79,7 @@ impl fmt::Display for Profile {
             "  first runs on child  {} (small kernels compiled once they keep coming)",
             self.first_runs_on_child
         )?;
+        writeln!(f, "  batches on child     {} (small batches, run whole)", self.batches_on_child)?;
         writeln!(f, "  deferred / replayed  {} / {}", self.deferred, self.replayed)?;
         writeln!(f, "  hoisted              {} (loop-invariant results read, not computed)", self.hoisted)?;
         writeln!(f, "  matrix products      {} (run as blocked GEMM)", self.matrix_products)?;

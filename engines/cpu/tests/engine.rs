@@ -97,19 +97,20 @@ fn extensions_go_to_the_fallback_child() {
                 .collect::<Vec<Operand>>(),
         ),
     ];
-    let mut cpu = CpuEngine::new(vm_cpu::Config::default(), Some(Box::new(Interp::new(None)))).unwrap();
+    // Small work runs on the child unless the setting says otherwise: here cpu runs the batch.
+    let config = vm_cpu::Config { first_runs_on_child: false, ..vm_cpu::Config::default() };
+    let mut cpu = CpuEngine::new(config, Some(Box::new(Interp::new(None)))).unwrap();
     assert!(cpu.register_extension(vm_interp::MATMUL, matmul).unwrap());
     let mut mem = HostMemory::new();
     cpu.execute(&batch, &mut mem).unwrap();
     // a = [[0,1,2],[3,4,5]], b = [[1,2],[3,4],[5,6]]
     assert_eq!(mem.get(c.id).unwrap().as_slice::<i64>(), &[13, 16, 40, 52]);
     assert_eq!(cpu.profile().fallback, 1);
-    // The same, typed, through the trait: cpu handed one instruction down, interp ran it (and
-    // the small kernel before it, seen for the first time).
+    // The same, typed, through the trait: cpu handed one instruction down, interp ran it.
     let info = cpu.describe();
     assert_eq!((info[0].statistics.fallbacks, info[0].statistics.batches), (1, 1));
-    assert_eq!((info[1].implementation.as_str(), info[1].statistics.batches), ("interp", 2));
-    assert_eq!(cpu.profile().first_runs_on_child, 1);
+    assert_eq!((info[1].implementation.as_str(), info[1].statistics.batches), ("interp", 1));
+    assert_eq!((cpu.profile().first_runs_on_child, cpu.profile().batches_on_child), (0, 0));
 
     let mut alone = CpuEngine::with_threads(1).unwrap();
     assert!(alone.register_extension(vm_interp::MATMUL, matmul).unwrap());
@@ -225,14 +226,22 @@ fn small_kernels_run_on_the_child_the_first_times_and_compile_after() {
     let mut cpu = CpuEngine::new(vm_cpu::Config::default(), Some(Box::new(Interp::new(None)))).unwrap();
     let mut mem = HostMemory::new();
     let mut results = Vec::new();
+    // Each batch also fills a large array, so that the batch as a whole is not small (small
+    // batches run whole on the child; see below).
+    let large = base(1000, DType::F64, 1 << 15);
+    let with_large = |mut batch: Vec<Instruction>| {
+        batch.push(Instruction::new(Opcode::Identity, [whole(large), Scalar::F64(2.0).into()]));
+        batch
+    };
     for t in 0..4u64 {
         let (x, y) = (base(10 * t + 1, DType::F64, 100), base(10 * t + 2, DType::F64, 100));
-        cpu.execute(&constant_chain(x, y, 6), &mut mem).unwrap();
+        cpu.execute(&with_large(constant_chain(x, y, 6)), &mut mem).unwrap();
         results.push(mem.get(y.id).unwrap().as_slice::<f64>().to_vec());
     }
     assert!(results.windows(2).all(|w| w[0] == w[1]));
     let p = cpu.profile();
-    assert_eq!((p.first_runs_on_child, p.cache.misses, p.cache.hits), (2, 1, 1));
+    // The chain twice on the child, then compiled once and reused; the fill compiled once.
+    assert_eq!((p.first_runs_on_child, p.batches_on_child, p.cache.misses, p.cache.hits), (2, 0, 2, 4));
     // The engine's own exp is always compiled (the child's differs in the last bits), as is a
     // kernel too large for the child to run as fast.
     let (x, y) = (base(100, DType::F64, 100), base(101, DType::F64, 100));
@@ -241,11 +250,54 @@ fn small_kernels_run_on_the_child_the_first_times_and_compile_after() {
         Instruction::new(Opcode::Exp, [whole(y), whole(x)]),
         Instruction::new(Opcode::Sync, [whole(y)]),
     ];
-    cpu.execute(&exp, &mut mem).unwrap();
+    cpu.execute(&with_large(exp), &mut mem).unwrap();
     let (x, y) = (base(102, DType::F64, 1 << 16), base(103, DType::F64, 1 << 16));
     cpu.execute(&constant_chain(x, y, 5), &mut mem).unwrap();
     let p = cpu.profile();
-    assert_eq!((p.first_runs_on_child, p.cache.misses), (2, 3));
+    assert_eq!((p.first_runs_on_child, p.cache.misses), (2, 4));
+}
+
+#[test]
+fn small_batches_run_whole_on_the_child_unless_they_read_a_deferred_base() {
+    let mut cpu = CpuEngine::new(vm_cpu::Config::default(), Some(Box::new(Interp::new(None)))).unwrap();
+    let mut mem = HostMemory::new();
+    // Writes to a small board in a pattern that never repeats: each batch is a structure not
+    // seen before, run by the child without kernel formation; the values are interp's.
+    let board = base(1, DType::F64, 9 * 9);
+    let mut want = vec![0.0f64; 81];
+    for round in 0..5usize {
+        let mut batch = Vec::new();
+        for j in 0..40usize {
+            let (r, c) = ((j * 4 + round) % 9, (j * 7 + round) % 9);
+            let row = view(board, (r * 9) as i64, &[9], &[1]);
+            let col = view(board, c as i64, &[9], &[9]);
+            batch.push(Instruction::new(Opcode::Add, [row.clone(), row, Scalar::F64(1.0).into()]));
+            batch.push(Instruction::new(Opcode::Multiply, [col.clone(), col, Scalar::F64(0.5).into()]));
+            (0..9).for_each(|k| want[r * 9 + k] += 1.0);
+            (0..9).for_each(|k| want[k * 9 + c] *= 0.5);
+        }
+        batch.push(Instruction::new(Opcode::Sync, [whole(board)]));
+        cpu.execute(&batch, &mut mem).unwrap();
+        assert_eq!(mem.get(board.id).unwrap().as_slice::<f64>(), &want[..], "round {round}");
+    }
+    let p = cpu.profile();
+    assert_eq!((p.batches_on_child, p.kernels), (5, 0));
+    // A large batch defers a pure array it does not read (its values stay a recipe); a small
+    // batch reading it is not the child's: cpu replays the recipe first.
+    let (x, y, s) = (base(2, DType::F64, 1 << 15), base(3, DType::F64, 1 << 15), base(4, DType::F64, 4));
+    let defer = vec![
+        Instruction::new(Opcode::Range, [whole(x)]),
+        Instruction::new(Opcode::Multiply, [whole(y), whole(x), Scalar::F64(3.0).into()]),
+        Instruction::new(Opcode::Sync, [whole(y)]),
+    ];
+    cpu.execute(&defer, &mut mem).unwrap();
+    let read = vec![
+        Instruction::new(Opcode::Add, [whole(s), view(x, 10, &[4], &[1]), Scalar::F64(0.5).into()]),
+        Instruction::new(Opcode::Sync, [whole(s)]),
+    ];
+    cpu.execute(&read, &mut mem).unwrap();
+    assert_eq!(mem.get(s.id).unwrap().as_slice::<f64>(), &[10.5, 11.5, 12.5, 13.5]);
+    assert_eq!(cpu.profile().batches_on_child, 5);
 }
 
 #[test]

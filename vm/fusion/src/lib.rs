@@ -464,13 +464,28 @@ impl PartitionCache {
     /// The steps of [`partition`]`(batch, options)`, from the cache when `batch` has the structure
     /// of a batch partitioned before with the same options.
     pub fn partition(&mut self, batch: &[Instruction], options: &Options) -> Vec<Step> {
+        self.partition_if(batch, options, |_| true).expect("analysed when not cached")
+    }
+
+    /// [`PartitionCache::partition`] when `batch`'s structure is cached; when it is not, the
+    /// analysis only if `analyse`, given the structure's hash, says so (else `None`: nothing
+    /// analysed or cached, an engine running the batch another way).
+    pub fn partition_if(
+        &mut self,
+        batch: &[Instruction],
+        options: &Options,
+        analyse: impl FnOnce(u64) -> bool,
+    ) -> Option<Vec<Step>> {
         self.sign(batch, options);
         if let Some((words, entry, cached)) = self.entries.get(&self.signature.hash)
             && *words == self.signature.words
         {
             self.hits += 1;
             self.entry = *entry;
-            return renamed(cached, |n| self.numbering.bases[n.0 as usize]);
+            return Some(renamed(cached, |n| self.numbering.bases[n.0 as usize]));
+        }
+        if !analyse(self.signature.hash) {
+            return None;
         }
         self.misses += 1;
         let steps = partition(batch, options);
@@ -489,7 +504,7 @@ impl PartitionCache {
         {
             self.words -= old.len();
         }
-        steps
+        Some(steps)
     }
 
     /// The number of the cache entry of the last batch partitioned: two batches get the same

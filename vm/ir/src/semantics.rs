@@ -174,6 +174,8 @@ pub trait Float:
     fn ln(self) -> Self;
     /// `std`'s inverse hyperbolic sine.
     fn std_asinh(self) -> Self;
+    /// Not a number.
+    const NAN: Self;
     /// `std`'s inverse hyperbolic tangent.
     fn std_atanh(self) -> Self;
     /// The square root.
@@ -203,6 +205,7 @@ macro_rules! float_impl {
             fn abs(self) -> $t { <$t>::abs(self) }
             fn ln(self) -> $t { <$t>::ln(self) }
             fn std_asinh(self) -> $t { <$t>::asinh(self) }
+            const NAN: $t = <$t>::NAN;
             fn std_atanh(self) -> $t { <$t>::atanh(self) }
             fn sqrt(self) -> $t { <$t>::sqrt(self) }
             const LOG2_E: $t = std::f64::consts::LOG2_E as $t;
@@ -329,7 +332,7 @@ pub fn float_asinh<T: Float>(a: T) -> T {
 pub fn float_acosh<T: Float>(a: T) -> T {
     let two = T::ONE + T::ONE;
     if a < T::ONE {
-        return (a - a) / T::ZERO; // NaN, also for -inf
+        return T::NAN; // also for -inf
     }
     if a > T::ASYMPTOTIC {
         a.ln() + T::LN_2
