@@ -413,6 +413,15 @@ fn _where(py: Python<'_>, cond: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>, y: &Bou
         other => other,
     };
     let rt = result_type(&[a.clone(), b.clone()]);
+    // NumPy's where casts a Python int its result dtype cannot hold instead of raising
+    // (`where(m, uint8_image, -1)` holds 255).
+    let wrapped = |x: Arg| match x {
+        Arg::Weak(w @ Weak::Int(i)) if rt.is_integer() && w.to_scalar(rt).is_none() => {
+            Arg::Strong(Scalar::I64(i).cast(rt))
+        }
+        x => x,
+    };
+    let (a, b) = (wrapped(a), wrapped(b));
     let (v, h) = record(py, Opcode::Select, [c, a, b], rt, rt, None)?.expect("a new array");
     Ok(wrap(py, v, h)?.into_any())
 }
