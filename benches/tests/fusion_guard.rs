@@ -16,7 +16,8 @@ const EXPECTED: &[(&str, u64, u64, u64, u64)] =
 
 /// The cpu stack with every batch formed into kernels: at tiny sizes the engine would run
 /// small batches of new structures on its child instead (`first_runs_on_child`).
-const CONFIG: &str = "stack = \"cpu\"\n[stacks]\ncpu = [\"node\", \"cpu\", \"interp\"]\n[cpu]\nfirst_runs_on_child = false\n";
+const CONFIG: &str =
+    "stack = \"cpu\"\n[stacks]\ncpu = [\"node\", \"cpu\", \"interp\"]\n[cpu]\nfirst_runs_on_child = false\n";
 
 fn fusion_of(name: &str, config: &std::path::Path) -> Statistics {
     let def = suite::find(name).unwrap_or_else(|| panic!("no benchmark {name}"));
