@@ -646,10 +646,17 @@ def matmul(a, b, out=None, **kwargs):
     return _v._store(r, out)
 
 
+_PRODUCT_DTYPES = {}
+
+
 def _product_dtype(a, b):
     """The dtype of a sum of products of ``a``'s and ``b``'s elements (NumPy's: their promoted
-    dtype, not the wider one a plain sum of integers accumulates in)."""
-    return _dtype_name(_np.result_type(a.dtype, b.dtype))
+    dtype, not the wider one a plain sum of integers accumulates in), remembered per pair."""
+    key = (a.dtype, b.dtype)
+    name = _PRODUCT_DTYPES.get(key)
+    if name is None:
+        name = _PRODUCT_DTYPES[key] = _dtype_name(_np.result_type(a.dtype, b.dtype))
+    return name
 
 
 def dot(a, b, out=None):
