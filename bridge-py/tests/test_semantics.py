@@ -242,6 +242,9 @@ CASES = {
     "f + 2**100, np.arange(3.0) * 10**20, np.array([1.0]) / -10**30, np.arange(3, dtype=np.uint64) == 2**63)",
     "where casts Python ints": "a = np.array([50, 200], dtype=np.uint8); i = np.array([1, 2], np.int8)\n"
     "out = (np.where(a > 100, a, -1), np.where(a > 100, 256, a), np.where(i > 1, i, 200), np.where(i > 1, 3, i))",
+    "iterating vectors gives NumPy's scalars": "import statistics\nx = np.arange(4) * 1.5; i = np.arange(3)\n"
+    "out = (statistics.mean(x), [type(v).__name__ for v in x], sum(v for v in i), sorted(-i), list(x[::-1]), "
+    "[isinstance(v, float) for v in x])",
     "moveaxis sequences": "z = np.zeros((2, 3, 4))\n"
     "out = (np.moveaxis(z, [0, 1], [2, 0]).shape, np.moveaxis(z, (0, -1), (-1, 0)).shape, "
     "np.expand_dims(np.arange(3), (0, 2)).shape)",

@@ -209,6 +209,10 @@ def __index__(a):
 def __iter__(a):
     if a.ndim == 0:
         raise TypeError("iteration over a 0-d array")
+    if a.ndim == 1:
+        # NumPy's scalars, as NumPy iterates (statistics.mean(x), isinstance(v, float)): the
+        # values as they are when the loop starts, synced once.
+        return iter(_v._to_numpy(a))
     return (a[i] for i in range(a.shape[0]))
 
 
