@@ -78,12 +78,19 @@ const CHILD_RUNS_WORK: u64 = 1 << 14;
 const CHILD_RUNS: u32 = 2;
 
 /// Element operations (positions of every instruction together) up to which a whole batch of
-/// a structure seen for one of the first [`CHILD_RUNS`] times runs on the child: kernel
-/// formation costs tens of microseconds per instruction for a batch
-/// structure not seen before (a loop of writes to a small board that never repeats its pattern:
+/// a structure seen for one of the first [`CHILD_RUNS`] times runs on the child, without
+/// kernel formation, which costs tens of microseconds per instruction for a batch structure
+/// not seen before (a loop of writes to a small board that never repeats its pattern:
 /// every instruction checked for overlap against the ones set aside), where the reference
-/// interpreter runs a small instruction in about one.
+/// interpreter runs a small instruction in about one. Once the structure keeps coming, its
+/// kernels are formed and compiled once, and then run faster than the child.
 const CHILD_BATCH_WORK: u64 = 1 << 14;
+
+/// True when `instrs` name only the frontend's bases, none of the engine's own (what a child
+/// behind the component ABI knows).
+fn frontend_bases_only<'a>(mut instrs: impl Iterator<Item = &'a Instruction>) -> bool {
+    instrs.all(|i| i.views().all(|v| v.base.id.0 < crate::lazy::SYNTHETIC))
+}
 
 /// Structures of small batches counted before the counts start over.
 const MAX_SMALL_STRUCTURES: usize = 4096;
@@ -212,7 +219,7 @@ impl CpuEngine {
             && work(&prog, &bind) <= CHILD_RUNS_WORK
             && runs_alike_on_child(&prog)
             // The child knows the frontend's bases only (it may be behind the plugin ABI).
-            && k.instrs.iter().all(|&i| batch[i].views().all(|v| v.base.id.0 < crate::lazy::SYNTHETIC))
+            && frontend_bases_only(k.instrs.iter().map(|&i| &batch[i]))
             && self.cache.uncompiled_run(&prog, CHILD_RUNS)
         {
             // A small kernel seen for the first times: the child runs its instructions (as
@@ -408,18 +415,14 @@ impl Component for CpuEngine {
         work.apply(rewrite::fold_subview_fills);
         work.apply(|b| self.copybacks.rewrite(b, mem));
         work.replace(rewrite::exact_reciprocals);
-        // A small batch of a structure met for one of the first times runs whole on the child,
-        // without kernel formation: forming kernels costs tens of microseconds per instruction
-        // for a structure not cached (a loop of writes to a small board that never repeats its
-        // pattern: each instruction checked for overlap against the ones set aside), where the
-        // reference interpreter runs a small instruction in about one. Once the structure keeps
-        // coming, its kernels are formed and compiled once, and then run faster than the child.
+        // A small batch of a structure met for one of the first times runs on the child
+        // ([`CHILD_BATCH_WORK`]).
         let small = self.child.is_some()
             && self.config.first_runs_on_child
             && batch_work(work.batch()) <= CHILD_BATCH_WORK
             // The child knows the frontend's bases only, unless it is the built-in interpreter
             // (a plugin behind the component ABI).
-            && (self.child_is_interp || work.batch().iter().all(|i| i.views().all(|v| v.base.id.0 < crate::lazy::SYNTHETIC)));
+            && (self.child_is_interp || frontend_bases_only(work.batch().iter()));
         let runs = &mut self.small_batches;
         let analyse = |hash: u64| {
             if !small {
