@@ -207,8 +207,10 @@ pub fn try_collect<I: ExactSizeIterator>(iter: I, base: BaseId, what: &str) -> R
 }
 
 /// Freed buffers at least this large go to the pool; smaller ones back to the allocator, which
-/// keeps them cheaply itself.
-pub const POOL_MIN_BYTES: usize = 1 << 20;
+/// keeps them cheaply itself. (glibc maps blocks from 128 KiB up afresh, or returns them to the
+/// system when they top its heap: a loop over 300x300 float64 arrays, 720 KB each, ran 2.2x
+/// slower in its first second while the allocator's thresholds adapted.)
+pub const POOL_MIN_BYTES: usize = 1 << 16;
 
 /// The pool may hold this many bytes even when fewer are live.
 pub const POOL_FLOOR_BYTES: usize = 64 << 20;
