@@ -18,8 +18,22 @@ use vm_runtime::memory::try_vec;
 pub struct ExecConfig {
     /// Positions of the iteration space per block.
     pub block: usize,
-    /// Kernels with at most this many positions run as one block on the calling thread.
+    /// Kernels with at most this much work (positions times operations) run as one block on
+    /// the calling thread.
     pub min_parallel: usize,
+}
+
+/// Blocks a kernel run in parallel is cut into at least, so that the threads share it evenly:
+/// 3 blocks of a 90,000-position kernel kept one of 2 threads idle a third of the time. The cut
+/// depends on the kernel alone, never on the thread count, and so do reductions' results.
+const MIN_BLOCKS: usize = 8;
+
+/// The number of blocks of a kernel of `n` positions computing `ops` operations at each.
+fn block_count(n: usize, ops: usize, cfg: &ExecConfig) -> usize {
+    if n.saturating_mul(ops.max(1)) <= cfg.min_parallel {
+        return 1;
+    }
+    n.div_ceil(cfg.block.max(1)).max(MIN_BLOCKS.min(n)).min(MAX_BLOCKS)
 }
 
 /// The row-major multi-index of position `f` in `shape`.
@@ -183,7 +197,7 @@ pub fn run(
         };
     }
 
-    let nblocks = if n <= cfg.min_parallel { 1 } else { n.div_ceil(cfg.block.max(1)).min(MAX_BLOCKS) };
+    let nblocks = block_count(n, p.ops.len(), cfg);
     // Blocks hold whole rows of a reduction along trailing axes, so that each output position
     // is one block's (see `direct` below), when a row is shorter than a block.
     let row = reduced_row(bind);
@@ -289,6 +303,20 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn costly_kernels_of_few_positions_run_in_parallel_blocks() {
+        let cfg = ExecConfig { block: 32768, min_parallel: 131072 };
+        // One operation: parallel from min_parallel positions on.
+        assert_eq!(block_count(131072, 1, &cfg), 1);
+        assert_eq!(block_count(131073, 1, &cfg), MIN_BLOCKS);
+        // Thirty operations at each of 90,000 positions: parallel, in enough blocks to share.
+        assert_eq!(block_count(90_000, 30, &cfg), MIN_BLOCKS);
+        assert_eq!(block_count(4000, 30, &cfg), 1);
+        // Large kernels: blocks of `block` positions; never more blocks than positions.
+        assert_eq!(block_count(1 << 22, 2, &cfg), 128);
+        assert_eq!(block_count(5, 1 << 20, &cfg), 5);
+    }
 
     #[test]
     fn blocks_of_whole_rows_own_their_outputs() {

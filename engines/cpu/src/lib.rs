@@ -110,7 +110,8 @@ vm_runtime::settings! {
         /// positions of a kernel's iteration space per block (the unit of parallel work)
         #[range(1, i64::MAX)]
         block_size: usize = 32768,
-        /// kernels with at most this many positions run as one block on the calling thread
+        /// kernels with at most this much work (positions times operations) run as one block
+        /// on the calling thread
         #[range(0, i64::MAX)]
         min_parallel: usize = 131072,
         /// the most instructions fused into one kernel; 0 = no limit
