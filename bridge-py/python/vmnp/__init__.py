@@ -164,7 +164,7 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
         if _b.all(p.ndim == 0 for p in parts):
             # Scalar results gathered into a vector (`np.array([x.sum(), y.max()])` in a time
             # step): one store per element, without stacking's reshapes.
-            r = empty(len(parts), _np.result_type(*parts))
+            r = empty(len(parts), _np.result_type(*[p.dtype for p in parts]))
             for i, p in enumerate(parts):
                 r[i] = p
         else:

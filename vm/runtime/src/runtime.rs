@@ -48,6 +48,9 @@ struct BaseState {
     host_current: bool,
     /// A SYNC is pending in the batch after the last pending write.
     sync_pending: bool,
+    /// The number of the first instruction queued after the base was made (see
+    /// `Runtime::left_queue`): no instruction before it can name the base.
+    born: u64,
 }
 
 /// Counters a runtime keeps about itself.
@@ -66,6 +69,9 @@ pub struct Runtime {
     bases: HashMap<BaseId, BaseState>,
     next_base: u64,
     pending: Vec<Instruction>,
+    /// Instructions that left the queue so far (run or dropped): `pending[i]` is the
+    /// instruction numbered `left_queue + i` since the runtime began.
+    left_queue: u64,
     /// Registered extension methods by opcode number: the name, and the operand rule when the
     /// VM knows the method ([`vm_ir::extension::rule`]).
     extensions: Vec<(String, Option<&'static ExtensionRule>)>,
@@ -82,6 +88,7 @@ impl Runtime {
             bases: HashMap::default(),
             next_base: 1,
             pending: Vec::new(),
+            left_queue: 0,
             extensions: Vec::new(),
             options,
             stats: RuntimeStats::default(),
@@ -96,7 +103,8 @@ impl Runtime {
         }
         let base = Base { id: BaseId(self.next_base), dtype, nelem };
         self.next_base += 1;
-        self.bases.insert(base.id, BaseState { base, host_current: false, sync_pending: false });
+        let born = self.left_queue + self.pending.len() as u64;
+        self.bases.insert(base.id, BaseState { base, host_current: false, sync_pending: false, born });
         Ok(base)
     }
 
@@ -206,6 +214,7 @@ impl Runtime {
     /// than memory holds and never looked must not fail on its way out). The bases it would
     /// have written are stale, not freed.
     pub fn discard_pending(&mut self) {
+        self.left_queue += self.pending.len() as u64;
         self.pending.clear();
     }
 
@@ -269,6 +278,7 @@ impl Runtime {
             return Ok(());
         }
         let mut batch = std::mem::take(&mut self.pending);
+        self.left_queue += batch.len() as u64;
         if self.options.trace {
             eprintln!("--- VM_TRACE batch of {} ---\n{}", batch.len(), vm_ir::asm::print_batch(&batch));
         }
@@ -377,11 +387,19 @@ impl Runtime {
         }
         let whole = offset == 0 && len == state.base.nelem;
         // Queued instructions that use the base run first, so that they see what it held
-        // before (a DISCARD of it may wait: it only drops engines' copies).
-        let used = self.pending.iter().any(|i| i.opcode != Opcode::Discard && i.views().any(|v| v.base.id == id));
-        if whole || (state.host_current && used) {
+        // before (a DISCARD of it may wait: it only drops engines' copies). Writing all of a
+        // base that nothing queued uses runs nothing: `np.array([x[1], y.sum(), 0.5])` stores
+        // its NumPy scalar into a new base without running the instructions computing the rest.
+        let since_born = usize::try_from(state.born.saturating_sub(self.left_queue)).unwrap_or(usize::MAX);
+        let used = self
+            .pending
+            .get(since_born..)
+            .unwrap_or_default()
+            .iter()
+            .any(|i| i.opcode != Opcode::Discard && i.views().any(|v| v.base.id == id));
+        if used && (whole || state.host_current) {
             self.flush()?;
-        } else if !state.host_current {
+        } else if !whole && !state.host_current {
             self.sync(id)?;
         }
         let buffer = self.memory.ensure(&state.base)?;
@@ -614,6 +632,22 @@ mod tests {
         assert_eq!(rt.host_slice::<f64>(b.id).unwrap(), &[1.0, 9.0, 3.0, 4.0]);
         assert!(rt.write(b.id, 4, &9.0f64.to_ne_bytes()).is_err());
         assert!(rt.write(b.id, 0, &[0u8; 3]).is_err());
+    }
+
+    #[test]
+    fn a_whole_write_runs_only_queued_work_that_uses_the_base() {
+        let (mut rt, batches) = runtime();
+        let (a, b) = (rt.new_base(DType::F64, 4).unwrap(), rt.new_base(DType::F64, 4).unwrap());
+        let bytes: Vec<u8> = [1.0f64, 2.0, 3.0, 4.0].iter().flat_map(|x| x.to_ne_bytes()).collect();
+        rt.submit(vec![add_one(a)]).unwrap();
+        // Nothing queued uses b: its write runs nothing, and a's work stays queued.
+        rt.write(b.id, 0, &bytes).unwrap();
+        assert!(batches.lock().unwrap().is_empty());
+        assert_eq!(rt.host_slice::<f64>(b.id).unwrap(), &[1.0, 2.0, 3.0, 4.0]);
+        // The queued add of a reads a before the write: it runs first.
+        rt.write(a.id, 0, &bytes).unwrap();
+        assert_eq!(batches.lock().unwrap().len(), 1);
+        assert_eq!(rt.host_slice::<f64>(a.id).unwrap(), &[1.0, 2.0, 3.0, 4.0]);
     }
 
     #[test]
