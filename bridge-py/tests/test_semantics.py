@@ -260,6 +260,15 @@ CASES = {
     "np.triu([1, 2, 3]), np.tril(np.arange(3), -1), np.tril(np.arange(24).reshape(2, 3, 4), 1))",
     "linspace into integers": "out = (np.linspace(-1, 1, 7, dtype=np.int8), np.linspace(-2.5, 2.5, 6, dtype=np.int64), "
     "np.linspace([0, 1], [2, -3], 5, dtype=int))",
+    "ufunc calls of arrays and numbers": "a, i = np.arange(4.0), np.arange(4, dtype=np.int32)\n"
+    "out = (np.add(a, 2), np.add(3, i), np.multiply(i, True), np.subtract(i, 2.5), np.power(2, i), np.sqrt(i), "
+    "np.maximum(i, np.float32(1.5)), np.add(i[1], 1), np.sin(np.float32(0.5)), np.add(2, 3), np.negative(2.5))",
+    "reshapes of views": "a = np.arange(24).reshape(4, 6)\n"
+    "out = (a[:, ::2].reshape(12), a.T.reshape(6, 4), a[1:3].reshape(-1), a[1:3].reshape(3, 4)[2], "
+    "a.reshape(2, -1, 3))",
+    "arrays of numbers and of scalar arrays": "a = np.arange(3.0)\n"
+    "out = (np.array([1, 2.5, True]), np.array((1, 2)), np.array([a[1], 2, a.sum()]), np.array([[1, 2], [a[0], 4]]), "
+    "np.array([np.int8(3), 300]))",
 }
 
 

@@ -150,7 +150,11 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
                 raise _no_copy()
             return copy_(r, order=order)
         return r.copy() if copy and r is a else r
-    if isinstance(a, (list, tuple)) and _b.any(isinstance(x, ndarray) for x in _flat(a)):
+    if (
+        isinstance(a, (list, tuple))
+        and not _NUMBERS.issuperset(map(type, a))
+        and _b.any(isinstance(x, ndarray) for x in _flat(a))
+    ):
         if copy is False:
             raise _no_copy()
         if not a:
@@ -184,6 +188,10 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
         n = n.copy(order="C")
     r = _vmnp._from_bytes(n.tobytes(), _dtype_name(n.dtype), list(n.shape))
     return copy_(r, order="F") if order in ("F", "f") and r.ndim > 1 else r
+
+
+#: Element types of a sequence of plain numbers (no vmnp array inside, at any depth).
+_NUMBERS = frozenset((float, int, _b.bool))
 
 
 def _flat(seq):
@@ -485,12 +493,17 @@ def _is_scalar(x):
     return type(x) in (float, int, _b.bool) or isinstance(x, _np.generic)
 
 
+#: Inputs a ufunc call records straight away (no override, conversion or fallback to consider).
+_DIRECT_INPUTS = frozenset((ndarray, float, int, _b.bool))
+
+
 class ufunc:
     """A NumPy ufunc recorded on the VM: call, ``reduce``, ``accumulate``, ``outer``."""
 
     def __init__(self, name, op, nin):
         self.__name__ = name
         self._op = op
+        self._numpy = getattr(_np, name, None)
         self.nin = nin
         self.nout = 1
         self.nargs = nin + 1
@@ -499,10 +512,26 @@ class ufunc:
         return f"<ufunc '{self.__name__}'>"
 
     def __call__(self, *inputs, out=None, where=True, dtype=None, casting="same_kind", **kwargs):
-        if out is None and where is True and not kwargs and _b.all(map(_is_scalar, inputs)):
-            # Python and NumPy scalars only: NumPy's scalar result at once (`np.sin(x[i])` in an
-            # element loop), as NumPy computes it.
-            return getattr(_np, self.__name__)(*inputs, dtype=dtype, casting=casting)
+        if out is None and where is True and not kwargs:
+            if dtype is None and casting == "same_kind" and len(inputs) == self.nin:
+                if self.nin == 1:
+                    direct = type(inputs[0]) is ndarray
+                elif self.nin == 2:
+                    ta, tb = type(inputs[0]), type(inputs[1])
+                    direct = ta is ndarray and tb in _DIRECT_INPUTS or tb is ndarray and ta in _DIRECT_INPUTS
+                else:
+                    direct = False
+                if direct:
+                    # vmnp arrays and Python numbers, nothing else asked: recorded at once.
+                    r = _vmnp._ufunc(self._op, inputs, None)
+                    if r is not None:
+                        return r
+                elif _b.all(map(_is_scalar, inputs)):
+                    return self._numpy(*inputs)
+            elif _b.all(map(_is_scalar, inputs)):
+                # Python and NumPy scalars only: NumPy's scalar result at once (`np.sin(x[i])` in
+                # an element loop), as NumPy computes it.
+                return self._numpy(*inputs, dtype=dtype, casting=casting)
         try:
             return self._call(inputs, out, where, dtype, casting, kwargs)
         except _UnsupportedDType:

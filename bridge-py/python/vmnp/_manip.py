@@ -101,7 +101,10 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     shape = _new_shape(a, shape)
     if _f_order(a, order):
         return transpose(reshape(transpose(a), shape[::-1], copy=copy))
-    strides = _row_major(shape) if a.size == 0 else _view_strides(a.shape, a._strides, shape)
+    if a.size == 0 or a._contiguous:
+        strides = _row_major(shape)  # row-major elements in a row-major shape: always a view
+    else:
+        strides = _view_strides(a.shape, a._strides, shape)
     if copy or strides is None:
         if copy is False:
             raise ValueError("Unable to avoid creating a copy while reshaping.")
