@@ -273,6 +273,16 @@ pub fn binary(
     if op == Opcode::Power && ct.is_integer() && ct.is_signed() && negative_scalar(&args[1]) {
         return Err(value_err("Integers to negative integer powers are not allowed."));
     }
+    if op == Opcode::Power
+        && ct.is_float()
+        && matches!(args[0], Arg::Arr(_))
+        && matches!(args[1], Arg::Weak(Weak::Int(2)) | Arg::Weak(Weak::Float(2.0)))
+    {
+        // `x ** 2` squares, as NumPy's does (its result is x * x, bit for bit), at the cost of a
+        // multiplication rather than a call of pow per element.
+        let [x, _] = args;
+        return finish(py, Opcode::Multiply, [x.clone(), x], ct, od, out);
+    }
     if matches!(op, Opcode::Arctan2 | Opcode::Hypot | Opcode::Copysign | Opcode::Logaddexp | Opcode::Logaddexp2) {
         // NumPy's float loop for integer inputs: the smallest float each input casts to safely.
         let typed = args.iter().filter_map(|a| match a {

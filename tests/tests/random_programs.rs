@@ -42,6 +42,24 @@ fn cpu_on_three_threads_agrees_with_interp() {
     run("cpu, 3 threads", count(1000), true, || cpu(3));
 }
 
+/// The cpu engine running every row-blocked group it finds, however small (`row_group_bytes`).
+fn cpu_in_row_groups(threads: usize) -> Box<dyn Component> {
+    let config = vm_cpu::Config {
+        threads,
+        block_size: 64,
+        min_parallel: 100,
+        first_runs_on_child: false,
+        row_group_bytes: 1,
+        ..vm_cpu::Config::default()
+    };
+    Box::new(vm_cpu::CpuEngine::new(config, Some(Box::new(Interp::new(None)))).unwrap())
+}
+
+#[test]
+fn cpu_running_row_blocked_groups_agrees_with_interp() {
+    run("cpu, row-blocked groups", count(1000), false, || cpu_in_row_groups(2));
+}
+
 #[test]
 fn cpu_running_first_sightings_on_its_child_agrees_with_interp() {
     run("cpu, first runs on the child", count(300), false, || cpu_with(2, true));

@@ -46,13 +46,18 @@ fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
         let diff = &qs.new_axis(1)? - &e.new_axis(0)?;
         let mut dist = (&diff * &diff).sum(2)?;
         drop(diff);
-        let mut total = 0.0;
+        // The sum of the minima stays on the VM until the end: the k rounds are one batch.
+        let mut total: Option<Array<T>> = None;
         for _ in 0..k {
             let m = dist.min(1)?;
-            total += read(&m.sum_all())?;
+            let s = m.sum_all();
+            total = Some(match total {
+                Some(t) => &t + &s,
+                None => s,
+            });
             dist = Array::select(&dist.eq(&m.new_axis(1)?)?, T::INFINITY, &dist)?;
         }
-        Ok(total)
+        total.map_or(Ok(0.0), |t| read(&t))
     })
 }
 

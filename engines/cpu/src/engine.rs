@@ -11,7 +11,7 @@ use crate::profile::Profile;
 use crate::program::{Program, Recipe};
 use crate::recycle::Spares;
 use crate::rewrite::Rewritten;
-use crate::{gemm, native, positions, program, rewrite, views};
+use crate::{gemm, native, positions, program, rewrite, rows, views};
 use rustc_hash::FxHashMap as HashMap;
 use std::time::Instant;
 use vm_fusion::{Kernel, PartitionCache, Step};
@@ -52,6 +52,18 @@ pub struct CpuEngine {
 /// its contracted temporaries by their numbers in the batch (lazy deferral adds some, depending
 /// on history, and each changes the program).
 type ReplayKey = (u64, usize, Vec<u32>);
+
+/// A kernel bound to a batch and compiled, ready to run (a member of a row-blocked group).
+struct Bound {
+    prog: Program,
+    f: KernelFn,
+    bind: program::Binding,
+    /// Where to keep it for the next batch of the same structure, when it was built anew.
+    replay: Option<(ReplayKey, Recipe, bool)>,
+}
+
+/// Steps looked at past the first kernel of a row-blocked group.
+const ROW_GROUP_LOOKAHEAD: usize = 64;
 
 /// A kernel's program, compiled code and binding recipe.
 struct Replay {
@@ -238,6 +250,224 @@ impl CpuEngine {
             self.replays.insert(key, Replay { program: prog, f, final_code, recipe });
         }
         Ok(())
+    }
+
+    /// Binds kernel `k` of `batch` and compiles it (see [`CpuEngine::run_kernel`] for
+    /// `replayable`), without running it; never on the child.
+    fn bind_kernel(&mut self, k: &Kernel, batch: &[Instruction], replayable: bool) -> Result<Bound> {
+        let key = replayable.then(|| self.replay_key(k)).flatten();
+        if let Some(key) = key.as_ref()
+            && let Some(r) = self.replays.get_mut(key)
+        {
+            let bind = r.recipe.bind(batch)?;
+            if r.final_code {
+                self.cache.stats.hits += 1;
+            } else {
+                (r.f, r.final_code) = self.cache.get(&r.program, work(&r.program, &bind))?;
+            }
+            return Ok(Bound { prog: r.program.clone(), f: r.f, bind, replay: None });
+        }
+        let (prog, bind, recipe) = program::build_with_recipe(k, batch)?;
+        let (f, final_code) = self.cache.get(&prog, work(&prog, &bind))?;
+        Ok(Bound { prog, f, bind, replay: key.map(|key| (key, recipe, final_code)) })
+    }
+
+    /// The kernel of step `step` when a row-blocked group may take it: neither a matrix product
+    /// nor an instruction needing isolation.
+    fn row_member<'s>(step: &'s Step, batch: &[Instruction]) -> Option<&'s Kernel> {
+        let Step::Kernel(k) = step else { return None };
+        let isolated = k.instrs.len() == 1 && vm_fusion::needs_isolation(&batch[k.instrs[0]]);
+        (!isolated && gemm::recognise(k, batch).is_none()).then_some(k)
+    }
+
+    /// What the instructions of step `step` read and write.
+    fn touches(step: &Step, batch: &[Instruction]) -> rows::Touches {
+        let positions: Vec<usize> = match step {
+            Step::Kernel(k) => k.instrs.iter().chain(&k.after).copied().collect(),
+            Step::Single(i) | Step::System(i) => vec![*i],
+        };
+        let mut t = rows::Touches::default();
+        for i in positions {
+            let instr = &batch[i];
+            for (o, v) in instr.operands.iter().enumerate().filter_map(|(o, op)| op.as_view().map(|v| (o, v))) {
+                if o == 0 && (instr.output().is_some() || instr.opcode.is_system()) {
+                    t.writes.push(v.base.id);
+                } else {
+                    t.reads.push(v.base.id);
+                }
+            }
+        }
+        t
+    }
+
+    /// Runs the steps from `i` on as a row-blocked group ([`rows`]) when they make one: its
+    /// members block by block, then the steps set aside, in batch order. Returns the number
+    /// of steps done (0: no group starts at `i`, nothing done). `bound` caches the kernels of
+    /// the batch's steps bound so far.
+    fn row_group(
+        &mut self,
+        steps: &[Step],
+        i: usize,
+        bound: &mut [Option<Bound>],
+        batch: &[Instruction],
+        origin: &[usize],
+        mem: &mut HostMemory,
+    ) -> Result<usize> {
+        let min_bytes = self.config.row_group_bytes as u64;
+        // A group starts with a kernel moving a good part of what a group must.
+        let Some(k0) = Self::row_member(&steps[i], batch) else { return Ok(0) };
+        let positions = k0.shape.iter().map(|&n| n as u64).fold(1u64, u64::saturating_mul);
+        if min_bytes == 0 || positions.saturating_mul(8) < min_bytes / 4 {
+            return Ok(0);
+        }
+        // Errors name the position in the caller's batch, before any rewrite.
+        let first_of = |s: usize| match &steps[i + s] {
+            Step::Kernel(k) => k.instrs[0],
+            Step::Single(p) | Step::System(p) => *p,
+        };
+        let tag_at = |e: Error, s: usize| tag(e, origin.get(first_of(s)).copied().unwrap_or(first_of(s)));
+        // The kernels ahead, bound once per batch; which of them join depends on the rows.
+        let end = steps.len().min(i + 1 + ROW_GROUP_LOOKAHEAD);
+        for (s, step) in steps[i..end].iter().enumerate() {
+            if matches!(step, Step::Single(_)) {
+                break;
+            }
+            if bound[i + s].is_none()
+                && let Some(k) = Self::row_member(step, batch)
+            {
+                bound[i + s] = Some(self.bind_kernel(k, batch, true).map_err(|e| tag_at(e, s))?);
+            }
+        }
+        let window = &bound[i..end];
+        let Some(first) = window[0].as_ref() else { return Ok(0) };
+        if first.bind.nelem() == 0 {
+            return Ok(0);
+        }
+        // The rows: the largest count of the first kernel's that gives the most members.
+        let mut best: Option<(usize, rows::Group, Vec<usize>)> = None; // (rows, group, members)
+        for r in rows::row_counts(&first.bind.shape) {
+            let (group, members) = Self::plan_row_group(&steps[i..end], window, batch, r);
+            if members.len() >= 2 && best.as_ref().is_none_or(|b| b.2.len() < members.len()) {
+                best = Some((r, group, members));
+            }
+        }
+        let Some((rows, group, members)) = best else { return Ok(0) };
+        let member = |s: usize| window[s].as_ref().expect("a member");
+        let moved: u64 = members.iter().map(|&s| exec::bytes_moved(&member(s).bind)).sum();
+        if moved < min_bytes {
+            return Ok(0);
+        }
+        let n = members.last().map_or(0, |&s| s + 1); // the steps it spans
+        // Run the members block by block.
+        let cfg = self.exec_config();
+        let rows_per_block = group.rows_per_block();
+        let t0 = Instant::now();
+        let mut launches = Vec::with_capacity(members.len());
+        for &s in &members {
+            let b = member(s);
+            let block = rows_per_block * (b.bind.nelem() / rows);
+            if let Some(l) =
+                exec::Launch::new(b.f, &b.prog, &b.bind, mem, &cfg, Some(block)).map_err(|e| tag_at(e, s))?
+            {
+                launches.push((l, s));
+            }
+        }
+        let nblocks = launches.iter().map(|(l, _)| l.nblocks).max().unwrap_or(0);
+        debug_assert!(launches.iter().all(|(l, _)| l.nblocks == nblocks), "members cut into the same blocks");
+        self.pool.run(nblocks, &|b| {
+            for (l, _) in &launches {
+                // SAFETY: every launch is bound to buffers that stay allocated until the steps
+                // set aside run (after this); the group's rule ([`rows`]) makes blocks of rows
+                // touch disjoint elements of every base a member writes, and each block runs
+                // its members in batch order on one thread.
+                unsafe { l.call(b) };
+            }
+        });
+        let mut moved = 0u64;
+        for (l, s) in launches {
+            moved = moved.saturating_add(l.finish(&member(s).bind, mem).map_err(|e| tag_at(e, s))?);
+        }
+        self.profile.exec_time += t0.elapsed();
+        self.profile.bytes_moved += moved;
+        self.profile.row_grouped += members.len() as u64;
+        for &s in &members {
+            let Step::Kernel(k) = &steps[i + s] else { unreachable!("members are kernels") };
+            self.profile.kernels += 1;
+            self.profile.fused_instructions += k.instrs.len() as u64;
+            self.profile.contracted += k.temps.len() as u64;
+            let b = bound[i + s].take().expect("a member");
+            self.keep_replay(b);
+        }
+        // Then, in batch order, the members' system instructions and the steps set aside.
+        for s in 0..n {
+            match &steps[i + s] {
+                Step::Kernel(k) if members.contains(&s) => {
+                    for &a in &k.after {
+                        self.system(&batch[a], mem).map_err(|e| tag(e, origin.get(a).copied().unwrap_or(a)))?;
+                    }
+                }
+                step => self.step(step, batch, origin, mem)?,
+            }
+        }
+        Ok(n)
+    }
+
+    /// Runs kernel `k`, bound as `b`, then its system instructions (as [`CpuEngine::step`]
+    /// does, without binding it again).
+    fn run_bound_kernel(
+        &mut self,
+        k: &Kernel,
+        b: Bound,
+        batch: &[Instruction],
+        origin: &[usize],
+        mem: &mut HostMemory,
+    ) -> Result<()> {
+        let at = |i: usize| origin.get(i).copied().unwrap_or(i);
+        self.profile.kernels += 1;
+        self.profile.fused_instructions += k.instrs.len() as u64;
+        self.profile.contracted += k.temps.len() as u64;
+        let cfg = self.exec_config();
+        Self::run_bound(&b.prog, b.f, &b.bind, mem, &self.pool, &cfg, &mut self.profile)
+            .map_err(|e| tag(e, at(k.instrs[0])))?;
+        self.keep_replay(b);
+        for &i in &k.after {
+            self.system(&batch[i], mem).map_err(|e| tag(e, at(i)))?;
+        }
+        Ok(())
+    }
+
+    /// Keeps `b`'s program, code and recipe for the next batch of the same structure, when it
+    /// was built anew.
+    fn keep_replay(&mut self, b: Bound) {
+        if let Some((key, recipe, final_code)) = b.replay {
+            if self.replays.len() >= MAX_REPLAYS {
+                self.replays.clear();
+            }
+            self.replays.insert(key, Replay { program: b.prog, f: b.f, final_code, recipe });
+        }
+    }
+
+    /// The group of `rows` rows that `steps` make from their first, and its members by their
+    /// position in `steps` (the steps between them are set aside). `bound` holds the kernels
+    /// of `steps` bound.
+    fn plan_row_group(
+        steps: &[Step],
+        bound: &[Option<Bound>],
+        batch: &[Instruction],
+        rows: usize,
+    ) -> (rows::Group, Vec<usize>) {
+        let mut group = rows::Group::new(rows);
+        let mut members = Vec::new();
+        for (s, step) in steps.iter().enumerate() {
+            match (&bound[s], step) {
+                (Some(b), _) if group.admit(&b.bind, exec::bytes_moved(&b.bind)) => members.push(s),
+                // A large kernel that does not fit ends the group; a small one waits after it.
+                (Some(b), _) if b.bind.nelem() as u64 * b.prog.ops.len() as u64 > CHILD_RUNS_WORK => break,
+                (None, Step::Single(_)) => break,
+                (_, step) => group.set_aside(&Self::touches(step, batch)),
+            }
+        }
+        (group, members)
     }
 
     /// Runs compiled kernel `f` of `prog` on `bind`; nothing when it has nothing to do.
@@ -449,8 +679,19 @@ impl Component for CpuEngine {
         work.replace(|b| self.spares.rename(b, mem, &steps, |id| lazy.replayed_now(id)));
         self.lazy.record(work.batch(), &mut steps, mem);
         let mut result = Ok(());
-        for step in steps {
-            result = self.step(&step, work.batch(), work.origin(), mem);
+        let mut bound: Vec<Option<Bound>> = steps.iter().map(|_| None).collect();
+        let mut i = 0;
+        while i < steps.len() {
+            result = match self.row_group(&steps, i, &mut bound, work.batch(), work.origin(), mem) {
+                Ok(0) => match (&steps[i], bound[i].take()) {
+                    // Bound already when looking for a group: run as bound.
+                    (Step::Kernel(k), Some(b)) => self.run_bound_kernel(k, b, work.batch(), work.origin(), mem),
+                    (step, _) => self.step(step, work.batch(), work.origin(), mem),
+                }
+                .map(|()| 1),
+                done => done,
+            }
+            .map(|done| i += done);
             if result.is_err() {
                 break;
             }

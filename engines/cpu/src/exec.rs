@@ -144,6 +144,33 @@ fn overwritten(p: &Program, bind: &Binding, k: usize) -> bool {
 
 /// Runs `f` (compiled from `p`) over the iteration space of `bind`. Returns the bytes moved
 /// between memory and the kernel: [`bytes_moved`], and every reduction's output.
+/// A kernel bound to host memory and cut into blocks, ready to run block by block (see
+/// [`run`]; [`crate::rows`] runs the blocks of several kernels together).
+pub struct Launch {
+    f: KernelFn,
+    /// The kernel's argument words ([`ArgLayout`]).
+    args: Vec<i64>,
+    /// Per block, the pointers of its partial results (`np` words each).
+    words: Vec<i64>,
+    /// Reductions of the kernel.
+    np: usize,
+    /// Positions per block, and positions in all.
+    block: usize,
+    n: usize,
+    /// Blocks (the last one may be shorter).
+    pub nblocks: usize,
+    /// Per reduction: each block's (min, max, offset) span of its partial buffer (empty when
+    /// the blocks accumulate straight into the output).
+    spans: Vec<Vec<(usize, usize, usize)>>,
+    /// Per reduction: its partial buffer (empty when direct).
+    parts: Vec<Vec<u64>>,
+    /// Per reduction: the blocks accumulate straight into its output.
+    direct: Vec<bool>,
+    /// Bytes the slots move (the outputs of reductions are added by [`Launch::finish`]).
+    moved: u64,
+}
+
+/// Runs compiled kernel `f` of `p` bound by `bind` on the pool; returns the bytes it moved.
 pub fn run(
     f: KernelFn,
     p: &Program,
@@ -152,152 +179,199 @@ pub fn run(
     pool: &Pool,
     cfg: &ExecConfig,
 ) -> Result<u64> {
-    let n = bind.nelem();
-    if n == 0 {
+    let Some(launch) = Launch::new(f, p, bind, mem, cfg, None)? else {
         return Ok(0);
-    }
-    if i64::try_from(n).is_err() {
-        // Generated code counts positions in i64.
-        return Err(Error::Unsupported(format!("a kernel of {n} positions: the cpu engine runs at most 2^63 - 1")));
-    }
-    // Every base first, the reductions' outputs included: one too large for the machine fails
-    // here, named, before any scratch memory is sized after it.
-    for r in &bind.partials {
-        views::buffer(mem, &r.out)?;
-    }
-    let lay = ArgLayout::of(p);
-    let nd = p.ndim;
-    let mut args = vec![0i64; lay.words(p.consts.len())];
-    for (k, s) in bind.slots.iter().enumerate() {
-        let size = s.view.dtype().size();
-        if mem.get(s.view.base.id).is_none() && overwritten(p, bind, k) {
-            mem.ensure_overwritten(&s.view.base)?; // no zeros that the kernel would overwrite
-        }
-        let buf = views::buffer(mem, &s.view)?; // allocates and checks the extent, once
-        let ptr = buf.as_mut_ptr() as i64 + s.view.start * size as i64;
-        args[lay.slot_ptr(k)] = ptr;
-        for d in 0..nd {
-            args[lay.slot_stride(k, d)] = s.strides[d] * size as i64;
-        }
-    }
-    let mut moved = bytes_moved(bind);
-    for (q, r) in bind.partials.iter().enumerate() {
-        for d in 0..nd {
-            args[lay.partial_stride(q, d)] = r.strides[d] * r.out.dtype().size() as i64;
-        }
-    }
-    for d in 0..nd {
-        args[lay.shape(d)] = bind.shape[d] as i64;
-    }
-    for (c, s) in bind.consts.iter().enumerate() {
-        args[lay.konst(c)] = match s {
-            vm_ir::Scalar::F32(x) => i64::from(x.to_bits()),
-            vm_ir::Scalar::F64(x) => x.to_bits() as i64,
-            s => s.to_payload() as i64,
-        };
-    }
-
-    let nblocks = block_count(n, p.ops.len(), cfg);
-    // Blocks hold whole rows of a reduction along trailing axes, so that each output position
-    // is one block's (see `direct` below), when a row is shorter than a block.
-    let row = reduced_row(bind);
-    let block = n.div_ceil(nblocks);
-    let block = if row > 1 && row <= block { block.div_ceil(row) * row } else { block };
-    let nblocks = n.div_ceil(block); // no empty block at the end
-    let range = |b: usize| (b * block, b.saturating_add(1).saturating_mul(block).min(n));
-
-    // Partial buffers: per reduction, one region per block covering the positions it touches.
-    // When no two blocks touch one output position and the output is row-major and dense (a
-    // reduction along trailing axes, rows not cut by blocks), the blocks accumulate straight into
-    // the output: the same values, combined in the same order, without the partials' passes.
-    let np = bind.partials.len();
-    let mut spans: Vec<Vec<(usize, usize, usize)>> = Vec::with_capacity(np); // (min, max, offset)
-    let mut parts: Vec<Vec<u64>> = Vec::with_capacity(np);
-    let mut direct = vec![false; np];
-    let first = bind.partials.first().map_or(BaseId(0), |r| r.out.base.id);
-    let mut words: Vec<i64> = try_vec(nblocks * np.max(1), first, "the partials' pointers of a reduction into")?;
-    words.resize(nblocks * np.max(1), 0);
-    for (q, r) in bind.partials.iter().enumerate() {
-        let size = r.out.dtype().size();
-        let id = r.out.base.id;
-        if r.out.is_contiguous() && (nblocks == 1 || one_block_per_output(&bind.shape, &r.strides, block)) {
-            let out = views::buffer(mem, &r.out)?;
-            // SAFETY: `buffer` checked that the view, dense from `start`, lies inside the
-            // buffer; identities are valid values of every dtype (bools 0 or 1).
-            let bytes = unsafe {
-                let start = out.as_mut_ptr().add(r.out.start as usize * size);
-                std::slice::from_raw_parts_mut(start, r.out.nelem() * size)
-            };
-            reduce::fill_identity(r.opcode, r.out.dtype(), bytes);
-            let base = bytes.as_mut_ptr() as i64;
-            for b in 0..nblocks {
-                words[b * np + q] = base;
-            }
-            direct[q] = true;
-            spans.push(Vec::new());
-            parts.push(Vec::new());
-            continue;
-        }
-        let mut s = try_vec(nblocks, id, "the per-block spans of a reduction into")?;
-        let mut total = 0usize;
-        for b in 0..nblocks {
-            let (lo, hi) = range(b);
-            let (mn, mx) = partial_span(&bind.shape, &r.strides, lo, hi);
-            s.push((mn, mx, total));
-            // An overflow here can only mean more than memory can hold: storage fails on it.
-            total = total.saturating_add(mx - mn + 1);
-        }
-        let mut buf = storage(total, size, id, "the per-block partial results of a reduction into")?;
-        reduce::fill_identity(r.opcode, r.out.dtype(), &mut bytes_mut(&mut buf)[..total * size]);
-        let base = buf.as_mut_ptr() as i64;
-        for (b, &(mn, _, off)) in s.iter().enumerate() {
-            words[b * np + q] = base.wrapping_add((off as i64 - mn as i64) * size as i64);
-        }
-        spans.push(s);
-        parts.push(buf);
-    }
-
-    let args = &args;
-    let words = &words;
-    let call = |b: usize| {
-        let (lo, hi) = range(b);
-        // SAFETY: `args` describes views checked to lie inside their allocated buffers and
-        // partial buffers covering every position of the block; blocks write disjoint
-        // positions (an output view visits each element once, partials are per block), and
-        // every buffer outlives the call (the pool returns only when all blocks have run).
-        unsafe { f(args.as_ptr(), words.as_ptr().add(b * np), lo as i64, hi as i64) };
     };
-    pool.run(nblocks, &call);
+    // SAFETY: see `Launch::call`; the pool returns only when every block has run.
+    pool.run(launch.nblocks, &|b| unsafe { launch.call(b) });
+    launch.finish(bind, mem)
+}
 
-    for (q, r) in bind.partials.iter().enumerate() {
-        let dt = r.out.dtype();
-        let size = dt.size();
-        let m = r.out.nelem();
-        moved = moved.saturating_add((m * size) as u64);
-        if direct[q] {
-            continue;
+impl Launch {
+    /// Binds `p` to `bind`'s views in `mem` (allocating their bases) and cuts it into blocks of
+    /// `block` positions when given (a multiple of every reduced row: blocks own their outputs),
+    /// else as [`ExecConfig`] says. `None` for a kernel of no positions.
+    pub fn new(
+        f: KernelFn,
+        p: &Program,
+        bind: &Binding,
+        mem: &mut HostMemory,
+        cfg: &ExecConfig,
+        block: Option<usize>,
+    ) -> Result<Option<Launch>> {
+        let n = bind.nelem();
+        if n == 0 {
+            return Ok(None);
         }
-        let mut acc = storage(m, size, r.out.base.id, "the combined partial results of a reduction into")?;
-        let acc_bytes = &mut bytes_mut(&mut acc)[..m * size];
-        reduce::fill_identity(r.opcode, dt, acc_bytes);
-        let part = bytes_mut(&mut parts[q]);
-        for &(mn, mx, off) in &spans[q] {
-            let len = mx - mn + 1;
-            reduce::fold(
-                r.opcode,
-                dt,
-                &mut acc_bytes[mn * size..(mx + 1) * size],
-                &part[off * size..(off + len) * size],
-            );
+        if i64::try_from(n).is_err() {
+            // Generated code counts positions in i64.
+            return Err(Error::Unsupported(format!("a kernel of {n} positions: the cpu engine runs at most 2^63 - 1")));
         }
-        with_dtype!(dt, T => {
-            // SAFETY: acc is 8-byte aligned storage holding m initialised elements of T (bools
-            // are 0 or 1: identities and combinations of bools).
-            let values = unsafe { std::slice::from_raw_parts(acc.as_ptr().cast::<T>(), m) };
-            views::write::<T>(mem, &r.out, values)?;
-        });
+        // Every base first, the reductions' outputs included: one too large for the machine
+        // fails here, named, before any scratch memory is sized after it.
+        for r in &bind.partials {
+            views::buffer(mem, &r.out)?;
+        }
+        let lay = ArgLayout::of(p);
+        let nd = p.ndim;
+        let mut args = vec![0i64; lay.words(p.consts.len())];
+        for (k, s) in bind.slots.iter().enumerate() {
+            let size = s.view.dtype().size();
+            if mem.get(s.view.base.id).is_none() && overwritten(p, bind, k) {
+                mem.ensure_overwritten(&s.view.base)?; // no zeros that the kernel would overwrite
+            }
+            let buf = views::buffer(mem, &s.view)?; // allocates and checks the extent, once
+            let ptr = buf.as_mut_ptr() as i64 + s.view.start * size as i64;
+            args[lay.slot_ptr(k)] = ptr;
+            for d in 0..nd {
+                args[lay.slot_stride(k, d)] = s.strides[d] * size as i64;
+            }
+        }
+        let moved = bytes_moved(bind);
+        for (q, r) in bind.partials.iter().enumerate() {
+            for d in 0..nd {
+                args[lay.partial_stride(q, d)] = r.strides[d] * r.out.dtype().size() as i64;
+            }
+        }
+        for d in 0..nd {
+            args[lay.shape(d)] = bind.shape[d] as i64;
+        }
+        for (c, s) in bind.consts.iter().enumerate() {
+            args[lay.konst(c)] = match s {
+                vm_ir::Scalar::F32(x) => i64::from(x.to_bits()),
+                vm_ir::Scalar::F64(x) => x.to_bits() as i64,
+                s => s.to_payload() as i64,
+            };
+        }
+
+        let block = match block {
+            Some(block) => block.clamp(1, n),
+            None => {
+                let nblocks = block_count(n, p.ops.len(), cfg);
+                // Blocks hold whole rows of a reduction along trailing axes, so that each output
+                // position is one block's (see `direct` below), when a row is shorter than a block.
+                let row = reduced_row(bind);
+                let block = n.div_ceil(nblocks);
+                if row > 1 && row <= block { block.div_ceil(row) * row } else { block }
+            }
+        };
+        let nblocks = n.div_ceil(block); // no empty block at the end
+        let range = |b: usize| (b * block, b.saturating_add(1).saturating_mul(block).min(n));
+
+        // Partial buffers: per reduction, one region per block covering the positions it
+        // touches. When no two blocks touch one output position and the output is row-major and
+        // dense (a reduction along trailing axes, rows not cut by blocks), the blocks accumulate
+        // straight into the output: the same values, combined in the same order, without the
+        // partials' passes.
+        let np = bind.partials.len();
+        let mut spans: Vec<Vec<(usize, usize, usize)>> = Vec::with_capacity(np); // (min, max, offset)
+        let mut parts: Vec<Vec<u64>> = Vec::with_capacity(np);
+        let mut direct = vec![false; np];
+        let first = bind.partials.first().map_or(BaseId(0), |r| r.out.base.id);
+        let mut words: Vec<i64> = try_vec(nblocks * np.max(1), first, "the partials' pointers of a reduction into")?;
+        words.resize(nblocks * np.max(1), 0);
+        for (q, r) in bind.partials.iter().enumerate() {
+            let size = r.out.dtype().size();
+            let id = r.out.base.id;
+            if accumulates_in_place(bind, q, block, nblocks) {
+                let out = views::buffer(mem, &r.out)?;
+                // SAFETY: `buffer` checked that the view, dense from `start`, lies inside the
+                // buffer; identities are valid values of every dtype (bools 0 or 1).
+                let bytes = unsafe {
+                    let start = out.as_mut_ptr().add(r.out.start as usize * size);
+                    std::slice::from_raw_parts_mut(start, r.out.nelem() * size)
+                };
+                reduce::fill_identity(r.opcode, r.out.dtype(), bytes);
+                let base = bytes.as_mut_ptr() as i64;
+                for b in 0..nblocks {
+                    words[b * np + q] = base;
+                }
+                direct[q] = true;
+                spans.push(Vec::new());
+                parts.push(Vec::new());
+                continue;
+            }
+            let mut s = try_vec(nblocks, id, "the per-block spans of a reduction into")?;
+            let mut total = 0usize;
+            for b in 0..nblocks {
+                let (lo, hi) = range(b);
+                let (mn, mx) = partial_span(&bind.shape, &r.strides, lo, hi);
+                s.push((mn, mx, total));
+                // An overflow here can only mean more than memory can hold: storage fails on it.
+                total = total.saturating_add(mx - mn + 1);
+            }
+            let mut buf = storage(total, size, id, "the per-block partial results of a reduction into")?;
+            reduce::fill_identity(r.opcode, r.out.dtype(), &mut bytes_mut(&mut buf)[..total * size]);
+            let base = buf.as_mut_ptr() as i64;
+            for (b, &(mn, _, off)) in s.iter().enumerate() {
+                words[b * np + q] = base.wrapping_add((off as i64 - mn as i64) * size as i64);
+            }
+            spans.push(s);
+            parts.push(buf);
+        }
+        Ok(Some(Launch { f, args, words, np, block, n, nblocks, spans, parts, direct, moved }))
     }
-    Ok(moved)
+
+    /// Runs block `b`.
+    ///
+    /// # Safety
+    /// The host buffers the launch was bound to must still be allocated (no FREE in between),
+    /// and no other thread may run block `b` or touch the positions it writes meanwhile:
+    /// blocks write disjoint positions (an output view visits each element once, partials are
+    /// per block or per output row).
+    pub unsafe fn call(&self, b: usize) {
+        if b >= self.nblocks {
+            return;
+        }
+        let lo = b * self.block;
+        let hi = b.saturating_add(1).saturating_mul(self.block).min(self.n);
+        // SAFETY: `args` describes views checked to lie inside their allocated buffers and
+        // partial buffers covering every position of the block (the caller's contract for the
+        // rest).
+        unsafe { (self.f)(self.args.as_ptr(), self.words.as_ptr().add(b * self.np), lo as i64, hi as i64) };
+    }
+
+    /// After every block has run: combines the partial results of reductions in block order
+    /// into their outputs. Returns the bytes the kernel moved.
+    pub fn finish(mut self, bind: &Binding, mem: &mut HostMemory) -> Result<u64> {
+        let mut moved = self.moved;
+        for (q, r) in bind.partials.iter().enumerate() {
+            let dt = r.out.dtype();
+            let size = dt.size();
+            let m = r.out.nelem();
+            moved = moved.saturating_add((m * size) as u64);
+            if self.direct[q] {
+                continue;
+            }
+            let mut acc = storage(m, size, r.out.base.id, "the combined partial results of a reduction into")?;
+            let acc_bytes = &mut bytes_mut(&mut acc)[..m * size];
+            reduce::fill_identity(r.opcode, dt, acc_bytes);
+            let part = bytes_mut(&mut self.parts[q]);
+            for &(mn, mx, off) in &self.spans[q] {
+                let len = mx - mn + 1;
+                reduce::fold(
+                    r.opcode,
+                    dt,
+                    &mut acc_bytes[mn * size..(mx + 1) * size],
+                    &part[off * size..(off + len) * size],
+                );
+            }
+            with_dtype!(dt, T => {
+                // SAFETY: acc is 8-byte aligned storage holding m initialised elements of T
+                // (bools are 0 or 1: identities and combinations of bools).
+                let values = unsafe { std::slice::from_raw_parts(acc.as_ptr().cast::<T>(), m) };
+                views::write::<T>(mem, &r.out, values)?;
+            });
+        }
+        Ok(moved)
+    }
+}
+
+/// True when the blocks of reduction `q` of `bind` accumulate straight into its output (the
+/// output is dense and no two blocks of `block` positions share an output position).
+pub fn accumulates_in_place(bind: &Binding, q: usize, block: usize, nblocks: usize) -> bool {
+    let r = &bind.partials[q];
+    r.out.is_contiguous() && (nblocks == 1 || one_block_per_output(&bind.shape, &r.strides, block))
 }
 
 #[cfg(test)]

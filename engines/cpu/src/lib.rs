@@ -22,6 +22,11 @@
 //! time step moves) is kept in a base of the engine's the second time and read from there
 //! afterwards ([`hoist`], bounded by the setting `hoist_bytes`).
 //!
+//! Consecutive kernels over the same rows that touch what they write row by row (a distance
+//! matrix, its row minima, the matrix masked by them) run together one block of rows at a time,
+//! so that what one writes is still in the cache when the next reads it ([`rows`], setting
+//! `row_group_bytes`).
+//!
 //! A small batch (at most 2^14 element operations) of a structure met for one of the first
 //! two times runs whole on the fallback child, without kernel formation, which costs tens of
 //! microseconds per instruction for a structure not seen before; once it keeps coming, its
@@ -83,6 +88,7 @@ pub mod program;
 mod recycle;
 pub mod reduce;
 mod rewrite;
+pub mod rows;
 pub mod schedule;
 pub mod simd;
 pub mod views;
@@ -135,6 +141,10 @@ vm_runtime::settings! {
         /// again (a costly value a loop computes the same way every time); 0 = off
         #[range(0, i64::MAX)]
         hoist_bytes: usize = 268435456,
+        /// consecutive kernels sharing rows run together a block of rows at a time when they
+        /// move at least this many bytes together (see the `rows` module); 0 = never
+        #[range(0, i64::MAX)]
+        row_group_bytes: usize = 4194304,
     }
 }
 

@@ -33,6 +33,8 @@ pub struct Profile {
     pub hoisted: u64,
     /// Kernels run as matrix products ([`crate::gemm`]).
     pub matrix_products: u64,
+    /// Kernels run in row-blocked groups ([`crate::rows`]).
+    pub row_grouped: u64,
     /// Time spent running kernels (binding, blocks, combining partials).
     pub exec_time: Duration,
     /// Bytes read and written by kernels: each memory operand's distinct elements once, and
@@ -83,6 +85,7 @@ impl fmt::Display for Profile {
         writeln!(f, "  deferred / replayed  {} / {}", self.deferred, self.replayed)?;
         writeln!(f, "  hoisted              {} (loop-invariant results read, not computed)", self.hoisted)?;
         writeln!(f, "  matrix products      {} (run as blocked GEMM)", self.matrix_products)?;
+        writeln!(f, "  row-blocked          {} (kernels run together by blocks of rows)", self.row_grouped)?;
         writeln!(
             f,
             "  compile              {misses} kernels, {} again once hot, in {:.3} ms",
