@@ -266,6 +266,9 @@ CASES = {
     "reshapes of views": "a = np.arange(24).reshape(4, 6)\n"
     "out = (a[:, ::2].reshape(12), a.T.reshape(6, 4), a[1:3].reshape(-1), a[1:3].reshape(3, 4)[2], "
     "a.reshape(2, -1, 3))",
+    "squares by the power operator": "a = np.arange(5.0) - 2.5\n"
+    "out = (a ** 2, a ** 2.0, np.power(a, 2), np.arange(4, dtype=np.float32) ** 2, np.arange(4) ** 2, "
+    "np.array([1e200, -0.0, np.inf, np.nan]) ** 2, np.arange(3) ** 2.0, a ** 3)",
     "arrays of numbers and of scalar arrays": "a = np.arange(3.0)\n"
     "out = (np.array([1, 2.5, True]), np.array((1, 2)), np.array([a[1], 2, a.sum()]), np.array([[1, 2], [a[0], 4]]), "
     "np.array([np.int8(3), 300]))",
