@@ -343,11 +343,18 @@ impl CpuEngine {
         if first.bind.nelem() == 0 {
             return Ok(0);
         }
-        // The rows: the largest count of the first kernel's that gives the most members.
+        // The rows: of the counts that the first two kernels' leading dimensions make, the
+        // largest that gives the most members.
+        let mut counts = rows::row_counts(&first.bind.shape);
+        if let Some(second) = window[1..].iter().flatten().next() {
+            counts.extend(rows::row_counts(&second.bind.shape));
+            counts.sort_unstable_by(|a, b| b.cmp(a));
+            counts.dedup();
+        }
         let mut best: Option<(usize, rows::Group, Vec<usize>)> = None; // (rows, group, members)
-        for r in rows::row_counts(&first.bind.shape) {
+        for r in counts {
             let (group, members) = Self::plan_row_group(&steps[i..end], window, batch, r);
-            if members.len() >= 2 && best.as_ref().is_none_or(|b| b.2.len() < members.len()) {
+            if group.shares() && best.as_ref().is_none_or(|b| b.2.len() < members.len()) {
                 best = Some((r, group, members));
             }
         }
@@ -358,33 +365,34 @@ impl CpuEngine {
             return Ok(0);
         }
         let n = members.last().map_or(0, |&s| s + 1); // the steps it spans
+        let rows_per_block = group.rows_per_block();
+        let locals = Self::scratch_bases(&group, &steps[i..i + n], &members, window, batch, rows_per_block);
         // Run the members block by block.
         let cfg = self.exec_config();
-        let rows_per_block = group.rows_per_block();
         let t0 = Instant::now();
+        let is_local = |id: BaseId| locals.iter().any(|(l, _)| l.base == id);
         let mut launches = Vec::with_capacity(members.len());
+        let mut launched = Vec::with_capacity(members.len());
         for &s in &members {
             let b = member(s);
             let block = rows_per_block * (b.bind.nelem() / rows);
-            if let Some(l) =
-                exec::Launch::new(b.f, &b.prog, &b.bind, mem, &cfg, Some(block)).map_err(|e| tag_at(e, s))?
-            {
-                launches.push((l, s));
+            let launch = exec::Launch::new(b.f, &b.prog, &b.bind, mem, &cfg, Some(block), &is_local);
+            if let Some(l) = launch.map_err(|e| tag_at(e, s))? {
+                launches.push(l);
+                launched.push(s);
             }
         }
-        let nblocks = launches.iter().map(|(l, _)| l.nblocks).max().unwrap_or(0);
-        debug_assert!(launches.iter().all(|(l, _)| l.nblocks == nblocks), "members cut into the same blocks");
-        self.pool.run(nblocks, &|b| {
-            for (l, _) in &launches {
-                // SAFETY: every launch is bound to buffers that stay allocated until the steps
-                // set aside run (after this); the group's rule ([`rows`]) makes blocks of rows
-                // touch disjoint elements of every base a member writes, and each block runs
-                // its members in batch order on one thread.
-                unsafe { l.call(b) };
-            }
-        });
+        debug_assert!(
+            launches.iter().all(|l| l.nblocks == rows.div_ceil(rows_per_block)),
+            "blocks of the group's rows"
+        );
+        // SAFETY: the members make a group by the rules of `rows` (checked by `Group::admit`),
+        // bound to buffers that stay allocated until the steps set aside run (after this), and
+        // the locals are needed by nothing outside the group (`scratch_bases`).
+        unsafe { rows::run_blocks(&self.pool, &launches, &locals, rows, rows_per_block) };
+        self.profile.row_scratch += locals.len() as u64;
         let mut moved = 0u64;
-        for (l, s) in launches {
+        for (l, s) in launches.into_iter().zip(launched) {
             moved = moved.saturating_add(l.finish(&member(s).bind, mem).map_err(|e| tag_at(e, s))?);
         }
         self.profile.exec_time += t0.elapsed();
@@ -410,6 +418,65 @@ impl CpuEngine {
             }
         }
         Ok(n)
+    }
+
+    /// The bases of `group` (spanning `steps`, of which `members` are its members, bound in
+    /// `bound`) that can live in scratch memory instead of their buffers, with their element
+    /// sizes: [`rows::Group::locals`] that are freed among the steps (their content is needed
+    /// after the group by nobody), touched by none of the steps set aside but their FREE or
+    /// DISCARD, and whose rows are small enough.
+    fn scratch_bases(
+        group: &rows::Group,
+        steps: &[Step],
+        members: &[usize],
+        bound: &[Option<Bound>],
+        batch: &[Instruction],
+        rows_per_block: usize,
+    ) -> Vec<(rows::Local, usize)> {
+        let mut freed = Vec::new();
+        let mut needed = Vec::new();
+        for (s, step) in steps.iter().enumerate() {
+            let system: Vec<usize> = match step {
+                Step::Kernel(k) if members.contains(&s) => k.after.clone(),
+                Step::System(i) => vec![*i],
+                step => {
+                    let t = Self::touches(step, batch);
+                    needed.extend(t.reads);
+                    needed.extend(t.writes);
+                    continue;
+                }
+            };
+            for i in system {
+                let instr = &batch[i];
+                let ids = instr.views().map(|v| v.base.id);
+                match instr.opcode {
+                    Opcode::Free => freed.extend(ids),
+                    Opcode::Discard => {}
+                    _ => needed.extend(ids),
+                }
+            }
+        }
+        let size_of = |id: BaseId| {
+            members.iter().filter_map(|&s| bound[s].as_ref()).find_map(|b| {
+                let slots = b.bind.slots.iter().map(|s| &s.view.base);
+                slots
+                    .chain(b.bind.partials.iter().map(|r| &r.out.base))
+                    .find(|base| base.id == id)
+                    .map(|base| base.dtype.size())
+            })
+        };
+        group
+            .locals()
+            .into_iter()
+            .filter(|l| freed.contains(&l.base) && !needed.contains(&l.base))
+            .filter_map(|l| {
+                let size = size_of(l.base)?;
+                let row_bytes = (l.stride as usize).saturating_mul(size);
+                (row_bytes <= rows::MAX_LOCAL_ROW_BYTES
+                    && row_bytes.saturating_mul(rows_per_block) <= rows::MAX_LOCAL_ROW_BYTES)
+                    .then_some((l, size))
+            })
+            .collect()
     }
 
     /// Runs kernel `k`, bound as `b`, then its system instructions (as [`CpuEngine::step`]
@@ -460,7 +527,7 @@ impl CpuEngine {
         let mut members = Vec::new();
         for (s, step) in steps.iter().enumerate() {
             match (&bound[s], step) {
-                (Some(b), _) if group.admit(&b.bind, exec::bytes_moved(&b.bind)) => members.push(s),
+                (Some(b), _) if group.admit(&b.prog, &b.bind, exec::bytes_moved(&b.bind)) => members.push(s),
                 // A large kernel that does not fit ends the group; a small one waits after it.
                 (Some(b), _) if b.bind.nelem() as u64 * b.prog.ops.len() as u64 > CHILD_RUNS_WORK => break,
                 (None, Step::Single(_)) => break,

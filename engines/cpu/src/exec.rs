@@ -9,7 +9,7 @@ use crate::codegen::ArgLayout;
 use crate::pool::Pool;
 use crate::program::{Binding, Program, Src};
 use crate::{reduce, views};
-use vm_ir::{BaseId, Error, Result, with_dtype};
+use vm_ir::{BaseId, DType, Error, Opcode, Result, with_dtype};
 use vm_runtime::HostMemory;
 use vm_runtime::memory::try_vec;
 
@@ -124,8 +124,13 @@ fn one_block_per_output(shape: &[usize], strides: &[i64], block: usize) -> bool 
 /// The bytes a kernel bound by `bind` reads and writes in its memory operands: the elements each
 /// view touches, once (a broadcast operand is read from cache after the first time).
 pub fn bytes_moved(bind: &Binding) -> u64 {
+    bytes_moved_of(bind, |_| true)
+}
+
+/// [`bytes_moved`] counting the memory operands of the bases `counted` accepts only.
+fn bytes_moved_of(bind: &Binding, counted: impl Fn(BaseId) -> bool) -> u64 {
     let nd = bind.shape.len();
-    bind.slots.iter().fold(0u64, |moved, s| {
+    bind.slots.iter().filter(|s| counted(s.view.base.id)).fold(0u64, |moved, s| {
         let touched = (0..nd).filter(|&d| s.strides[d] != 0).map(|d| bind.shape[d] as u64).product::<u64>();
         moved.saturating_add(touched.saturating_mul(s.view.dtype().size() as u64))
     })
@@ -142,8 +147,6 @@ fn overwritten(p: &Program, bind: &Binding, k: usize) -> bool {
         && !p.ops.iter().any(|op| op.srcs.contains(&Src::Mem(k as u16)))
 }
 
-/// Runs `f` (compiled from `p`) over the iteration space of `bind`. Returns the bytes moved
-/// between memory and the kernel: [`bytes_moved`], and every reduction's output.
 /// A kernel bound to host memory and cut into blocks, ready to run block by block (see
 /// [`run`]; [`crate::rows`] runs the blocks of several kernels together).
 pub struct Launch {
@@ -168,6 +171,36 @@ pub struct Launch {
     direct: Vec<bool>,
     /// Bytes the slots move (the outputs of reductions are added by [`Launch::finish`]).
     moved: u64,
+    /// The argument words naming bases kept in scratch memory, set per block by the caller.
+    pub patches: Vec<Patch>,
+}
+
+/// An argument word of a [`Launch`] naming a base that a row-blocked group keeps in scratch
+/// memory ([`crate::rows`]): the address of element `start` of `base` goes there.
+#[derive(Debug, Clone, Copy)]
+pub enum Patch {
+    /// The pointer of a memory operand.
+    Slot {
+        /// Its index in the argument words.
+        arg: usize,
+        /// The base viewed.
+        base: BaseId,
+        /// The view's first element.
+        start: i64,
+    },
+    /// The output of a reduction accumulated in place, from the reduction's identity.
+    Partial {
+        /// The reduction's number in the kernel.
+        q: usize,
+        /// The output's base.
+        base: BaseId,
+        /// The output view's first element.
+        start: i64,
+        /// The reduction.
+        opcode: Opcode,
+        /// The output's dtype.
+        dtype: DType,
+    },
 }
 
 /// Runs compiled kernel `f` of `p` bound by `bind` on the pool; returns the bytes it moved.
@@ -179,7 +212,7 @@ pub fn run(
     pool: &Pool,
     cfg: &ExecConfig,
 ) -> Result<u64> {
-    let Some(launch) = Launch::new(f, p, bind, mem, cfg, None)? else {
+    let Some(launch) = Launch::new(f, p, bind, mem, cfg, None, &|_| false)? else {
         return Ok(0);
     };
     // SAFETY: see `Launch::call`; the pool returns only when every block has run.
@@ -190,7 +223,8 @@ pub fn run(
 impl Launch {
     /// Binds `p` to `bind`'s views in `mem` (allocating their bases) and cuts it into blocks of
     /// `block` positions when given (a multiple of every reduced row: blocks own their outputs),
-    /// else as [`ExecConfig`] says. `None` for a kernel of no positions.
+    /// else as [`ExecConfig`] says. `None` for a kernel of no positions. The bases `local`
+    /// names are not bound (nor allocated): their words are [`Launch::patches`].
     pub fn new(
         f: KernelFn,
         p: &Program,
@@ -198,6 +232,7 @@ impl Launch {
         mem: &mut HostMemory,
         cfg: &ExecConfig,
         block: Option<usize>,
+        local: &dyn Fn(BaseId) -> bool,
     ) -> Result<Option<Launch>> {
         let n = bind.nelem();
         if n == 0 {
@@ -209,25 +244,30 @@ impl Launch {
         }
         // Every base first, the reductions' outputs included: one too large for the machine
         // fails here, named, before any scratch memory is sized after it.
-        for r in &bind.partials {
+        for r in bind.partials.iter().filter(|r| !local(r.out.base.id)) {
             views::buffer(mem, &r.out)?;
         }
         let lay = ArgLayout::of(p);
         let nd = p.ndim;
         let mut args = vec![0i64; lay.words(p.consts.len())];
+        let mut patches = Vec::new();
         for (k, s) in bind.slots.iter().enumerate() {
             let size = s.view.dtype().size();
+            for d in 0..nd {
+                args[lay.slot_stride(k, d)] = s.strides[d] * size as i64;
+            }
+            if local(s.view.base.id) {
+                patches.push(Patch::Slot { arg: lay.slot_ptr(k), base: s.view.base.id, start: s.view.start });
+                continue;
+            }
             if mem.get(s.view.base.id).is_none() && overwritten(p, bind, k) {
                 mem.ensure_overwritten(&s.view.base)?; // no zeros that the kernel would overwrite
             }
             let buf = views::buffer(mem, &s.view)?; // allocates and checks the extent, once
             let ptr = buf.as_mut_ptr() as i64 + s.view.start * size as i64;
             args[lay.slot_ptr(k)] = ptr;
-            for d in 0..nd {
-                args[lay.slot_stride(k, d)] = s.strides[d] * size as i64;
-            }
         }
-        let moved = bytes_moved(bind);
+        let moved = bytes_moved_of(bind, |id| !local(id));
         for (q, r) in bind.partials.iter().enumerate() {
             for d in 0..nd {
                 args[lay.partial_stride(q, d)] = r.strides[d] * r.out.dtype().size() as i64;
@@ -273,6 +313,23 @@ impl Launch {
         for (q, r) in bind.partials.iter().enumerate() {
             let size = r.out.dtype().size();
             let id = r.out.base.id;
+            if local(id) {
+                // Kept in scratch: its rows start from the identity there, block by block.
+                if !accumulates_in_place(bind, q, block, nblocks) {
+                    return Err(Error::Internal("a reduction into scratch memory whose blocks share outputs".into()));
+                }
+                patches.push(Patch::Partial {
+                    q,
+                    base: id,
+                    start: r.out.start,
+                    opcode: r.opcode,
+                    dtype: r.out.dtype(),
+                });
+                direct[q] = true;
+                spans.push(Vec::new());
+                parts.push(Vec::new());
+                continue;
+            }
             if accumulates_in_place(bind, q, block, nblocks) {
                 let out = views::buffer(mem, &r.out)?;
                 // SAFETY: `buffer` checked that the view, dense from `start`, lies inside the
@@ -309,7 +366,7 @@ impl Launch {
             spans.push(s);
             parts.push(buf);
         }
-        Ok(Some(Launch { f, args, words, np, block, n, nblocks, spans, parts, direct, moved }))
+        Ok(Some(Launch { f, args, words, np, block, n, nblocks, spans, parts, direct, moved, patches }))
     }
 
     /// Runs block `b`.
@@ -320,15 +377,36 @@ impl Launch {
     /// blocks write disjoint positions (an output view visits each element once, partials are
     /// per block or per output row).
     pub unsafe fn call(&self, b: usize) {
+        // SAFETY: the caller's contract.
+        unsafe { self.call_with(&self.args, self.block_words(b), b) };
+    }
+
+    /// The argument words of the kernel (those of [`Launch::patches`] are 0).
+    pub fn args(&self) -> &[i64] {
+        &self.args
+    }
+
+    /// The partial-result pointers of block `b` (one per reduction).
+    pub fn block_words(&self, b: usize) -> &[i64] {
+        let at = (b * self.np).min(self.words.len());
+        &self.words[at..(at + self.np).min(self.words.len())]
+    }
+
+    /// Runs block `b` with argument words `args` and partial pointers `words` (the launch's
+    /// own, with [`Launch::patches`] set).
+    ///
+    /// # Safety
+    /// As [`Launch::call`], and the patched words must address memory covering every element
+    /// the block touches of their bases.
+    pub unsafe fn call_with(&self, args: &[i64], words: &[i64], b: usize) {
         if b >= self.nblocks {
             return;
         }
         let lo = b * self.block;
         let hi = b.saturating_add(1).saturating_mul(self.block).min(self.n);
-        // SAFETY: `args` describes views checked to lie inside their allocated buffers and
-        // partial buffers covering every position of the block (the caller's contract for the
-        // rest).
-        unsafe { (self.f)(self.args.as_ptr(), self.words.as_ptr().add(b * self.np), lo as i64, hi as i64) };
+        // SAFETY: `args` describes views checked to lie inside their allocated buffers (or the
+        // caller's scratch) and partial buffers covering every position of the block.
+        unsafe { (self.f)(args.as_ptr(), words.as_ptr(), lo as i64, hi as i64) };
     }
 
     /// After every block has run: combines the partial results of reductions in block order
@@ -339,10 +417,13 @@ impl Launch {
             let dt = r.out.dtype();
             let size = dt.size();
             let m = r.out.nelem();
-            moved = moved.saturating_add((m * size) as u64);
             if self.direct[q] {
+                if !self.patches.iter().any(|p| matches!(p, Patch::Partial { q: pq, .. } if *pq == q)) {
+                    moved = moved.saturating_add((m * size) as u64);
+                }
                 continue;
             }
+            moved = moved.saturating_add((m * size) as u64);
             let mut acc = storage(m, size, r.out.base.id, "the combined partial results of a reduction into")?;
             let acc_bytes = &mut bytes_mut(&mut acc)[..m * size];
             reduce::fill_identity(r.opcode, dt, acc_bytes);

@@ -35,6 +35,8 @@ pub struct Profile {
     pub matrix_products: u64,
     /// Kernels run in row-blocked groups ([`crate::rows`]).
     pub row_grouped: u64,
+    /// Temporaries of row-blocked groups kept in per-block scratch memory, never in a buffer.
+    pub row_scratch: u64,
     /// Time spent running kernels (binding, blocks, combining partials).
     pub exec_time: Duration,
     /// Bytes read and written by kernels: each memory operand's distinct elements once, and
@@ -85,7 +87,11 @@ impl fmt::Display for Profile {
         writeln!(f, "  deferred / replayed  {} / {}", self.deferred, self.replayed)?;
         writeln!(f, "  hoisted              {} (loop-invariant results read, not computed)", self.hoisted)?;
         writeln!(f, "  matrix products      {} (run as blocked GEMM)", self.matrix_products)?;
-        writeln!(f, "  row-blocked          {} (kernels run together by blocks of rows)", self.row_grouped)?;
+        writeln!(
+            f,
+            "  row-blocked          {} (kernels run together by blocks of rows; {} temporaries in scratch)",
+            self.row_grouped, self.row_scratch
+        )?;
         writeln!(
             f,
             "  compile              {misses} kernels, {} again once hot, in {:.3} ms",

@@ -19,6 +19,14 @@
 //! across rows (a full sum) is combined after the group, so no other kernel of the group may
 //! touch it. Bases that the group only reads are free of rules.
 //!
+//! A temporary that the group writes and frees (its content is needed by nobody after the
+//! group) lives in scratch memory instead of its buffer: each thread keeps a few hundred KiB,
+//! and a block's rows of the temporary are there while its members run ([`run_blocks`]). Its
+//! first writer must write every element of its rows without reading them (or be a reduction,
+//! whose rows then start from its identity), and the other members touch nothing else of it:
+//! then its rows never reach memory at all. knn's masked distance matrices and shallow_water's
+//! y fluxes are such temporaries.
+//!
 //! Kernels between the members that do not fit (a scalar update between two row kernels) wait
 //! until after the group; a later kernel joins the group only when it does not touch what they
 //! write nor write what they read (they would see its result, or it theirs).
@@ -26,9 +34,12 @@
 //! The blocks depend on the kernels' shapes only, never on the thread count: reductions keep
 //! giving the same bits whatever the number of threads.
 
-use crate::exec::accumulates_in_place;
-use crate::program::Binding;
+use crate::exec::{Launch, Patch, accumulates_in_place};
+use crate::pool::Pool;
+use crate::program::{Binding, Program, Src};
+use crate::reduce;
 use rustc_hash::FxHashMap as HashMap;
+use std::cell::RefCell;
 use vm_ir::BaseId;
 
 /// Bytes of all the members' operands per block of rows that a group aims at: its rows stay in
@@ -50,6 +61,8 @@ pub struct RowFootprint {
     pub lo: i64,
     /// The highest element of row 0 relative to `start`.
     pub hi: i64,
+    /// Every element of `[lo, hi]` is touched (and `lo` is 0).
+    pub dense: bool,
 }
 
 /// The footprint per row of a view with `strides` (elements) over the collapsed iteration space
@@ -115,31 +128,42 @@ pub fn row_footprint(shape: &[usize], strides: &[i64], start: i64, rows: usize) 
             hi = hi.checked_add(span)?;
         }
     }
-    Some(RowFootprint { start, stride: stride.unwrap_or(0), lo, hi })
+    // Dense: the inner dimensions that move, by increasing stride, are row-major from 0.
+    let mut moving: Vec<(usize, i64)> = inner.iter().copied().filter(|&(e, s)| e > 1 && s != 0).collect();
+    moving.sort_by_key(|&(_, s)| s);
+    let mut next = 1i64;
+    let mut dense = lo == 0;
+    for &(e, s) in &moving {
+        dense &= s == next;
+        next = next.saturating_mul(e as i64);
+    }
+    Some(RowFootprint { start, stride: stride.unwrap_or(0), lo, hi, dense })
 }
 
 /// How one member touches one base.
 #[derive(Debug, Clone, Copy)]
 enum Access {
-    /// Row by row (a memory operand, or the output of a reduction whose blocks own its rows).
-    Rows { footprint: RowFootprint, written: bool },
+    /// Row by row (a memory operand, or the output of a reduction whose blocks own its rows:
+    /// `partial`), written and/or read.
+    Rows { footprint: RowFootprint, written: bool, read: bool, partial: bool },
     /// Read in any other way.
     Read,
     /// Written in any other way, or by a reduction across rows (combined after the group).
     Other,
 }
 
-/// The accesses of one kernel to each base, as rows of `rows`.
-fn accesses(bind: &Binding, rows: usize) -> Option<Vec<(BaseId, Access)>> {
+/// The accesses of one kernel (`prog` bound by `bind`) to each base, as rows of `rows`.
+fn accesses(prog: &Program, bind: &Binding, rows: usize) -> Option<Vec<(BaseId, Access)>> {
     let n = bind.nelem();
     if rows < 2 || !n.is_multiple_of(rows) {
         return None;
     }
     let per_row = n / rows;
     let mut out = Vec::with_capacity(bind.slots.len() + bind.partials.len());
-    for s in &bind.slots {
+    for (k, s) in bind.slots.iter().enumerate() {
+        let read = prog.ops.iter().any(|op| op.srcs.contains(&Src::Mem(k as u16)));
         let access = match row_footprint(&bind.shape, &s.strides, s.view.start, rows) {
-            Some(footprint) => Access::Rows { footprint, written: s.written },
+            Some(footprint) => Access::Rows { footprint, written: s.written, read, partial: false },
             None if s.written => Access::Other,
             None => Access::Read,
         };
@@ -149,7 +173,7 @@ fn accesses(bind: &Binding, rows: usize) -> Option<Vec<(BaseId, Access)>> {
         // Blocks of whole rows own the output positions they reduce into when one row does.
         let access = if accumulates_in_place(bind, q, per_row, rows) {
             match row_footprint(&bind.shape, &r.strides, r.out.start, rows) {
-                Some(footprint) => Access::Rows { footprint, written: true },
+                Some(footprint) => Access::Rows { footprint, written: true, read: false, partial: true },
                 None => Access::Other,
             }
         } else {
@@ -158,6 +182,104 @@ fn accesses(bind: &Binding, rows: usize) -> Option<Vec<(BaseId, Access)>> {
         out.push((r.out.base.id, access));
     }
     Some(out)
+}
+
+/// The most bytes a row of a base kept in scratch memory may take.
+pub const MAX_LOCAL_ROW_BYTES: usize = 1 << 20;
+
+/// A base a group keeps in per-block scratch memory: row `r` of it is elements
+/// `origin + r * stride + [0, row_elems)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Local {
+    /// The base.
+    pub base: BaseId,
+    /// Its first element that the group touches.
+    pub origin: i64,
+    /// Elements from one row to the next.
+    pub stride: i64,
+    /// Elements of a row the group touches (from `origin + r * stride`).
+    pub row_elems: usize,
+    /// Its first writer is a reduction (its rows start from the reduction's identity).
+    pub partial: bool,
+}
+
+thread_local! {
+    /// Each thread's scratch memory for the bases a group keeps there ([`run_blocks`]).
+    static SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `launches` (a group's members, in batch order, cut into blocks of `rows_per_block` of
+/// its `rows` rows) block by block on `pool`: each block runs every member on its rows, on one
+/// thread. The bases of `locals` (with their element sizes) live in that thread's scratch
+/// memory for the block: the members' words naming them ([`Launch::patches`]) are set to it,
+/// and the rows of one a reduction writes first start from the reduction's identity.
+///
+/// # Safety
+/// The launches must make a group by the rules of this module (blocks of rows touch disjoint
+/// elements of what they write), their buffers must stay allocated until this returns, and the
+/// locals must be [`Group::locals`] of that group, needed by nothing outside it.
+pub unsafe fn run_blocks(
+    pool: &Pool,
+    launches: &[Launch],
+    locals: &[(Local, usize)],
+    rows: usize,
+    rows_per_block: usize,
+) {
+    // Each local's region of a block's scratch: rows_per_block rows, 64-byte aligned.
+    let mut offsets = Vec::with_capacity(locals.len());
+    let mut total = 0usize;
+    for (l, size) in locals {
+        offsets.push(total);
+        total += (rows_per_block * l.stride as usize * size).next_multiple_of(64);
+    }
+    let nblocks = rows.div_ceil(rows_per_block);
+    pool.run(nblocks, &|b| {
+        SCRATCH.with(|cell| {
+            let mut scratch = cell.borrow_mut();
+            let words = total / 8 + 8;
+            if scratch.len() < words {
+                scratch.resize(words, 0);
+            }
+            let base = (scratch.as_mut_ptr() as usize).next_multiple_of(64);
+            let first_row = (b * rows_per_block) as i64;
+            let rows_here = rows_per_block.min(rows - b * rows_per_block);
+            let mut args = Vec::new();
+            let mut block_words = Vec::new();
+            for launch in launches {
+                if launch.patches.is_empty() {
+                    // SAFETY: the caller's contract.
+                    unsafe { launch.call(b) };
+                    continue;
+                }
+                args.clear();
+                args.extend_from_slice(launch.args());
+                block_words.clear();
+                block_words.extend_from_slice(launch.block_words(b));
+                for patch in &launch.patches {
+                    let (Patch::Slot { base: id, start, .. } | Patch::Partial { base: id, start, .. }) = *patch;
+                    let j = locals.iter().position(|(l, _)| l.base == id).expect("patched bases are locals");
+                    let (l, size) = locals[j];
+                    let region = base + offsets[j];
+                    let at = region as i64 + (start - l.origin - first_row * l.stride) * size as i64;
+                    match *patch {
+                        Patch::Slot { arg, .. } => args[arg] = at,
+                        Patch::Partial { q, opcode, dtype, .. } => {
+                            block_words[q] = at;
+                            // SAFETY: the region lies inside the scratch (sized for
+                            // rows_per_block rows of every local above).
+                            let bytes = unsafe {
+                                std::slice::from_raw_parts_mut(region as *mut u8, rows_here * l.stride as usize * size)
+                            };
+                            reduce::fill_identity(opcode, dtype, bytes);
+                        }
+                    }
+                }
+                // SAFETY: the caller's contract; the patched words address the block's rows
+                // of each local in this thread's scratch, which holds all of them.
+                unsafe { launch.call_with(&args, &block_words, b) };
+            }
+        });
+    });
 }
 
 /// The bases a kernel reads and writes (for kernels waiting until after a group).
@@ -173,11 +295,14 @@ pub struct Touches {
 #[derive(Debug)]
 pub struct Group {
     rows: usize,
-    /// Per base: the accesses of the members so far.
-    bases: HashMap<BaseId, Vec<Access>>,
+    /// Per base: the accesses of the members so far, with the member's number.
+    bases: HashMap<BaseId, Vec<(usize, Access)>>,
     /// Bytes the members move per row.
     row_bytes: u64,
     members: usize,
+    /// A member reads or writes what an earlier one wrote: the group keeps something in the
+    /// cache (else running its members one after the other is as good).
+    shares: bool,
     /// What the kernels set aside touch.
     after: Touches,
 }
@@ -185,7 +310,7 @@ pub struct Group {
 impl Group {
     /// A group of `rows` rows, empty.
     pub fn new(rows: usize) -> Group {
-        Group { rows, bases: HashMap::default(), row_bytes: 0, members: 0, after: Touches::default() }
+        Group { rows, bases: HashMap::default(), row_bytes: 0, members: 0, shares: false, after: Touches::default() }
     }
 
     /// Members so far.
@@ -193,10 +318,15 @@ impl Group {
         self.members
     }
 
+    /// True when a member touches what an earlier member wrote.
+    pub fn shares(&self) -> bool {
+        self.shares
+    }
+
     /// Adds the kernel bound by `bind`, moving `bytes`, when the group stays valid with it;
     /// false (and the group unchanged) otherwise.
-    pub fn admit(&mut self, bind: &Binding, bytes: u64) -> bool {
-        let Some(acc) = accesses(bind, self.rows) else { return false };
+    pub fn admit(&mut self, prog: &Program, bind: &Binding, bytes: u64) -> bool {
+        let Some(acc) = accesses(prog, bind, self.rows) else { return false };
         // Nothing set aside may depend on it the other way round.
         let writes = |a: &Access| matches!(a, Access::Rows { written: true, .. } | Access::Other);
         for (id, a) in &acc {
@@ -204,13 +334,22 @@ impl Group {
                 return false;
             }
         }
-        let mut trial: HashMap<BaseId, Vec<Access>> = HashMap::default();
+        let mut trial: HashMap<BaseId, Vec<(usize, Access)>> = HashMap::default();
         for (id, a) in &acc {
-            trial.entry(*id).or_insert_with(|| self.bases.get(id).cloned().unwrap_or_default()).push(*a);
+            trial
+                .entry(*id)
+                .or_insert_with(|| self.bases.get(id).cloned().unwrap_or_default())
+                .push((self.members, *a));
         }
-        if !trial.values().all(|list| rows_apart(list)) {
+        if !trial.values().all(|list| rows_apart(list.iter().map(|(_, a)| a))) {
             return false;
         }
+        let written_before = |id: &BaseId| {
+            self.bases
+                .get(id)
+                .is_some_and(|l| l.iter().any(|(_, a)| matches!(a, Access::Rows { written: true, .. } | Access::Other)))
+        };
+        self.shares |= acc.iter().any(|(id, _)| written_before(id));
         self.bases.extend(trial);
         self.row_bytes = self.row_bytes.saturating_add(bytes / self.rows as u64);
         self.members += 1;
@@ -225,6 +364,43 @@ impl Group {
         self.after.writes.extend(&t.writes);
     }
 
+    /// The bases that the group may keep in per-block scratch memory instead of their buffers
+    /// (when nothing else in the batch needs them: the caller's part), with their layout: the
+    /// first member to touch one writes every element of its rows without reading them first
+    /// (a dense memory operand, or the output of a reduction), later ones touch no element
+    /// outside those, and a row of it takes at most [`MAX_LOCAL_ROW_BYTES`].
+    pub fn locals(&self) -> Vec<Local> {
+        let mut out: Vec<Local> = self
+            .bases
+            .iter()
+            .filter_map(|(&base, list)| {
+                let &(writer, Access::Rows { footprint: first, written: true, read: false, partial }) = list.first()?
+                else {
+                    return None;
+                };
+                if !first.dense {
+                    return None;
+                }
+                let (lo, hi) = (first.start, first.start + first.hi);
+                let inside = list[1..].iter().all(|(m, a)| {
+                    *m != writer
+                        && matches!(a, Access::Rows { footprint: f, partial: false, .. }
+                            if f.start + f.lo >= lo && f.start + f.hi <= hi)
+                });
+                let row_elems = usize::try_from(first.hi + 1).ok()?;
+                (inside && first.stride > 0).then_some(Local {
+                    base,
+                    origin: lo,
+                    stride: first.stride,
+                    row_elems,
+                    partial,
+                })
+            })
+            .collect();
+        out.sort_by_key(|l| l.base);
+        out
+    }
+
     /// Rows per block: about [`BLOCK_BYTES`] of operands, in at least [`MIN_BLOCKS`] blocks.
     pub fn rows_per_block(&self) -> usize {
         let by_bytes = (BLOCK_BYTES as u64 / self.row_bytes.max(1)).max(1) as usize;
@@ -235,8 +411,8 @@ impl Group {
 /// True when the accesses of one base by the members never let two rows share an element the
 /// group writes: only reads, or every access row by row with one row stride and every row's
 /// elements within one stride of a common origin.
-fn rows_apart(list: &[Access]) -> bool {
-    let written = list.iter().any(|a| matches!(a, Access::Rows { written: true, .. } | Access::Other));
+fn rows_apart<'a>(list: impl Iterator<Item = &'a Access> + Clone) -> bool {
+    let written = list.clone().any(|a| matches!(a, Access::Rows { written: true, .. } | Access::Other));
     if !written {
         return true;
     }
@@ -274,7 +450,7 @@ mod tests {
     use super::*;
 
     fn fp(start: i64, stride: i64, lo: i64, hi: i64) -> Option<RowFootprint> {
-        Some(RowFootprint { start, stride, lo, hi })
+        Some(RowFootprint { start, stride, lo, hi, dense: lo == 0 })
     }
 
     #[test]
@@ -295,27 +471,31 @@ mod tests {
         assert_eq!(row_footprint(&[4, 6], &[6, 1], 0, 5), None);
         assert_eq!(row_footprint(&[6, 4], &[4, 1], 0, 4), None, "6 rows are not 4 rows");
         // A column-major walk: row r touches every column.
-        assert_eq!(row_footprint(&[4, 6], &[1, 4], 0, 4), fp(0, 1, 0, 20));
+        let column = row_footprint(&[4, 6], &[1, 4], 0, 4);
+        assert_eq!(column, Some(RowFootprint { start: 0, stride: 1, lo: 0, hi: 20, dense: false }));
     }
 
     #[test]
     fn bases_written_by_a_group_must_keep_rows_apart() {
         let rows = |start, stride, lo, hi, written| Access::Rows {
-            footprint: RowFootprint { start, stride, lo, hi },
+            footprint: RowFootprint { start, stride, lo, hi, dense: true },
             written,
+            read: !written,
+            partial: false,
         };
+        let apart = |list: &[Access]| rows_apart(list.iter());
         // Written and read row by row, same stride: fine; a read of the next row is not.
-        assert!(rows_apart(&[rows(0, 6, 0, 5, true), rows(0, 6, 0, 5, false)]));
-        assert!(!rows_apart(&[rows(0, 6, 0, 5, true), rows(6, 6, 0, 5, false)]));
-        assert!(!rows_apart(&[rows(0, 6, 0, 5, true), rows(0, 6, 0, 6, false)]));
+        assert!(apart(&[rows(0, 6, 0, 5, true), rows(0, 6, 0, 5, false)]));
+        assert!(!apart(&[rows(0, 6, 0, 5, true), rows(6, 6, 0, 5, false)]));
+        assert!(!apart(&[rows(0, 6, 0, 5, true), rows(0, 6, 0, 6, false)]));
         // A row stride of 0 (every row the same elements) or a column walk of a written base.
-        assert!(!rows_apart(&[rows(0, 0, 0, 5, true)]));
-        assert!(!rows_apart(&[rows(0, 1, 0, 20, true)]));
+        assert!(!apart(&[rows(0, 0, 0, 5, true)]));
+        assert!(!apart(&[rows(0, 1, 0, 20, true)]));
         // Different strides, or an access not by rows.
-        assert!(!rows_apart(&[rows(0, 6, 0, 5, true), rows(0, 3, 0, 2, false)]));
-        assert!(!rows_apart(&[rows(0, 6, 0, 5, true), Access::Read]));
+        assert!(!apart(&[rows(0, 6, 0, 5, true), rows(0, 3, 0, 2, false)]));
+        assert!(!apart(&[rows(0, 6, 0, 5, true), Access::Read]));
         // Reads only: anything goes.
-        assert!(rows_apart(&[Access::Read, rows(0, 0, 0, 5, false)]));
+        assert!(apart(&[Access::Read, rows(0, 0, 0, 5, false)]));
     }
 
     #[test]

@@ -89,6 +89,7 @@ fn a_softmax_and_a_normalisation_run_in_row_blocks_as_interp_does() {
     for threads in [1, 3] {
         let p = differential_on(grouping(threads), &batch, &[x], &kept, true, "softmax and normalisation");
         assert!(p.row_grouped >= 8, "most kernels run in row blocks: {}", p.row_grouped);
+        assert_eq!(p.row_scratch, 2, "e and d, freed in the group, live in scratch memory");
     }
 }
 
@@ -169,4 +170,37 @@ fn kernels_reading_a_neighbouring_row_of_what_another_wrote_stay_apart() {
     ];
     let p = differential_on(grouping(2), &batch, &[x], &[y, sums], true, "column sums read back");
     assert!(p.row_grouped <= 2, "the sums are whole only after the group: {}", p.row_grouped);
+}
+
+#[test]
+fn temporaries_a_group_frees_live_in_scratch_memory_from_their_first_writer() {
+    // y = sum(x, 2) (a reduction writes y first); z = y * 2 + y; w = z's row sums; y and z
+    // freed: y in scratch (z never leaves the registers of its kernel), w in memory. Then the
+    // same with y read after the group: y keeps its buffer.
+    let (r, c, k) = (29, 17, 5);
+    let (x, y, z, w, v) = (
+        base(1, DType::F64, r * c * k),
+        base(2, DType::F64, r * c),
+        base(3, DType::F64, r * c),
+        base(4, DType::F64, r),
+        base(5, DType::F64, r * c),
+    );
+    let head = vec![
+        reduce(Opcode::AddReduce, rows_of(y, r, c), view(x, 0, &[r, c, k], &[(c * k) as i64, k as i64, 1]), 2),
+        op(Opcode::Multiply, [rows_of(z, r, c), rows_of(y, r, c), Scalar::F64(2.0).into()]),
+        op(Opcode::Add, [rows_of(z, r, c), rows_of(z, r, c), rows_of(y, r, c)]),
+        reduce(Opcode::AddReduce, whole(w), rows_of(z, r, c), 1),
+    ];
+    let mut batch = head.clone();
+    batch.extend([free(y), free(z)]);
+    let p = differential_on(grouping(2), &batch, &[x], &[x, w], true, "scratch temporaries");
+    assert_eq!((p.row_scratch, p.row_grouped), (1, 2));
+    let mut batch = head;
+    batch.extend([
+        free(z),
+        op(Opcode::Negative, [view(v, 0, &[c, r], &[1, c as i64]), view(y, 0, &[c, r], &[1, c as i64])]),
+        free(y),
+    ]);
+    let p = differential_on(grouping(2), &batch, &[x], &[x, w, v], true, "a temporary read after the group");
+    assert_eq!((p.row_scratch, p.row_grouped), (0, 2));
 }
