@@ -50,6 +50,10 @@ pub const BLOCK_BYTES: usize = 256 << 10;
 /// its share (as [`crate::exec`] does for one kernel).
 const MIN_BLOCKS: usize = 8;
 
+/// Rows a group has at least: fewer would leave threads idle that its kernels run one after
+/// the other would keep busy (a rule on the kernels alone, never on the thread count).
+pub const MIN_ROWS: usize = 2 * MIN_BLOCKS;
+
 /// Where an access touches row `r` of a base: elements `start + r * stride + [lo, hi]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowFootprint {
@@ -431,13 +435,14 @@ fn rows_apart<'a>(list: impl Iterator<Item = &'a Access> + Clone) -> bool {
 }
 
 /// The candidate row counts of a kernel's collapsed shape: the products of its leading
-/// dimensions, largest first (a group takes the largest its first two members agree on).
+/// dimensions of at least [`MIN_ROWS`], largest first (a group takes the largest its first two
+/// members agree on).
 pub fn row_counts(shape: &[usize]) -> Vec<usize> {
     let mut out = Vec::new();
     let mut p = 1usize;
     for &e in shape {
         p = p.saturating_mul(e);
-        if p >= 2 {
+        if p >= MIN_ROWS {
             out.push(p);
         }
     }
@@ -501,6 +506,7 @@ mod tests {
     #[test]
     fn row_counts_are_leading_products_largest_first() {
         assert_eq!(row_counts(&[1000, 4000, 32]), vec![128_000_000, 4_000_000, 1000]);
-        assert_eq!(row_counts(&[1, 5]), vec![5]);
+        assert_eq!(row_counts(&[1, 5, 4]), vec![20]);
+        assert!(row_counts(&[2, 5_000_000]) == vec![10_000_000], "2 rows are too few");
     }
 }
