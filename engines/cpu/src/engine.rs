@@ -308,17 +308,22 @@ impl CpuEngine {
         &mut self,
         steps: &[Step],
         i: usize,
-        bound: &mut [Option<Bound>],
+        bound: &mut Vec<Option<Bound>>,
         batch: &[Instruction],
         origin: &[usize],
         mem: &mut HostMemory,
     ) -> Result<usize> {
         let min_bytes = self.config.row_group_bytes as u64;
-        // A group starts with a kernel moving a good part of what a group must.
-        let Some(k0) = Self::row_member(&steps[i], batch) else { return Ok(0) };
+        // A group starts with a kernel moving a good part of what a group must (checked first:
+        // this runs for every step of every batch).
+        let Step::Kernel(k0) = &steps[i] else { return Ok(0) };
         let positions = k0.shape.iter().map(|&n| n as u64).fold(1u64, u64::saturating_mul);
-        if min_bytes == 0 || positions.saturating_mul(8) < min_bytes / 4 {
+        if min_bytes == 0 || positions.saturating_mul(8) < min_bytes / 4 || Self::row_member(&steps[i], batch).is_none()
+        {
             return Ok(0);
+        }
+        if bound.len() < steps.len() {
+            bound.resize_with(steps.len(), || None);
         }
         // Errors name the position in the caller's batch, before any rewrite.
         let first_of = |s: usize| match &steps[i + s] {
@@ -746,11 +751,11 @@ impl Component for CpuEngine {
         work.replace(|b| self.spares.rename(b, mem, &steps, |id| lazy.replayed_now(id)));
         self.lazy.record(work.batch(), &mut steps, mem);
         let mut result = Ok(());
-        let mut bound: Vec<Option<Bound>> = steps.iter().map(|_| None).collect();
+        let mut bound: Vec<Option<Bound>> = Vec::new(); // kernels bound while looking for groups
         let mut i = 0;
         while i < steps.len() {
             result = match self.row_group(&steps, i, &mut bound, work.batch(), work.origin(), mem) {
-                Ok(0) => match (&steps[i], bound[i].take()) {
+                Ok(0) => match (&steps[i], bound.get_mut(i).and_then(Option::take)) {
                     // Bound already when looking for a group: run as bound.
                     (Step::Kernel(k), Some(b)) => self.run_bound_kernel(k, b, work.batch(), work.origin(), mem),
                     (step, _) => self.step(step, work.batch(), work.origin(), mem),
