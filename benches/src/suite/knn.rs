@@ -57,6 +57,7 @@ fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
             });
             dist = Array::select(&dist.eq(&m.new_axis(1)?)?, T::INFINITY, &dist)?;
         }
+        drop(dist); // the last mask is never read (nor computed)
         total.map_or(Ok(0.0), |t| read(&t))
     })
 }
