@@ -205,20 +205,12 @@ impl CpuEngine {
     /// saw last), a kernel of a batch structure seen before is bound from its recipe instead of
     /// being built again (and its code is not looked up again).
     fn run_kernel(&mut self, k: &Kernel, batch: &[Instruction], mem: &mut HostMemory, replayable: bool) -> Result<()> {
-        self.profile.kernels += 1;
-        self.profile.fused_instructions += k.instrs.len() as u64;
-        self.profile.contracted += k.temps.len() as u64;
+        self.count_kernel(k);
         let key = replayable.then(|| self.replay_key(k)).flatten();
         let cfg = self.exec_config();
         if let Some(key) = key.as_ref()
-            && let Some(r) = self.replays.get_mut(key)
+            && let Some((r, bind)) = Self::bind_replay(&mut self.replays, &mut self.cache, key, batch)?
         {
-            let bind = r.recipe.bind(batch)?;
-            if r.final_code {
-                self.cache.stats.hits += 1;
-            } else {
-                (r.f, r.final_code) = self.cache.get(&r.program, work(&r.program, &bind))?;
-            }
             return Self::run_bound(&r.program, r.f, &bind, mem, &self.pool, &cfg, &mut self.profile);
         }
         let (prog, bind, recipe) = program::build_with_recipe(k, batch)?;
@@ -243,13 +235,33 @@ impl CpuEngine {
         }
         let (f, final_code) = self.cache.get(&prog, work(&prog, &bind))?;
         Self::run_bound(&prog, f, &bind, mem, &self.pool, &cfg, &mut self.profile)?;
-        if let Some(key) = key {
-            if self.replays.len() >= MAX_REPLAYS {
-                self.replays.clear();
-            }
-            self.replays.insert(key, Replay { program: prog, f, final_code, recipe });
-        }
+        self.keep_replay(Bound { prog, f, bind, replay: key.map(|key| (key, recipe, final_code)) });
         Ok(())
+    }
+
+    /// Counts kernel `k` in the profile (kernels, instructions fused, temporaries contracted).
+    fn count_kernel(&mut self, k: &Kernel) {
+        self.profile.kernels += 1;
+        self.profile.fused_instructions += k.instrs.len() as u64;
+        self.profile.contracted += k.temps.len() as u64;
+    }
+
+    /// The replay kept under `key`, bound to `batch`, its code asked for again until final;
+    /// `None` when none is kept.
+    fn bind_replay<'r>(
+        replays: &'r mut HashMap<ReplayKey, Replay>,
+        cache: &mut Cache,
+        key: &ReplayKey,
+        batch: &[Instruction],
+    ) -> Result<Option<(&'r Replay, program::Binding)>> {
+        let Some(r) = replays.get_mut(key) else { return Ok(None) };
+        let bind = r.recipe.bind(batch)?;
+        if r.final_code {
+            cache.stats.hits += 1;
+        } else {
+            (r.f, r.final_code) = cache.get(&r.program, work(&r.program, &bind))?;
+        }
+        Ok(Some((r, bind)))
     }
 
     /// Binds kernel `k` of `batch` and compiles it (see [`CpuEngine::run_kernel`] for
@@ -257,14 +269,8 @@ impl CpuEngine {
     fn bind_kernel(&mut self, k: &Kernel, batch: &[Instruction], replayable: bool) -> Result<Bound> {
         let key = replayable.then(|| self.replay_key(k)).flatten();
         if let Some(key) = key.as_ref()
-            && let Some(r) = self.replays.get_mut(key)
+            && let Some((r, bind)) = Self::bind_replay(&mut self.replays, &mut self.cache, key, batch)?
         {
-            let bind = r.recipe.bind(batch)?;
-            if r.final_code {
-                self.cache.stats.hits += 1;
-            } else {
-                (r.f, r.final_code) = self.cache.get(&r.program, work(&r.program, &bind))?;
-            }
             return Ok(Bound { prog: r.program.clone(), f: r.f, bind, replay: None });
         }
         let (prog, bind, recipe) = program::build_with_recipe(k, batch)?;
@@ -405,9 +411,7 @@ impl CpuEngine {
         self.profile.row_grouped += members.len() as u64;
         for &s in &members {
             let Step::Kernel(k) = &steps[i + s] else { unreachable!("members are kernels") };
-            self.profile.kernels += 1;
-            self.profile.fused_instructions += k.instrs.len() as u64;
-            self.profile.contracted += k.temps.len() as u64;
+            self.count_kernel(k);
             let b = bound[i + s].take().expect("a member");
             self.keep_replay(b);
         }
@@ -495,9 +499,7 @@ impl CpuEngine {
         mem: &mut HostMemory,
     ) -> Result<()> {
         let at = |i: usize| origin.get(i).copied().unwrap_or(i);
-        self.profile.kernels += 1;
-        self.profile.fused_instructions += k.instrs.len() as u64;
-        self.profile.contracted += k.temps.len() as u64;
+        self.count_kernel(k);
         let cfg = self.exec_config();
         Self::run_bound(&b.prog, b.f, &b.bind, mem, &self.pool, &cfg, &mut self.profile)
             .map_err(|e| tag(e, at(k.instrs[0])))?;
@@ -582,9 +584,7 @@ impl CpuEngine {
 
     /// Runs a kernel that is a matrix product as GEMM ([`gemm`]).
     fn run_gemm(&mut self, g: &gemm::Gemm, k: &Kernel, mem: &mut HostMemory) -> Result<()> {
-        self.profile.kernels += 1;
-        self.profile.fused_instructions += k.instrs.len() as u64;
-        self.profile.contracted += k.temps.len() as u64;
+        self.count_kernel(k);
         self.profile.matrix_products += 1;
         let t0 = Instant::now();
         g.run(mem, &self.pool)?;
