@@ -371,7 +371,12 @@ fn apply_env(
                 ),
             ));
         };
-        let value = parse_value(text).unwrap_or_else(|| toml::Value::String(text.to_string()));
+        let value = match (spec.kind, text) {
+            // As switches like VM_PROFILE=1 are written.
+            (SettingKind::Boolean, "1") => toml::Value::Boolean(true),
+            (SettingKind::Boolean, "0") => toml::Value::Boolean(false),
+            _ => parse_value(text).unwrap_or_else(|| toml::Value::String(text.to_string())),
+        };
         components[i].settings.values.insert(spec.key.to_string(), SettingValue { value, source, line: None });
     }
     for (c, (_, imp)) in components.iter_mut().zip(resolved) {
@@ -704,6 +709,18 @@ device = 1
         }
         let p = plan(CONFIG, &Env::new().with_var("VM_PROFILE", "1").with_var("VM_CPU_VERBOSE", "false")).unwrap();
         assert_eq!(value(&p, 1, "verbose").0, true.into());
+    }
+
+    #[test]
+    fn a_boolean_override_may_be_written_1_or_0() {
+        for (text, on) in [("1", true), ("0", false), ("true", true), ("false", false)] {
+            let p = plan(CONFIG, &Env::new().with_var("VM_CPU_VERBOSE", text)).unwrap();
+            assert_eq!(value(&p, 1, "verbose").0, on.into(), "VM_CPU_VERBOSE={text}");
+        }
+        // Other numbers stay numbers, refused by the boolean setting.
+        let p = plan(CONFIG, &Env::new().with_var("VM_CPU_VERBOSE", "2")).unwrap();
+        let e = p.build(&registry()).err().unwrap();
+        assert_config_err(&e, "<environment> VM_CPU_VERBOSE", None, &["[cpu] verbose", "true or false"]);
     }
 
     #[test]
