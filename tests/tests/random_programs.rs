@@ -27,8 +27,17 @@ fn cpu(threads: usize) -> Box<dyn Component> {
 /// parallel. Kernels run on the child the first time only with `first_runs_on_child` (else
 /// every small program seen once would test the child against itself).
 fn cpu_with(threads: usize, first_runs_on_child: bool) -> Box<dyn Component> {
-    let config =
-        vm_cpu::Config { threads, block_size: 64, min_parallel: 100, first_runs_on_child, ..vm_cpu::Config::default() };
+    cpu_over_interp(vm_cpu::Config { first_runs_on_child, ..small_blocks(threads) })
+}
+
+/// `threads` threads and small blocks (64 positions; parallel from 100 positions times
+/// operations).
+fn small_blocks(threads: usize) -> vm_cpu::Config {
+    vm_cpu::Config { threads, block_size: 64, min_parallel: 100, ..vm_cpu::Config::default() }
+}
+
+/// The cpu engine configured by `config`, over interp.
+fn cpu_over_interp(config: vm_cpu::Config) -> Box<dyn Component> {
     Box::new(vm_cpu::CpuEngine::new(config, Some(Box::new(Interp::new(None)))).unwrap())
 }
 
@@ -44,15 +53,7 @@ fn cpu_on_three_threads_agrees_with_interp() {
 
 /// The cpu engine running every row-blocked group it finds, however small (`row_group_bytes`).
 fn cpu_in_row_groups(threads: usize) -> Box<dyn Component> {
-    let config = vm_cpu::Config {
-        threads,
-        block_size: 64,
-        min_parallel: 100,
-        first_runs_on_child: false,
-        row_group_bytes: 1,
-        ..vm_cpu::Config::default()
-    };
-    Box::new(vm_cpu::CpuEngine::new(config, Some(Box::new(Interp::new(None)))).unwrap())
+    cpu_over_interp(vm_cpu::Config { first_runs_on_child: false, row_group_bytes: 1, ..small_blocks(threads) })
 }
 
 #[test]

@@ -10,14 +10,7 @@ use vm_ir::{Base, DType, Instruction, Opcode, Operand, Scalar};
 
 /// An engine forming every row-blocked group it finds, however small, with `threads` threads.
 fn grouping(threads: usize) -> CpuEngine {
-    let config = vm_cpu::Config {
-        threads,
-        block_size: 64,
-        min_parallel: 100,
-        first_runs_on_child: false,
-        row_group_bytes: 1,
-        ..vm_cpu::Config::default()
-    };
+    let config = vm_cpu::Config { first_runs_on_child: false, row_group_bytes: 1, ..small_blocks(threads) };
     CpuEngine::new(config, None).unwrap()
 }
 

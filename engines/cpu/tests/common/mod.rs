@@ -72,12 +72,12 @@ pub fn engine(threads: usize) -> CpuEngine {
 
 /// [`engine`] compiling at Cranelift optimisation level `opt_level`.
 pub fn engine_at(threads: usize, opt_level: &str) -> CpuEngine {
-    let config = vm_cpu::Config {
-        threads,
-        block_size: 64,
-        min_parallel: 100,
-        opt_level: opt_level.into(),
-        ..vm_cpu::Config::default()
-    };
+    let config = vm_cpu::Config { opt_level: opt_level.into(), ..small_blocks(threads) };
     CpuEngine::new(config, None).unwrap()
+}
+
+/// The configuration of [`engine`]: `threads` threads, blocks of 64 positions, and parallel
+/// runs from 100 positions times operations.
+pub fn small_blocks(threads: usize) -> vm_cpu::Config {
+    vm_cpu::Config { threads, block_size: 64, min_parallel: 100, ..vm_cpu::Config::default() }
 }
