@@ -188,7 +188,7 @@ mod int_ops {
 /// The block routine computing `op` with result dtype `dtype`, or `None` when the code generator
 /// computes it inline.
 pub fn block_fn(op: Opcode, dtype: DType) -> Option<BlockFn> {
-    if let Some(f) = crate::fastmath::block_fn(op, dtype) {
+    if let Some(f) = crate::fastmath::block_fn(op, dtype).or_else(|| crate::wide::block_fn(op, dtype)) {
         return Some(f);
     }
     if op == Opcode::Random {

@@ -8,7 +8,7 @@
 //!         n_row = min(shape[-1] - idx[-1], remaining); row pointers from idx
 //!         loop over chunks of the row:      # CHUNK elements; a single chunk when no calls
 //!             segment 0: loop j: loads, inline ops, stores, stage call inputs in scratch
-//!             call 0 (a block routine over the chunk)
+//!             calls of layer 0 (block routines over the chunk)
 //!             segment 1: loop j: ...
 //! ```
 //!
@@ -20,7 +20,7 @@
 use crate::calls::{self, BlockFn};
 use crate::emit::{self, ir_type};
 use crate::program::{Dst, Inner, Op, Program, Src};
-use crate::schedule::{Item, Plan, plan};
+use crate::schedule::{Call, CallInput, Item, Plan, plan};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     AbiParam, Block, InstBuilder, MemFlagsData, Signature, StackSlotData, StackSlotKind, Value, types,
@@ -372,13 +372,13 @@ impl Gen<'_> {
         b.ins().load(ir_type(self.p.consts[c]), MemFlagsData::trusted(), self.args, (self.lay.konst(c) * 8) as i32)
     }
 
-    /// Emits the block call of `call` over `n` elements.
-    fn call(&self, b: &mut FunctionBuilder, call: usize, n: Value, flat: Value) {
-        let (k, ref ins) = self.plan.calls[call];
-        let op = &self.p.ops[k];
+    /// Emits the block call `call` over `n` elements; `chunk` holds the chunk-start address of
+    /// every slot (for inputs read in place).
+    fn call(&self, b: &mut FunctionBuilder, call: &Call, chunk: &HashMap<Ptr, Variable>, n: Value, flat: Value) {
+        let op = &self.p.ops[call.op];
         let f: BlockFn = calls::block_fn(op.opcode, op.dtype).expect("planned calls have a routine");
         let callee = b.ins().iconst(types::I64, f as usize as i64);
-        let dst = self.scratch_addr(b, self.plan.scratch_of[&k]);
+        let dst = self.scratch_addr(b, self.plan.scratch_of[&call.op]);
         let (a, c) = if op.opcode.kind() == Kind::Random {
             let seed = match op.srcs[0] {
                 Src::Const(c) => self.konst(b, c),
@@ -390,9 +390,13 @@ impl Gen<'_> {
             };
             (seed, b.ins().iadd(off, flat))
         } else {
-            let a = self.scratch_addr(b, ins[0]);
-            let c = match ins.get(1) {
-                Some(&s) => self.scratch_addr(b, s),
+            let mut addr = |input: CallInput| match input {
+                CallInput::Scratch(s) => self.scratch_addr(b, s),
+                CallInput::Slot(m) => b.use_var(chunk[&Ptr::Slot(m)]),
+            };
+            let a = addr(call.inputs[0]);
+            let c = match call.inputs.get(1) {
+                Some(&input) => addr(input),
                 None => b.ins().iconst(types::I64, 0),
             };
             (a, c)
@@ -561,8 +565,8 @@ fn emit_chunks(
     let fl = b.use_var(cflat);
     for (c, seg) in g.plan.segments.iter().enumerate() {
         g.segment(b, seg, chunk, n, fl)?;
-        if c < g.plan.calls.len() {
-            g.call(b, c, n, fl);
+        for call in g.plan.calls.iter().filter(|call| call.after == c) {
+            g.call(b, call, chunk, n, fl);
         }
     }
     for &t in targets {

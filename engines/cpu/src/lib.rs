@@ -92,6 +92,7 @@ pub mod rows;
 pub mod schedule;
 pub mod simd;
 pub mod views;
+pub mod wide;
 
 pub use engine::CpuEngine;
 
