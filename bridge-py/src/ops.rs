@@ -347,8 +347,21 @@ pub fn unary(
 ) -> PyResult<Option<Py<PyAny>>> {
     let Some((x, _k)) = arg(a)? else { return Ok(None) };
     let args = [x];
-    let (op, ct, od) = unary_types(op, result_type(&args))?;
+    let d = result_type(&args);
+    if op == Opcode::Reciprocal && !d.is_float() {
+        // NumPy's integer reciprocal is C's `1 / x` (garbage at 0): left to NumPy.
+        return Ok(None);
+    }
+    let (op, ct, od) = unary_types(op, d)?;
     finish(py, op, args, ct, od, out)
+}
+
+/// `fabs`: the absolute value computed in NumPy's float dtype for `a` (integers included).
+fn fabs(py: Python<'_>, a: &Bound<'_, PyAny>, out: Option<&Bound<'_, NdArray>>) -> PyResult<Option<Py<PyAny>>> {
+    let Some((x, _k)) = arg(a)? else { return Ok(None) };
+    let args = [x];
+    let f = float_of(result_type(&args));
+    finish(py, Opcode::Absolute, args, f, f, out)
 }
 
 fn finish<const N: usize>(
@@ -368,7 +381,7 @@ fn finish<const N: usize>(
 fn opcode(name: &str) -> PyResult<Opcode> {
     let alias = match name {
         "true_divide" => "divide",
-        "abs" => "absolute",
+        "abs" | "fabs" => "absolute",
         "mod" => "remainder",
         "conjugate" | "conj" | "positive" => "identity",
         n => n,
@@ -388,6 +401,9 @@ fn _ufunc(
     inputs: &Bound<'_, PyTuple>,
     out: Option<&Bound<'_, NdArray>>,
 ) -> PyResult<Option<Py<PyAny>>> {
+    if name == "fabs" && inputs.len() == 1 {
+        return fabs(py, &inputs.get_item(0)?, out);
+    }
     let op = opcode(name)?;
     match (op.kind(), inputs.len()) {
         (vm_ir::Kind::Binary, 2) => binary(py, op, &inputs.get_item(0)?, &inputs.get_item(1)?, out),

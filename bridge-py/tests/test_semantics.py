@@ -263,6 +263,9 @@ CASES = {
     "ufunc calls of arrays and numbers": "a, i = np.arange(4.0), np.arange(4, dtype=np.int32)\n"
     "out = (np.add(a, 2), np.add(3, i), np.multiply(i, True), np.subtract(i, 2.5), np.power(2, i), np.sqrt(i), "
     "np.maximum(i, np.float32(1.5)), np.add(i[1], 1), np.sin(np.float32(0.5)), np.add(2, 3), np.negative(2.5))",
+    "float functions of integers": "i = np.array([1, -2, 3, -1, 7], dtype=np.int32)\n"
+    "out = (np.fabs(i), np.fabs(np.arange(-2, 2)), np.fabs(np.array([-1.5, 2.0])), np.reciprocal(i), "
+    "np.reciprocal(np.array([1, 2, -1], dtype=np.int64)), np.reciprocal(np.array([2.0, -4.0])))",
     "reshapes of views": "a = np.arange(24).reshape(4, 6)\n"
     "out = (a[:, ::2].reshape(12), a.T.reshape(6, 4), a[1:3].reshape(-1), a[1:3].reshape(3, 4)[2], "
     "a.reshape(2, -1, 3))",
@@ -384,6 +387,7 @@ ERRORS = {
     "normal scale": ("np.random.normal(0, -1, 3)", ValueError),
     "legacy seed": ("np.random.seed(2**40)", ValueError),
     "negative seed": ("np.random.default_rng(-5)", ValueError),
+    "text seed": ("np.random.default_rng('seed')", TypeError),
     "choice too many": ("np.random.choice(3, 5, replace=False)", ValueError),
     "choice p": ("np.random.choice(3, 5, p=[0.5, 0.6, 0.1])", ValueError),
 }
@@ -480,6 +484,27 @@ def test_index_arrays_of_known_range_index_without_a_check_and_writes_forget_the
     for idx in (perm, a):
         with pytest.raises(IndexError):
             v[idx]
+
+
+def test_generators_take_every_seed_numpy_takes():
+    # Sequences of integers, SeedSequences, NumPy bit generators and generators: each a
+    # reproducible stream of its own.
+    def draw(seed):
+        return vmnp.random.default_rng(seed).random(4).tolist()
+
+    forms = {
+        "int": 5,
+        "sequence": [5, 6],
+        "seed sequence": numpy.random.SeedSequence(5),
+        "bit generator": numpy.random.PCG64(numpy.random.SeedSequence(7)),
+        "numpy generator": numpy.random.default_rng(numpy.random.SeedSequence(8)),
+    }
+    streams = {name: draw(seed) for name, seed in forms.items()}
+    assert streams["sequence"] == draw([5, 6])
+    assert streams["seed sequence"] == draw(numpy.random.SeedSequence(5))
+    assert streams["bit generator"] == draw(numpy.random.SeedSequence(7))
+    assert streams["numpy generator"] == draw(numpy.random.SeedSequence(8))
+    assert len({tuple(s) for s in streams.values()}) == len(forms), streams
 
 
 def test_random_draws_broadcast_array_parameters_and_fill_out():

@@ -595,6 +595,11 @@ class ufunc:
             if arrays and _b.all(isinstance(x, (ndarray, str, type(None))) for x in inputs):
                 shape = _np.broadcast_shapes(*(x.shape for x in arrays))
                 return _store(full(shape, self.__name__ == "not_equal", "bool"), out)
+        if r is None and self.__name__ == "reciprocal":
+            # NumPy's integer reciprocal: 1.0 / x cast back to the integer dtype (int8 for bool;
+            # at 0 a cast out of range).
+            x = asarray(inputs[0])
+            return _store(true_divide(1.0, x).astype("int8" if x.dtype == _b.bool else x.dtype), out)  # noqa: F821
         if r is None:
             error = _UnsupportedDType if _b.any(_foreign(x) for x in inputs) else TypeError
             raise error(
@@ -708,7 +713,7 @@ _UFUNCS = {
     "negative": "negative",
     "positive": "identity",
     "absolute": "absolute",
-    "fabs": "absolute",
+    "fabs": "fabs",
     "sign": "sign",
     "square": "square",
     "reciprocal": "reciprocal",

@@ -39,6 +39,22 @@ def _seed_value(seed):
     return seed
 
 
+def _entropy_seed(seed):
+    """A 64-bit seed from what else NumPy takes as one: a ``SeedSequence``, a bit generator or
+    NumPy ``Generator`` (their seed sequence), or a sequence of non-negative integers (mixed by a
+    ``SeedSequence``, as NumPy does)."""
+    if isinstance(seed, _np.random.Generator):
+        seed = seed.bit_generator
+    if isinstance(seed, _np.random.BitGenerator):
+        seed = seed.seed_seq
+    if not isinstance(seed, _np.random.SeedSequence):
+        if isinstance(seed, str) or _np.ndim(seed) == 0:
+            raise TypeError(f"SeedSequence expects int or sequence of ints for entropy not {seed!r}")
+        seed = _np.random.SeedSequence(seed)
+    low, high = (int(w) for w in seed.generate_state(2, _np.uint32))
+    return low | high << 32
+
+
 class Generator:
     """A seeded stream: each draw continues where the previous one stopped."""
 
@@ -47,6 +63,8 @@ class Generator:
             seed = int.from_bytes(_os.urandom(8), "little")
         if hasattr(seed, "_seed"):
             seed = seed._seed
+        elif not isinstance(seed, (int, _np.integer)):
+            seed = _entropy_seed(seed)
         self._seed = _seed_value(seed) & (2**64 - 1)
         self._offset = 0
 
