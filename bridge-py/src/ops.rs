@@ -349,7 +349,8 @@ pub fn unary(
     let args = [x];
     let d = result_type(&args);
     if op == Opcode::Reciprocal && !d.is_float() {
-        // NumPy's integer reciprocal is C's `1 / x` (garbage at 0): left to NumPy.
+        // NumPy's integer reciprocal is `1.0 / x` cast back to the integer dtype: the Python
+        // ufunc records it so when this declines.
         return Ok(None);
     }
     let (op, ct, od) = unary_types(op, d)?;

@@ -109,16 +109,7 @@ pub fn plan(p: &Program) -> Plan {
     let mut first_store = vec![usize::MAX; p.slots.len()];
     let mut latest = vec![nseg - 1; p.ops.len()];
     for (k, op) in p.ops.iter().enumerate().rev() {
-        if call[k] {
-            for src in &op.srcs {
-                if let Src::Mem(m) = *src {
-                    first_read[m as usize] = first_read[m as usize].min(seg[k]);
-                }
-            }
-            if let Dst::Store(m) = op.dst {
-                first_store[m as usize] = first_store[m as usize].min(seg[k] + 1);
-            }
-        } else {
+        if !call[k] {
             let mut s = latest[k];
             for src in &op.srcs {
                 if let Src::Mem(m) = *src {
@@ -129,14 +120,16 @@ pub fn plan(p: &Program) -> Plan {
                 s = s.min(first_read[m as usize]).min(first_store[m as usize]);
             }
             seg[k] = seg[k].max(s);
-            for src in &op.srcs {
-                if let Src::Mem(m) = *src {
-                    first_read[m as usize] = first_read[m as usize].min(seg[k]);
-                }
+        }
+        // A call reads after the segment it follows and flushes in the next one.
+        let stored_at = if call[k] { seg[k] + 1 } else { seg[k] };
+        for src in &op.srcs {
+            if let Src::Mem(m) = *src {
+                first_read[m as usize] = first_read[m as usize].min(seg[k]);
             }
-            if let Dst::Store(m) = op.dst {
-                first_store[m as usize] = first_store[m as usize].min(seg[k]);
-            }
+        }
+        if let Dst::Store(m) = op.dst {
+            first_store[m as usize] = first_store[m as usize].min(stored_at);
         }
         // Its inputs are needed here.
         let here = seg[k];
