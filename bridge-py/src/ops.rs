@@ -402,12 +402,10 @@ fn _ufunc(
     inputs: &Bound<'_, PyTuple>,
     out: Option<&Bound<'_, NdArray>>,
 ) -> PyResult<Option<Py<PyAny>>> {
-    if name == "fabs" && inputs.len() == 1 {
-        return fabs(py, &inputs.get_item(0)?, out);
-    }
     let op = opcode(name)?;
     match (op.kind(), inputs.len()) {
         (vm_ir::Kind::Binary, 2) => binary(py, op, &inputs.get_item(0)?, &inputs.get_item(1)?, out),
+        (vm_ir::Kind::Unary, 1) if name == "fabs" => fabs(py, &inputs.get_item(0)?, out),
         (vm_ir::Kind::Unary, 1) => unary(py, op, &inputs.get_item(0)?, out),
         _ => Err(PyTypeError::new_err(format!(
             "{name} takes {} inputs, got {}",
