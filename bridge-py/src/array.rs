@@ -679,6 +679,25 @@ impl NdArray {
 
 #[pymethods]
 impl NdArray {
+    /// `numpy.ndarray(shape, dtype=float, buffer=None, offset=0, strides=None, order=None)`: a
+    /// new array, uninitialised without a buffer, else a copy of the buffer's elements (the
+    /// Python layer's `ndarray_new` makes it).
+    #[new]
+    #[pyo3(signature = (shape, dtype=None, buffer=None, offset=None, strides=None, order=None))]
+    fn py_new(
+        py: Python<'_>,
+        shape: Py<PyAny>,
+        dtype: Option<Py<PyAny>>,
+        buffer: Option<Py<PyAny>>,
+        offset: Option<Py<PyAny>>,
+        strides: Option<Py<PyAny>>,
+        order: Option<Py<PyAny>>,
+    ) -> PyResult<NdArray> {
+        let made = hook(py, "ndarray_new")?.call1((shape, dtype, buffer, offset, strides, order))?;
+        let a = made.cast::<NdArray>()?.get();
+        Ok(NdArray::new(a.view.clone(), a.handle.clone()))
+    }
+
     /// The shape, as a tuple.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {

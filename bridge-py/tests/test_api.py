@@ -100,6 +100,20 @@ def test_namespace_matches_numpy(expr):
     same(eval(expr, {"m": vmnp}), eval(expr, {"m": np}))
 
 
+def test_the_ndarray_constructor_is_numpys():
+    a = vmnp.ndarray((2, 3), dtype=np.int32)
+    assert type(a) is vmnp.ndarray and a.shape == (2, 3) and a.dtype == np.int32
+    assert vmnp.ndarray(4).dtype == np.float64
+    buf = np.arange(8.0)
+    for kw in [{}, {"offset": 8}, {"offset": 8, "strides": (16,)}]:
+        same(vmnp.ndarray((3,), float, buf, **kw), np.ndarray((3,), float, buf, **kw))
+    for shape in [(-1,), "x"]:
+        with pytest.raises((ValueError, TypeError)) as want:
+            np.ndarray(shape)
+        with pytest.raises(type(want.value)):
+            vmnp.ndarray(shape)
+
+
 def test_repr_and_str_are_numpys():
     for a in [np.arange(5), np.linspace(0, 1, 4), np.ones((2, 3), dtype=np.int8), np.array(3.5), np.array(True)]:
         v = vmnp.asarray(a)

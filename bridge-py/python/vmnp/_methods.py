@@ -556,6 +556,16 @@ def getattr_(a, name):
     return method
 
 
+def ndarray_new(shape, dtype, buffer, offset, strides, order):
+    """What ``numpy.ndarray(shape, dtype, buffer, offset, strides, order)`` makes: an
+    uninitialised array, or the elements of ``buffer`` (copied: a vmnp array's memory is the
+    VM's)."""
+    if buffer is None and strides is None:
+        return _v.empty(shape, float if dtype is None else dtype, order=order or "C")
+    n = _np.ndarray(shape, dtype=dtype, buffer=buffer, offset=offset or 0, strides=strides, order=order)
+    return _v.array(n)
+
+
 def hooks():
     """The dict the native class calls into."""
     h = {name: _forward(name) for name in _FORWARDED}
@@ -563,6 +573,7 @@ def hooks():
     h["getattr"] = getattr_
     h["full_like"] = lambda a, value, dtype: _v.full_like(a, value, dtype=dtype)
     h["convert_as"] = convert_as
+    h["ndarray_new"] = ndarray_new
     h["operator_fallback"] = _v._operator_fallback
     for name in [
         "getitem", "setitem", "convert", "__repr__", "__str__", "__format__", "item", "tolist", "__array__",
