@@ -11,16 +11,16 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyEllipsis, PyFloat, PyInt, PyList, PySlice, PyString, PyTuple, PyType,
 };
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 use vm_ir::view::Shape;
 use vm_ir::{DType, Opcode, Scalar, View};
 
 /// A NumPy-compatible array whose data lives in the VM.
 #[pyclass(module = "vmnp", name = "ndarray", frozen)]
 pub struct NdArray {
-    /// The window onto the base.
-    pub view: View,
+    /// The window onto the base (replaced by an assignment to `shape`).
+    view: RwLock<View>,
     /// Keeps the base alive; the last clone's drop frees it.
     pub handle: Arc<BaseHandle>,
     /// NumPy's WRITEABLE flag: writes through a read-only array are refused.
@@ -30,7 +30,12 @@ pub struct NdArray {
 impl NdArray {
     /// A writeable array of `view`, owning a share of `handle`.
     pub fn new(view: View, handle: Arc<BaseHandle>) -> NdArray {
-        NdArray { view, handle, writeable: AtomicBool::new(true) }
+        NdArray { view: RwLock::new(view), handle, writeable: AtomicBool::new(true) }
+    }
+
+    /// The window onto the base.
+    pub fn view(&self) -> RwLockReadGuard<'_, View> {
+        self.view.read().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// `ValueError` (NumPy's) unless the array may be written; `what` names the write
@@ -84,7 +89,7 @@ fn python_number(py: Python<'_>, x: Scalar) -> PyResult<Bound<'_, PyAny>> {
 /// The one element of `a` as a Python number, computing what it depends on now; `None` when `a`
 /// does not have exactly one element (the Python layer raises NumPy's error).
 fn only_element<'py>(py: Python<'py>, a: &NdArray) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let v = &a.view;
+    let v = &a.view();
     if v.nelem() != 1 {
         return Ok(None);
     }
@@ -109,7 +114,7 @@ fn numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
 /// converted array alive until the caller has recorded its use.
 pub fn arg<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<(Arg, Option<Bound<'py, PyAny>>)>> {
     if let Ok(a) = obj.cast::<NdArray>() {
-        return Ok(Some((Arg::Arr(a.get().view.clone()), None)));
+        return Ok(Some((Arg::Arr(a.get().view().clone()), None)));
     }
     if obj.is_exact_instance_of::<PyFloat>() {
         return Ok(Some((Arg::Weak(Weak::Float(obj.extract()?)), None)));
@@ -136,7 +141,8 @@ pub fn arg<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<(Arg, Option<Bound<'
         return Ok(None);
     }
     let a = conv.cast::<NdArray>()?;
-    Ok(Some((Arg::Arr(a.get().view.clone()), Some(conv))))
+    let view = a.get().view().clone();
+    Ok(Some((Arg::Arr(view), Some(conv))))
 }
 
 /// A shape as NumPy's errors write it: `(3,)`, `(2,3)`, `()`.
@@ -264,7 +270,7 @@ impl NdArray {
         if ellipses > 1 {
             return Err(index_err("an index can only have a single ellipsis ('...')"));
         }
-        let v = &self.view;
+        let v = &self.view();
         if consumed > v.ndim() {
             return Err(index_err(format!(
                 "too many indices for array: array is {}-dimensional, but {consumed} were indexed",
@@ -322,7 +328,7 @@ impl NdArray {
     /// Another view of the same base, as writeable as this array.
     pub fn with_view(&self, py: Python<'_>, view: View) -> PyResult<Py<NdArray>> {
         let writeable = AtomicBool::new(self.writeable.load(Ordering::Relaxed));
-        Py::new(py, NdArray { view, handle: self.handle.clone(), writeable })
+        Py::new(py, NdArray { view: RwLock::new(view), handle: self.handle.clone(), writeable })
     }
 }
 
@@ -351,7 +357,7 @@ fn inplace(slf: &Bound<'_, NdArray>, op: Opcode, other: &Bound<'_, PyAny>) -> Py
 /// True when `a * seq` (or `seq * a`) is Python's repetition of a sequence: a 0-d array stands
 /// for a NumPy scalar, which leaves `[0] * n` to the sequence (`[0, 0, 0]`, not `array([0])`).
 fn repeats_sequence(a: &Bound<'_, NdArray>, seq: &Bound<'_, PyAny>) -> bool {
-    a.get().view.ndim() == 0
+    a.get().view().ndim() == 0
         && (seq.is_instance_of::<PyList>()
             || seq.is_instance_of::<PyTuple>()
             || seq.is_instance_of::<PyString>()
@@ -646,7 +652,7 @@ impl NdArray {
 
     fn __float__(slf: &Bound<'_, Self>) -> PyResult<f64> {
         // NumPy 2.4 converts only 0-d arrays (the Python layer says what a version does).
-        if slf.get().view.ndim() == 0
+        if slf.get().view().ndim() == 0
             && let Some(x) = only_element(slf.py(), slf.get())?
         {
             return x.extract();
@@ -695,62 +701,80 @@ impl NdArray {
     ) -> PyResult<NdArray> {
         let made = hook(py, "ndarray_new")?.call1((shape, dtype, buffer, offset, strides, order))?;
         let a = made.cast::<NdArray>()?.get();
-        Ok(NdArray::new(a.view.clone(), a.handle.clone()))
+        Ok(NdArray::new(a.view().clone(), a.handle.clone()))
     }
 
     /// The shape, as a tuple.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.view.shape.iter())
+        PyTuple::new(py, self.view().shape.iter())
+    }
+
+    /// `a.shape = s` reshapes the array in place when `s` views the same elements (NumPy's
+    /// errors otherwise: the Python layer's `set_shape` finds the view).
+    #[setter]
+    fn set_shape(slf: &Bound<'_, Self>, shape: Bound<'_, PyAny>) -> PyResult<()> {
+        let made = hook(slf.py(), "set_shape")?.call1((slf, shape))?;
+        let new = made.cast::<NdArray>()?.get().view().clone();
+        if new.base.id != slf.get().view().base.id {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err("set_shape gave a view of another base"));
+        }
+        let mut view = slf
+            .get()
+            .view
+            .try_write()
+            .map_err(|_| value_err("cannot change the shape of an array while it is being read"))?;
+        *view = new;
+        Ok(())
     }
 
     /// Number of dimensions.
     #[getter]
     fn ndim(&self) -> usize {
-        self.view.ndim()
+        self.view().ndim()
     }
 
     /// Number of elements.
     #[getter]
     fn size(&self) -> usize {
-        self.view.nelem()
+        self.view().nelem()
     }
 
     /// The element type, as a `numpy.dtype`.
     #[getter]
     fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        np_dtype(py, self.view.dtype())
+        np_dtype(py, self.view().dtype())
     }
 
     /// Bytes per element.
     #[getter]
     fn itemsize(&self) -> usize {
-        self.view.dtype().size()
+        self.view().dtype().size()
     }
 
     /// Bytes of the elements viewed.
     #[getter]
     fn nbytes(&self) -> usize {
-        self.view.dtype().size() * self.view.nelem()
+        self.view().dtype().size() * self.view().nelem()
     }
 
     /// Byte strides, as NumPy reports them.
     #[getter]
     fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let s = self.view.dtype().size() as i64;
-        PyTuple::new(py, self.view.stride.iter().map(|x| x * s))
+        let s = self.view().dtype().size() as i64;
+        PyTuple::new(py, self.view().stride.iter().map(|x| x * s))
     }
 
     /// Strides in elements (for the Python layer's view arithmetic).
     #[getter]
     fn _strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(py, self.view.stride.iter())
+        PyTuple::new(py, self.view().stride.iter())
     }
 
     /// Offset of the first element in the base, in elements.
     #[getter]
     fn _start(&self) -> i64 {
-        self.view.start
+        self.view().start
     }
 
     /// NumPy's WRITEABLE flag.
@@ -767,25 +791,25 @@ impl NdArray {
     /// The number of elements of the base the array views.
     #[getter]
     fn _base_nelem(&self) -> u64 {
-        self.view.base.nelem
+        self.view().base.nelem
     }
 
     /// The id of the base the array views (arrays of one base share memory).
     #[getter]
     fn _base_id(&self) -> u64 {
-        self.view.base.id.0
+        self.view().base.id.0
     }
 
     /// True when the view is row-major contiguous.
     #[getter]
     fn _contiguous(&self) -> bool {
-        self.view.is_contiguous()
+        self.view().is_contiguous()
     }
 
     /// The transpose (a view).
     #[getter(T)]
     fn t(&self, py: Python<'_>) -> PyResult<Py<NdArray>> {
-        let mut v = self.view.clone();
+        let mut v = self.view().clone();
         v.shape.reverse();
         v.stride.reverse();
         self.with_view(py, v)
@@ -794,7 +818,7 @@ impl NdArray {
     /// `(data, dtype name, shape)`: the elements in row-major order, after running everything
     /// recorded that they depend on (the GIL is released meanwhile).
     fn _host<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyByteArray>> {
-        let v = &self.view;
+        let v = &self.view();
         let es = v.dtype().size();
         let n = v.nelem();
         // An array larger than memory is NumPy's MemoryError, never an abort.
@@ -818,14 +842,14 @@ impl NdArray {
     /// A 0-d array, vmnp's stand-in for a NumPy scalar, hashes as its value; other arrays are
     /// unhashable, as NumPy's are.
     fn __hash__(slf: &Bound<'_, Self>) -> PyResult<isize> {
-        if slf.get().view.ndim() != 0 {
+        if slf.get().view().ndim() != 0 {
             return Err(pyo3::exceptions::PyTypeError::new_err("unhashable type: 'numpy.ndarray'"));
         }
         slf.call_method0("item")?.hash()
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        self.view
+        self.view()
             .shape
             .first()
             .copied()
@@ -874,7 +898,7 @@ impl NdArray {
     }
 
     fn __invert__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        let op = if slf.get().view.dtype() == vm_ir::DType::Bool { Opcode::LogicalNot } else { Opcode::Invert };
+        let op = if slf.get().view().dtype() == vm_ir::DType::Bool { Opcode::LogicalNot } else { Opcode::Invert };
         Ok(ops::unary(slf.py(), op, slf.as_any(), None)?.expect("an array operand"))
     }
 

@@ -40,7 +40,7 @@ pub fn forget(id: BaseId) {
 /// its base: a part says nothing about the rest).
 #[pyfunction]
 fn _set_bounds(a: &Bound<'_, NdArray>, lo: i64, hi: i64) {
-    let v = &a.get().view;
+    let v = &a.get().view();
     if !v.is_whole_base() || !v.dtype().is_integer() {
         return;
     }
@@ -58,7 +58,7 @@ fn _bounds(a: &Bound<'_, NdArray>) -> Option<(i64, i64)> {
     if !ANY.load(Ordering::Relaxed) {
         return None;
     }
-    known().get(&a.get().view.base.id).copied()
+    known().get(&a.get().view().base.id).copied()
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -76,7 +76,7 @@ impl NdArray {
     /// NumPy's array interface (version 3) of the synced data, read-only.
     #[getter]
     fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let v = &self.view;
+        let v = &self.view();
         let d = PyDict::new(py);
         d.set_item("version", 3)?;
         d.set_item("shape", PyTuple::new(py, v.shape.iter())?)?;
@@ -102,8 +102,7 @@ impl NdArray {
                 "vmnp arrays export read-only buffers (write through the array, or copy with numpy.array(x))",
             ));
         }
-        let arr = slf.get();
-        let v = &arr.view;
+        let v = &slf.get().view().clone();
         let strided = byte_strides(v);
         if strided.is_some() && flags & ffi::PyBUF_STRIDES != ffi::PyBUF_STRIDES {
             return Err(PyBufferError::new_err("the array is not C-contiguous and the consumer does not take strides"));

@@ -181,21 +181,21 @@ pub fn record<const N: usize>(
     }
     // NumPy resolves dtypes before it broadcasts, so a bad cast is reported first.
     if let Some(o) = out
-        && !same_kind(out_dtype, o.view.dtype())
+        && !same_kind(out_dtype, o.view().dtype())
     {
         return Err(type_error(format!(
             "Cannot cast ufunc '{}' output from dtype('{}') to dtype('{}') with casting rule 'same_kind'",
             op.name(),
             np_name(out_dtype),
-            np_name(o.view.dtype())
+            np_name(o.view().dtype())
         )));
     }
     let mut shape = broadcast_shapes(&inputs)?;
     if let Some(o) = out
-        && broadcasts_to(&shape, &o.view.shape)
+        && broadcasts_to(&shape, &o.view().shape)
     {
         // NumPy broadcasts the inputs to the output's shape (`add(row, 1, out=matrix)`).
-        shape = o.view.shape.clone();
+        shape = o.view().shape.clone();
     }
     // Casts of the inputs, alive until the instruction reading them is queued.
     let mut temps: smallvec::SmallVec<[Arc<BaseHandle>; 2]> = smallvec::SmallVec::new();
@@ -227,13 +227,13 @@ pub fn record<const N: usize>(
     }
     let vm = vm()?;
     match out {
-        Some(o) if o.view.shape[..] != shape[..] => Err(value_err(format!(
+        Some(o) if o.view().shape[..] != shape[..] => Err(value_err(format!(
             "non-broadcastable output operand with shape {} doesn't match the broadcast shape {}",
-            shape_text(&o.view.shape),
+            shape_text(&o.view().shape),
             shape_text(&shape)
         ))),
-        Some(o) if o.view.dtype() == out_dtype => {
-            operands.insert(0, Operand::View(o.view.clone()));
+        Some(o) if o.view().dtype() == out_dtype => {
+            operands.insert(0, Operand::View(o.view().clone()));
             vm.submit(py, Instruction { opcode: op, operands })?;
             Ok(None)
         }
@@ -241,7 +241,7 @@ pub fn record<const N: usize>(
             let (tmp, _h) = new_array(&shape, out_dtype)?;
             operands.insert(0, Operand::View(tmp.clone()));
             vm.submit(py, Instruction { opcode: op, operands })?;
-            vm.submit(py, Instruction::new(Opcode::Identity, [Operand::View(o.view.clone()), Operand::View(tmp)]))?;
+            vm.submit(py, Instruction::new(Opcode::Identity, [Operand::View(o.view().clone()), Operand::View(tmp)]))?;
             Ok(None)
         }
         None => vm.submit_new(py, &shape, out_dtype, op, &mut operands).map(Some),
@@ -419,7 +419,7 @@ fn _ufunc(
 /// arrays of different bases are disjoint).
 #[pyfunction]
 fn _overlap(a: &Bound<'_, NdArray>, b: &Bound<'_, NdArray>) -> &'static str {
-    match a.get().view.overlap(&b.get().view) {
+    match a.get().view().overlap(&b.get().view()) {
         vm_ir::Overlap::Disjoint => "disjoint",
         vm_ir::Overlap::Identical => "identical",
         vm_ir::Overlap::Partial => "partial",
@@ -454,7 +454,7 @@ fn _where(py: Python<'_>, cond: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>, y: &Bou
 /// `x.astype(dtype)`: always a new array.
 #[pyfunction]
 fn _cast(py: Python<'_>, a: &Bound<'_, NdArray>, dtype: &str) -> PyResult<Py<NdArray>> {
-    let (v, h) = cast_view(py, &a.get().view, dtype_of(dtype)?)?;
+    let (v, h) = cast_view(py, &a.get().view(), dtype_of(dtype)?)?;
     wrap(py, v, h)
 }
 
@@ -493,11 +493,11 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
     dst.get().check_writeable("assignment destination")?;
     if value.is_instance_of::<pyo3::types::PyString>() {
         // NumPy parses a string as the element type does: `a[0] = "2.5"`.
-        let kind = if dst.get().view.dtype().is_float() { "float" } else { "int" };
+        let kind = if dst.get().view().dtype().is_float() { "float" } else { "int" };
         let parsed = py.import("builtins")?.getattr(kind)?.call1((value,))?;
         return assign(py, dst, &parsed, checked);
     }
-    let dt = dst.get().view.dtype();
+    let dt = dst.get().view().dtype();
     if dt.is_integer() && (value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>()) {
         // Python numbers go in as NumPy converts them: ints must fit, floats truncate.
         let converted = hook(py, "convert_as")?.call1((value, np_name(dt)))?;
@@ -508,22 +508,22 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
     let (a, _k) = arg(value)?.ok_or_else(|| PyTypeError::new_err("cannot assign this value to a vmnp array"))?;
     let d = dst.get();
     if let Arg::Arr(v) = &a
-        && v == &d.view
+        && *v == *d.view()
     {
         return Ok(()); // `x[...] = x` after an in-place operator on the same view
     }
     let shape = broadcast_shapes(std::slice::from_ref(&a))?;
-    if broadcast_shapes(&[Arg::Arr(d.view.clone()), a.clone()]).map(|s| s[..] != d.view.shape[..]).unwrap_or(true)
-        || shape.len() > d.view.ndim()
+    if broadcast_shapes(&[Arg::Arr(d.view().clone()), a.clone()]).map(|s| s[..] != d.view().shape[..]).unwrap_or(true)
+        || shape.len() > d.view().ndim()
     {
         return Err(value_err(format!(
             "could not broadcast input array from shape {} into shape {}",
             shape_text(&shape),
-            shape_text(&d.view.shape)
+            shape_text(&d.view().shape)
         )));
     }
     let src = match a {
-        Arg::Arr(v) => Operand::View(broadcast_view(&v, &d.view.shape)),
+        Arg::Arr(v) => Operand::View(broadcast_view(&v, &d.view().shape)),
         Arg::Strong(c) if dt.is_integer() && (checked || !c.dtype().is_float()) => {
             Operand::Const(integer_element(c, dt)?)
         }
@@ -542,12 +542,12 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
     };
     // One element from a number: written in memory when the array's host copy is at hand.
     if let Operand::Const(c) = src
-        && d.view.nelem() == 1
-        && crate::session::host_store(py, d.view.base.id, d.view.start as usize, &scalar_bytes(c))?
+        && d.view().nelem() == 1
+        && crate::session::host_store(py, d.view().base.id, d.view().start as usize, &scalar_bytes(c))?
     {
         return Ok(());
     }
-    vm()?.submit(py, Instruction::new(Opcode::Identity, [Operand::View(d.view.clone()), src]))
+    vm()?.submit(py, Instruction::new(Opcode::Identity, [Operand::View(d.view().clone()), src]))
 }
 
 /// The bytes of `c` in memory (native byte order, its dtype's size).
@@ -635,7 +635,7 @@ fn _view(
     if shape.len() != strides.len() {
         return Err(value_err("shape and strides differ in length"));
     }
-    let v = View::new(a.view.base, start, &shape, &strides).map_err(|e| value_err(e.to_string()))?;
+    let v = View::new(a.view().base, start, &shape, &strides).map_err(|e| value_err(e.to_string()))?;
     a.with_view(py, v)
 }
 
@@ -643,10 +643,10 @@ fn _view(
 #[pyfunction]
 fn _gather(py: Python<'_>, a: &Bound<'_, NdArray>, index: &Bound<'_, NdArray>) -> PyResult<Py<NdArray>> {
     let (a, index) = (a.get(), index.get());
-    let (v, h) = new_array(&index.view.shape, a.view.dtype())?;
+    let (v, h) = new_array(&index.view().shape, a.view().dtype())?;
     let instr = Instruction::new(
         Opcode::Gather,
-        [Operand::View(v.clone()), Operand::View(a.view.clone()), Operand::View(index.view.clone())],
+        [Operand::View(v.clone()), Operand::View(a.view().clone()), Operand::View(index.view().clone())],
     );
     vm()?.submit(py, instr)?;
     wrap(py, v, h)
@@ -661,12 +661,12 @@ fn _scatter(
     values: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
     let (a, index) = (a.get(), index.get());
-    let (src, _h) = new_array(&index.view.shape, a.view.dtype())?;
+    let (src, _h) = new_array(&index.view().shape, a.view().dtype())?;
     let tmp = Bound::new(py, NdArray::new(src.clone(), _h.clone()))?;
     _assign(py, &tmp, values)?;
     let instr = Instruction::new(
         Opcode::Scatter,
-        [Operand::View(a.view.clone()), Operand::View(src), Operand::View(index.view.clone())],
+        [Operand::View(a.view().clone()), Operand::View(src), Operand::View(index.view().clone())],
     );
     vm()?.submit(py, instr)
 }
@@ -750,7 +750,7 @@ fn _reduce(
         _ => None,
     };
     let a = a.get();
-    let d = a.view.dtype();
+    let d = a.view().dtype();
     let ct = match (dtype, op) {
         (Some(t), _) => dtype_of(t)?,
         (None, Opcode::AddReduce | Opcode::MultiplyReduce) => accumulating(d),
@@ -767,8 +767,8 @@ fn _reduce(
         Opcode::LogicalAndReduce | Opcode::LogicalOrReduce | Opcode::LogicalXorReduce => DType::Bool,
         _ => ct,
     };
-    let ax = axes(py, axis, a.view.ndim())?;
-    let mut v = a.view.clone();
+    let ax = axes(py, axis, a.view().ndim())?;
+    let mut v = a.view().clone();
     let mut keep: Arc<BaseHandle> = a.handle.clone();
     if ax.iter().any(|&i| v.shape[i] == 0) {
         let identity = match op {
@@ -797,7 +797,7 @@ fn _reduce(
             py,
             Instruction::new(Opcode::Identity, [Operand::View(o.clone()), Operand::Const(Scalar::F64(identity))]),
         )?;
-        return finish_keepdims(py, o, h, &ax, a.view.ndim(), keepdims);
+        return finish_keepdims(py, o, h, &ax, a.view().ndim(), keepdims);
     }
     if v.dtype() != ct && !matches!(op, Opcode::LogicalAndReduce | Opcode::LogicalOrReduce | Opcode::LogicalXorReduce) {
         let (c, h) = cast_view(py, &v, ct)?;
@@ -806,7 +806,7 @@ fn _reduce(
     }
     if ax.is_empty() {
         let (c, h) = cast_view(py, &v, out_dtype)?;
-        return finish_keepdims(py, c, h, &ax, a.view.ndim(), keepdims);
+        return finish_keepdims(py, c, h, &ax, a.view().ndim(), keepdims);
     }
     // All of a row-major array: one reduction of its flat view, in NumPy's order (reducing
     // axis by axis would combine in another order: a zero before an overflowing product stays
@@ -826,7 +826,7 @@ fn _reduce(
         v = o;
         keep = h;
     }
-    finish_keepdims(py, v, keep, &ax, a.view.ndim(), keepdims)
+    finish_keepdims(py, v, keep, &ax, a.view().ndim(), keepdims)
 }
 
 fn finish_keepdims(
@@ -863,9 +863,9 @@ fn _accumulate(
     let a = a.get();
     let ct = match dtype {
         Some(t) => dtype_of(t)?,
-        None => accumulating(a.view.dtype()),
+        None => accumulating(a.view().dtype()),
     };
-    let (mut v, mut keep) = (a.view.clone(), a.handle.clone());
+    let (mut v, mut keep) = (a.view().clone(), a.handle.clone());
     if v.dtype() != ct || (axis.is_none() && !v.is_contiguous()) {
         (v, keep) = cast_view(py, &v, ct)?;
     }
@@ -898,17 +898,17 @@ fn _argreduce(py: Python<'_>, name: &str, a: &Bound<'_, NdArray>, axis: isize) -
     }
     .ok_or_else(|| PyTypeError::new_err(format!("vmnp has no {name}")))?;
     let a = a.get();
-    let ax = axes(py, Some(&axis.into_pyobject(py)?.into_any()), a.view.ndim())?[0];
-    if a.view.shape.get(ax) == Some(&0) {
+    let ax = axes(py, Some(&axis.into_pyobject(py)?.into_any()), a.view().ndim())?[0];
+    if a.view().shape.get(ax) == Some(&0) {
         return Err(value_err(format!("attempt to get {name} of an empty sequence")));
     }
-    let shape: Vec<usize> = (0..a.view.ndim()).filter(|&i| i != ax).map(|i| a.view.shape[i]).collect();
+    let shape: Vec<usize> = (0..a.view().ndim()).filter(|&i| i != ax).map(|i| a.view().shape[i]).collect();
     let (o, h) = new_array(&shape, DType::I64)?;
     vm()?.submit(
         py,
         Instruction::new(
             op,
-            [Operand::View(o.clone()), Operand::View(a.view.clone()), Operand::Const(Scalar::I64(ax as i64))],
+            [Operand::View(o.clone()), Operand::View(a.view().clone()), Operand::Const(Scalar::I64(ax as i64))],
         ),
     )?;
     wrap(py, o, h)

@@ -1,6 +1,7 @@
 """The namespace, the array's methods and protocols, and errors, each compared with NumPy."""
 
 import ctypes
+import re
 
 import numpy as np
 import pytest
@@ -112,6 +113,28 @@ def test_the_ndarray_constructor_is_numpys():
             np.ndarray(shape)
         with pytest.raises(type(want.value)):
             vmnp.ndarray(shape)
+
+
+def test_assigning_a_shape_reshapes_in_place():
+    for m in (np, vmnp):
+        a = m.arange(6)
+        alias, row = a, a[:3]
+        a.shape = (2, -1)
+        assert alias.shape == (2, 3) and row.shape == (3,)
+        a += 1
+        same(a, np.arange(1, 7).reshape(2, 3))
+        same(row, np.arange(1, 4))
+    for shape, error in [((5,), ValueError), ("x", TypeError), (None, TypeError), ((), ValueError)]:
+        with pytest.raises(error) as want:
+            a = np.arange(6)
+            a.shape = shape
+        with pytest.raises(error, match=re.escape(str(want.value))):
+            a = vmnp.arange(6)
+            a.shape = shape
+    # A view that reshaping would copy keeps its shape, with NumPy's AttributeError.
+    with pytest.raises(AttributeError, match="Incompatible shape for in-place modification"):
+        t = vmnp.arange(6).reshape(2, 3).T
+        t.shape = (6,)
 
 
 def test_repr_and_str_are_numpys():

@@ -566,6 +566,21 @@ def ndarray_new(shape, dtype, buffer, offset, strides, order):
     return _v.array(n)
 
 
+def set_shape(a, shape):
+    """The view of ``a`` that ``a.shape = shape`` puts in place: NumPy's reshape without a
+    copy, with NumPy's errors."""
+    if shape is None:
+        raise TypeError("Use () not None as shape arguments")
+    try:
+        return _v.reshape(a, shape, copy=False)
+    except ValueError as e:
+        if "copy" not in str(e):
+            raise
+    raise AttributeError(
+        "Incompatible shape for in-place modification. Use `.reshape()` to make a copy with the desired shape."
+    )
+
+
 def hooks():
     """The dict the native class calls into."""
     h = {name: _forward(name) for name in _FORWARDED}
@@ -574,6 +589,7 @@ def hooks():
     h["full_like"] = lambda a, value, dtype: _v.full_like(a, value, dtype=dtype)
     h["convert_as"] = convert_as
     h["ndarray_new"] = ndarray_new
+    h["set_shape"] = set_shape
     h["operator_fallback"] = _v._operator_fallback
     for name in [
         "getitem", "setitem", "convert", "__repr__", "__str__", "__format__", "item", "tolist", "__array__",
