@@ -27,6 +27,8 @@ pub struct CacheStats {
     pub hits: u64,
     /// Total time spent compiling (promotions included).
     pub compile_time: Duration,
+    /// Kernels compiled with an AVX-512 row routine ([`crate::avx512`]).
+    pub avx512: u64,
 }
 
 /// How kernels are compiled: the register allocator of each compilation.
@@ -96,6 +98,8 @@ pub struct Cache {
     seen: HashMap<Program, u32>,
     /// Print each compiled kernel to stderr.
     dump: bool,
+    /// Give eligible kernels AVX-512 row routines (the CPU has AVX-512, the setting allows).
+    avx512: bool,
     /// Statistics since creation.
     pub stats: CacheStats,
 }
@@ -130,8 +134,9 @@ impl Jit {
 impl Cache {
     /// A fresh JIT for the host CPU at Cranelift optimisation level `opt_level` (`"none"` or
     /// `"speed"`) with register allocation `tiers`. `verify` turns on Cranelift's IR verifier;
-    /// `dump` prints every kernel compiled (program, IR, machine code) to stderr.
-    pub fn new(opt_level: &str, tiers: Tiers, verify: bool, dump: bool) -> Result<Cache> {
+    /// `dump` prints every kernel compiled (program, IR, machine code) to stderr; `avx512`
+    /// gives the kernels that can have one an AVX-512 row routine when the CPU runs it.
+    pub fn new(opt_level: &str, tiers: Tiers, verify: bool, dump: bool, avx512: bool) -> Result<Cache> {
         let fast = match tiers {
             Tiers::Backtracking => None,
             _ => Some(Jit::new(opt_level, "single_pass", verify)?),
@@ -147,6 +152,7 @@ impl Cache {
             kernels: HashMap::default(),
             seen: HashMap::default(),
             dump,
+            avx512: avx512 && crate::avx512::available(),
             stats: CacheStats::default(),
         })
     }
@@ -167,7 +173,9 @@ impl Cache {
                 let before = found.map(|c| c.work);
                 let good = self.fast.is_none() || before.is_some() || work >= GOOD_AT_ONCE_WORK;
                 let t0 = Instant::now();
-                let f = self.compile(p, good)?;
+                let (f, native) = self.compile(p, good)?;
+                // The row routine is the same at every tier: nothing to compile again.
+                let good = good || native;
                 self.stats.compile_time += t0.elapsed();
                 match before {
                     None => self.stats.misses += 1,
@@ -212,11 +220,34 @@ impl Cache {
         self.kernels.is_empty()
     }
 
-    fn compile(&mut self, p: &Program, good: bool) -> Result<KernelFn> {
+    /// Compiles `p`; the flag says that its rows run an AVX-512 routine.
+    fn compile(&mut self, p: &Program, good: bool) -> Result<(KernelFn, bool)> {
         let jit =
             if good { self.good.as_mut().or(self.fast.as_mut()) } else { self.fast.as_mut().or(self.good.as_mut()) };
         let Jit { module, ctx } = jit.expect("a cache has at least one tier");
         let cc = module.isa().default_call_conv();
+        // The text says what failed (with the function's IR when defining it fails); the module's
+        // error is the source.
+        let failed = |text: String, e: ModuleError| Error::Internal(format!("compiling a kernel: {text}")).caused_by(e);
+        let row = if self.avx512 && crate::avx512::eligible(p) {
+            let code = crate::avx512::assemble(p);
+            let mut sig = module.make_signature();
+            sig.call_conv = cc;
+            for _ in 0..3 {
+                sig.params.push(AbiParam::new(types::I64));
+            }
+            let id = module.declare_anonymous_function(&sig).map_err(|e| failed(e.to_string(), e))?;
+            module.define_function_bytes(id, 64, &code, &[]).map_err(|e| failed(e.to_string(), e))?;
+            module.finalize_definitions().map_err(|e| failed(e.to_string(), e))?;
+            if self.dump {
+                let hex: Vec<String> = code.iter().map(|b| format!("{b:02x}")).collect();
+                eprintln!("---- AVX-512 row routine ({} bytes) of {p:?}\n{}", code.len(), hex.join(" "));
+            }
+            self.stats.avx512 += 1;
+            Some(module.get_finalized_function(id) as usize)
+        } else {
+            None
+        };
         module.clear_context(ctx);
         let sig = &mut ctx.func.signature;
         sig.call_conv = cc;
@@ -226,12 +257,9 @@ impl Cache {
         let tc = module.target_config();
         {
             let mut b = FunctionBuilder::new(&mut ctx.func, &mut self.fctx);
-            codegen::build(&mut b, p, cc)?;
+            codegen::build(&mut b, p, cc, row)?;
             b.finalize(tc);
         }
-        // The text says what failed (with the function's IR when defining it fails); the module's
-        // error is the source.
-        let failed = |text: String, e: ModuleError| Error::Internal(format!("compiling a kernel: {text}")).caused_by(e);
         let id = module.declare_anonymous_function(&ctx.func.signature).map_err(|e| failed(e.to_string(), e))?;
         ctx.set_disasm(self.dump);
         module.define_function(id, ctx).map_err(|e| failed(format!("{e:?}\n{}", ctx.func), e))?;
@@ -246,7 +274,7 @@ impl Cache {
         let code = module.get_finalized_function(id);
         // SAFETY: the function was built with exactly this signature (four i64 parameters, no
         // results, the platform's C calling convention).
-        Ok(unsafe { std::mem::transmute::<*const u8, KernelFn>(code) })
+        Ok((unsafe { std::mem::transmute::<*const u8, KernelFn>(code) }, row.is_some()))
     }
 }
 
@@ -256,7 +284,7 @@ mod tests {
 
     #[test]
     fn cranelift_errors_are_kept_as_the_source() {
-        let Err(e) = Cache::new("fast", Tiers::Tiered, false, false) else {
+        let Err(e) = Cache::new("fast", Tiers::Tiered, false, false, false) else {
             panic!("opt_level = fast is not a Cranelift level")
         };
         assert!(e.to_string().contains("cranelift setting opt_level=fast"), "{e}");

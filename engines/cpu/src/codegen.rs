@@ -406,7 +406,9 @@ impl Gen<'_> {
 }
 
 /// Builds the IR of `p` into `b`'s function (signature `(i64 args, i64 partials, i64 lo, i64 hi)`).
-pub fn build(b: &mut FunctionBuilder, p: &Program, call_conv: CallConv) -> Result<()> {
+/// With `row`, the address of `p`'s AVX-512 row routine ([`crate::avx512`]), the function walks
+/// the rows and calls it for each.
+pub fn build(b: &mut FunctionBuilder, p: &Program, call_conv: CallConv, row: Option<usize>) -> Result<()> {
     let nd = p.ndim;
     let lay = ArgLayout::of(p);
     let entry = b.create_block();
@@ -501,7 +503,9 @@ pub fn build(b: &mut FunctionBuilder, p: &Program, call_conv: CallConv) -> Resul
         chunk.insert(t, v);
     }
     let row_flat = b.use_var(flat);
-    if g.plan.calls.is_empty() {
+    if let Some(routine) = row {
+        call_row(b, &g, &chunk, call_conv, routine, row_n);
+    } else if g.plan.calls.is_empty() {
         g.segment(b, &g.plan.segments[0].clone(), &chunk, row_n, row_flat)?;
     } else {
         emit_chunks(b, &g, &chunk, &targets, row_n, row_flat)?;
@@ -537,6 +541,33 @@ pub fn build(b: &mut FunctionBuilder, p: &Program, call_conv: CallConv) -> Resul
     b.seal_block(exit);
     b.ins().return_(&[]);
     Ok(())
+}
+
+/// Emits the call of the AVX-512 row routine at `routine` on the row at `chunk` (`row_n`
+/// positions): the slots' addresses go in a table on the stack.
+fn call_row(
+    b: &mut FunctionBuilder,
+    g: &Gen,
+    chunk: &HashMap<Ptr, Variable>,
+    call_conv: CallConv,
+    routine: usize,
+    row_n: Value,
+) {
+    let nslots = g.p.slots.len();
+    let table = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, (8 * nslots) as u32, 3));
+    for k in 0..nslots {
+        let a = b.use_var(chunk[&Ptr::Slot(k)]);
+        b.ins().stack_store(types::I64, a, table, (8 * k) as i32);
+    }
+    let ptrs = b.ins().stack_addr(types::I64, table, 0);
+    let consts = b.ins().iadd_imm_s(g.args, (g.lay.konst(0) * 8) as i64);
+    let mut sig = Signature::new(call_conv);
+    for _ in 0..3 {
+        sig.params.push(AbiParam::new(types::I64));
+    }
+    let sig = b.import_signature(sig);
+    let callee = b.ins().iconst(types::I64, routine as i64);
+    b.ins().call_indirect(sig, callee, &[ptrs, consts, row_n]);
 }
 
 /// Emits the chunk loop of a row for programs with block calls.

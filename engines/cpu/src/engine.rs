@@ -162,7 +162,13 @@ impl CpuEngine {
         let pool = Pool::new(threads)
             .map_err(|e| Error::OutOfMemory(format!("[{table}] threads = {threads}: {e}")).caused_by(e))?;
         Ok(CpuEngine {
-            cache: Cache::new(&config.opt_level, Tiers::named(&config.regalloc)?, cfg!(debug_assertions), config.dump)?,
+            cache: Cache::new(
+                &config.opt_level,
+                Tiers::named(&config.regalloc)?,
+                cfg!(debug_assertions),
+                config.dump,
+                config.avx512,
+            )?,
             plans: PartitionCache::default(),
             pool,
             table: table.to_string(),

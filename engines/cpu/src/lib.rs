@@ -68,6 +68,7 @@
 //! Settings (`[cpu]` table): see [`Config`]. `VM_PROFILE=1` or `profile = true` prints kernel,
 //! compile and cache statistics to stderr at shutdown.
 
+pub mod avx512;
 pub mod cache;
 pub mod calls;
 pub mod codegen;
@@ -146,6 +147,11 @@ vm_runtime::settings! {
         /// move at least this many bytes together (see the `rows` module); 0 = never
         #[range(0, i64::MAX)]
         row_group_bytes: usize = 4194304,
+        /// kernels of f64 arithmetic (add, subtract, multiply, divide, sqrt, negative,
+        /// absolute, square, reciprocal, copies) on rows contiguous or broadcast compute their
+        /// rows in AVX-512 code the engine assembles itself, where the CPU has AVX-512
+        /// (Cranelift's vectors are 128-bit); false = Cranelift's code for every kernel
+        avx512: bool = true,
     }
 }
 

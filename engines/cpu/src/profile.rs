@@ -98,6 +98,7 @@ impl fmt::Display for Profile {
             self.cache.promoted,
             s.compile_seconds.unwrap_or(0.0) * 1e3
         )?;
+        writeln!(f, "  avx-512 rows         {} kernels (rows in AVX-512 code of the engine's own)", self.cache.avx512)?;
         writeln!(f, "  cache hits / misses  {hits} / {misses}")?;
         writeln!(f, "  execution            {:.3} ms", secs * 1e3)?;
         write!(f, "  bytes moved          {} ({rate:.2} GB/s)", s.bytes_moved)

@@ -1,0 +1,678 @@
+//! Rows of f64 arithmetic at AVX-512 width, in machine code the engine writes itself.
+//!
+//! Cranelift's vectors are 128-bit on x86-64: two f64 per instruction, where an AVX-512 machine
+//! computes eight. The kernels of stencils and fluxes (shallow_water: a hundred additions,
+//! multiplications and divisions per cell) are bound by the number of instructions, so this
+//! module assembles their rows itself: a kernel whose operations are all f64 additions,
+//! subtractions, multiplications, divisions, square roots, negations, absolute values,
+//! squares, reciprocals and copies, on operands contiguous or broadcast along the row, gets a
+//! row routine in AVX-512 code, and its Cranelift function only walks the rows and calls it.
+//! Every one of those operations is correctly rounded (IEEE 754) at any width, so the results
+//! are the reference interpreter's, bit for bit. Anything else keeps Cranelift's code.
+//!
+//! The routine, `row(ptrs, consts, n)`, computes positions `0..n` of a row: `ptrs[k]` is memory
+//! slot `k`'s address at position 0, `consts` the kernel's constant words. Its loop takes eight
+//! positions a step and the last `n % 8` under a mask. Values live in the 32 vector registers,
+//! allocated in one pass over the operations (a value needed again later when none is free is
+//! stored on the stack, the one needed furthest ahead first; a memory operand is read again
+//! rather than stored). Memory operations keep the operations' order, as in Cranelift's code:
+//! the fusion rules (a written view is read back only through itself) make that correct at
+//! any width.
+
+use crate::program::{Dst, Inner, Op, Program, Src};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::sync::OnceLock;
+use vm_ir::{BinaryOp, DType, OpClass, UnaryOp};
+
+/// The row routine: `row(ptrs, consts, n)` (see the module documentation).
+pub type RowFn = unsafe extern "C" fn(*const *mut u8, *const u64, i64);
+
+/// True when this CPU runs the routines (AVX-512 Foundation, and BMI2 for the tail's mask).
+pub fn available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("bmi2")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    })
+}
+
+/// What an operation computes, as the routine emits it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Arith {
+    /// `vaddpd` and friends: the EVEX opcode byte (map 0F).
+    Binary(u8),
+    Sqrt,
+    Negative,
+    Absolute,
+    Square,
+    Reciprocal,
+    Copy,
+}
+
+const ADD: u8 = 0x58;
+const MUL: u8 = 0x59;
+const SUB: u8 = 0x5C;
+const DIV: u8 = 0x5E;
+
+fn arith(op: &Op) -> Option<Arith> {
+    if op.dtype != DType::F64 || op.in_dtype != DType::F64 {
+        return None;
+    }
+    Some(match op.opcode.class() {
+        OpClass::Binary(BinaryOp::Add) => Arith::Binary(ADD),
+        OpClass::Binary(BinaryOp::Subtract) => Arith::Binary(SUB),
+        OpClass::Binary(BinaryOp::Multiply) => Arith::Binary(MUL),
+        OpClass::Binary(BinaryOp::Divide) => Arith::Binary(DIV),
+        OpClass::Unary(UnaryOp::Sqrt) => Arith::Sqrt,
+        OpClass::Unary(UnaryOp::Negative) => Arith::Negative,
+        OpClass::Unary(UnaryOp::Absolute) => Arith::Absolute,
+        OpClass::Unary(UnaryOp::Square) => Arith::Square,
+        OpClass::Unary(UnaryOp::Reciprocal) => Arith::Reciprocal,
+        OpClass::Unary(UnaryOp::Identity) => Arith::Copy,
+        _ => return None,
+    })
+}
+
+/// True when `p` gets a row routine: f64 arithmetic only (see the module documentation), no
+/// reductions, no positions, every memory operand contiguous or broadcast along the row, and
+/// no broadcast one written.
+pub fn eligible(p: &Program) -> bool {
+    let arity_ok = |op: &Op| match arith(op) {
+        Some(Arith::Binary(_)) => op.srcs.len() == 2,
+        Some(_) => op.srcs.len() == 1,
+        None => false,
+    };
+    p.partials.is_empty()
+        && !p.ops.is_empty()
+        && p.slots.iter().all(|s| s.dtype == DType::F64 && s.inner != Inner::Strided)
+        && p.consts.iter().all(|&c| c == DType::F64)
+        && p.ops.iter().all(|op| {
+            arity_ok(op)
+                && op.srcs.iter().all(|s| !matches!(s, Src::Index))
+                && match op.dst {
+                    Dst::Value => true,
+                    Dst::Store(m) => p.slots[m as usize].inner == Inner::Unit,
+                    Dst::Reduce(_) => false,
+                }
+        })
+}
+
+// ---- the assembler -------------------------------------------------------------------------
+
+/// General-purpose registers by their encoding.
+const RAX: u8 = 0;
+const RCX: u8 = 1;
+const RDX: u8 = 2;
+const RBX: u8 = 3;
+const RSP: u8 = 4;
+const RBP: u8 = 5;
+const RSI: u8 = 6;
+const RDI: u8 = 7;
+const R8: u8 = 8;
+const R9: u8 = 9;
+const R10: u8 = 10;
+const R11: u8 = 11;
+const R12: u8 = 12;
+const R13: u8 = 13;
+const R14: u8 = 14;
+const R15: u8 = 15;
+
+/// Registers holding the addresses of the first memory slots (the rest are loaded into r11
+/// where used). rdi: the address table, rsi: the constants, rdx: n, rcx: the position, rax:
+/// scratch.
+const SLOT_REGS: [u8; 9] = [R8, R9, R10, RBX, RBP, R12, R13, R14, R15];
+/// The callee-saved registers among them, pushed in the prologue.
+const SAVED: [u8; 6] = [RBX, RBP, R12, R13, R14, R15];
+
+/// A memory operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mem {
+    /// `[base + rcx*8]`: the current position of a contiguous row.
+    Row(u8),
+    /// `[base + disp]`.
+    At(u8, i32),
+    /// An entry of the routine's constant pool (RIP-relative).
+    Pool(usize),
+}
+
+/// The r/m operand of a vector instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rm {
+    Reg(u8),
+    Mem(Mem),
+}
+
+/// Constant pool entries.
+const SIGN_MASK: usize = 0;
+const ABS_MASK: usize = 1;
+const ONE: usize = 2;
+const POOL: [u64; 3] = [0x8000_0000_0000_0000, 0x7fff_ffff_ffff_ffff, 0x3ff0_0000_0000_0000];
+
+/// Bytes of machine code under construction.
+#[derive(Default)]
+struct Asm {
+    code: Vec<u8>,
+    /// Positions of RIP-relative displacements to the constant pool, with their entries.
+    pool_refs: Vec<(usize, usize)>,
+}
+
+/// EVEX map selectors.
+const MAP_0F: u8 = 1;
+const MAP_0F38: u8 = 2;
+
+impl Asm {
+    fn bytes(&mut self, b: &[u8]) {
+        self.code.extend_from_slice(b);
+    }
+
+    /// A ModRM (and SIB, displacement) for register field `reg` and memory `m`; `n` is the
+    /// EVEX compressed displacement's scale (0 for legacy encodings).
+    fn modrm_mem(&mut self, reg: u8, m: Mem, n: i32) {
+        let reg = (reg & 7) << 3;
+        match m {
+            Mem::Row(base) => {
+                // SIB with index rcx, scale 8; rbp/r13 as base need a displacement.
+                let sib = (3 << 6) | (RCX << 3) | (base & 7);
+                if base & 7 == RBP {
+                    self.bytes(&[0x44 | reg, sib, 0]);
+                } else {
+                    self.bytes(&[0x04 | reg, sib]);
+                }
+            }
+            Mem::At(base, disp) => {
+                let rm = base & 7;
+                let sib = (rm == RSP).then_some(0x24u8);
+                let (mode, disp_bytes): (u8, Vec<u8>) = if disp == 0 && rm != RBP {
+                    (0, vec![])
+                } else if n > 0 && disp % n == 0 && i8::try_from(disp / n).is_ok() {
+                    (1, vec![(disp / n) as i8 as u8])
+                } else if n == 0 && i8::try_from(disp).is_ok() {
+                    (1, vec![disp as i8 as u8])
+                } else {
+                    (2, disp.to_le_bytes().to_vec())
+                };
+                self.code.push((mode << 6) | reg | rm);
+                if let Some(s) = sib {
+                    self.code.push(s);
+                }
+                self.bytes(&disp_bytes);
+            }
+            Mem::Pool(k) => {
+                self.code.push(reg | 0b101);
+                self.pool_refs.push((self.code.len(), k));
+                self.bytes(&[0; 4]);
+            }
+        }
+    }
+
+    /// An EVEX-encoded 512-bit instruction with W1 and the 66 prefix (every one used here):
+    /// `reg` the ModRM.reg register (0-31), `v` the second source (0-31; 0 when unused), `rm`
+    /// the r/m operand, `mask` the opmask (0 = none), `zero` zeroing masking, `bcst` a 64-bit
+    /// memory operand broadcast to the eight lanes.
+    #[allow(clippy::too_many_arguments)]
+    fn evex(&mut self, map: u8, opcode: u8, reg: u8, v: u8, rm: Rm, mask: u8, zero: bool, bcst: bool) {
+        let (b, x) = match rm {
+            Rm::Reg(r) => ((r >> 3) & 1, (r >> 4) & 1),
+            Rm::Mem(Mem::Row(base) | Mem::At(base, _)) => ((base >> 3) & 1, 0),
+            Rm::Mem(Mem::Pool(_)) => (0, 0),
+        };
+        let (r, r2) = ((reg >> 3) & 1, (reg >> 4) & 1);
+        let p0 = ((r ^ 1) << 7) | ((x ^ 1) << 6) | ((b ^ 1) << 5) | ((r2 ^ 1) << 4) | map;
+        let p1 = (1 << 7) | ((!v & 0xF) << 3) | (1 << 2) | 0b01;
+        let p2 = (u8::from(zero) << 7) | (0b10 << 5) | (u8::from(bcst) << 4) | ((((v >> 4) & 1) ^ 1) << 3) | mask;
+        self.bytes(&[0x62, p0, p1, p2, opcode]);
+        match rm {
+            Rm::Reg(r) => self.code.push(0xC0 | ((reg & 7) << 3) | (r & 7)),
+            Rm::Mem(m) => self.modrm_mem(reg, m, if bcst || map == MAP_0F38 { 8 } else { 64 }),
+        }
+    }
+
+    /// `vmovupd zmm{mask}{z}, m`.
+    fn load(&mut self, dst: u8, m: Mem, mask: u8) {
+        self.evex(MAP_0F, 0x10, dst, 0, Rm::Mem(m), mask, mask != 0, false);
+    }
+
+    /// `vmovupd m{mask}, zmm`.
+    fn store(&mut self, m: Mem, src: u8, mask: u8) {
+        self.evex(MAP_0F, 0x11, src, 0, Rm::Mem(m), mask, false, false);
+    }
+
+    /// `vbroadcastsd zmm, m64`.
+    fn broadcast(&mut self, dst: u8, m: Mem) {
+        self.evex(MAP_0F38, 0x19, dst, 0, Rm::Mem(m), 0, false, false);
+    }
+
+    /// `REX.W`-prefixed instruction with ModRM register `reg` and register r/m `rm`.
+    fn rex_rr(&mut self, opcode: &[u8], reg: u8, rm: u8) {
+        self.code.push(0x48 | ((reg >> 3) << 2) | (rm >> 3));
+        self.bytes(opcode);
+        self.code.push(0xC0 | ((reg & 7) << 3) | (rm & 7));
+    }
+
+    /// `mov r64, [base + disp]`.
+    fn mov_load(&mut self, dst: u8, base: u8, disp: i32) {
+        self.code.push(0x48 | ((dst >> 3) << 2) | (base >> 3));
+        self.code.push(0x8B);
+        self.modrm_mem(dst, Mem::At(base, disp), 0);
+    }
+
+    fn push(&mut self, r: u8) {
+        if r >= 8 {
+            self.code.push(0x41);
+        }
+        self.code.push(0x50 | (r & 7));
+    }
+
+    fn pop(&mut self, r: u8) {
+        if r >= 8 {
+            self.code.push(0x41);
+        }
+        self.code.push(0x58 | (r & 7));
+    }
+
+    /// A `jcc rel32` (`cc` the condition's low opcode nibble) whose target is patched later.
+    fn jcc(&mut self, cc: u8) -> usize {
+        self.bytes(&[0x0F, 0x80 | cc, 0, 0, 0, 0]);
+        self.code.len() - 4
+    }
+
+    /// Points the rel32 at `at` to `target`.
+    fn patch(&mut self, at: usize, target: usize) {
+        let rel = target as i64 - (at as i64 + 4);
+        self.code[at..at + 4].copy_from_slice(&(rel as i32).to_le_bytes());
+    }
+
+    /// Appends the constant pool (8-byte aligned) and resolves the references to it.
+    fn finish(mut self) -> Vec<u8> {
+        while !self.code.len().is_multiple_of(8) {
+            self.code.push(0xCC);
+        }
+        let pool = self.code.len();
+        for c in POOL {
+            self.bytes(&c.to_le_bytes());
+        }
+        for &(at, k) in &self.pool_refs.clone() {
+            self.patch(at, pool + 8 * k);
+        }
+        self.code
+    }
+}
+
+const JG: u8 = 0xF;
+const JLE: u8 = 0xE;
+
+// ---- register allocation and the body ------------------------------------------------------
+
+/// A value the body computes or reads: an operation's result, a memory slot's element, or a
+/// constant (in a register only where an instruction cannot read it from memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Val {
+    Op(u32),
+    Slot(u16),
+    Const(u16),
+}
+
+/// Emits the body of the loop (one step of eight positions, under `mask` when not 0).
+struct Body<'p> {
+    p: &'p Program,
+    /// Per value, the operations using it, in order.
+    uses: HashMap<Val, Vec<usize>>,
+    /// Stack slots of spilled results (their count sizes the frame), the same in each body.
+    spill: HashMap<u32, i32>,
+}
+
+/// The register state while emitting one body.
+struct Regs {
+    holder: [Option<Val>; 32],
+    of: HashMap<Val, u8>,
+    /// Results stored in their stack slots in this body (a step's values, not an earlier one's).
+    stored: HashSet<u32>,
+}
+
+impl<'p> Body<'p> {
+    fn new(p: &'p Program) -> Body<'p> {
+        let mut uses: HashMap<Val, Vec<usize>> = HashMap::default();
+        for (k, op) in p.ops.iter().enumerate() {
+            for s in &op.srcs {
+                let v = match *s {
+                    Src::Val(v) => Val::Op(v),
+                    Src::Mem(m) => Val::Slot(m),
+                    Src::Const(c) => Val::Const(c),
+                    Src::Index => continue,
+                };
+                let list = uses.entry(v).or_default();
+                if list.last() != Some(&k) {
+                    list.push(k);
+                }
+            }
+        }
+        Body { p, uses, spill: HashMap::default() }
+    }
+
+    /// The first use of `v` after operation `k` (`usize::MAX`: none).
+    fn next_use(&self, v: Val, k: usize) -> usize {
+        let list = self.uses.get(&v).map_or(&[][..], Vec::as_slice);
+        let i = list.partition_point(|&u| u <= k);
+        list.get(i).copied().unwrap_or(usize::MAX)
+    }
+
+    /// Address of slot `m` at the current position: its register, or r11 loaded from the table.
+    fn slot_base(&self, a: &mut Asm, m: u16) -> u8 {
+        match SLOT_REGS.get(usize::from(m)) {
+            Some(&r) => r,
+            None => {
+                a.mov_load(R11, RDI, i32::from(m) * 8);
+                R11
+            }
+        }
+    }
+
+    /// A free register for a value wanted at operation `k`, storing or dropping the value
+    /// needed furthest ahead when none is free (never one of `pinned`).
+    fn alloc(&mut self, a: &mut Asm, regs: &mut Regs, k: usize, pinned: &[u8]) -> u8 {
+        if let Some(r) = (0..32u8).find(|&r| regs.holder[r as usize].is_none()) {
+            return r;
+        }
+        let (r, v) = (0..32u8)
+            .filter(|r| !pinned.contains(r))
+            .filter_map(|r| regs.holder[r as usize].map(|v| (r, v)))
+            .max_by_key(|&(_, v)| self.next_use(v, k.saturating_sub(1)))
+            .expect("at most three registers are pinned");
+        if let Val::Op(j) = v
+            && !regs.stored.contains(&j)
+        {
+            let next = self.spill.len() as i32 * 64;
+            let at = *self.spill.entry(j).or_insert(next);
+            a.store(Mem::At(RSP, at), r, 0);
+            regs.stored.insert(j);
+        }
+        regs.of.remove(&v);
+        regs.holder[r as usize] = None;
+        r
+    }
+
+    /// The register holding `v` at operation `k`, loading it when it is not in one.
+    fn get(&mut self, a: &mut Asm, regs: &mut Regs, v: Val, k: usize, mask: u8, pinned: &[u8]) -> u8 {
+        if let Some(&r) = regs.of.get(&v) {
+            return r;
+        }
+        let r = self.alloc(a, regs, k, pinned);
+        match v {
+            Val::Slot(m) => {
+                let base = self.slot_base(a, m);
+                match self.p.slots[m as usize].inner {
+                    Inner::Broadcast => a.broadcast(r, Mem::At(base, 0)),
+                    _ => a.load(r, Mem::Row(base), mask),
+                }
+            }
+            Val::Op(j) => {
+                let at = self.spill[&j];
+                a.load(r, Mem::At(RSP, at), 0);
+            }
+            Val::Const(c) => a.broadcast(r, Mem::At(RSI, i32::from(c) * 8)),
+        }
+        regs.holder[r as usize] = Some(v);
+        regs.of.insert(v, r);
+        r
+    }
+
+    /// Frees the registers of values not used after operation `k`.
+    fn release(&self, regs: &mut Regs, vals: &[Val], k: usize) {
+        for &v in vals {
+            if self.next_use(v, k) == usize::MAX
+                && let Some(r) = regs.of.remove(&v)
+            {
+                regs.holder[r as usize] = None;
+            }
+        }
+    }
+
+    fn emit(&mut self, a: &mut Asm, mask: u8) {
+        let mut regs = Regs { holder: [None; 32], of: HashMap::default(), stored: HashSet::default() };
+        let p = self.p;
+        for (k, op) in p.ops.iter().enumerate() {
+            let kind = arith(op).expect("eligible programs only");
+            let val = |s: Src| match s {
+                Src::Val(v) => Val::Op(v),
+                Src::Mem(m) => Val::Slot(m),
+                Src::Const(c) => Val::Const(c),
+                Src::Index => unreachable!("eligible programs read no positions"),
+            };
+            let mut pinned: Vec<u8> = Vec::with_capacity(3);
+            // The first input, in a register.
+            let a0 = self.get(a, &mut regs, val(op.srcs[0]), k, mask, &pinned);
+            pinned.push(a0);
+            // The second, in a register, or broadcast from the constants when not in one.
+            let a1 = op.srcs.get(1).map(|&s| match (val(s), s) {
+                (v, Src::Const(c)) if !regs.of.contains_key(&v) => Rm::Mem(Mem::At(RSI, i32::from(c) * 8)),
+                (v, _) => Rm::Reg(self.get(a, &mut regs, v, k, mask, &pinned)),
+            });
+            if let Some(Rm::Reg(r)) = a1 {
+                pinned.push(r);
+            }
+            let inputs: Vec<Val> = op.srcs.iter().map(|&s| val(s)).collect();
+            let dst = if kind == Arith::Reciprocal {
+                // 1 is loaded into the result before dividing by the input: another register.
+                self.alloc(a, &mut regs, k, &pinned)
+            } else {
+                // Reusing an input's register is fine: the result is written last.
+                self.release(&mut regs, &inputs, k);
+                self.alloc(a, &mut regs, k, &pinned)
+            };
+            match kind {
+                Arith::Binary(opc) => {
+                    let (rm, bcst) = match a1.expect("binary") {
+                        Rm::Mem(m) => (Rm::Mem(m), true),
+                        r => (r, false),
+                    };
+                    a.evex(MAP_0F, opc, dst, a0, rm, 0, false, bcst);
+                }
+                Arith::Sqrt => a.evex(MAP_0F, 0x51, dst, 0, Rm::Reg(a0), 0, false, false),
+                Arith::Negative => a.evex(MAP_0F, 0xEF, dst, a0, Rm::Mem(Mem::Pool(SIGN_MASK)), 0, false, true),
+                Arith::Absolute => a.evex(MAP_0F, 0xDB, dst, a0, Rm::Mem(Mem::Pool(ABS_MASK)), 0, false, true),
+                Arith::Square => a.evex(MAP_0F, MUL, dst, a0, Rm::Reg(a0), 0, false, false),
+                Arith::Reciprocal => {
+                    a.broadcast(dst, Mem::Pool(ONE));
+                    a.evex(MAP_0F, DIV, dst, dst, Rm::Reg(a0), 0, false, false);
+                    self.release(&mut regs, &inputs, k);
+                }
+                // vmovapd
+                Arith::Copy => {
+                    if dst != a0 {
+                        a.evex(MAP_0F, 0x28, dst, 0, Rm::Reg(a0), 0, false, false);
+                    }
+                }
+            }
+            let result = Val::Op(k as u32);
+            if let Dst::Store(m) = op.dst {
+                let base = self.slot_base(a, m);
+                a.store(Mem::Row(base), dst, mask);
+                // The slot's element read earlier is stale now.
+                if let Some(r) = regs.of.remove(&Val::Slot(m)) {
+                    regs.holder[r as usize] = None;
+                }
+            }
+            // A result used later keeps its register; one only stored leaves it free.
+            if self.next_use(result, k) != usize::MAX {
+                regs.holder[dst as usize] = Some(result);
+                regs.of.insert(result, dst);
+            }
+        }
+    }
+}
+
+/// The AVX-512 row routine of `p` (which must be [`eligible`]), as position-independent
+/// machine code with its constant pool.
+pub fn assemble(p: &Program) -> Vec<u8> {
+    let mut a = Asm::default();
+    for r in SAVED {
+        a.push(r);
+    }
+    // sub rsp, frame (patched once the spills are known)
+    a.bytes(&[0x48, 0x81, 0xEC]);
+    let frame_at = a.code.len();
+    a.bytes(&[0; 4]);
+    for (k, &r) in SLOT_REGS.iter().enumerate().take(p.slots.len()) {
+        a.mov_load(r, RDI, k as i32 * 8);
+    }
+    a.bytes(&[0x31, 0xC9]); // xor ecx, ecx
+    a.rex_rr(&[0x89], RDX, RAX); // mov rax, rdx
+    a.bytes(&[0x48, 0x83, 0xE8, 0x08]); // sub rax, 8
+    a.rex_rr(&[0x39], RAX, RCX); // cmp rcx, rax
+    let to_tail = a.jcc(JG);
+    let main = a.code.len();
+    let mut body = Body::new(p);
+    body.emit(&mut a, 0);
+    a.bytes(&[0x48, 0x83, 0xC1, 0x08]); // add rcx, 8
+    a.rex_rr(&[0x39], RAX, RCX); // cmp rcx, rax
+    let back = a.jcc(JLE);
+    a.patch(back, main);
+    let tail = a.code.len();
+    a.patch(to_tail, tail);
+    a.rex_rr(&[0x89], RDX, RAX); // mov rax, rdx
+    a.rex_rr(&[0x29], RCX, RAX); // sub rax, rcx
+    let to_done = a.jcc(JLE);
+    a.bytes(&[0x41, 0xBB, 0xFF, 0, 0, 0]); // mov r11d, 0xff
+    a.bytes(&[0xC4, 0xC2, 0x78, 0xF5, 0xC3]); // bzhi eax, r11d, eax
+    a.bytes(&[0xC5, 0xF8, 0x92, 0xC8]); // kmovw k1, eax
+    body.emit(&mut a, 1);
+    let done = a.code.len();
+    a.patch(to_done, done);
+    let frame = body.spill.len() as i32 * 64;
+    a.code[frame_at..frame_at + 4].copy_from_slice(&frame.to_le_bytes());
+    a.bytes(&[0x48, 0x81, 0xC4]); // add rsp, frame
+    a.bytes(&frame.to_le_bytes());
+    for r in SAVED.iter().rev() {
+        a.pop(*r);
+    }
+    a.bytes(&[0xC5, 0xF8, 0x77, 0xC3]); // vzeroupper; ret
+    a.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Encodings checked against an assembler's (llvm-mc, GNU as).
+    #[test]
+    fn instructions_encode_as_an_assembler_does() {
+        let enc = |f: &dyn Fn(&mut Asm)| {
+            let mut a = Asm::default();
+            f(&mut a);
+            a.code
+        };
+        // vaddpd zmm1, zmm2, zmm3
+        assert_eq!(
+            enc(&|a| a.evex(MAP_0F, ADD, 1, 2, Rm::Reg(3), 0, false, false)),
+            [0x62, 0xF1, 0xED, 0x48, 0x58, 0xCB]
+        );
+        // vdivpd zmm17, zmm30, zmm9
+        assert_eq!(
+            enc(&|a| a.evex(MAP_0F, DIV, 17, 30, Rm::Reg(9), 0, false, false)),
+            [0x62, 0xC1, 0x8D, 0x40, 0x5E, 0xC9]
+        );
+        // vsubpd zmm25, zmm3, zmm20
+        assert_eq!(
+            enc(&|a| a.evex(MAP_0F, SUB, 25, 3, Rm::Reg(20), 0, false, false)),
+            [0x62, 0x21, 0xE5, 0x48, 0x5C, 0xCC]
+        );
+        // vmulpd zmm4, zmm5, qword ptr [rsi + 24]{1to8}
+        assert_eq!(
+            enc(&|a| a.evex(MAP_0F, MUL, 4, 5, Rm::Mem(Mem::At(RSI, 24)), 0, false, true)),
+            [0x62, 0xF1, 0xD5, 0x58, 0x59, 0x66, 0x03]
+        );
+        // vmovupd zmm7 {k1} {z}, zmmword ptr [r13 + 8*rcx]
+        assert_eq!(enc(&|a| a.load(7, Mem::Row(R13), 1)), [0x62, 0xD1, 0xFD, 0xC9, 0x10, 0x7C, 0xCD, 0x00]);
+        // vmovupd zmmword ptr [r8 + 8*rcx] {k1}, zmm22
+        assert_eq!(enc(&|a| a.store(Mem::Row(R8), 22, 1)), [0x62, 0xC1, 0xFD, 0x49, 0x11, 0x34, 0xC8]);
+        // vmovupd zmmword ptr [rsp + 128], zmm3
+        assert_eq!(enc(&|a| a.store(Mem::At(RSP, 128), 3, 0)), [0x62, 0xF1, 0xFD, 0x48, 0x11, 0x5C, 0x24, 0x02]);
+        // vbroadcastsd zmm30, qword ptr [rsi + 2000]
+        assert_eq!(
+            enc(&|a| a.broadcast(30, Mem::At(RSI, 2000))),
+            [0x62, 0x62, 0xFD, 0x48, 0x19, 0xB6, 0xD0, 0x07, 0x00, 0x00]
+        );
+        // vsqrtpd zmm2, zmm18
+        assert_eq!(
+            enc(&|a| a.evex(MAP_0F, 0x51, 2, 0, Rm::Reg(18), 0, false, false)),
+            [0x62, 0xB1, 0xFD, 0x48, 0x51, 0xD2]
+        );
+        // vpandq zmm1, zmm2, qword ptr [rsi]{1to8}
+        assert_eq!(
+            enc(&|a| a.evex(MAP_0F, 0xDB, 1, 2, Rm::Mem(Mem::At(RSI, 0)), 0, false, true)),
+            [0x62, 0xF1, 0xED, 0x58, 0xDB, 0x0E]
+        );
+        // vmovapd zmm5, zmm21
+        assert_eq!(
+            enc(&|a| a.evex(MAP_0F, 0x28, 5, 0, Rm::Reg(21), 0, false, false)),
+            [0x62, 0xB1, 0xFD, 0x48, 0x28, 0xED]
+        );
+        // vmovupd zmm0, zmmword ptr [rbp + 8*rcx]
+        assert_eq!(enc(&|a| a.load(0, Mem::Row(RBP), 0)), [0x62, 0xF1, 0xFD, 0x48, 0x10, 0x44, 0xCD, 0x00]);
+        // vbroadcastsd zmm3, qword ptr [r11] / [rbp] / [r12]
+        assert_eq!(enc(&|a| a.broadcast(3, Mem::At(R11, 0))), [0x62, 0xD2, 0xFD, 0x48, 0x19, 0x1B]);
+        assert_eq!(enc(&|a| a.broadcast(3, Mem::At(RBP, 0))), [0x62, 0xF2, 0xFD, 0x48, 0x19, 0x5D, 0x00]);
+        assert_eq!(enc(&|a| a.broadcast(3, Mem::At(R12, 0))), [0x62, 0xD2, 0xFD, 0x48, 0x19, 0x1C, 0x24]);
+        // vpxorq zmm1, zmm2, qword ptr [rip + 16]{1to8}, the pool 16 bytes past the instruction
+        let mut a = Asm::default();
+        a.evex(MAP_0F, 0xEF, 1, 2, Rm::Mem(Mem::Pool(SIGN_MASK)), 0, false, true);
+        a.bytes(&[0xCC; 6]);
+        let code = a.finish();
+        assert_eq!(code[..10], [0x62, 0xF1, 0xED, 0x58, 0xEF, 0x0D, 0x06, 0x00, 0x00, 0x00]);
+        assert_eq!(code[16..24], 0x8000_0000_0000_0000u64.to_le_bytes());
+        // mov rax, rdx; sub rax, rcx; cmp rcx, rax
+        assert_eq!(enc(&|a| a.rex_rr(&[0x89], RDX, RAX)), [0x48, 0x89, 0xD0]);
+        assert_eq!(enc(&|a| a.rex_rr(&[0x29], RCX, RAX)), [0x48, 0x29, 0xC8]);
+        assert_eq!(enc(&|a| a.rex_rr(&[0x39], RAX, RCX)), [0x48, 0x39, 0xC1]);
+        // mov r12, qword ptr [rdi + 40]
+        assert_eq!(enc(&|a| a.mov_load(R12, RDI, 40)), [0x4C, 0x8B, 0x67, 0x28]);
+        // mov r11, qword ptr [rdi + 4000]
+        assert_eq!(enc(&|a| a.mov_load(R11, RDI, 4000)), [0x4C, 0x8B, 0x9F, 0xA0, 0x0F, 0x00, 0x00]);
+        // push r13; pop rbx
+        assert_eq!(enc(&|a| a.push(R13)), [0x41, 0x55]);
+        assert_eq!(enc(&|a| a.pop(RBX)), [0x5B]);
+    }
+
+    /// A program of `n` products of memory slots, all live until a chain of subtractions takes
+    /// them from the last.
+    fn live(n: u16) -> Program {
+        use crate::program::{Op, SlotInfo};
+        let f = |opcode, srcs: &[Src], dst| Op {
+            opcode,
+            dtype: DType::F64,
+            in_dtype: DType::F64,
+            srcs: srcs.iter().copied().collect(),
+            dst,
+        };
+        let mut ops: Vec<Op> =
+            (0..n).map(|k| f(vm_ir::Opcode::Multiply, &[Src::Mem(k), Src::Const(0)], Dst::Value)).collect();
+        let mut acc = u32::from(n) - 1;
+        for k in (0..n - 1).rev() {
+            let dst = if k == 0 { Dst::Store(n) } else { Dst::Value };
+            ops.push(f(vm_ir::Opcode::Subtract, &[Src::Val(u32::from(k)), Src::Val(acc)], dst));
+            acc = ops.len() as u32 - 1;
+        }
+        let unit = SlotInfo { dtype: DType::F64, inner: Inner::Unit };
+        Program { ndim: 1, slots: vec![unit; usize::from(n) + 1], partials: vec![], consts: vec![DType::F64], ops }
+    }
+
+    /// The stack frame of a routine: the `sub rsp, imm32` after the six pushes (10 bytes).
+    fn frame(code: &[u8]) -> i32 {
+        assert_eq!(code[10..13], [0x48, 0x81, 0xEC]);
+        i32::from_le_bytes(code[13..17].try_into().unwrap())
+    }
+
+    #[test]
+    fn values_beyond_the_registers_are_spilled_and_the_rest_are_not() {
+        assert!(eligible(&live(30)) && eligible(&live(48)));
+        assert_eq!(frame(&assemble(&live(30))), 0);
+        // 48 values live at once in 32 registers: at least 16 stored, 64 bytes each.
+        assert!(frame(&assemble(&live(48))) >= 16 * 64);
+    }
+}
