@@ -22,7 +22,7 @@
 use crate::program::{Dst, Inner, Op, Program, Src};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::OnceLock;
-use vm_ir::{BinaryOp, DType, OpClass, UnaryOp};
+use vm_ir::{BinaryOp, DType, OpClass, Opcode, UnaryOp};
 
 /// The row routine: `row(ptrs, consts, n)` (see the module documentation).
 pub type RowFn = unsafe extern "C" fn(*const *mut u8, *const u64, i64);
@@ -53,6 +53,8 @@ enum Arith {
     Square,
     Reciprocal,
     Copy,
+    /// A sum or product into a reduction's partial results (`vaddpd` or `vmulpd`).
+    Reduce(u8),
 }
 
 const ADD: u8 = 0x58;
@@ -75,30 +77,40 @@ fn arith(op: &Op) -> Option<Arith> {
         OpClass::Unary(UnaryOp::Square) => Arith::Square,
         OpClass::Unary(UnaryOp::Reciprocal) => Arith::Reciprocal,
         OpClass::Unary(UnaryOp::Identity) => Arith::Copy,
+        _ if op.opcode == Opcode::AddReduce => Arith::Reduce(ADD),
+        _ if op.opcode == Opcode::MultiplyReduce => Arith::Reduce(MUL),
         _ => return None,
     })
 }
 
-/// True when `p` gets a row routine: f64 arithmetic only (see the module documentation), no
-/// reductions, no positions, every memory operand contiguous or broadcast along the row, and
-/// no broadcast one written.
+/// True when `p` gets a row routine: f64 arithmetic only (see the module documentation) and
+/// sums and products, every memory operand and partial result contiguous or broadcast along the
+/// row, no broadcast one written, no positions. A sum along the row adds its lanes and last
+/// positions in the order of Cranelift's code, so the routine's results are bit for bit those
+/// of the engine without it; Cranelift's code takes square roots in chunks, which orders such
+/// a sum otherwise, so a kernel with both keeps Cranelift's code.
 pub fn eligible(p: &Program) -> bool {
     let arity_ok = |op: &Op| match arith(op) {
         Some(Arith::Binary(_)) => op.srcs.len() == 2,
         Some(_) => op.srcs.len() == 1,
         None => false,
     };
-    p.partials.is_empty()
-        && !p.ops.is_empty()
-        && p.slots.iter().all(|s| s.dtype == DType::F64 && s.inner != Inner::Strided)
+    let along_row = |q: u16| p.partials.get(usize::from(q)).is_some_and(|i| i.inner == Inner::Broadcast);
+    let sums_along_rows = p.ops.iter().any(|op| matches!(op.dst, Dst::Reduce(q) if along_row(q)));
+    let sqrt = p.ops.iter().any(|op| arith(op) == Some(Arith::Sqrt));
+    let chunked_sums = sums_along_rows && sqrt;
+    !p.ops.is_empty()
+        && !chunked_sums
+        && p.slots.iter().chain(&p.partials).all(|s| s.dtype == DType::F64 && s.inner != Inner::Strided)
         && p.consts.iter().all(|&c| c == DType::F64)
         && p.ops.iter().all(|op| {
             arity_ok(op)
                 && op.srcs.iter().all(|s| !matches!(s, Src::Index))
-                && match op.dst {
-                    Dst::Value => true,
-                    Dst::Store(m) => p.slots[m as usize].inner == Inner::Unit,
-                    Dst::Reduce(_) => false,
+                && match (op.dst, arith(op)) {
+                    (Dst::Reduce(q), Some(Arith::Reduce(_))) => usize::from(q) < p.partials.len(),
+                    (_, Some(Arith::Reduce(_))) | (Dst::Reduce(_), _) => false,
+                    (Dst::Value, _) => true,
+                    (Dst::Store(m), _) => p.slots[m as usize].inner == Inner::Unit,
                 }
         })
 }
@@ -152,7 +164,8 @@ enum Rm {
 const SIGN_MASK: usize = 0;
 const ABS_MASK: usize = 1;
 const ONE: usize = 2;
-const POOL: [u64; 3] = [0x8000_0000_0000_0000, 0x7fff_ffff_ffff_ffff, 0x3ff0_0000_0000_0000];
+const ZERO: usize = 3;
+const POOL: [u64; 4] = [0x8000_0000_0000_0000, 0x7fff_ffff_ffff_ffff, 0x3ff0_0000_0000_0000, 0];
 
 /// Bytes of machine code under construction.
 #[derive(Default)]
@@ -217,6 +230,32 @@ impl Asm {
     /// memory operand broadcast to the eight lanes.
     #[allow(clippy::too_many_arguments)]
     fn evex(&mut self, map: u8, opcode: u8, reg: u8, v: u8, rm: Rm, mask: u8, zero: bool, bcst: bool) {
+        let n = if bcst || map == MAP_0F38 { 8 } else { 64 };
+        self.evex_with(map, 0b01, 0b10, opcode, reg, v, rm, mask, zero, bcst, n);
+    }
+
+    /// A scalar f64 instruction (`vmovsd`, `vaddsd`, `vmulsd`: F2 prefix, W1).
+    fn scalar(&mut self, opcode: u8, reg: u8, v: u8, rm: Rm) {
+        self.evex_with(MAP_0F, 0b11, 0b00, opcode, reg, v, rm, 0, false, false, 8);
+    }
+
+    /// An EVEX-encoded instruction with W1, prefix `pp`, vector length `ll` and compressed
+    /// displacements scaled by `n`.
+    #[allow(clippy::too_many_arguments)]
+    fn evex_with(
+        &mut self,
+        map: u8,
+        pp: u8,
+        ll: u8,
+        opcode: u8,
+        reg: u8,
+        v: u8,
+        rm: Rm,
+        mask: u8,
+        zero: bool,
+        bcst: bool,
+        n: i32,
+    ) {
         let (b, x) = match rm {
             Rm::Reg(r) => ((r >> 3) & 1, (r >> 4) & 1),
             Rm::Mem(Mem::Row(base) | Mem::At(base, _)) => ((base >> 3) & 1, 0),
@@ -224,12 +263,12 @@ impl Asm {
         };
         let (r, r2) = ((reg >> 3) & 1, (reg >> 4) & 1);
         let p0 = ((r ^ 1) << 7) | ((x ^ 1) << 6) | ((b ^ 1) << 5) | ((r2 ^ 1) << 4) | map;
-        let p1 = (1 << 7) | ((!v & 0xF) << 3) | (1 << 2) | 0b01;
-        let p2 = (u8::from(zero) << 7) | (0b10 << 5) | (u8::from(bcst) << 4) | ((((v >> 4) & 1) ^ 1) << 3) | mask;
+        let p1 = (1 << 7) | ((!v & 0xF) << 3) | (1 << 2) | pp;
+        let p2 = (u8::from(zero) << 7) | (ll << 5) | (u8::from(bcst) << 4) | ((((v >> 4) & 1) ^ 1) << 3) | mask;
         self.bytes(&[0x62, p0, p1, p2, opcode]);
         match rm {
             Rm::Reg(r) => self.code.push(0xC0 | ((reg & 7) << 3) | (r & 7)),
-            Rm::Mem(m) => self.modrm_mem(reg, m, if bcst || map == MAP_0F38 { 8 } else { 64 }),
+            Rm::Mem(m) => self.modrm_mem(reg, m, n),
         }
     }
 
@@ -325,6 +364,12 @@ struct Body<'p> {
     uses: HashMap<Val, Vec<usize>>,
     /// Stack slots of spilled results (their count sizes the frame), the same in each body.
     spill: HashMap<u32, i32>,
+    /// Registers allocated to values: the first `nregs` (the others accumulate sums along the
+    /// row).
+    nregs: u8,
+    /// Per reduction along the row, its accumulator register and its 64 bytes of stack (at
+    /// `64 * index`), where the spills start after.
+    accs: Vec<(u16, u8)>,
 }
 
 /// The register state while emitting one body.
@@ -352,7 +397,22 @@ impl<'p> Body<'p> {
                 }
             }
         }
-        Body { p, uses, spill: HashMap::default() }
+        let accs: Vec<(u16, u8)> = (0..p.partials.len() as u16)
+            .filter(|&q| p.partials[usize::from(q)].inner == Inner::Broadcast)
+            .zip((0..32u8).rev())
+            .collect();
+        let nregs = 32 - accs.len() as u8;
+        Body { p, uses, spill: HashMap::default(), nregs, accs }
+    }
+
+    /// Index in the address table of reduction `q`'s partial results.
+    fn partial_entry(&self, q: u16) -> u16 {
+        self.p.slots.len() as u16 + q
+    }
+
+    /// Stack offset of the `i`th accumulator's 64 bytes.
+    fn acc_stack(i: usize) -> i32 {
+        64 * i as i32
     }
 
     /// The first use of `v` after operation `k` (`usize::MAX`: none).
@@ -376,10 +436,10 @@ impl<'p> Body<'p> {
     /// A free register for a value wanted at operation `k`, storing or dropping the value
     /// needed furthest ahead when none is free (never one of `pinned`).
     fn alloc(&mut self, a: &mut Asm, regs: &mut Regs, k: usize, pinned: &[u8]) -> u8 {
-        if let Some(r) = (0..32u8).find(|&r| regs.holder[r as usize].is_none()) {
+        if let Some(r) = (0..self.nregs).find(|&r| regs.holder[r as usize].is_none()) {
             return r;
         }
-        let (r, v) = (0..32u8)
+        let (r, v) = (0..self.nregs)
             .filter(|r| !pinned.contains(r))
             .filter_map(|r| regs.holder[r as usize].map(|v| (r, v)))
             .max_by_key(|&(_, v)| self.next_use(v, k.saturating_sub(1)))
@@ -387,7 +447,7 @@ impl<'p> Body<'p> {
         if let Val::Op(j) = v
             && !regs.stored.contains(&j)
         {
-            let next = self.spill.len() as i32 * 64;
+            let next = 64 * (self.accs.len() + self.spill.len()) as i32;
             let at = *self.spill.entry(j).or_insert(next);
             a.store(Mem::At(RSP, at), r, 0);
             regs.stored.insert(j);
@@ -457,8 +517,9 @@ impl<'p> Body<'p> {
                 pinned.push(r);
             }
             let inputs: Vec<Val> = op.srcs.iter().map(|&s| val(s)).collect();
-            let dst = if kind == Arith::Reciprocal {
-                // 1 is loaded into the result before dividing by the input: another register.
+            let dst = if matches!(kind, Arith::Reciprocal | Arith::Reduce(_)) {
+                // Written before the input is read (1 to divide, partial results to combine
+                // with): another register.
                 self.alloc(a, &mut regs, k, &pinned)
             } else {
                 // Reusing an input's register is fine: the result is written last.
@@ -480,6 +541,27 @@ impl<'p> Body<'p> {
                 Arith::Reciprocal => {
                     a.broadcast(dst, Mem::Pool(ONE));
                     a.evex(MAP_0F, DIV, dst, dst, Rm::Reg(a0), 0, false, false);
+                    self.release(&mut regs, &inputs, k);
+                }
+                Arith::Reduce(opc) => {
+                    let Dst::Reduce(q) = op.dst else { unreachable!("eligible: reductions reduce") };
+                    match self.accs.iter().position(|&(r, _)| r == q) {
+                        // Along the row: into the accumulator; the last positions' values are
+                        // kept for the sequential sum after the lanes'.
+                        Some(i) if mask == 0 => {
+                            let acc = self.accs[i].1;
+                            a.evex(MAP_0F, opc, acc, acc, Rm::Reg(a0), 0, false, false);
+                        }
+                        Some(i) => a.store(Mem::At(RSP, Self::acc_stack(i)), a0, 0),
+                        // Across rows: each position into its own partial result.
+                        None => {
+                            let base = self.slot_base(a, self.partial_entry(q));
+                            a.load(dst, Mem::Row(base), mask);
+                            a.evex(MAP_0F, opc, dst, dst, Rm::Reg(a0), 0, false, false);
+                            let base = self.slot_base(a, self.partial_entry(q));
+                            a.store(Mem::Row(base), dst, mask);
+                        }
+                    }
                     self.release(&mut regs, &inputs, k);
                 }
                 // vmovapd
@@ -508,7 +590,8 @@ impl<'p> Body<'p> {
 }
 
 /// The AVX-512 row routine of `p` (which must be [`eligible`]), as position-independent
-/// machine code with its constant pool.
+/// machine code with its constant pool. The address table holds the slots' addresses, then the
+/// reductions' partial results'.
 pub fn assemble(p: &Program) -> Vec<u8> {
     let mut a = Asm::default();
     for r in SAVED {
@@ -518,8 +601,20 @@ pub fn assemble(p: &Program) -> Vec<u8> {
     a.bytes(&[0x48, 0x81, 0xEC]);
     let frame_at = a.code.len();
     a.bytes(&[0; 4]);
-    for (k, &r) in SLOT_REGS.iter().enumerate().take(p.slots.len()) {
+    for (k, &r) in SLOT_REGS.iter().enumerate().take(p.slots.len() + p.partials.len()) {
         a.mov_load(r, RDI, k as i32 * 8);
+    }
+    let mut body = Body::new(p);
+    let accs = body.accs.clone();
+    let combiner = |q: u16| {
+        p.ops.iter().find_map(|op| match (op.dst, arith(op)) {
+            (Dst::Reduce(r), Some(Arith::Reduce(opc))) if r == q => Some(opc),
+            _ => None,
+        })
+    };
+    // Accumulators from the combiner's identity.
+    for &(q, acc) in &accs {
+        a.broadcast(acc, Mem::Pool(if combiner(q) == Some(MUL) { ONE } else { ZERO }));
     }
     a.bytes(&[0x31, 0xC9]); // xor ecx, ecx
     a.rex_rr(&[0x89], RDX, RAX); // mov rax, rdx
@@ -527,7 +622,6 @@ pub fn assemble(p: &Program) -> Vec<u8> {
     a.rex_rr(&[0x39], RAX, RCX); // cmp rcx, rax
     let to_tail = a.jcc(JG);
     let main = a.code.len();
-    let mut body = Body::new(p);
     body.emit(&mut a, 0);
     a.bytes(&[0x48, 0x83, 0xC1, 0x08]); // add rcx, 8
     a.rex_rr(&[0x39], RAX, RCX); // cmp rcx, rax
@@ -535,6 +629,17 @@ pub fn assemble(p: &Program) -> Vec<u8> {
     a.patch(back, main);
     let tail = a.code.len();
     a.patch(to_tail, tail);
+    // A sum along the row: the partial result, then lane 0, 1, ... 7 of the accumulator, one
+    // at a time (in the low lane of its register from here on).
+    for (i, &(q, acc)) in accs.iter().enumerate() {
+        let opc = combiner(q).unwrap_or(ADD);
+        a.store(Mem::At(RSP, Body::acc_stack(i)), acc, 0);
+        let base = body.slot_base(&mut a, body.partial_entry(q));
+        a.scalar(0x10, acc, 0, Rm::Mem(Mem::At(base, 0)));
+        for lane in 0..8 {
+            a.scalar(opc, acc, acc, Rm::Mem(Mem::At(RSP, Body::acc_stack(i) + 8 * lane)));
+        }
+    }
     a.rex_rr(&[0x89], RDX, RAX); // mov rax, rdx
     a.rex_rr(&[0x29], RCX, RAX); // sub rax, rcx
     let to_done = a.jcc(JLE);
@@ -542,9 +647,31 @@ pub fn assemble(p: &Program) -> Vec<u8> {
     a.bytes(&[0xC4, 0xC2, 0x78, 0xF5, 0xC3]); // bzhi eax, r11d, eax
     a.bytes(&[0xC5, 0xF8, 0x92, 0xC8]); // kmovw k1, eax
     body.emit(&mut a, 1);
+    if !accs.is_empty() {
+        a.rex_rr(&[0x89], RDX, RAX); // mov rax, rdx
+        a.rex_rr(&[0x29], RCX, RAX); // sub rax, rcx
+    }
+    // The last positions' values, one at a time.
+    for (i, &(q, acc)) in accs.iter().enumerate() {
+        let opc = combiner(q).unwrap_or(ADD);
+        let mut ends = Vec::new();
+        for lane in 0..7u8 {
+            a.bytes(&[0x48, 0x83, 0xF8, lane]); // cmp rax, lane
+            ends.push(a.jcc(JLE));
+            a.scalar(opc, acc, acc, Rm::Mem(Mem::At(RSP, Body::acc_stack(i) + 8 * i32::from(lane))));
+        }
+        let end = a.code.len();
+        for at in ends {
+            a.patch(at, end);
+        }
+    }
     let done = a.code.len();
     a.patch(to_done, done);
-    let frame = body.spill.len() as i32 * 64;
+    for &(q, acc) in &accs {
+        let base = body.slot_base(&mut a, body.partial_entry(q));
+        a.scalar(0x11, acc, 0, Rm::Mem(Mem::At(base, 0)));
+    }
+    let frame = 64 * (accs.len() + body.spill.len()) as i32;
     a.code[frame_at..frame_at + 4].copy_from_slice(&frame.to_le_bytes());
     a.bytes(&[0x48, 0x81, 0xC4]); // add rsp, frame
     a.bytes(&frame.to_le_bytes());
@@ -630,6 +757,18 @@ mod tests {
         assert_eq!(enc(&|a| a.rex_rr(&[0x89], RDX, RAX)), [0x48, 0x89, 0xD0]);
         assert_eq!(enc(&|a| a.rex_rr(&[0x29], RCX, RAX)), [0x48, 0x29, 0xC8]);
         assert_eq!(enc(&|a| a.rex_rr(&[0x39], RAX, RCX)), [0x48, 0x39, 0xC1]);
+        // vmovsd xmm31, qword ptr [r8]; vaddsd xmm31, xmm31, qword ptr [rsp + 72]
+        assert_eq!(enc(&|a| a.scalar(0x10, 31, 0, Rm::Mem(Mem::At(R8, 0)))), [0x62, 0x41, 0xFF, 0x08, 0x10, 0x38]);
+        assert_eq!(
+            enc(&|a| a.scalar(ADD, 31, 31, Rm::Mem(Mem::At(RSP, 72)))),
+            [0x62, 0x61, 0x87, 0x00, 0x58, 0x7C, 0x24, 0x09]
+        );
+        // vmulsd xmm30, xmm30, qword ptr [rsp + 8]; vmovsd qword ptr [rbx], xmm31
+        assert_eq!(
+            enc(&|a| a.scalar(MUL, 30, 30, Rm::Mem(Mem::At(RSP, 8)))),
+            [0x62, 0x61, 0x8F, 0x00, 0x59, 0x74, 0x24, 0x01]
+        );
+        assert_eq!(enc(&|a| a.scalar(0x11, 31, 0, Rm::Mem(Mem::At(RBX, 0)))), [0x62, 0x61, 0xFF, 0x08, 0x11, 0x3B]);
         // mov r12, qword ptr [rdi + 40]
         assert_eq!(enc(&|a| a.mov_load(R12, RDI, 40)), [0x4C, 0x8B, 0x67, 0x28]);
         // mov r11, qword ptr [rdi + 4000]

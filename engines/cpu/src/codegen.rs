@@ -406,8 +406,8 @@ impl Gen<'_> {
 }
 
 /// Builds the IR of `p` into `b`'s function (signature `(i64 args, i64 partials, i64 lo, i64 hi)`).
-/// With `row`, the address of `p`'s AVX-512 row routine ([`crate::avx512`]), the function walks
-/// the rows and calls it for each.
+/// With `row`, the address of `p`'s AVX-512 row routine ([`crate::avx512`]), the function calls
+/// it for each row of at least [`ROW_ROUTINE_MIN`] positions.
 pub fn build(b: &mut FunctionBuilder, p: &Program, call_conv: CallConv, row: Option<usize>) -> Result<()> {
     let nd = p.ndim;
     let lay = ArgLayout::of(p);
@@ -503,12 +503,29 @@ pub fn build(b: &mut FunctionBuilder, p: &Program, call_conv: CallConv, row: Opt
         chunk.insert(t, v);
     }
     let row_flat = b.use_var(flat);
-    if let Some(routine) = row {
+    let join = row.map(|routine| {
+        // Long rows call the routine; short ones run the inline code below (a call per row of a
+        // few vectors costs more than it gains).
+        let (long, short, join) = (b.create_block(), b.create_block(), b.create_block());
+        let is_long = b.ins().icmp_imm_s(IntCC::SignedGreaterThanOrEqual, row_n, ROW_ROUTINE_MIN);
+        b.ins().brif(is_long, long, &[], short, &[]);
+        b.switch_to_block(long);
+        b.seal_block(long);
         call_row(b, &g, &chunk, call_conv, routine, row_n);
-    } else if g.plan.calls.is_empty() {
+        b.ins().jump(join, &[]);
+        b.switch_to_block(short);
+        b.seal_block(short);
+        join
+    });
+    if g.plan.calls.is_empty() {
         g.segment(b, &g.plan.segments[0].clone(), &chunk, row_n, row_flat)?;
     } else {
         emit_chunks(b, &g, &chunk, &targets, row_n, row_flat)?;
+    }
+    if let Some(join) = join {
+        b.ins().jump(join, &[]);
+        b.switch_to_block(join);
+        b.seal_block(join);
     }
     // Advance to the next row.
     let rem_v = b.use_var(remaining);
@@ -543,8 +560,11 @@ pub fn build(b: &mut FunctionBuilder, p: &Program, call_conv: CallConv, row: Opt
     Ok(())
 }
 
+/// Positions of a row from which a kernel with an AVX-512 row routine calls it.
+pub const ROW_ROUTINE_MIN: i64 = 64;
+
 /// Emits the call of the AVX-512 row routine at `routine` on the row at `chunk` (`row_n`
-/// positions): the slots' addresses go in a table on the stack.
+/// positions): the slots' and partial results' addresses go in a table on the stack.
 fn call_row(
     b: &mut FunctionBuilder,
     g: &Gen,
@@ -553,10 +573,12 @@ fn call_row(
     routine: usize,
     row_n: Value,
 ) {
-    let nslots = g.p.slots.len();
-    let table = b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, (8 * nslots) as u32, 3));
-    for k in 0..nslots {
-        let a = b.use_var(chunk[&Ptr::Slot(k)]);
+    let entries: Vec<Ptr> =
+        (0..g.p.slots.len()).map(Ptr::Slot).chain((0..g.p.partials.len()).map(Ptr::Partial)).collect();
+    let table =
+        b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, (8 * entries.len()) as u32, 3));
+    for (k, e) in entries.iter().enumerate() {
+        let a = b.use_var(chunk[e]);
         b.ins().stack_store(types::I64, a, table, (8 * k) as i32);
     }
     let ptrs = b.ins().stack_addr(types::I64, table, 0);

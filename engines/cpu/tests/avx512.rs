@@ -1,8 +1,9 @@
 //! The AVX-512 row routines (`vm_cpu::avx512`): kernels of f64 arithmetic with more live values
 //! than vector registers and more operands than address registers, rows of every length modulo
-//! eight, operands broadcast along rows or everywhere, constants on either side and in-place
-//! updates, against interp. On a CPU without AVX-512 the same kernels run Cranelift's code (and
-//! the tests check that no routine was made).
+//! eight (views with a gap between rows, so that rows stay rows, and blocks that start and end
+//! inside rows), operands broadcast along rows or everywhere, constants on either side, in-place
+//! updates and reductions, against interp. On a CPU without AVX-512 the same kernels run
+//! Cranelift's code (and the tests check that no routine was made).
 
 mod common;
 
@@ -14,22 +15,54 @@ fn op(opcode: Opcode, operands: impl IntoIterator<Item = Operand>) -> Instructio
     Instruction::new(opcode, operands.into_iter().collect::<Vec<_>>())
 }
 
+/// Elements of a base holding `r` rows of `c` with a gap of [`GAP`] after each.
+fn size(r: usize, c: usize) -> usize {
+    r * (c + GAP)
+}
+
+const GAP: usize = 2;
+
+/// The `r` rows of `c` elements of `b` (of [`size`] elements).
 fn rows(b: Base, r: usize, c: usize) -> Operand {
-    view(b, 0, &[r, c], &[c as i64, 1])
+    view(b, 0, &[r, c], &[(c + GAP) as i64, 1])
 }
 
 fn f64s(x: f64) -> Operand {
     Scalar::F64(x).into()
 }
 
+/// An engine with blocks of 300 positions: they start and end inside the rows, leaving pieces
+/// of every length.
 fn engine_with(threads: usize, avx512: bool) -> CpuEngine {
-    let config = vm_cpu::Config { first_runs_on_child: false, avx512, ..small_blocks(threads) };
+    let config = vm_cpu::Config { first_runs_on_child: false, avx512, block_size: 300, ..small_blocks(threads) };
     CpuEngine::new(config, None).unwrap()
 }
 
-/// Row shapes whose lengths leave every remainder modulo eight somewhere (and rows shorter
-/// than one vector).
-const SHAPES: [(usize, usize); 5] = [(1, 3), (5, 8), (7, 29), (3, 71), (2, 1)];
+/// Row shapes: lengths of every remainder modulo eight from the routine's shortest row
+/// (`vm_cpu::codegen::ROW_ROUTINE_MIN`) on, in kernels of several blocks, and rows too short for
+/// it. (A kernel is cut into at least eight blocks: a small one has only short pieces of rows.)
+const SHAPES: [(usize, usize); 10] =
+    [(40, 64), (33, 65), (36, 66), (41, 67), (38, 68), (35, 69), (37, 70), (39, 71), (7, 29), (2, 3)];
+
+/// Runs `batch` on `cpu` and on interp (which must run it without an error: a batch both
+/// refuse would agree) and compares `compared`.
+fn agree(
+    cpu: CpuEngine,
+    batch: &[Instruction],
+    init: &[Base],
+    compared: &[Base],
+    what: &str,
+) -> vm_cpu::profile::Profile {
+    let program = vm_testkit::Program {
+        inputs: init.to_vec(),
+        bases: compared.to_vec(),
+        steps: vec![vm_testkit::Step::Batch(batch.to_vec())],
+    };
+    if let Err(e) = vm_testkit::run(&mut vm_interp::Interp::new(None), &program, vm_testkit::Data::small_if(false)) {
+        panic!("{what}: interp refuses the batch: {e}");
+    }
+    differential_on(cpu, batch, init, compared, false, what)
+}
 
 /// Checks that the kernels got routines exactly when the CPU has AVX-512 and the setting allows.
 fn check_routines(p: &vm_cpu::profile::Profile, avx512: bool, what: &str) {
@@ -44,7 +77,7 @@ fn check_routines(p: &vm_cpu::profile::Profile, avx512: bool, what: &str) {
 fn more_live_values_than_registers_and_operands_than_address_registers_match_interp() {
     for (r, c) in SHAPES {
         for avx512 in [true, false] {
-            let n = r * c;
+            let n = size(r, c);
             let inputs: Vec<Base> = (1..=12).map(|i| base(i, DType::F64, n)).collect();
             let temps: Vec<Base> = (100..148).map(|i| base(i, DType::F64, n)).collect();
             let out = base(200, DType::F64, n);
@@ -65,7 +98,7 @@ fn more_live_values_than_registers_and_operands_than_address_registers_match_int
             let mut compared = inputs.clone();
             compared.push(out);
             let what = format!("{r}x{c}, avx512 = {avx512}");
-            let p = differential_on(engine_with(2, avx512), &batch, &inputs, &compared, false, &what);
+            let p = agree(engine_with(2, avx512), &batch, &inputs, &compared, &what);
             check_routines(&p, avx512, &what);
         }
     }
@@ -75,7 +108,7 @@ fn more_live_values_than_registers_and_operands_than_address_registers_match_int
 fn broadcasts_constants_first_every_unary_and_in_place_updates_match_interp() {
     for (r, c) in SHAPES {
         for threads in [1, 2] {
-            let n = r * c;
+            let n = size(r, c);
             let (a, col, s, out) =
                 (base(1, DType::F64, n), base(2, DType::F64, r), base(3, DType::F64, 1), base(4, DType::F64, n));
             let t: Vec<Base> = (10..21).map(|i| base(i, DType::F64, n)).collect();
@@ -101,8 +134,63 @@ fn broadcasts_constants_first_every_unary_and_in_place_updates_match_interp() {
             ];
             batch.extend(t.iter().map(|&b| op(Opcode::Free, [whole(b)])));
             let what = format!("{r}x{c}, {threads} threads");
-            let p = differential_on(engine_with(threads, true), &batch, &[a, col, s], &[a, col, s, out], false, &what);
+            let p = agree(engine_with(threads, true), &batch, &[a, col, s], &[a, col, s, out], &what);
             check_routines(&p, true, &what);
         }
+    }
+}
+
+fn reduce(opcode: Opcode, out: Operand, input: Operand, axis: i64) -> Instruction {
+    op(opcode, [out, input, Scalar::I64(axis).into()])
+}
+
+/// Sums along rows and products across them, of values computed in the same kernel.
+fn reductions(r: usize, c: usize) -> (Vec<Instruction>, Vec<Base>, Vec<Base>) {
+    let n = size(r, c);
+    let (x, y) = (base(1, DType::F64, n), base(2, DType::F64, n));
+    let (t, u, w) = (base(10, DType::F64, n), base(11, DType::F64, n), base(12, DType::F64, n));
+    let (rowsum, colprod, rowprod) = (base(20, DType::F64, r), base(21, DType::F64, c), base(22, DType::F64, r));
+    let v = |b: Base| rows(b, r, c);
+    let mut batch = vec![
+        op(Opcode::Multiply, [v(t), v(x), v(y)]),
+        op(Opcode::Subtract, [v(t), v(t), f64s(0.5)]),
+        reduce(Opcode::AddReduce, view(rowsum, 0, &[r], &[1]), v(t), 1),
+        op(Opcode::Absolute, [v(u), v(x)]),
+        op(Opcode::Multiply, [v(u), v(u), f64s(0.5)]),
+        op(Opcode::Add, [v(u), v(u), f64s(0.75)]),
+        reduce(Opcode::MultiplyReduce, view(colprod, 0, &[c], &[1]), v(u), 0),
+        op(Opcode::Divide, [v(w), v(u), v(t)]),
+        reduce(Opcode::MultiplyReduce, view(rowprod, 0, &[r], &[1]), v(w), 1),
+    ];
+    batch.extend([t, u, w].map(|b| op(Opcode::Free, [whole(b)])));
+    (batch, vec![x, y], vec![x, y, rowsum, colprod, rowprod])
+}
+
+#[test]
+fn sums_and_products_in_the_kernels_match_interp() {
+    for (r, c) in SHAPES.into_iter().chain([(4, 1000), (1, 7)]) {
+        let (batch, init, compared) = reductions(r, c);
+        let what = format!("{r}x{c}");
+        let p = agree(engine_with(2, true), &batch, &init, &compared, &what);
+        check_routines(&p, true, &what);
+    }
+}
+
+/// The routine sums the lanes and the last positions of a row in the order of Cranelift's
+/// vector loop: the results do not depend on whether the CPU has AVX-512.
+#[test]
+fn sums_and_products_are_bit_for_bit_those_of_the_engine_without_routines() {
+    use vm_runtime::{Component, HostMemory};
+    for (r, c) in SHAPES.into_iter().chain([(4, 1000), (1, 7)]) {
+        let (batch, init, compared) = reductions(r, c);
+        let run = |avx512: bool| {
+            let mut mem = HostMemory::new();
+            for (seed, b) in init.iter().enumerate() {
+                fill(&mut mem, b, seed as u64, false);
+            }
+            engine_with(1, avx512).execute(&batch, &mut mem).unwrap();
+            compared.iter().map(|b| mem.get(b.id).unwrap().bytes().to_vec()).collect::<Vec<_>>()
+        };
+        assert_eq!(run(true), run(false), "{r}x{c}");
     }
 }
