@@ -125,9 +125,8 @@ pub fn arg<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<(Arg, Option<Bound<'
     if obj.is_exact_instance_of::<PyInt>() {
         return match (obj.extract::<i64>(), obj.extract::<u64>()) {
             (Ok(i), _) => Ok(Some((Arg::Weak(Weak::Int(i)), None))),
-            // Past int64, only uint64 holds it: typed as one (NumPy's weak rule would say the
-            // same for uint64 operands, the only ones that hold it).
-            (_, Ok(u)) => Ok(Some((Arg::Strong(Scalar::U64(u)), None))),
+            // Past int64: weak still, held by uint64 and float operands, refused by the others.
+            (_, Ok(u)) => Ok(Some((Arg::Weak(Weak::BigUint(u)), None))),
             // Past uint64: NumPy holds it as a float next to float arrays, and refuses it next
             // to integer ones (`to_scalar`).
             _ => Ok(Some((Arg::Weak(Weak::HugeInt(obj.extract()?)), None))),
@@ -738,6 +737,18 @@ impl NdArray {
     #[getter]
     fn size(&self) -> usize {
         self.view().nelem()
+    }
+
+    /// `a.flat`: the Python layer's object reading and assigning the elements in row-major order.
+    #[getter]
+    fn flat(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        call1(slf, "flat", [])
+    }
+
+    /// `a.flat = v` assigns every element, repeating `v`'s elements as NumPy's does.
+    #[setter]
+    fn set_flat(slf: &Bound<'_, Self>, value: Bound<'_, PyAny>) -> PyResult<()> {
+        call1(slf, "set_flat", [value.unbind()]).map(drop)
     }
 
     /// The element type, as a `numpy.dtype`.

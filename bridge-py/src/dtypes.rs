@@ -13,6 +13,8 @@ pub enum Weak {
     Int(i64),
     /// A Python `float`.
     Float(f64),
+    /// A Python `int` past `i64` that fits a `u64` (`2**63`): only uint64 and the floats hold it.
+    BigUint(u64),
     /// A Python `int` past both `i64` and `u64` (`10**20`), as the nearest float: it meets
     /// float arrays as that value and overflows every integer dtype.
     HugeInt(f64),
@@ -24,6 +26,7 @@ impl Weak {
         match self {
             Weak::Bool(_) => DType::Bool,
             Weak::Int(_) | Weak::HugeInt(_) => DType::I64,
+            Weak::BigUint(_) => DType::U64,
             Weak::Float(_) => DType::F64,
         }
     }
@@ -40,6 +43,9 @@ impl Weak {
                 }
                 Some(Scalar::I64(i).cast(dtype))
             }
+            Weak::BigUint(u) if dtype == DType::U64 => Some(Scalar::U64(u)),
+            Weak::BigUint(u) if dtype.is_float() => Some(Scalar::F64(u as f64).cast(dtype)),
+            Weak::BigUint(_) => None,
             Weak::HugeInt(_) if !dtype.is_float() => None,
             Weak::HugeInt(f) => Some(Scalar::F64(f).cast(dtype)),
         }
@@ -128,8 +134,8 @@ pub fn promote(a: DType, b: DType) -> DType {
 pub fn promote_weak(d: DType, w: Weak) -> DType {
     match w {
         Weak::Bool(_) => d,
-        Weak::Int(_) | Weak::HugeInt(_) if d == DType::Bool => DType::I64,
-        Weak::Int(_) | Weak::HugeInt(_) => d,
+        Weak::Int(_) | Weak::HugeInt(_) | Weak::BigUint(_) if d == DType::Bool => DType::I64,
+        Weak::Int(_) | Weak::HugeInt(_) | Weak::BigUint(_) => d,
         Weak::Float(_) if d.is_float() => d,
         Weak::Float(_) => DType::F64,
     }
@@ -175,6 +181,9 @@ mod tests {
         assert!(Weak::Int(300).to_scalar(U8).is_none());
         assert_eq!(Weak::Int(-1).to_scalar(I8), Some(Scalar::I8(-1)));
         assert!(Weak::HugeInt(1e20).to_scalar(U64).is_none());
+        assert_eq!(Weak::BigUint(1 << 63).to_scalar(U64), Some(Scalar::U64(1 << 63)));
+        assert!(Weak::BigUint(1 << 63).to_scalar(I64).is_none());
+        assert_eq!(promote_weak(U8, Weak::BigUint(1 << 63)), U8);
         assert_eq!(Weak::HugeInt(1e20).to_scalar(F32), Some(Scalar::F32(1e20)));
         assert_eq!(promote_weak(F32, Weak::HugeInt(1e20)), F32);
     }

@@ -220,6 +220,9 @@ pub fn record<const N: usize>(
                 Weak::Int(i) => {
                     PyOverflowError::new_err(format!("Python integer {i} out of bounds for {}", np_name(ct)))
                 }
+                Weak::BigUint(u) if ct == DType::U32 => {
+                    PyOverflowError::new_err(format!("Python integer {u} out of bounds for uint32"))
+                }
                 // NumPy's words for an int past every integer dtype.
                 _ => PyOverflowError::new_err("Python int too large to convert to C long"),
             })?),
@@ -268,7 +271,7 @@ pub fn binary(
     out: Option<&Bound<'_, NdArray>>,
 ) -> PyResult<Option<Py<PyAny>>> {
     let (Some((x, _kx)), Some((y, _ky))) = (arg(a)?, arg(b)?) else { return Ok(None) };
-    let (op, args) = exact_past_int64(op, [x, y]);
+    let (op, args) = exact_past_int64(op, compared_past_int64(op, [x, y]));
     let (op, mut ct, mut od) = binary_types(op, result_type(&args))?;
     if op == Opcode::Power && ct.is_integer() && ct.is_signed() && negative_scalar(&args[1]) {
         return Err(value_err("Integers to negative integer powers are not allowed."));
@@ -294,8 +297,14 @@ pub fn binary(
             (ct, od) = (f, f);
         }
     }
-    if od == DType::Bool && ct.is_integer() {
-        // NumPy 2 compares an out-of-range Python int exactly instead of raising.
+    let typed_bool = |a: &Arg| match a {
+        Arg::Arr(v) => v.dtype() == DType::Bool,
+        Arg::Strong(c) => c.dtype() == DType::Bool,
+        Arg::Weak(_) => false,
+    };
+    if od == DType::Bool && ct.is_integer() && !args.iter().any(typed_bool) {
+        // NumPy 2 compares an out-of-range Python int with an integer array exactly instead of
+        // raising (a bool array takes it as int64, which must hold it).
         let fits =
             |a: &Arg| !matches!(a, Arg::Weak(w @ (Weak::Int(_) | Weak::HugeInt(_))) if w.to_scalar(ct).is_none());
         let huge = args.iter().any(|a| matches!(a, Arg::Weak(Weak::HugeInt(_))));
@@ -305,6 +314,32 @@ pub fn binary(
         }
     }
     finish(py, op, args, ct, od, out)
+}
+
+/// True for the comparison opcodes.
+fn is_comparison(op: Opcode) -> bool {
+    use Opcode as O;
+    matches!(op, O::Equal | O::NotEqual | O::Less | O::LessEqual | O::Greater | O::GreaterEqual)
+}
+
+/// A Python int in `2**63..2**64` compared with an integer or float operand, typed uint64 as
+/// NumPy 2 compares it (exactly, [`exact_past_int64`]); next to a bool operand it stays weak
+/// (NumPy takes it as int64 there, which cannot hold it: `OverflowError`).
+fn compared_past_int64(op: Opcode, args: [Arg; 2]) -> [Arg; 2] {
+    if !is_comparison(op) {
+        return args;
+    }
+    let not_bool = |a: &Arg| match a {
+        Arg::Arr(v) => v.dtype() != DType::Bool,
+        Arg::Strong(c) => c.dtype() != DType::Bool,
+        Arg::Weak(_) => false,
+    };
+    let [x, y] = args;
+    match (x, y) {
+        (Arg::Weak(Weak::BigUint(u)), y) if not_bool(&y) => [Arg::Strong(Scalar::U64(u)), y],
+        (x, Arg::Weak(Weak::BigUint(u))) if not_bool(&x) => [x, Arg::Strong(Scalar::U64(u))],
+        (x, y) => [x, y],
+    }
 }
 
 /// A comparison of a signed integer array with an integer past int64 (a Python int in
@@ -444,6 +479,9 @@ fn _where(py: Python<'_>, cond: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>, y: &Bou
         Arg::Weak(w @ Weak::Int(i)) if rt.is_integer() && w.to_scalar(rt).is_none() => {
             Arg::Strong(Scalar::I64(i).cast(rt))
         }
+        Arg::Weak(w @ Weak::BigUint(u)) if rt.is_integer() && w.to_scalar(rt).is_none() => {
+            Arg::Strong(Scalar::U64(u).cast(rt))
+        }
         x => x,
     };
     let (a, b) = (wrapped(a), wrapped(b));
@@ -477,8 +515,10 @@ fn integer_element(c: Scalar, dt: DType) -> PyResult<Scalar> {
         Scalar::Bool(b) => i128::from(b),
         c => i128::from(c.as_i64()),
     };
-    Scalar::from_int(dt, i)
-        .map_err(|_| PyOverflowError::new_err(format!("Python integer {i} out of bounds for {}", np_name(dt))))
+    Scalar::from_int(dt, i).map_err(|_| match i64::try_from(i) {
+        Ok(_) => PyOverflowError::new_err(format!("Python integer {i} out of bounds for {}", np_name(dt))),
+        Err(_) => PyOverflowError::new_err("Python int too large to convert to C long"),
+    })
 }
 
 /// Writes `value` (broadcast, cast unsafely as NumPy's assignment does) into `dst`'s view.
@@ -524,6 +564,10 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
     }
     let src = match a {
         Arg::Arr(v) => Operand::View(broadcast_view(&v, &d.view().shape)),
+        // A NumPy scalar stored into an unsigned dtype is cast, as NumPy's C conversion does
+        // (`uint8_array[0] = np.int64(-1)` holds 255; floats out of range saturate, the VM's
+        // cast); into a signed one it must fit.
+        Arg::Strong(c) if dt.is_integer() && !dt.is_signed() => Operand::Const(c.cast(dt)),
         Arg::Strong(c) if dt.is_integer() && (checked || !c.dtype().is_float()) => {
             Operand::Const(integer_element(c, dt)?)
         }
@@ -532,6 +576,10 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
             Weak::HugeInt(_) if dt.is_integer() => {
                 return Err(PyOverflowError::new_err("Python int too large to convert to C long"));
             }
+            Weak::BigUint(u) if dt.is_integer() => w.to_scalar(dt).ok_or_else(|| match dt {
+                DType::U32 => PyOverflowError::new_err(format!("Python integer {u} out of bounds for uint32")),
+                _ => PyOverflowError::new_err("Python int too large to convert to C long"),
+            })?,
             Weak::Int(_) if dt.is_integer() => w.to_scalar(dt).ok_or_else(|| {
                 PyOverflowError::new_err(format!("Python integer {} out of bounds for {}", value, np_name(dt)))
             })?,

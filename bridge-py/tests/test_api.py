@@ -95,10 +95,32 @@ def same(got, want):
         "m.arange(12).reshape(3, 4).max(axis=(0, 1), keepdims=True)",
         "m.arange(12).reshape(3, 4)[..., None, 1:3]",
         "m.arange(12).reshape(3, 4)[-1, ::-2]",
+        "m.arange(12).reshape(3, 4).take([1, 5])",
+        "m.arange(12).reshape(3, 4).take([0, 2], axis=1)",
+        "m.arange(12).reshape(3, 4).trace(offset=1)",
+        "m.arange(12).reshape(3, 4).repeat([1, 2, 0], axis=0)",
+        "m.take(m.arange(5.0), [[-3, 7], [2, 9]], mode='wrap')",
+        "m.take(m.arange(6).reshape(2, 3), [-1, 5], axis=1, mode='clip')",
     ],
 )
 def test_namespace_matches_numpy(expr):
     same(eval(expr, {"m": vmnp}), eval(expr, {"m": np}))
+
+
+def test_dtype_and_print_option_functions_are_numpys():
+    # No arrays in, so nothing to fall back for (the tests forbid fallbacks).
+    a = vmnp.arange(3.0)
+    assert vmnp.issubdtype(a.dtype, vmnp.floating) and not vmnp.issubdtype(a.dtype, vmnp.integer)
+    assert vmnp.isdtype(a.dtype, "real floating")
+    with vmnp.printoptions(precision=2):
+        assert repr(a / 3) == repr(np.arange(3.0) / 3)
+        assert vmnp.get_printoptions()["precision"] == 2
+    old = vmnp.get_printoptions()
+    try:
+        vmnp.set_printoptions(precision=1, suppress=True)
+        assert str(a / 3 + 1e-9) == str(np.arange(3.0) / 3 + 1e-9)
+    finally:
+        vmnp.set_printoptions(**old)
 
 
 def test_the_ndarray_constructor_is_numpys():
@@ -204,6 +226,34 @@ def test_errors_are_numpys():
         vmnp.zeros(3, dtype=np.uint8) + 300
 
 
+ERROR_MESSAGES = [
+    "m.dot(m.ones((2, 3)), m.ones((2, 3)))",
+    "m.dot(m.ones(3), m.ones(4))",
+    "m.dot(m.ones((2, 2, 3)), m.ones((2, 2)))",
+    "m.ones(3).dot(m.ones((2, 2)))",
+    "m.broadcast_to(m.ones(3), ())",
+    "m.broadcast_to(m.ones(3), (2, 4))",
+    "m.broadcast_to(m.ones((2, 1)), (2,))",
+    "m.broadcast_to(m.ones(3), (-1, 3))",
+    "m.swapaxes(m.ones((2, 3)), 5, 0)",
+    "m.ones((2, 3)).swapaxes(0, -3)",
+    "m.moveaxis(m.ones((2, 3)), 0, 5)",
+    "m.moveaxis(m.ones((2, 3)), [0, 7], [0, 1])",
+    "m.concatenate([m.ones((2, 3)), m.ones(3)], axis=1)",
+    "m.hstack([m.ones((2, 3)), m.ones(2)])",
+    "m.tile(m.ones(2), -1)",
+]
+
+
+@pytest.mark.parametrize("expr", ERROR_MESSAGES)
+def test_error_messages_are_numpys(expr):
+    with pytest.raises(Exception) as want:
+        eval(expr, {"m": np})  # noqa: S307 (the test's own expressions)
+    with pytest.raises(want.type) as got:
+        eval(expr, {"m": vmnp})  # noqa: S307
+    assert str(got.value) == str(want.value)
+
+
 def test_vm_errors_become_vmerror():
     a = vmnp.arange(3)
     bad = vmnp._vmnp._gather(a, vmnp.asarray([0, 5]))  # out of range: found when the VM runs it
@@ -230,6 +280,30 @@ def test_random_streams_are_reproducible_and_continue():
     vmnp.random.seed(5)
     same(vmnp.random.rand(3, 2), r1)
     assert vmnp.random.randn(4).shape == (4,) and vmnp.random.randint(0, 5, size=7).shape == (7,)
+
+
+# Single draws (no size): Python numbers or NumPy scalars, as NumPy's (the values differ).
+SINGLE_DRAWS = [
+    "random.randint(5)",
+    "random.randint(2, 5)",
+    "random.randint(2, dtype=bool)",
+    "random.randint(5, dtype=np.int64)",
+    "random.randint(5, dtype=np.uint8)",
+    "random.choice(5)",
+    "random.choice([1.5, 2.5])",
+    "random.choice(np.array([True, False]))",
+    "random.default_rng(0).choice(5)",
+    "random.default_rng(0).choice([1, 2])",
+    "random.default_rng(0).integers(5)",
+    "random.default_rng(0).integers(5, dtype=np.int32)",
+]
+
+
+@pytest.mark.parametrize("expr", SINGLE_DRAWS)
+def test_single_random_draws_have_numpys_types(expr):
+    want = eval(expr, {"np": np, "random": np.random})  # noqa: S307 (the test's own expressions)
+    got = eval(expr, {"np": np, "random": vmnp.random})  # noqa: S307
+    assert type(got) is type(want), (type(got), type(want))
 
 
 def test_array_api_namespace():

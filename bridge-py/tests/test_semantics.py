@@ -55,6 +55,14 @@ CASES = {
     "    for j in range(5): m[i, j] = i * j\nt = m * 2; m[1, 1] = -7; out = (t, m, m[1, 1])",
     "store after a queued read": "a = np.arange(4.0); a[0]; b = a * 10; a[1] = 5; c = a + 1; a[2] = 9; out = (b, c, a)",
     "stores into a computed array": "a = np.arange(6) * 3; a[2] = -1; a[5] = 100; out = (a, a[2] + a[5])",
+    "flat assignment repeats values": "a = np.arange(6).reshape(2, 3); a.flat = [7, 8]; b = a.copy(); a.flat = 1.9\n"
+    "c = np.arange(5.0); c.flat[:] = [1, 2]; c.flat[[0, 1]] = [5, 6, 7]; c.flat[1:4] = 9\n"
+    "t = np.arange(6).reshape(2, 3).T; t.flat = np.arange(10); t.flat[::2] = [-1, -2]; out = (b, a, c, t)",
+    "NumPy integers stored as NumPy casts them": "u = np.zeros(5, np.uint8); u[0] = np.int64(-1)\n"
+    "u[1:3] = np.int64(300); u[u == 0] = np.uint16(258); i = np.zeros(3, np.int8)\n"
+    "i[[0, 1]] = np.int64(300); i[i == 0] = np.int16(-200)\n"
+    "w = np.zeros(2, np.uint32); w.fill(np.int64(-1)); v = np.zeros(2, np.uint64); v[v == 0] = np.int64(-1)\n"
+    "f = np.zeros(2, np.uint8); f[0] = np.float64(3.7); out = (u, i, w, v, f)",
     "integer element stores": "a = np.zeros(3, np.int8); a[0] = 127; a[1] = -128; a[2] = 7.9; out = a",
     # where= and initial=.
     "ufunc where into out": "a = np.arange(6.0); o = np.zeros(6); np.add(a, 100, out=o, where=a > 2); out = o",
@@ -240,8 +248,14 @@ CASES = {
     "f = np.array([1.5], np.float32)\n"
     "out = (i == 2**63, i != 2**63, i < 2**63, 2**63 > i, i >= 2**64 - 1, h < 2**70, i == 2**64, 2**80 > i, "
     "f + 2**100, np.arange(3.0) * 10**20, np.array([1.0]) / -10**30, np.arange(3, dtype=np.uint64) == 2**63)",
+    "Python ints in uint64's range past int64 stay weak": "f = np.array([1.5], np.float32)\n"
+    "u = np.arange(3, dtype=np.uint8); m = np.array([True, False])\n"
+    "out = (f + 2**63, f * 2**64 - 1, u < 2**63, 2**63 != u, np.where(m, np.array([1, 2]), 2**63))",
     "where casts Python ints": "a = np.array([50, 200], dtype=np.uint8); i = np.array([1, 2], np.int8)\n"
     "out = (np.where(a > 100, a, -1), np.where(a > 100, 256, a), np.where(i > 1, i, 200), np.where(i > 1, 3, i))",
+    "statistics of reduction results": "import statistics\na = np.arange(10.0)\n"
+    "r = [a[: k + 2].mean() for k in range(5)]\n"
+    "out = [float(f(r)) for f in (statistics.mean, statistics.variance, statistics.pvariance, statistics.stdev)]",
     "iterating vectors gives NumPy's scalars": "import statistics\nx = np.arange(4) * 1.5; i = np.arange(3)\n"
     "out = (statistics.mean(x), [type(v).__name__ for v in x], sum(v for v in i), sorted(-i), list(x[::-1]), "
     "[isinstance(v, float) for v in x])",
@@ -343,6 +357,13 @@ ERRORS = {
     "diag of a scalar": ("np.diag(5)", ValueError),
     "int array plus an int past uint64": ("np.array([1, 2]) + 2**64", OverflowError),
     "an int past uint64 into an int array": ("a = np.zeros(2, int); a[0] = 10**20", OverflowError),
+    "int array plus an int past int64": ("np.array([1, 2]) + 2**63", OverflowError),
+    "int8 array times an int past int64": ("np.arange(3, dtype=np.int8) * 2**63", OverflowError),
+    "uint32 array minus an int past int64": ("np.arange(3, dtype=np.uint32) - 2**63", OverflowError),
+    "maximum with an int past int64": ("np.maximum(np.arange(3), 2**63)", OverflowError),
+    "bool array compared with an int past int64": ("np.array([True, False]) < 2**63", OverflowError),
+    "bool array compared with an int past uint64": ("np.array([True, False]) == 2**70", OverflowError),
+    "an int past int64 into an int array": ("a = np.zeros(2, int); a[0] = 2**63", OverflowError),
     "row index out of range": ("np.zeros((3, 2))[np.array([0, 3])]", IndexError),
     "negative row index out of range": ("np.zeros((3, 2))[[-4]]", IndexError),
     "ufunc output of another shape": ("np.add(np.arange(3), 1, out=np.zeros((2, 4), int))", ValueError),
@@ -360,6 +381,7 @@ ERRORS = {
     "fill NaN into int": ("np.zeros(3, int).fill(np.nan)", ValueError),
     "large float into int8": ("a = np.arange(6, dtype=np.int8); a[0] = np.float64(1e10)", OverflowError),
     "NumPy int out of range": ("a = np.arange(6, dtype=np.int8); a[0] = np.int64(1000)", OverflowError),
+    "NumPy int out of range in a slice": ("a = np.arange(6, dtype=np.int16); a[1:] = np.int64(70000)", OverflowError),
     "Python int out of range": ("a = np.zeros(2, np.uint8); a[0] = -1", OverflowError),
     "unparsable string": ("a = np.zeros(3); a[0] = 'x'", ValueError),
     "repeated transpose axis": ("np.arange(6).reshape(2, 3).transpose(1, 1)", ValueError),

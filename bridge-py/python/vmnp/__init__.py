@@ -51,6 +51,9 @@ newaxis = None
 pi, e, inf, nan, euler_gamma = _np.pi, _np.e, _np.inf, _np.nan, _np.euler_gamma
 PINF, NINF, NAN, Inf, Infinity = _np.inf, -_np.inf, _np.nan, _np.inf, _np.inf
 errstate, seterr, geterr = _np.errstate, _np.seterr, _np.geterr
+# Functions of dtypes and of NumPy's printing state (which vmnp's repr and str use): NumPy's.
+issubdtype, isdtype = _np.issubdtype, _np.isdtype
+set_printoptions, get_printoptions, printoptions = _np.set_printoptions, _np.get_printoptions, _np.printoptions
 
 _SUPPORTED = frozenset(
     ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
@@ -1304,10 +1307,21 @@ def broadcast_shapes(*shapes):
 def broadcast_to(a, shape, subok=False):
     """A read-only view of ``a`` stretched to ``shape``."""
     a = asarray(a)
+    shape = (shape,) if not hasattr(shape, "__iter__") else shape
+    if _b.any(_operator.index(n) < 0 for n in shape):
+        raise ValueError("all elements of broadcast shape must be non-negative")
     shape = tuple(_shape(shape))
-    full_shape = _np.broadcast_shapes(a.shape, shape)
-    if full_shape != shape:
-        raise ValueError(f"cannot broadcast a non-scalar to a scalar array {a.shape} -> {shape}")
+    if not shape and a.shape:
+        raise ValueError("cannot broadcast a non-scalar to a scalar array")
+    if a.ndim > len(shape):
+        raise ValueError("input operand has more dimensions than allowed by the axis remapping")
+    from ._manip import _shape_text as _manip_shape_text
+
+    if _b.any(n != m and n != 1 for n, m in zip(a.shape, shape[len(shape) - a.ndim :])):
+        raise ValueError(
+            "operands could not be broadcast together with remapped shapes [original->remapped]: "
+            f"{_manip_shape_text(a.shape)}  and requested shape {_manip_shape_text(shape)}"
+        )
     lead = len(shape) - a.ndim
     strides = [0] * lead + [0 if (n == 1 and m != 1) else s for n, m, s in zip(a.shape, shape[lead:], a._strides)]
     r = _vmnp._view(a, a._start, list(shape), strides)

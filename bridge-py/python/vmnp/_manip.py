@@ -11,9 +11,9 @@ import vmnp as _v
 from . import _dtype_name, _vmnp, asarray, empty, ndarray
 
 
-def _norm_axis(axis, ndim):
+def _norm_axis(axis, ndim, what=None):
     if not -ndim <= axis < ndim:
-        raise _np.exceptions.AxisError(axis, ndim)
+        raise _np.exceptions.AxisError(axis, ndim, what)
     return axis % ndim
 
 
@@ -208,14 +208,17 @@ def swapaxes(a, axis1, axis2):
     """``a`` with two axes swapped (a view)."""
     a = asarray(a)
     p = list(range(a.ndim))
-    i, j = _norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)
+    i, j = _norm_axis(axis1, a.ndim, "axis1"), _norm_axis(axis2, a.ndim, "axis2")
     p[i], p[j] = p[j], p[i]
     return transpose(a, p)
 
 
-def _norm_axes(axes, ndim, what):
-    """An axis or a sequence of axes, normalised; NumPy's ValueError when one repeats."""
-    axes = [_norm_axis(x, ndim) for x in (axes if isinstance(axes, (tuple, list)) else (axes,))]
+def _norm_axes(axes, ndim, what, prefix=False):
+    """An axis or a sequence of axes, normalised; NumPy's ValueError when one repeats (``prefix``:
+    an axis out of range is named by ``what`` in the error, as NumPy's ``moveaxis`` names it)."""
+    axes = [
+        _norm_axis(x, ndim, what if prefix else None) for x in (axes if isinstance(axes, (tuple, list)) else (axes,))
+    ]
     if len(set(axes)) != len(axes):
         raise ValueError(f"repeated axis in `{what}` argument")
     return axes
@@ -224,7 +227,8 @@ def _norm_axes(axes, ndim, what):
 def moveaxis(a, source, destination):
     """``a`` with the axes ``source`` (one or a sequence) moved to ``destination`` (a view)."""
     a = asarray(a)
-    s, d = _norm_axes(source, a.ndim, "source"), _norm_axes(destination, a.ndim, "destination")
+    s = _norm_axes(source, a.ndim, "source", prefix=True)
+    d = _norm_axes(destination, a.ndim, "destination", prefix=True)
     if len(s) != len(d):
         raise ValueError("`source` and `destination` arguments must have the same number of elements")
     p = [i for i in range(a.ndim) if i not in s]
@@ -402,9 +406,8 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     for i, a in enumerate(arrays):
         if a.ndim != nd:
             raise ValueError(
-                "all the input array dimensions except for the concatenation axis must match exactly, but along "
-                f"dimension 0, the array at index 0 has {nd} dimension(s) and the array at index {i} has {a.ndim} "
-                "dimension(s)"
+                "all the input arrays must have same number of dimensions, but the array at index 0 has "
+                f"{nd} dimension(s) and the array at index {i} has {a.ndim} dimension(s)"
             )
         for d in range(nd):
             if d != axis and a.shape[d] != arrays[0].shape[d]:
@@ -486,6 +489,8 @@ def tile(a, reps):
     """``a`` repeated ``reps`` times along each axis."""
     a = asarray(a)
     reps = (_operator.index(reps),) if _np.ndim(reps) == 0 else tuple(_operator.index(r) for r in reps)
+    if _b.any(r < 0 for r in reps):
+        raise ValueError("negative dimensions are not allowed")
     nd = _b.max(a.ndim, len(reps))
     a = a.reshape((1,) * (nd - a.ndim) + a.shape)
     reps = (1,) * (nd - len(reps)) + reps
@@ -537,7 +542,7 @@ def _diagonal_view(a, offset=0, axis1=0, axis2=1):
     a = asarray(a)
     if a.ndim < 2:
         raise ValueError("diag requires an array of at least two dimensions")
-    i, j = _norm_axis(axis1, a.ndim), _norm_axis(axis2, a.ndim)
+    i, j = _norm_axis(axis1, a.ndim, "axis1"), _norm_axis(axis2, a.ndim, "axis2")
     if i == j:
         raise ValueError("axis1 and axis2 cannot be the same")
     n, m = a.shape[i], a.shape[j]
@@ -669,17 +674,17 @@ def dot(a, b, out=None):
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
         return _v.multiply(a, b, out=out)
+    if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
+        raise ValueError(
+            f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} not aligned: {a.shape[-1]} "
+            f"(dim {a.ndim - 1}) != {b.shape[-2 if b.ndim > 1 else 0]} (dim {b.ndim - 2 if b.ndim > 1 else 0})"
+        )
     if a.ndim <= 2 and b.ndim <= 2:
         return matmul(a, b, out=out)
     if b.ndim == 1:
         bt = b
     else:
         bt = transpose(b, [*range(b.ndim - 2), b.ndim - 1, b.ndim - 2])
-    if a.shape[-1] != bt.shape[-1]:
-        raise ValueError(
-            f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) != "
-            f"{b.shape[-2 if b.ndim > 1 else 0]} (dim {b.ndim - 2 if b.ndim > 1 else 0})"
-        )
     lead = a.reshape(a.shape[:-1] + (1,) * (bt.ndim - 1) + a.shape[-1:])
     return _v._store(_v.sum(lead * bt, axis=-1, dtype=_product_dtype(a, b)), out)
 
@@ -711,7 +716,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array when None)."""
 
     a = asarray(a)
-    if mode != "raise":
+    if mode not in ("raise", "clip", "wrap") or a.size == 0 and mode != "raise":
         return _v._fallback("take", _np.take, (a, indices), {"axis": axis, "out": out, "mode": mode})
     if axis is None:
         a, axis = ravel(a), 0
@@ -723,6 +728,11 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         idx = idx.astype("int64")  # positions 0 and 1, never a mask
     elif idx.dtype.kind not in "iu":
         raise TypeError(f"Cannot cast array data from {idx.dtype!r} to dtype('int64') according to the rule 'safe'")
+    n = a.shape[axis]
+    if mode == "clip":
+        idx = _v.clip(idx.astype("int64"), 0, n - 1)
+    elif mode == "wrap":
+        idx = idx.astype("int64") % n
     return _v._store(a[(slice(None),) * axis + (idx,)], out)
 
 

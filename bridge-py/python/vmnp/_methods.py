@@ -4,6 +4,7 @@ indexing, display, conversion, and the NumPy protocols (``__array_ufunc__``,
 
 import builtins as _b
 import math as _math
+import numbers as _numbers
 
 import numpy as _np
 
@@ -90,6 +91,9 @@ def setitem(a, key, value):
     ``where``; anything else runs on the synced data and is written back."""
     if not a.flags.writeable:
         raise ValueError("assignment destination is read-only")
+    if isinstance(value, _np.generic) and value.dtype != a.dtype and value.dtype.kind in "biuf":
+        # A NumPy scalar through an index array or a mask is cast as an array (integers wrap).
+        value = _v.asarray(value).astype(a.dtype)
     idx = _flat_index(a, key)
     if idx is not None:
         _vmnp._scatter(a, idx, value)
@@ -475,6 +479,17 @@ class _Flat:
 
     def __setitem__(self, key, value):
         a = self.base
+        if _np.ndim(value) != 0:
+            # NumPy repeats the values over the selected elements (and drops any beyond them).
+            value = _v.ravel(_v.asarray(value))
+            if isinstance(key, slice):
+                shape = (len(range(*key.indices(a.size))),)
+            else:
+                shape = _np.shape(_np.arange(a.size)[_v.asnumpy(key) if isinstance(key, _v.ndarray) else key])
+            n = _math.prod(shape)
+            if value.size != n and value.size > 0:
+                value = _v.tile(value, -(-n // value.size))[:n]
+            value = value.reshape(shape)
         strides = _v._manip._view_strides(a.shape, a._strides, [a.size])
         if strides is not None:
             flat = _vmnp._view(a, a._start, [a.size], strides)
@@ -504,10 +519,17 @@ def __reversed__(a):
 _SCALAR_METHODS = {"as_integer_ratio", "is_integer", "bit_length", "bit_count", "hex", "fromhex"}
 
 
+# Methods that are the namespace's functions of the array (the same parameters).
+_FUNCTION_METHODS = {"take", "trace", "repeat"}
+
+
 def getattr_(a, name):
     """Attributes of ``numpy.ndarray`` that vmnp's class does not define."""
     if name in _SCALAR_METHODS and a.ndim == 0:
         return getattr(item(a), name)
+    if name in _FUNCTION_METHODS:
+        func = getattr(_v, name)
+        return lambda *args, **kwargs: func(a, *args, **kwargs)
     if name == "view":
         return lambda *args, **kwargs: view(a, *args, **kwargs)
     if name == "flags":
@@ -525,8 +547,6 @@ def getattr_(a, name):
         if a._contiguous and a._start == 0 and a.size == a._base_nelem:
             return None
         return _vmnp._view(a, 0, [a._base_nelem], [1])
-    if name == "flat":
-        return _Flat(a)
     if name == "real":
         return a
     if name == "imag":
@@ -560,6 +580,10 @@ def ndarray_new(shape, dtype, buffer, offset, strides, order):
     """What ``numpy.ndarray(shape, dtype, buffer, offset, strides, order)`` makes: an
     uninitialised array, or the elements of ``buffer`` (copied: a vmnp array's memory is the
     VM's)."""
+    if isinstance(shape, _numbers.Real) and not hasattr(shape, "__index__") and dtype is None and buffer is None:
+        # A number that is no extent (a float, a Fraction): vmnp's class called as the NumPy
+        # scalar type that a 0-d result stands for, as `statistics` calls `type(x)(value)`.
+        return _v.array(float(shape))
     if buffer is None and strides is None:
         return _v.empty(shape, float if dtype is None else dtype, order=order or "C")
     n = _np.ndarray(shape, dtype=dtype, buffer=buffer, offset=offset or 0, strides=strides, order=order)
@@ -590,6 +614,8 @@ def hooks():
     h["convert_as"] = convert_as
     h["ndarray_new"] = ndarray_new
     h["set_shape"] = set_shape
+    h["flat"] = _Flat
+    h["set_flat"] = lambda a, value: _Flat(a).__setitem__(slice(None), value)
     h["operator_fallback"] = _v._operator_fallback
     for name in [
         "getitem", "setitem", "convert", "__repr__", "__str__", "__format__", "item", "tolist", "__array__",

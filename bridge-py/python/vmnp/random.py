@@ -223,7 +223,10 @@ class Generator:
                 order = _np.argsort(-keys, kind="stable")
             idx = _positions(order[:count].reshape(shape if shape is not None else ()), n)
         r = take(pop, idx, axis=axis)
-        return r if shape is not None or r.ndim else r.item()
+        if shape is not None or r.ndim:
+            return r
+        # One element: a Python int drawn from ``range(a)``, else NumPy's scalar of the elements.
+        return r.item() if isinstance(a, int) else r.dtype.type(r.item())
 
 
 def _positions(order, n):
@@ -299,9 +302,13 @@ def normal(loc=0.0, scale=1.0, size=None):
     return _global.normal(loc, scale, size)
 
 
-def randint(low, high=None, size=None, dtype="int64"):
-    """Uniform integers in [low, high)."""
-    return _global.integers(low, high, size, dtype)
+def randint(low, high=None, size=None, dtype=int):
+    """Uniform integers in [low, high); one draw of dtype ``int`` or ``bool`` is a Python
+    number, as NumPy's."""
+    r = _global.integers(low, high, size, dtype)
+    if size is None and dtype in (int, bool) and _np.ndim(r) == 0:
+        return dtype(r)
+    return r
 
 
 def choice(a, size=None, replace=True, p=None):
