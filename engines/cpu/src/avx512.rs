@@ -1,23 +1,25 @@
-//! Rows of f64 arithmetic at AVX-512 width, in machine code the engine writes itself.
+//! Rows of float arithmetic at AVX-512 width, in machine code the engine writes itself.
 //!
 //! Cranelift's vectors are 128-bit on x86-64: two f64 per instruction, where an AVX-512 machine
 //! computes eight. The kernels of stencils and fluxes (shallow_water: a hundred additions,
 //! multiplications and divisions per cell) are bound by the number of instructions, so this
-//! module assembles their rows itself: a kernel whose operations are all f64 additions,
-//! subtractions, multiplications, divisions, square roots, negations, absolute values,
-//! squares, reciprocals and copies, on operands contiguous or broadcast along the row, gets a
-//! row routine in AVX-512 code, and its Cranelift function only walks the rows and calls it.
-//! Every one of those operations is correctly rounded (IEEE 754) at any width, so the results
-//! are the reference interpreter's, bit for bit. Anything else keeps Cranelift's code.
+//! module assembles their rows itself: a kernel whose operations are all f64 (or all f32)
+//! additions, subtractions, multiplications, divisions, square roots, negations, absolute
+//! values, squares, reciprocals, copies, sums and products, on operands contiguous or broadcast
+//! along the row, gets a row routine in AVX-512 code, and its Cranelift function calls it for
+//! each row. Every one of those operations is correctly rounded (IEEE 754) at any width, and
+//! sums are combined in the order of Cranelift's vector loop, so the results are bit for bit
+//! those of the engine without routines. Anything else keeps Cranelift's code.
 //!
 //! The routine, `row(ptrs, consts, n)`, computes positions `0..n` of a row: `ptrs[k]` is memory
-//! slot `k`'s address at position 0, `consts` the kernel's constant words. Its loop takes eight
-//! positions a step and the last `n % 8` under a mask. Values live in the 32 vector registers,
-//! allocated in one pass over the operations (a value needed again later when none is free is
-//! stored on the stack, the one needed furthest ahead first; a memory operand is read again
+//! slot `k`'s address at position 0 (then the reductions' partial results), `consts` the
+//! kernel's constant words. Its loop takes a vector of positions a step (eight f64 or sixteen
+//! f32) and the rest under a mask. Values live in the 32 vector registers, allocated in one
+//! pass over the operations (a value needed again later when none is free is stored on the
+//! stack, the one needed furthest ahead first; a memory operand or a constant is read again
 //! rather than stored). Memory operations keep the operations' order, as in Cranelift's code:
-//! the fusion rules (a written view is read back only through itself) make that correct at
-//! any width.
+//! the fusion rules (a written view is read back only through itself) make that correct at any
+//! width.
 
 use crate::program::{Dst, Inner, Op, Program, Src};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -63,7 +65,7 @@ const SUB: u8 = 0x5C;
 const DIV: u8 = 0x5E;
 
 fn arith(op: &Op) -> Option<Arith> {
-    if op.dtype != DType::F64 || op.in_dtype != DType::F64 {
+    if !matches!(op.dtype, DType::F64 | DType::F32) || op.in_dtype != op.dtype {
         return None;
     }
     Some(match op.opcode.class() {
@@ -99,12 +101,15 @@ pub fn eligible(p: &Program) -> bool {
     let sums_along_rows = p.ops.iter().any(|op| matches!(op.dst, Dst::Reduce(q) if along_row(q)));
     let sqrt = p.ops.iter().any(|op| arith(op) == Some(Arith::Sqrt));
     let chunked_sums = sums_along_rows && sqrt;
+    // One element type throughout: f64 or f32.
+    let dtype = p.ops.first().map_or(DType::F64, |op| op.dtype);
     !p.ops.is_empty()
         && !chunked_sums
-        && p.slots.iter().chain(&p.partials).all(|s| s.dtype == DType::F64 && s.inner != Inner::Strided)
-        && p.consts.iter().all(|&c| c == DType::F64)
+        && p.slots.iter().chain(&p.partials).all(|s| s.dtype == dtype && s.inner != Inner::Strided)
+        && p.consts.iter().all(|&c| c == dtype)
         && p.ops.iter().all(|op| {
-            arity_ok(op)
+            op.dtype == dtype
+                && arity_ok(op)
                 && op.srcs.iter().all(|s| !matches!(s, Src::Index))
                 && match (op.dst, arith(op)) {
                     (Dst::Reduce(q), Some(Arith::Reduce(_))) => usize::from(q) < p.partials.len(),
@@ -160,16 +165,19 @@ enum Rm {
     Mem(Mem),
 }
 
-/// Constant pool entries.
+/// Constant pool entries (8 bytes each; an f32 one in the low half).
 const SIGN_MASK: usize = 0;
 const ABS_MASK: usize = 1;
 const ONE: usize = 2;
 const ZERO: usize = 3;
 const POOL: [u64; 4] = [0x8000_0000_0000_0000, 0x7fff_ffff_ffff_ffff, 0x3ff0_0000_0000_0000, 0];
+const POOL_F32: [u64; 4] = [0x8000_0000, 0x7fff_ffff, 0x3f80_0000, 0];
 
 /// Bytes of machine code under construction.
 #[derive(Default)]
 struct Asm {
+    /// Elements are f32 (sixteen lanes), else f64 (eight).
+    f32: bool,
     code: Vec<u8>,
     /// Positions of RIP-relative displacements to the constant pool, with their entries.
     pool_refs: Vec<(usize, usize)>,
@@ -184,14 +192,26 @@ impl Asm {
         self.code.extend_from_slice(b);
     }
 
+    /// Bytes of an element.
+    fn esize(&self) -> i32 {
+        if self.f32 { 4 } else { 8 }
+    }
+
+    /// Elements of a vector.
+    fn lanes(&self) -> u8 {
+        if self.f32 { 16 } else { 8 }
+    }
+
     /// A ModRM (and SIB, displacement) for register field `reg` and memory `m`; `n` is the
     /// EVEX compressed displacement's scale (0 for legacy encodings).
     fn modrm_mem(&mut self, reg: u8, m: Mem, n: i32) {
         let reg = (reg & 7) << 3;
         match m {
             Mem::Row(base) => {
-                // SIB with index rcx, scale 8; rbp/r13 as base need a displacement.
-                let sib = (3 << 6) | (RCX << 3) | (base & 7);
+                // SIB with index rcx scaled by the element size; rbp/r13 as base need a
+                // displacement.
+                let scale = if self.f32 { 2 } else { 3 };
+                let sib = (scale << 6) | (RCX << 3) | (base & 7);
                 if base & 7 == RBP {
                     self.bytes(&[0x44 | reg, sib, 0]);
                 } else {
@@ -224,28 +244,34 @@ impl Asm {
         }
     }
 
-    /// An EVEX-encoded 512-bit instruction with W1 and the 66 prefix (every one used here):
-    /// `reg` the ModRM.reg register (0-31), `v` the second source (0-31; 0 when unused), `rm`
-    /// the r/m operand, `mask` the opmask (0 = none), `zero` zeroing masking, `bcst` a 64-bit
-    /// memory operand broadcast to the eight lanes.
+    /// An EVEX-encoded 512-bit instruction of the element type (the `pd` form with W1 and the
+    /// 66 prefix, or the `ps` form with W0 and none; the integer `vpxor`/`vpand` and the 0F38
+    /// broadcasts keep 66 and take W from the element size): `reg` the ModRM.reg register
+    /// (0-31), `v` the second source (0-31; 0 when unused), `rm` the r/m operand, `mask` the
+    /// opmask (0 = none), `zero` zeroing masking, `bcst` an element in memory broadcast to every
+    /// lane.
     #[allow(clippy::too_many_arguments)]
     fn evex(&mut self, map: u8, opcode: u8, reg: u8, v: u8, rm: Rm, mask: u8, zero: bool, bcst: bool) {
-        let n = if bcst || map == MAP_0F38 { 8 } else { 64 };
-        self.evex_with(map, 0b01, 0b10, opcode, reg, v, rm, mask, zero, bcst, n);
+        let n = if bcst || map == MAP_0F38 { self.esize() } else { 64 };
+        let pp = if self.f32 && map == MAP_0F && !matches!(opcode, 0xEF | 0xDB) { 0b00 } else { 0b01 };
+        self.evex_with(map, pp, !self.f32, 0b10, opcode, reg, v, rm, mask, zero, bcst, n);
     }
 
-    /// A scalar f64 instruction (`vmovsd`, `vaddsd`, `vmulsd`: F2 prefix, W1).
+    /// A scalar instruction of the element type (`vmovsd`, `vaddsd`, `vmulsd`: F2 and W1;
+    /// `vmovss`, `vaddss`, `vmulss`: F3 and W0).
     fn scalar(&mut self, opcode: u8, reg: u8, v: u8, rm: Rm) {
-        self.evex_with(MAP_0F, 0b11, 0b00, opcode, reg, v, rm, 0, false, false, 8);
+        let (pp, esize) = if self.f32 { (0b10, 4) } else { (0b11, 8) };
+        self.evex_with(MAP_0F, pp, !self.f32, 0b00, opcode, reg, v, rm, 0, false, false, esize);
     }
 
-    /// An EVEX-encoded instruction with W1, prefix `pp`, vector length `ll` and compressed
+    /// An EVEX-encoded instruction with prefix `pp`, W `w`, vector length `ll` and compressed
     /// displacements scaled by `n`.
     #[allow(clippy::too_many_arguments)]
     fn evex_with(
         &mut self,
         map: u8,
         pp: u8,
+        w: bool,
         ll: u8,
         opcode: u8,
         reg: u8,
@@ -263,7 +289,7 @@ impl Asm {
         };
         let (r, r2) = ((reg >> 3) & 1, (reg >> 4) & 1);
         let p0 = ((r ^ 1) << 7) | ((x ^ 1) << 6) | ((b ^ 1) << 5) | ((r2 ^ 1) << 4) | map;
-        let p1 = (1 << 7) | ((!v & 0xF) << 3) | (1 << 2) | pp;
+        let p1 = (u8::from(w) << 7) | ((!v & 0xF) << 3) | (1 << 2) | pp;
         let p2 = (u8::from(zero) << 7) | (ll << 5) | (u8::from(bcst) << 4) | ((((v >> 4) & 1) ^ 1) << 3) | mask;
         self.bytes(&[0x62, p0, p1, p2, opcode]);
         match rm {
@@ -272,19 +298,20 @@ impl Asm {
         }
     }
 
-    /// `vmovupd zmm{mask}{z}, m`.
+    /// `vmovupd zmm{mask}{z}, m` (`vmovups`).
     fn load(&mut self, dst: u8, m: Mem, mask: u8) {
         self.evex(MAP_0F, 0x10, dst, 0, Rm::Mem(m), mask, mask != 0, false);
     }
 
-    /// `vmovupd m{mask}, zmm`.
+    /// `vmovupd m{mask}, zmm` (`vmovups`).
     fn store(&mut self, m: Mem, src: u8, mask: u8) {
         self.evex(MAP_0F, 0x11, src, 0, Rm::Mem(m), mask, false, false);
     }
 
-    /// `vbroadcastsd zmm, m64`.
+    /// `vbroadcastsd zmm, m64` (`vbroadcastss zmm, m32`).
     fn broadcast(&mut self, dst: u8, m: Mem) {
-        self.evex(MAP_0F38, 0x19, dst, 0, Rm::Mem(m), 0, false, false);
+        let opcode = if self.f32 { 0x18 } else { 0x19 };
+        self.evex(MAP_0F38, opcode, dst, 0, Rm::Mem(m), 0, false, false);
     }
 
     /// `REX.W`-prefixed instruction with ModRM register `reg` and register r/m `rm`.
@@ -333,7 +360,7 @@ impl Asm {
             self.code.push(0xCC);
         }
         let pool = self.code.len();
-        for c in POOL {
+        for c in if self.f32 { POOL_F32 } else { POOL } {
             self.bytes(&c.to_le_bytes());
         }
         for &(at, k) in &self.pool_refs.clone() {
@@ -593,7 +620,7 @@ impl<'p> Body<'p> {
 /// machine code with its constant pool. The address table holds the slots' addresses, then the
 /// reductions' partial results'.
 pub fn assemble(p: &Program) -> Vec<u8> {
-    let mut a = Asm::default();
+    let mut a = Asm { f32: p.ops.first().is_some_and(|op| op.dtype == DType::F32), ..Asm::default() };
     for r in SAVED {
         a.push(r);
     }
@@ -618,12 +645,12 @@ pub fn assemble(p: &Program) -> Vec<u8> {
     }
     a.bytes(&[0x31, 0xC9]); // xor ecx, ecx
     a.rex_rr(&[0x89], RDX, RAX); // mov rax, rdx
-    a.bytes(&[0x48, 0x83, 0xE8, 0x08]); // sub rax, 8
+    a.bytes(&[0x48, 0x83, 0xE8, a.lanes()]); // sub rax, lanes
     a.rex_rr(&[0x39], RAX, RCX); // cmp rcx, rax
     let to_tail = a.jcc(JG);
     let main = a.code.len();
     body.emit(&mut a, 0);
-    a.bytes(&[0x48, 0x83, 0xC1, 0x08]); // add rcx, 8
+    a.bytes(&[0x48, 0x83, 0xC1, a.lanes()]); // add rcx, lanes
     a.rex_rr(&[0x39], RAX, RCX); // cmp rcx, rax
     let back = a.jcc(JLE);
     a.patch(back, main);
@@ -636,14 +663,14 @@ pub fn assemble(p: &Program) -> Vec<u8> {
         a.store(Mem::At(RSP, Body::acc_stack(i)), acc, 0);
         let base = body.slot_base(&mut a, body.partial_entry(q));
         a.scalar(0x10, acc, 0, Rm::Mem(Mem::At(base, 0)));
-        for lane in 0..8 {
-            a.scalar(opc, acc, acc, Rm::Mem(Mem::At(RSP, Body::acc_stack(i) + 8 * lane)));
+        for lane in 0..i32::from(a.lanes()) {
+            a.scalar(opc, acc, acc, Rm::Mem(Mem::At(RSP, Body::acc_stack(i) + a.esize() * lane)));
         }
     }
     a.rex_rr(&[0x89], RDX, RAX); // mov rax, rdx
     a.rex_rr(&[0x29], RCX, RAX); // sub rax, rcx
     let to_done = a.jcc(JLE);
-    a.bytes(&[0x41, 0xBB, 0xFF, 0, 0, 0]); // mov r11d, 0xff
+    a.bytes(&[0x41, 0xBB, 0xFF, 0xFF, 0, 0]); // mov r11d, 0xffff
     a.bytes(&[0xC4, 0xC2, 0x78, 0xF5, 0xC3]); // bzhi eax, r11d, eax
     a.bytes(&[0xC5, 0xF8, 0x92, 0xC8]); // kmovw k1, eax
     body.emit(&mut a, 1);
@@ -655,10 +682,11 @@ pub fn assemble(p: &Program) -> Vec<u8> {
     for (i, &(q, acc)) in accs.iter().enumerate() {
         let opc = combiner(q).unwrap_or(ADD);
         let mut ends = Vec::new();
-        for lane in 0..7u8 {
+        for lane in 0..a.lanes() - 1 {
             a.bytes(&[0x48, 0x83, 0xF8, lane]); // cmp rax, lane
             ends.push(a.jcc(JLE));
-            a.scalar(opc, acc, acc, Rm::Mem(Mem::At(RSP, Body::acc_stack(i) + 8 * i32::from(lane))));
+            let at = Body::acc_stack(i) + a.esize() * i32::from(lane);
+            a.scalar(opc, acc, acc, Rm::Mem(Mem::At(RSP, at)));
         }
         let end = a.code.len();
         for at in ends {
@@ -769,6 +797,48 @@ mod tests {
             [0x62, 0x61, 0x8F, 0x00, 0x59, 0x74, 0x24, 0x01]
         );
         assert_eq!(enc(&|a| a.scalar(0x11, 31, 0, Rm::Mem(Mem::At(RBX, 0)))), [0x62, 0x61, 0xFF, 0x08, 0x11, 0x3B]);
+        // f32: vaddps zmm1, zmm2, zmm3; vdivps zmm17, zmm30, dword ptr [rsi + 24]{1to16}
+        let enc32 = |f: &dyn Fn(&mut Asm)| {
+            let mut a = Asm { f32: true, ..Asm::default() };
+            f(&mut a);
+            a.code
+        };
+        assert_eq!(
+            enc32(&|a| a.evex(MAP_0F, ADD, 1, 2, Rm::Reg(3), 0, false, false)),
+            [0x62, 0xF1, 0x6C, 0x48, 0x58, 0xCB]
+        );
+        assert_eq!(
+            enc32(&|a| a.evex(MAP_0F, DIV, 17, 30, Rm::Mem(Mem::At(RSI, 24)), 0, false, true)),
+            [0x62, 0xE1, 0x0C, 0x50, 0x5E, 0x4E, 0x06]
+        );
+        // vmovups zmm7 {k1} {z}, zmmword ptr [r13 + 4*rcx]; vmovups zmmword ptr [r8 + 4*rcx] {k1}, zmm22
+        assert_eq!(enc32(&|a| a.load(7, Mem::Row(R13), 1)), [0x62, 0xD1, 0x7C, 0xC9, 0x10, 0x7C, 0x8D, 0x00]);
+        assert_eq!(enc32(&|a| a.store(Mem::Row(R8), 22, 1)), [0x62, 0xC1, 0x7C, 0x49, 0x11, 0x34, 0x88]);
+        // vbroadcastss zmm30, dword ptr [rsi + 2000]; vsqrtps zmm2, zmm18
+        assert_eq!(
+            enc32(&|a| a.broadcast(30, Mem::At(RSI, 2000))),
+            [0x62, 0x62, 0x7D, 0x48, 0x18, 0xB6, 0xD0, 0x07, 0x00, 0x00]
+        );
+        assert_eq!(
+            enc32(&|a| a.evex(MAP_0F, 0x51, 2, 0, Rm::Reg(18), 0, false, false)),
+            [0x62, 0xB1, 0x7C, 0x48, 0x51, 0xD2]
+        );
+        // vpandd zmm1, zmm2, dword ptr [rsi]{1to16}; vmovaps zmm5, zmm21
+        assert_eq!(
+            enc32(&|a| a.evex(MAP_0F, 0xDB, 1, 2, Rm::Mem(Mem::At(RSI, 0)), 0, false, true)),
+            [0x62, 0xF1, 0x6D, 0x58, 0xDB, 0x0E]
+        );
+        assert_eq!(
+            enc32(&|a| a.evex(MAP_0F, 0x28, 5, 0, Rm::Reg(21), 0, false, false)),
+            [0x62, 0xB1, 0x7C, 0x48, 0x28, 0xED]
+        );
+        // vmovss xmm31, dword ptr [r8]; vaddss xmm31, xmm31, dword ptr [rsp + 72]; vmovss dword ptr [rbx], xmm31
+        assert_eq!(enc32(&|a| a.scalar(0x10, 31, 0, Rm::Mem(Mem::At(R8, 0)))), [0x62, 0x41, 0x7E, 0x08, 0x10, 0x38]);
+        assert_eq!(
+            enc32(&|a| a.scalar(ADD, 31, 31, Rm::Mem(Mem::At(RSP, 72)))),
+            [0x62, 0x61, 0x06, 0x00, 0x58, 0x7C, 0x24, 0x12]
+        );
+        assert_eq!(enc32(&|a| a.scalar(0x11, 31, 0, Rm::Mem(Mem::At(RBX, 0)))), [0x62, 0x61, 0x7E, 0x08, 0x11, 0x3B]);
         // mov r12, qword ptr [rdi + 40]
         assert_eq!(enc(&|a| a.mov_load(R12, RDI, 40)), [0x4C, 0x8B, 0x67, 0x28]);
         // mov r11, qword ptr [rdi + 4000]

@@ -9,6 +9,9 @@
 //! 3. compiling the program once with Cranelift ([`cache`], [`codegen`], [`emit`]); operations
 //!    Cranelift has no instruction for are block routines in Rust ([`calls`], [`fastmath`]),
 //!    applying `std` and [`vm_ir::semantics`];
+//!    on a CPU with AVX-512, a kernel of f64 arithmetic, sums and products gets a row routine the
+//!    engine assembles itself at the machine's full width ([`avx512`]: Cranelift's vectors are
+//!    128-bit), which the compiled function calls for each row;
 //! 4. running it over cache-sized blocks of the iteration space on a persistent pool of threads
 //!    with work stealing ([`exec`], [`pool`]); reductions combine per-block partials in block
 //!    order ([`reduce`]), so results do not depend on the number of threads.

@@ -31,6 +31,14 @@ fn f64s(x: f64) -> Operand {
     Scalar::F64(x).into()
 }
 
+/// The constant `x` as an element of `d` (f64 or f32).
+fn konst(d: DType, x: f64) -> Operand {
+    match d {
+        DType::F32 => Scalar::F32(x as f32).into(),
+        _ => Scalar::F64(x).into(),
+    }
+}
+
 /// An engine with blocks of 300 positions: they start and end inside the rows, leaving pieces
 /// of every length.
 fn engine_with(threads: usize, avx512: bool) -> CpuEngine {
@@ -75,17 +83,17 @@ fn check_routines(p: &vm_cpu::profile::Profile, avx512: bool, what: &str) {
 
 #[test]
 fn more_live_values_than_registers_and_operands_than_address_registers_match_interp() {
-    for (r, c) in SHAPES {
+    for (d, (r, c)) in [DType::F64, DType::F32].into_iter().flat_map(|d| SHAPES.map(|s| (d, s))) {
         for avx512 in [true, false] {
             let n = size(r, c);
-            let inputs: Vec<Base> = (1..=12).map(|i| base(i, DType::F64, n)).collect();
-            let temps: Vec<Base> = (100..148).map(|i| base(i, DType::F64, n)).collect();
-            let out = base(200, DType::F64, n);
+            let inputs: Vec<Base> = (1..=12).map(|i| base(i, d, n)).collect();
+            let temps: Vec<Base> = (100..148).map(|i| base(i, d, n)).collect();
+            let out = base(200, d, n);
             let mut batch = Vec::new();
             // 48 results, all live until the chain at the end takes them from the last.
             for (i, &t) in temps.iter().enumerate() {
                 let (x, y) = (inputs[i % 12], inputs[(i * 5 + 3) % 12]);
-                batch.push(op(Opcode::Multiply, [rows(t, r, c), rows(x, r, c), f64s(1.0 + i as f64 / 8.0)]));
+                batch.push(op(Opcode::Multiply, [rows(t, r, c), rows(x, r, c), konst(d, 1.0 + i as f64 / 8.0)]));
                 batch.push(op(Opcode::Add, [rows(t, r, c), rows(t, r, c), rows(y, r, c)]));
             }
             batch.push(op(Opcode::Identity, [rows(out, r, c), rows(temps[47], r, c)]));
@@ -97,7 +105,7 @@ fn more_live_values_than_registers_and_operands_than_address_registers_match_int
             }
             let mut compared = inputs.clone();
             compared.push(out);
-            let what = format!("{r}x{c}, avx512 = {avx512}");
+            let what = format!("{d} {r}x{c}, avx512 = {avx512}");
             let p = agree(engine_with(2, avx512), &batch, &inputs, &compared, &what);
             check_routines(&p, avx512, &what);
         }
@@ -106,18 +114,17 @@ fn more_live_values_than_registers_and_operands_than_address_registers_match_int
 
 #[test]
 fn broadcasts_constants_first_every_unary_and_in_place_updates_match_interp() {
-    for (r, c) in SHAPES {
+    for (d, (r, c)) in [DType::F64, DType::F32].into_iter().flat_map(|d| SHAPES.map(|s| (d, s))) {
         for threads in [1, 2] {
             let n = size(r, c);
-            let (a, col, s, out) =
-                (base(1, DType::F64, n), base(2, DType::F64, r), base(3, DType::F64, 1), base(4, DType::F64, n));
-            let t: Vec<Base> = (10..21).map(|i| base(i, DType::F64, n)).collect();
+            let (a, col, s, out) = (base(1, d, n), base(2, d, r), base(3, d, 1), base(4, d, n));
+            let t: Vec<Base> = (10..21).map(|i| base(i, d, n)).collect();
             let v = |b: Base| rows(b, r, c);
             let column = view(col, 0, &[r, c], &[1, 0]);
             let scalar = view(s, 0, &[r, c], &[0, 0]);
             let mut batch = vec![
-                op(Opcode::Divide, [v(t[0]), f64s(2.5), column]),
-                op(Opcode::Subtract, [v(t[1]), f64s(1.5), v(a)]),
+                op(Opcode::Divide, [v(t[0]), konst(d, 2.5), column]),
+                op(Opcode::Subtract, [v(t[1]), konst(d, 1.5), v(a)]),
                 op(Opcode::Negative, [v(t[2]), v(a)]),
                 op(Opcode::Multiply, [v(t[3]), v(t[1]), v(t[2])]),
                 op(Opcode::Absolute, [v(t[4]), v(a)]),
@@ -129,11 +136,11 @@ fn broadcasts_constants_first_every_unary_and_in_place_updates_match_interp() {
                 op(Opcode::Multiply, [v(t[10]), v(t[9]), v(t[7])]),
                 op(Opcode::Add, [v(a), v(a), v(t[10])]),
                 op(Opcode::Identity, [v(out), v(t[10])]),
-                op(Opcode::Sqrt, [v(t[0]), f64s(2.0)]),
+                op(Opcode::Sqrt, [v(t[0]), konst(d, 2.0)]),
                 op(Opcode::Subtract, [v(out), v(out), v(t[0])]),
             ];
             batch.extend(t.iter().map(|&b| op(Opcode::Free, [whole(b)])));
-            let what = format!("{r}x{c}, {threads} threads");
+            let what = format!("{d} {r}x{c}, {threads} threads");
             let p = agree(engine_with(threads, true), &batch, &[a, col, s], &[a, col, s, out], &what);
             check_routines(&p, true, &what);
         }
