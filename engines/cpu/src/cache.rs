@@ -4,6 +4,7 @@
 
 use crate::codegen;
 use crate::program::Program;
+use crate::rowcode::{self, Isa};
 use cranelift_codegen::ir::{AbiParam, types};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
@@ -27,8 +28,8 @@ pub struct CacheStats {
     pub hits: u64,
     /// Total time spent compiling (promotions included).
     pub compile_time: Duration,
-    /// Kernels compiled with an AVX-512 row routine ([`crate::avx512`]).
-    pub avx512: u64,
+    /// Kernels compiled with a row routine of the engine's own ([`crate::rowcode`]).
+    pub row_code: u64,
 }
 
 /// How kernels are compiled: the register allocator of each compilation.
@@ -98,8 +99,8 @@ pub struct Cache {
     seen: HashMap<Program, u32>,
     /// Print each compiled kernel to stderr.
     dump: bool,
-    /// Give eligible kernels AVX-512 row routines (the CPU has AVX-512, the setting allows).
-    avx512: bool,
+    /// The instruction set of the row routines eligible kernels get, if any.
+    row_code: Option<Isa>,
     /// Statistics since creation.
     pub stats: CacheStats,
 }
@@ -134,9 +135,9 @@ impl Jit {
 impl Cache {
     /// A fresh JIT for the host CPU at Cranelift optimisation level `opt_level` (`"none"` or
     /// `"speed"`) with register allocation `tiers`. `verify` turns on Cranelift's IR verifier;
-    /// `dump` prints every kernel compiled (program, IR, machine code) to stderr; `avx512`
-    /// gives the kernels that can have one an AVX-512 row routine when the CPU runs it.
-    pub fn new(opt_level: &str, tiers: Tiers, verify: bool, dump: bool, avx512: bool) -> Result<Cache> {
+    /// `dump` prints every kernel compiled (program, IR, machine code) to stderr; `row_code`
+    /// gives the kernels that can have one a row routine in that instruction set.
+    pub fn new(opt_level: &str, tiers: Tiers, verify: bool, dump: bool, row_code: Option<Isa>) -> Result<Cache> {
         let fast = match tiers {
             Tiers::Backtracking => None,
             _ => Some(Jit::new(opt_level, "single_pass", verify)?),
@@ -152,7 +153,7 @@ impl Cache {
             kernels: HashMap::default(),
             seen: HashMap::default(),
             dump,
-            avx512: avx512 && crate::avx512::available(),
+            row_code: row_code.filter(|i| i.supported()),
             stats: CacheStats::default(),
         })
     }
@@ -220,7 +221,7 @@ impl Cache {
         self.kernels.is_empty()
     }
 
-    /// Compiles `p`; the flag says that its rows run an AVX-512 routine.
+    /// Compiles `p`; the flag says that its rows run a routine of [`rowcode`].
     fn compile(&mut self, p: &Program, good: bool) -> Result<(KernelFn, bool)> {
         let jit =
             if good { self.good.as_mut().or(self.fast.as_mut()) } else { self.fast.as_mut().or(self.good.as_mut()) };
@@ -229,8 +230,8 @@ impl Cache {
         // The text says what failed (with the function's IR when defining it fails); the module's
         // error is the source.
         let failed = |text: String, e: ModuleError| Error::Internal(format!("compiling a kernel: {text}")).caused_by(e);
-        let row = if self.avx512 && crate::avx512::eligible(p) {
-            let code = crate::avx512::assemble(p);
+        let row = if let Some(isa) = self.row_code.filter(|&i| rowcode::eligible(p, i)) {
+            let code = rowcode::assemble(p, isa);
             let mut sig = module.make_signature();
             sig.call_conv = cc;
             for _ in 0..3 {
@@ -241,9 +242,9 @@ impl Cache {
             module.finalize_definitions().map_err(|e| failed(e.to_string(), e))?;
             if self.dump {
                 let hex: Vec<String> = code.iter().map(|b| format!("{b:02x}")).collect();
-                eprintln!("---- AVX-512 row routine ({} bytes) of {p:?}\n{}", code.len(), hex.join(" "));
+                eprintln!("---- {isa:?} row routine ({} bytes) of {p:?}\n{}", code.len(), hex.join(" "));
             }
-            self.stats.avx512 += 1;
+            self.stats.row_code += 1;
             Some(module.get_finalized_function(id) as usize)
         } else {
             None
@@ -284,7 +285,7 @@ mod tests {
 
     #[test]
     fn cranelift_errors_are_kept_as_the_source() {
-        let Err(e) = Cache::new("fast", Tiers::Tiered, false, false, false) else {
+        let Err(e) = Cache::new("fast", Tiers::Tiered, false, false, None) else {
             panic!("opt_level = fast is not a Cranelift level")
         };
         assert!(e.to_string().contains("cranelift setting opt_level=fast"), "{e}");

@@ -406,8 +406,8 @@ impl Gen<'_> {
 }
 
 /// Builds the IR of `p` into `b`'s function (signature `(i64 args, i64 partials, i64 lo, i64 hi)`).
-/// With `row`, the address of `p`'s AVX-512 row routine ([`crate::avx512`]), the function calls
-/// it for each row of at least [`ROW_ROUTINE_MIN`] positions.
+/// With `row`, the address of `p`'s row routine ([`crate::rowcode`]), the function calls it for
+/// each row of at least [`ROW_ROUTINE_MIN`] positions.
 pub fn build(b: &mut FunctionBuilder, p: &Program, call_conv: CallConv, row: Option<usize>) -> Result<()> {
     let nd = p.ndim;
     let lay = ArgLayout::of(p);
@@ -560,10 +560,10 @@ pub fn build(b: &mut FunctionBuilder, p: &Program, call_conv: CallConv, row: Opt
     Ok(())
 }
 
-/// Positions of a row from which a kernel with an AVX-512 row routine calls it.
+/// Positions of a row from which a kernel with a row routine calls it.
 pub const ROW_ROUTINE_MIN: i64 = 64;
 
-/// Emits the call of the AVX-512 row routine at `routine` on the row at `chunk` (`row_n`
+/// Emits the call of the row routine at `routine` on the row at `chunk` (`row_n`
 /// positions): the slots' and partial results' addresses go in a table on the stack.
 fn call_row(
     b: &mut FunctionBuilder,

@@ -167,7 +167,7 @@ impl CpuEngine {
                 Tiers::named(&config.regalloc)?,
                 cfg!(debug_assertions),
                 config.dump,
-                config.avx512,
+                crate::rowcode::Isa::named(&config.row_code),
             )?,
             plans: PartitionCache::default(),
             pool,

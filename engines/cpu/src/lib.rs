@@ -9,9 +9,9 @@
 //! 3. compiling the program once with Cranelift ([`cache`], [`codegen`], [`emit`]); operations
 //!    Cranelift has no instruction for are block routines in Rust ([`calls`], [`fastmath`]),
 //!    applying `std` and [`vm_ir::semantics`];
-//!    on a CPU with AVX-512, a kernel of f64 arithmetic, sums and products gets a row routine the
-//!    engine assembles itself at the machine's full width ([`avx512`]: Cranelift's vectors are
-//!    128-bit), which the compiled function calls for each row;
+//!    on a CPU with AVX-512 or AVX2, a kernel of float arithmetic, sums and products gets a row
+//!    routine the engine assembles itself at the machine's full width ([`rowcode`]: Cranelift's
+//!    vectors are 128-bit), which the compiled function calls for each row;
 //! 4. running it over cache-sized blocks of the iteration space on a persistent pool of threads
 //!    with work stealing ([`exec`], [`pool`]); reductions combine per-block partials in block
 //!    order ([`reduce`]), so results do not depend on the number of threads.
@@ -71,7 +71,6 @@
 //! Settings (`[cpu]` table): see [`Config`]. `VM_PROFILE=1` or `profile = true` prints kernel,
 //! compile and cache statistics to stderr at shutdown.
 
-pub mod avx512;
 pub mod cache;
 pub mod calls;
 pub mod codegen;
@@ -92,6 +91,7 @@ pub mod program;
 mod recycle;
 pub mod reduce;
 mod rewrite;
+pub mod rowcode;
 pub mod rows;
 pub mod schedule;
 pub mod simd;
@@ -150,11 +150,13 @@ vm_runtime::settings! {
         /// move at least this many bytes together (see the `rows` module); 0 = never
         #[range(0, i64::MAX)]
         row_group_bytes: usize = 4194304,
-        /// kernels of f64 arithmetic (add, subtract, multiply, divide, sqrt, negative,
-        /// absolute, square, reciprocal, copies) on rows contiguous or broadcast compute their
-        /// rows in AVX-512 code the engine assembles itself, where the CPU has AVX-512
-        /// (Cranelift's vectors are 128-bit); false = Cranelift's code for every kernel
-        avx512: bool = true,
+        /// kernels of f64 or f32 arithmetic (add, subtract, multiply, divide, sqrt, negative,
+        /// absolute, square, reciprocal, copies, sums, products) on rows contiguous or broadcast
+        /// compute their rows in code the engine assembles itself at the CPU's full vector
+        /// width (Cranelift's vectors are 128-bit): "auto" (the widest the CPU has), "avx512",
+        /// "avx2" (when the CPU has it), or "none" (Cranelift's code for every kernel)
+        #[choice("auto", "avx512", "avx2", "none")]
+        row_code: String = "auto",
     }
 }
 

@@ -98,7 +98,11 @@ impl fmt::Display for Profile {
             self.cache.promoted,
             s.compile_seconds.unwrap_or(0.0) * 1e3
         )?;
-        writeln!(f, "  avx-512 rows         {} kernels (rows in AVX-512 code of the engine's own)", self.cache.avx512)?;
+        writeln!(
+            f,
+            "  row code             {} kernels (rows in AVX-512 or AVX2 code of the engine's own)",
+            self.cache.row_code
+        )?;
         writeln!(f, "  cache hits / misses  {hits} / {misses}")?;
         writeln!(f, "  execution            {:.3} ms", secs * 1e3)?;
         write!(f, "  bytes moved          {} ({rate:.2} GB/s)", s.bytes_moved)

@@ -12,7 +12,7 @@
 //! the arithmetic. Every operation at AVX-512 width through routines (a block interpreter, as
 //! numexpr runs) ran those kernels 2.2x slower still: each routine reads and writes its operands
 //! through memory. What does make them faster is whole rows in AVX-512 code with the values in
-//! registers: [`crate::avx512`] (shallow_water 1.45x).
+//! registers: [`crate::rowcode`] (shallow_water 1.45x).
 
 use crate::calls::BlockFn;
 use std::sync::OnceLock;

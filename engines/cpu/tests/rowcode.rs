@@ -1,4 +1,4 @@
-//! The AVX-512 row routines (`vm_cpu::avx512`): kernels of f64 arithmetic with more live values
+//! The row routines (`vm_cpu::rowcode`), AVX-512 and AVX2: kernels of f64 and f32 arithmetic with more live values
 //! than vector registers and more operands than address registers, rows of every length modulo
 //! eight (views with a gap between rows, so that rows stay rows, and blocks that start and end
 //! inside rows), operands broadcast along rows or everywhere, constants on either side, in-place
@@ -41,10 +41,19 @@ fn konst(d: DType, x: f64) -> Operand {
 
 /// An engine with blocks of 300 positions: they start and end inside the rows, leaving pieces
 /// of every length.
-fn engine_with(threads: usize, avx512: bool) -> CpuEngine {
-    let config = vm_cpu::Config { first_runs_on_child: false, avx512, block_size: 300, ..small_blocks(threads) };
+fn engine_with(threads: usize, row_code: &str) -> CpuEngine {
+    let config = vm_cpu::Config {
+        first_runs_on_child: false,
+        row_code: row_code.into(),
+        block_size: 300,
+        ..small_blocks(threads)
+    };
     CpuEngine::new(config, None).unwrap()
 }
+
+/// The instruction sets tested: each the CPU has (the tests check that one it lacks makes no
+/// routine), and none.
+const ROW_CODES: [&str; 3] = ["avx512", "avx2", "none"];
 
 /// Row shapes: lengths of every remainder modulo eight from the routine's shortest row
 /// (`vm_cpu::codegen::ROW_ROUTINE_MIN`) on, in kernels of several blocks, and rows too short for
@@ -73,18 +82,18 @@ fn agree(
 }
 
 /// Checks that the kernels got routines exactly when the CPU has AVX-512 and the setting allows.
-fn check_routines(p: &vm_cpu::profile::Profile, avx512: bool, what: &str) {
-    if avx512 && vm_cpu::avx512::available() {
-        assert!(p.cache.avx512 >= 1, "{what}: no AVX-512 routine made");
+fn check_routines(p: &vm_cpu::profile::Profile, row_code: &str, what: &str) {
+    if vm_cpu::rowcode::Isa::named(row_code).is_some() {
+        assert!(p.cache.row_code >= 1, "{what}: no routine made");
     } else {
-        assert_eq!(p.cache.avx512, 0, "{what}: a routine made where none may be");
+        assert_eq!(p.cache.row_code, 0, "{what}: a routine made where none may be");
     }
 }
 
 #[test]
 fn more_live_values_than_registers_and_operands_than_address_registers_match_interp() {
     for (d, (r, c)) in [DType::F64, DType::F32].into_iter().flat_map(|d| SHAPES.map(|s| (d, s))) {
-        for avx512 in [true, false] {
+        for row_code in ROW_CODES {
             let n = size(r, c);
             let inputs: Vec<Base> = (1..=12).map(|i| base(i, d, n)).collect();
             let temps: Vec<Base> = (100..148).map(|i| base(i, d, n)).collect();
@@ -105,9 +114,9 @@ fn more_live_values_than_registers_and_operands_than_address_registers_match_int
             }
             let mut compared = inputs.clone();
             compared.push(out);
-            let what = format!("{d} {r}x{c}, avx512 = {avx512}");
-            let p = agree(engine_with(2, avx512), &batch, &inputs, &compared, &what);
-            check_routines(&p, avx512, &what);
+            let what = format!("{d} {r}x{c}, row code {row_code}");
+            let p = agree(engine_with(2, row_code), &batch, &inputs, &compared, &what);
+            check_routines(&p, row_code, &what);
         }
     }
 }
@@ -115,7 +124,7 @@ fn more_live_values_than_registers_and_operands_than_address_registers_match_int
 #[test]
 fn broadcasts_constants_first_every_unary_and_in_place_updates_match_interp() {
     for (d, (r, c)) in [DType::F64, DType::F32].into_iter().flat_map(|d| SHAPES.map(|s| (d, s))) {
-        for threads in [1, 2] {
+        for (threads, row_code) in [(1, "avx512"), (2, "avx512"), (1, "avx2"), (2, "avx2")] {
             let n = size(r, c);
             let (a, col, s, out) = (base(1, d, n), base(2, d, r), base(3, d, 1), base(4, d, n));
             let t: Vec<Base> = (10..21).map(|i| base(i, d, n)).collect();
@@ -140,9 +149,9 @@ fn broadcasts_constants_first_every_unary_and_in_place_updates_match_interp() {
                 op(Opcode::Subtract, [v(out), v(out), v(t[0])]),
             ];
             batch.extend(t.iter().map(|&b| op(Opcode::Free, [whole(b)])));
-            let what = format!("{d} {r}x{c}, {threads} threads");
-            let p = agree(engine_with(threads, true), &batch, &[a, col, s], &[a, col, s, out], &what);
-            check_routines(&p, true, &what);
+            let what = format!("{d} {r}x{c}, {threads} threads, {row_code}");
+            let p = agree(engine_with(threads, row_code), &batch, &[a, col, s], &[a, col, s, out], &what);
+            check_routines(&p, row_code, &what);
         }
     }
 }
@@ -176,10 +185,15 @@ fn reductions(r: usize, c: usize) -> (Vec<Instruction>, Vec<Base>, Vec<Base>) {
 #[test]
 fn sums_and_products_in_the_kernels_match_interp() {
     for (r, c) in SHAPES.into_iter().chain([(4, 1000), (1, 7)]) {
-        let (batch, init, compared) = reductions(r, c);
-        let what = format!("{r}x{c}");
-        let p = agree(engine_with(2, true), &batch, &init, &compared, &what);
-        check_routines(&p, true, &what);
+        for row_code in ["avx512", "avx2"] {
+            let (batch, init, compared) = reductions(r, c);
+            let what = format!("{r}x{c}, {row_code}");
+            let p = agree(engine_with(2, row_code), &batch, &init, &compared, &what);
+            // AVX2 leaves sums along rows to Cranelift's code.
+            if row_code == "avx512" {
+                check_routines(&p, row_code, &what);
+            }
+        }
     }
 }
 
@@ -190,14 +204,16 @@ fn sums_and_products_are_bit_for_bit_those_of_the_engine_without_routines() {
     use vm_runtime::{Component, HostMemory};
     for (r, c) in SHAPES.into_iter().chain([(4, 1000), (1, 7)]) {
         let (batch, init, compared) = reductions(r, c);
-        let run = |avx512: bool| {
+        let run = |row_code: &str| {
             let mut mem = HostMemory::new();
             for (seed, b) in init.iter().enumerate() {
                 fill(&mut mem, b, seed as u64, false);
             }
-            engine_with(1, avx512).execute(&batch, &mut mem).unwrap();
+            engine_with(1, row_code).execute(&batch, &mut mem).unwrap();
             compared.iter().map(|b| mem.get(b.id).unwrap().bytes().to_vec()).collect::<Vec<_>>()
         };
-        assert_eq!(run(true), run(false), "{r}x{c}");
+        let reference = run("none");
+        assert_eq!(run("avx512"), reference, "{r}x{c}, avx512");
+        assert_eq!(run("avx2"), reference, "{r}x{c}, avx2");
     }
 }

@@ -1,25 +1,28 @@
-//! Rows of float arithmetic at AVX-512 width, in machine code the engine writes itself.
+//! Rows of float arithmetic at the machine's full vector width (AVX-512 or AVX2), in machine
+//! code the engine writes itself.
 //!
 //! Cranelift's vectors are 128-bit on x86-64: two f64 per instruction, where an AVX-512 machine
-//! computes eight. The kernels of stencils and fluxes (shallow_water: a hundred additions,
+//! computes eight and an AVX2 one four. The kernels of stencils and fluxes (shallow_water: a hundred additions,
 //! multiplications and divisions per cell) are bound by the number of instructions, so this
 //! module assembles their rows itself: a kernel whose operations are all f64 (or all f32)
 //! additions, subtractions, multiplications, divisions, square roots, negations, absolute
 //! values, squares, reciprocals, copies, sums and products, on operands contiguous or broadcast
-//! along the row, gets a row routine in AVX-512 code, and its Cranelift function calls it for
-//! each row. Every one of those operations is correctly rounded (IEEE 754) at any width, and
+//! along the row, gets a row routine in AVX-512 (or AVX2) code, and its Cranelift function
+//! calls it for each row. Every one of those operations is correctly rounded (IEEE 754) at any width, and
 //! sums are combined in the order of Cranelift's vector loop, so the results are bit for bit
 //! those of the engine without routines. Anything else keeps Cranelift's code.
 //!
 //! The routine, `row(ptrs, consts, n)`, computes positions `0..n` of a row: `ptrs[k]` is memory
 //! slot `k`'s address at position 0 (then the reductions' partial results), `consts` the
 //! kernel's constant words. Its loop takes a vector of positions a step (eight f64 or sixteen
-//! f32) and the rest under a mask. Values live in the 32 vector registers, allocated in one
+//! f32 with AVX-512, half as many with AVX2) and the rest under a mask. Values live in the
+//! vector registers (32, or 15 with AVX2: the 16th holds the tail's mask), allocated in one
 //! pass over the operations (a value needed again later when none is free is stored on the
 //! stack, the one needed furthest ahead first; a memory operand or a constant is read again
 //! rather than stored). Memory operations keep the operations' order, as in Cranelift's code:
 //! the fusion rules (a written view is read back only through itself) make that correct at any
-//! width.
+//! width. With AVX2, sums along the row are left to Cranelift's code (its vector loop's order of
+//! eight lanes is not one AVX2 register's).
 
 use crate::program::{Dst, Inner, Op, Program, Src};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -29,19 +32,54 @@ use vm_ir::{BinaryOp, DType, OpClass, Opcode, UnaryOp};
 /// The row routine: `row(ptrs, consts, n)` (see the module documentation).
 pub type RowFn = unsafe extern "C" fn(*const *mut u8, *const u64, i64);
 
-/// True when this CPU runs the routines (AVX-512 Foundation, and BMI2 for the tail's mask).
-pub fn available() -> bool {
-    static AVAILABLE: OnceLock<bool> = OnceLock::new();
-    *AVAILABLE.get_or_init(|| {
-        #[cfg(target_arch = "x86_64")]
-        {
-            is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("bmi2")
+/// The instruction sets the routines are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isa {
+    /// 512-bit vectors, 32 registers, masked tails (AVX-512 Foundation, and BMI2 for the mask).
+    #[default]
+    Avx512,
+    /// 256-bit vectors, 16 registers, tails through `vmaskmov` (AVX2).
+    Avx2,
+}
+
+impl Isa {
+    /// True when this CPU runs code of `self`.
+    pub fn supported(self) -> bool {
+        static FEATURES: OnceLock<(bool, bool)> = OnceLock::new();
+        let (avx512, avx2) = *FEATURES.get_or_init(|| {
+            #[cfg(target_arch = "x86_64")]
+            {
+                (
+                    is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("bmi2"),
+                    is_x86_feature_detected!("avx2"),
+                )
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            {
+                (false, false)
+            }
+        });
+        match self {
+            Isa::Avx512 => avx512,
+            Isa::Avx2 => avx2,
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            false
+    }
+
+    /// The widest this CPU runs, if any.
+    pub fn best() -> Option<Isa> {
+        [Isa::Avx512, Isa::Avx2].into_iter().find(|i| i.supported())
+    }
+
+    /// The instruction set a `row_code` setting names (`"auto"`: [`Isa::best`]), when this CPU
+    /// runs it; `None` for `"none"` or one the CPU lacks.
+    pub fn named(name: &str) -> Option<Isa> {
+        match name {
+            "auto" => Isa::best(),
+            "avx512" => Some(Isa::Avx512).filter(|i| i.supported()),
+            "avx2" => Some(Isa::Avx2).filter(|i| i.supported()),
+            _ => None,
         }
-    })
+    }
 }
 
 /// What an operation computes, as the routine emits it.
@@ -91,7 +129,7 @@ fn arith(op: &Op) -> Option<Arith> {
 /// positions in the order of Cranelift's code, so the routine's results are bit for bit those
 /// of the engine without it; Cranelift's code takes square roots in chunks, which orders such
 /// a sum otherwise, so a kernel with both keeps Cranelift's code.
-pub fn eligible(p: &Program) -> bool {
+pub fn eligible(p: &Program, isa: Isa) -> bool {
     let arity_ok = |op: &Op| match arith(op) {
         Some(Arith::Binary(_)) => op.srcs.len() == 2,
         Some(_) => op.srcs.len() == 1,
@@ -101,6 +139,9 @@ pub fn eligible(p: &Program) -> bool {
     let sums_along_rows = p.ops.iter().any(|op| matches!(op.dst, Dst::Reduce(q) if along_row(q)));
     let sqrt = p.ops.iter().any(|op| arith(op) == Some(Arith::Sqrt));
     let chunked_sums = sums_along_rows && sqrt;
+    if sums_along_rows && isa == Isa::Avx2 {
+        return false;
+    }
     // One element type throughout: f64 or f32.
     let dtype = p.ops.first().map_or(DType::F64, |op| op.dtype);
     !p.ops.is_empty()
@@ -165,18 +206,26 @@ enum Rm {
     Mem(Mem),
 }
 
-/// Constant pool entries (8 bytes each; an f32 one in the low half).
+/// Constant pool entries (8 bytes each; an f32 one in the low half), then AVX2's table of tail
+/// masks: 32 bytes of ones and 32 of zeros, read from `32 - rem * esize`.
 const SIGN_MASK: usize = 0;
 const ABS_MASK: usize = 1;
 const ONE: usize = 2;
 const ZERO: usize = 3;
-const POOL: [u64; 4] = [0x8000_0000_0000_0000, 0x7fff_ffff_ffff_ffff, 0x3ff0_0000_0000_0000, 0];
-const POOL_F32: [u64; 4] = [0x8000_0000, 0x7fff_ffff, 0x3f80_0000, 0];
+const TAIL_MASKS: usize = 4;
+const POOL: [u64; 12] =
+    [0x8000_0000_0000_0000, 0x7fff_ffff_ffff_ffff, 0x3ff0_0000_0000_0000, 0, !0, !0, !0, !0, 0, 0, 0, 0];
+const POOL_F32: [u64; 12] = [0x8000_0000, 0x7fff_ffff, 0x3f80_0000, 0, !0, !0, !0, !0, 0, 0, 0, 0];
+
+/// AVX2's register holding the tail's mask.
+const AVX2_MASK: u8 = 15;
 
 /// Bytes of machine code under construction.
 #[derive(Default)]
 struct Asm {
-    /// Elements are f32 (sixteen lanes), else f64 (eight).
+    /// The instruction set.
+    isa: Isa,
+    /// Elements are f32, else f64.
     f32: bool,
     code: Vec<u8>,
     /// Positions of RIP-relative displacements to the constant pool, with their entries.
@@ -197,9 +246,19 @@ impl Asm {
         if self.f32 { 4 } else { 8 }
     }
 
+    /// Bytes of a vector.
+    fn vbytes(&self) -> i32 {
+        if self.isa == Isa::Avx512 { 64 } else { 32 }
+    }
+
     /// Elements of a vector.
     fn lanes(&self) -> u8 {
-        if self.f32 { 16 } else { 8 }
+        (self.vbytes() / self.esize()) as u8
+    }
+
+    /// Vector registers.
+    fn vregs(&self) -> u8 {
+        if self.isa == Isa::Avx512 { 32 } else { 16 }
     }
 
     /// A ModRM (and SIB, displacement) for register field `reg` and memory `m`; `n` is the
@@ -244,16 +303,22 @@ impl Asm {
         }
     }
 
-    /// An EVEX-encoded 512-bit instruction of the element type (the `pd` form with W1 and the
-    /// 66 prefix, or the `ps` form with W0 and none; the integer `vpxor`/`vpand` and the 0F38
-    /// broadcasts keep 66 and take W from the element size): `reg` the ModRM.reg register
-    /// (0-31), `v` the second source (0-31; 0 when unused), `rm` the r/m operand, `mask` the
-    /// opmask (0 = none), `zero` zeroing masking, `bcst` an element in memory broadcast to every
-    /// lane.
+    /// A full-width vector instruction of the element type (the `pd` form with the 66 prefix,
+    /// or the `ps` form with none; the integer `vpxor`/`vpand` and the 0F38 broadcasts keep 66):
+    /// EVEX-encoded with W1 for f64 (W0 for f32), or VEX-encoded for AVX2. `reg` is the
+    /// ModRM.reg register, `v` the second source (0 when unused), `rm` the r/m operand, `mask`
+    /// the opmask (0 = none), `zero` zeroing masking, `bcst` an element in memory broadcast to
+    /// every lane (the last three AVX-512's only).
     #[allow(clippy::too_many_arguments)]
-    fn evex(&mut self, map: u8, opcode: u8, reg: u8, v: u8, rm: Rm, mask: u8, zero: bool, bcst: bool) {
-        let n = if bcst || map == MAP_0F38 { self.esize() } else { 64 };
+    fn vop(&mut self, map: u8, opcode: u8, reg: u8, v: u8, rm: Rm, mask: u8, zero: bool, bcst: bool) {
         let pp = if self.f32 && map == MAP_0F && !matches!(opcode, 0xEF | 0xDB) { 0b00 } else { 0b01 };
+        if self.isa == Isa::Avx2 {
+            debug_assert!(mask == 0 && !zero && !bcst, "AVX2 has no masks or broadcast operands");
+            // The 0F38 broadcasts are W0 in VEX; the rest ignore W.
+            self.vex(map, pp, false, true, opcode, reg, v, rm);
+            return;
+        }
+        let n = if bcst || map == MAP_0F38 { self.esize() } else { 64 };
         self.evex_with(map, pp, !self.f32, 0b10, opcode, reg, v, rm, mask, zero, bcst, n);
     }
 
@@ -261,7 +326,30 @@ impl Asm {
     /// `vmovss`, `vaddss`, `vmulss`: F3 and W0).
     fn scalar(&mut self, opcode: u8, reg: u8, v: u8, rm: Rm) {
         let (pp, esize) = if self.f32 { (0b10, 4) } else { (0b11, 8) };
+        if self.isa == Isa::Avx2 {
+            self.vex(MAP_0F, pp, false, false, opcode, reg, v, rm);
+            return;
+        }
         self.evex_with(MAP_0F, pp, !self.f32, 0b00, opcode, reg, v, rm, 0, false, false, esize);
+    }
+
+    /// A VEX-encoded instruction (the three-byte form) with prefix `pp`, W `w`, 256-bit when
+    /// `long`; registers 0-15.
+    #[allow(clippy::too_many_arguments)]
+    fn vex(&mut self, map: u8, pp: u8, w: bool, long: bool, opcode: u8, reg: u8, v: u8, rm: Rm) {
+        let b = match rm {
+            Rm::Reg(r) => (r >> 3) & 1,
+            Rm::Mem(Mem::Row(base) | Mem::At(base, _)) => (base >> 3) & 1,
+            Rm::Mem(Mem::Pool(_)) => 0,
+        };
+        let r = (reg >> 3) & 1;
+        let b1 = ((r ^ 1) << 7) | (1 << 6) | ((b ^ 1) << 5) | map;
+        let b2 = (u8::from(w) << 7) | ((!v & 0xF) << 3) | (u8::from(long) << 2) | pp;
+        self.bytes(&[0xC4, b1, b2, opcode]);
+        match rm {
+            Rm::Reg(r) => self.code.push(0xC0 | ((reg & 7) << 3) | (r & 7)),
+            Rm::Mem(m) => self.modrm_mem(reg, m, 0),
+        }
     }
 
     /// An EVEX-encoded instruction with prefix `pp`, W `w`, vector length `ll` and compressed
@@ -298,20 +386,32 @@ impl Asm {
         }
     }
 
-    /// `vmovupd zmm{mask}{z}, m` (`vmovups`).
+    /// `vmovupd zmm{mask}{z}, m` (`vmovups`); AVX2: `vmovupd ymm, m`, or under a mask
+    /// `vmaskmovpd ymm, ymm15, m` (`vmaskmovps`).
     fn load(&mut self, dst: u8, m: Mem, mask: u8) {
-        self.evex(MAP_0F, 0x10, dst, 0, Rm::Mem(m), mask, mask != 0, false);
+        if self.isa == Isa::Avx2 && mask != 0 {
+            let opcode = if self.f32 { 0x2C } else { 0x2D };
+            self.vex(MAP_0F38, 0b01, false, true, opcode, dst, AVX2_MASK, Rm::Mem(m));
+            return;
+        }
+        self.vop(MAP_0F, 0x10, dst, 0, Rm::Mem(m), mask, mask != 0, false);
     }
 
-    /// `vmovupd m{mask}, zmm` (`vmovups`).
+    /// `vmovupd m{mask}, zmm` (`vmovups`); AVX2: `vmovupd m, ymm`, or under a mask
+    /// `vmaskmovpd m, ymm15, ymm` (`vmaskmovps`).
     fn store(&mut self, m: Mem, src: u8, mask: u8) {
-        self.evex(MAP_0F, 0x11, src, 0, Rm::Mem(m), mask, false, false);
+        if self.isa == Isa::Avx2 && mask != 0 {
+            let opcode = if self.f32 { 0x2E } else { 0x2F };
+            self.vex(MAP_0F38, 0b01, false, true, opcode, src, AVX2_MASK, Rm::Mem(m));
+            return;
+        }
+        self.vop(MAP_0F, 0x11, src, 0, Rm::Mem(m), mask, false, false);
     }
 
     /// `vbroadcastsd zmm, m64` (`vbroadcastss zmm, m32`).
     fn broadcast(&mut self, dst: u8, m: Mem) {
         let opcode = if self.f32 { 0x18 } else { 0x19 };
-        self.evex(MAP_0F38, opcode, dst, 0, Rm::Mem(m), 0, false, false);
+        self.vop(MAP_0F38, opcode, dst, 0, Rm::Mem(m), 0, false, false);
     }
 
     /// `REX.W`-prefixed instruction with ModRM register `reg` and register r/m `rm`.
@@ -382,6 +482,8 @@ enum Val {
     Op(u32),
     Slot(u16),
     Const(u16),
+    /// An entry of the constant pool (AVX2's sign and absolute-value masks).
+    Pool(usize),
 }
 
 /// Emits the body of the loop (one step of eight positions, under `mask` when not 0).
@@ -408,7 +510,7 @@ struct Regs {
 }
 
 impl<'p> Body<'p> {
-    fn new(p: &'p Program) -> Body<'p> {
+    fn new(p: &'p Program, a: &Asm) -> Body<'p> {
         let mut uses: HashMap<Val, Vec<usize>> = HashMap::default();
         for (k, op) in p.ops.iter().enumerate() {
             for s in &op.srcs {
@@ -424,11 +526,13 @@ impl<'p> Body<'p> {
                 }
             }
         }
+        // The registers past the values': AVX2's mask, then the accumulators from the top.
+        let top = if a.isa == Isa::Avx2 { AVX2_MASK } else { a.vregs() };
         let accs: Vec<(u16, u8)> = (0..p.partials.len() as u16)
             .filter(|&q| p.partials[usize::from(q)].inner == Inner::Broadcast)
-            .zip((0..32u8).rev())
+            .zip((0..top).rev())
             .collect();
-        let nregs = 32 - accs.len() as u8;
+        let nregs = top - accs.len() as u8;
         Body { p, uses, spill: HashMap::default(), nregs, accs }
     }
 
@@ -503,6 +607,7 @@ impl<'p> Body<'p> {
                 a.load(r, Mem::At(RSP, at), 0);
             }
             Val::Const(c) => a.broadcast(r, Mem::At(RSI, i32::from(c) * 8)),
+            Val::Pool(k) => a.broadcast(r, Mem::Pool(k)),
         }
         regs.holder[r as usize] = Some(v);
         regs.of.insert(v, r);
@@ -537,10 +642,22 @@ impl<'p> Body<'p> {
             pinned.push(a0);
             // The second, in a register, or broadcast from the constants when not in one.
             let a1 = op.srcs.get(1).map(|&s| match (val(s), s) {
-                (v, Src::Const(c)) if !regs.of.contains_key(&v) => Rm::Mem(Mem::At(RSI, i32::from(c) * 8)),
+                (v, Src::Const(c)) if !regs.of.contains_key(&v) && a.isa == Isa::Avx512 => {
+                    Rm::Mem(Mem::At(RSI, i32::from(c) * 8))
+                }
                 (v, _) => Rm::Reg(self.get(a, &mut regs, v, k, mask, &pinned)),
             });
             if let Some(Rm::Reg(r)) = a1 {
+                pinned.push(r);
+            }
+            // AVX2's sign or absolute-value mask, in a register (kept there while one is free).
+            let bits = match kind {
+                Arith::Negative if a.isa == Isa::Avx2 => Some(SIGN_MASK),
+                Arith::Absolute if a.isa == Isa::Avx2 => Some(ABS_MASK),
+                _ => None,
+            };
+            let bits = bits.map(|b| self.get(a, &mut regs, Val::Pool(b), k, mask, &pinned));
+            if let Some(r) = bits {
                 pinned.push(r);
             }
             let inputs: Vec<Val> = op.srcs.iter().map(|&s| val(s)).collect();
@@ -559,15 +676,21 @@ impl<'p> Body<'p> {
                         Rm::Mem(m) => (Rm::Mem(m), true),
                         r => (r, false),
                     };
-                    a.evex(MAP_0F, opc, dst, a0, rm, 0, false, bcst);
+                    a.vop(MAP_0F, opc, dst, a0, rm, 0, false, bcst);
                 }
-                Arith::Sqrt => a.evex(MAP_0F, 0x51, dst, 0, Rm::Reg(a0), 0, false, false),
-                Arith::Negative => a.evex(MAP_0F, 0xEF, dst, a0, Rm::Mem(Mem::Pool(SIGN_MASK)), 0, false, true),
-                Arith::Absolute => a.evex(MAP_0F, 0xDB, dst, a0, Rm::Mem(Mem::Pool(ABS_MASK)), 0, false, true),
-                Arith::Square => a.evex(MAP_0F, MUL, dst, a0, Rm::Reg(a0), 0, false, false),
+                Arith::Sqrt => a.vop(MAP_0F, 0x51, dst, 0, Rm::Reg(a0), 0, false, false),
+                // vxorpd / vandpd with the mask in a register (AVX2), vpxorq / vpandq with it
+                // broadcast from the pool (AVX-512 Foundation has no vxorpd).
+                Arith::Negative | Arith::Absolute if a.isa == Isa::Avx2 => {
+                    let opc = if kind == Arith::Negative { 0x57 } else { 0x54 };
+                    a.vop(MAP_0F, opc, dst, a0, Rm::Reg(bits.expect("loaded above")), 0, false, false);
+                }
+                Arith::Negative => a.vop(MAP_0F, 0xEF, dst, a0, Rm::Mem(Mem::Pool(SIGN_MASK)), 0, false, true),
+                Arith::Absolute => a.vop(MAP_0F, 0xDB, dst, a0, Rm::Mem(Mem::Pool(ABS_MASK)), 0, false, true),
+                Arith::Square => a.vop(MAP_0F, MUL, dst, a0, Rm::Reg(a0), 0, false, false),
                 Arith::Reciprocal => {
                     a.broadcast(dst, Mem::Pool(ONE));
-                    a.evex(MAP_0F, DIV, dst, dst, Rm::Reg(a0), 0, false, false);
+                    a.vop(MAP_0F, DIV, dst, dst, Rm::Reg(a0), 0, false, false);
                     self.release(&mut regs, &inputs, k);
                 }
                 Arith::Reduce(opc) => {
@@ -577,14 +700,14 @@ impl<'p> Body<'p> {
                         // kept for the sequential sum after the lanes'.
                         Some(i) if mask == 0 => {
                             let acc = self.accs[i].1;
-                            a.evex(MAP_0F, opc, acc, acc, Rm::Reg(a0), 0, false, false);
+                            a.vop(MAP_0F, opc, acc, acc, Rm::Reg(a0), 0, false, false);
                         }
                         Some(i) => a.store(Mem::At(RSP, Self::acc_stack(i)), a0, 0),
                         // Across rows: each position into its own partial result.
                         None => {
                             let base = self.slot_base(a, self.partial_entry(q));
                             a.load(dst, Mem::Row(base), mask);
-                            a.evex(MAP_0F, opc, dst, dst, Rm::Reg(a0), 0, false, false);
+                            a.vop(MAP_0F, opc, dst, dst, Rm::Reg(a0), 0, false, false);
                             let base = self.slot_base(a, self.partial_entry(q));
                             a.store(Mem::Row(base), dst, mask);
                         }
@@ -594,7 +717,7 @@ impl<'p> Body<'p> {
                 // vmovapd
                 Arith::Copy => {
                     if dst != a0 {
-                        a.evex(MAP_0F, 0x28, dst, 0, Rm::Reg(a0), 0, false, false);
+                        a.vop(MAP_0F, 0x28, dst, 0, Rm::Reg(a0), 0, false, false);
                     }
                 }
             }
@@ -616,11 +739,11 @@ impl<'p> Body<'p> {
     }
 }
 
-/// The AVX-512 row routine of `p` (which must be [`eligible`]), as position-independent
+/// The row routine of `p` in `isa` (`p` must be [`eligible`] for it), as position-independent
 /// machine code with its constant pool. The address table holds the slots' addresses, then the
 /// reductions' partial results'.
-pub fn assemble(p: &Program) -> Vec<u8> {
-    let mut a = Asm { f32: p.ops.first().is_some_and(|op| op.dtype == DType::F32), ..Asm::default() };
+pub fn assemble(p: &Program, isa: Isa) -> Vec<u8> {
+    let mut a = Asm { isa, f32: p.ops.first().is_some_and(|op| op.dtype == DType::F32), ..Asm::default() };
     for r in SAVED {
         a.push(r);
     }
@@ -631,7 +754,7 @@ pub fn assemble(p: &Program) -> Vec<u8> {
     for (k, &r) in SLOT_REGS.iter().enumerate().take(p.slots.len() + p.partials.len()) {
         a.mov_load(r, RDI, k as i32 * 8);
     }
-    let mut body = Body::new(p);
+    let mut body = Body::new(p, &a);
     let accs = body.accs.clone();
     let combiner = |q: u16| {
         p.ops.iter().find_map(|op| match (op.dst, arith(op)) {
@@ -670,9 +793,18 @@ pub fn assemble(p: &Program) -> Vec<u8> {
     a.rex_rr(&[0x89], RDX, RAX); // mov rax, rdx
     a.rex_rr(&[0x29], RCX, RAX); // sub rax, rcx
     let to_done = a.jcc(JLE);
-    a.bytes(&[0x41, 0xBB, 0xFF, 0xFF, 0, 0]); // mov r11d, 0xffff
-    a.bytes(&[0xC4, 0xC2, 0x78, 0xF5, 0xC3]); // bzhi eax, r11d, eax
-    a.bytes(&[0xC5, 0xF8, 0x92, 0xC8]); // kmovw k1, eax
+    if a.isa == Isa::Avx2 {
+        // ymm15 = the 32 bytes of the mask table at 32 - rem * esize: rem lanes of ones.
+        a.bytes(&[0x4C, 0x8D]); // lea r11, [rip + masks]
+        a.modrm_mem(R11, Mem::Pool(TAIL_MASKS), 0);
+        a.bytes(&[0x48, 0xC1, 0xE0, if a.f32 { 2 } else { 3 }]); // shl rax, log2(esize)
+        a.rex_rr(&[0x29], RAX, R11); // sub r11, rax
+        a.load(AVX2_MASK, Mem::At(R11, 32), 0);
+    } else {
+        a.bytes(&[0x41, 0xBB, 0xFF, 0xFF, 0, 0]); // mov r11d, 0xffff
+        a.bytes(&[0xC4, 0xC2, 0x78, 0xF5, 0xC3]); // bzhi eax, r11d, eax
+        a.bytes(&[0xC5, 0xF8, 0x92, 0xC8]); // kmovw k1, eax
+    }
     body.emit(&mut a, 1);
     if !accs.is_empty() {
         a.rex_rr(&[0x89], RDX, RAX); // mov rax, rdx
@@ -724,22 +856,22 @@ mod tests {
         };
         // vaddpd zmm1, zmm2, zmm3
         assert_eq!(
-            enc(&|a| a.evex(MAP_0F, ADD, 1, 2, Rm::Reg(3), 0, false, false)),
+            enc(&|a| a.vop(MAP_0F, ADD, 1, 2, Rm::Reg(3), 0, false, false)),
             [0x62, 0xF1, 0xED, 0x48, 0x58, 0xCB]
         );
         // vdivpd zmm17, zmm30, zmm9
         assert_eq!(
-            enc(&|a| a.evex(MAP_0F, DIV, 17, 30, Rm::Reg(9), 0, false, false)),
+            enc(&|a| a.vop(MAP_0F, DIV, 17, 30, Rm::Reg(9), 0, false, false)),
             [0x62, 0xC1, 0x8D, 0x40, 0x5E, 0xC9]
         );
         // vsubpd zmm25, zmm3, zmm20
         assert_eq!(
-            enc(&|a| a.evex(MAP_0F, SUB, 25, 3, Rm::Reg(20), 0, false, false)),
+            enc(&|a| a.vop(MAP_0F, SUB, 25, 3, Rm::Reg(20), 0, false, false)),
             [0x62, 0x21, 0xE5, 0x48, 0x5C, 0xCC]
         );
         // vmulpd zmm4, zmm5, qword ptr [rsi + 24]{1to8}
         assert_eq!(
-            enc(&|a| a.evex(MAP_0F, MUL, 4, 5, Rm::Mem(Mem::At(RSI, 24)), 0, false, true)),
+            enc(&|a| a.vop(MAP_0F, MUL, 4, 5, Rm::Mem(Mem::At(RSI, 24)), 0, false, true)),
             [0x62, 0xF1, 0xD5, 0x58, 0x59, 0x66, 0x03]
         );
         // vmovupd zmm7 {k1} {z}, zmmword ptr [r13 + 8*rcx]
@@ -755,17 +887,17 @@ mod tests {
         );
         // vsqrtpd zmm2, zmm18
         assert_eq!(
-            enc(&|a| a.evex(MAP_0F, 0x51, 2, 0, Rm::Reg(18), 0, false, false)),
+            enc(&|a| a.vop(MAP_0F, 0x51, 2, 0, Rm::Reg(18), 0, false, false)),
             [0x62, 0xB1, 0xFD, 0x48, 0x51, 0xD2]
         );
         // vpandq zmm1, zmm2, qword ptr [rsi]{1to8}
         assert_eq!(
-            enc(&|a| a.evex(MAP_0F, 0xDB, 1, 2, Rm::Mem(Mem::At(RSI, 0)), 0, false, true)),
+            enc(&|a| a.vop(MAP_0F, 0xDB, 1, 2, Rm::Mem(Mem::At(RSI, 0)), 0, false, true)),
             [0x62, 0xF1, 0xED, 0x58, 0xDB, 0x0E]
         );
         // vmovapd zmm5, zmm21
         assert_eq!(
-            enc(&|a| a.evex(MAP_0F, 0x28, 5, 0, Rm::Reg(21), 0, false, false)),
+            enc(&|a| a.vop(MAP_0F, 0x28, 5, 0, Rm::Reg(21), 0, false, false)),
             [0x62, 0xB1, 0xFD, 0x48, 0x28, 0xED]
         );
         // vmovupd zmm0, zmmword ptr [rbp + 8*rcx]
@@ -776,7 +908,7 @@ mod tests {
         assert_eq!(enc(&|a| a.broadcast(3, Mem::At(R12, 0))), [0x62, 0xD2, 0xFD, 0x48, 0x19, 0x1C, 0x24]);
         // vpxorq zmm1, zmm2, qword ptr [rip + 16]{1to8}, the pool 16 bytes past the instruction
         let mut a = Asm::default();
-        a.evex(MAP_0F, 0xEF, 1, 2, Rm::Mem(Mem::Pool(SIGN_MASK)), 0, false, true);
+        a.vop(MAP_0F, 0xEF, 1, 2, Rm::Mem(Mem::Pool(SIGN_MASK)), 0, false, true);
         a.bytes(&[0xCC; 6]);
         let code = a.finish();
         assert_eq!(code[..10], [0x62, 0xF1, 0xED, 0x58, 0xEF, 0x0D, 0x06, 0x00, 0x00, 0x00]);
@@ -804,11 +936,11 @@ mod tests {
             a.code
         };
         assert_eq!(
-            enc32(&|a| a.evex(MAP_0F, ADD, 1, 2, Rm::Reg(3), 0, false, false)),
+            enc32(&|a| a.vop(MAP_0F, ADD, 1, 2, Rm::Reg(3), 0, false, false)),
             [0x62, 0xF1, 0x6C, 0x48, 0x58, 0xCB]
         );
         assert_eq!(
-            enc32(&|a| a.evex(MAP_0F, DIV, 17, 30, Rm::Mem(Mem::At(RSI, 24)), 0, false, true)),
+            enc32(&|a| a.vop(MAP_0F, DIV, 17, 30, Rm::Mem(Mem::At(RSI, 24)), 0, false, true)),
             [0x62, 0xE1, 0x0C, 0x50, 0x5E, 0x4E, 0x06]
         );
         // vmovups zmm7 {k1} {z}, zmmword ptr [r13 + 4*rcx]; vmovups zmmword ptr [r8 + 4*rcx] {k1}, zmm22
@@ -820,16 +952,16 @@ mod tests {
             [0x62, 0x62, 0x7D, 0x48, 0x18, 0xB6, 0xD0, 0x07, 0x00, 0x00]
         );
         assert_eq!(
-            enc32(&|a| a.evex(MAP_0F, 0x51, 2, 0, Rm::Reg(18), 0, false, false)),
+            enc32(&|a| a.vop(MAP_0F, 0x51, 2, 0, Rm::Reg(18), 0, false, false)),
             [0x62, 0xB1, 0x7C, 0x48, 0x51, 0xD2]
         );
         // vpandd zmm1, zmm2, dword ptr [rsi]{1to16}; vmovaps zmm5, zmm21
         assert_eq!(
-            enc32(&|a| a.evex(MAP_0F, 0xDB, 1, 2, Rm::Mem(Mem::At(RSI, 0)), 0, false, true)),
+            enc32(&|a| a.vop(MAP_0F, 0xDB, 1, 2, Rm::Mem(Mem::At(RSI, 0)), 0, false, true)),
             [0x62, 0xF1, 0x6D, 0x58, 0xDB, 0x0E]
         );
         assert_eq!(
-            enc32(&|a| a.evex(MAP_0F, 0x28, 5, 0, Rm::Reg(21), 0, false, false)),
+            enc32(&|a| a.vop(MAP_0F, 0x28, 5, 0, Rm::Reg(21), 0, false, false)),
             [0x62, 0xB1, 0x7C, 0x48, 0x28, 0xED]
         );
         // vmovss xmm31, dword ptr [r8]; vaddss xmm31, xmm31, dword ptr [rsp + 72]; vmovss dword ptr [rbx], xmm31
@@ -839,6 +971,35 @@ mod tests {
             [0x62, 0x61, 0x06, 0x00, 0x58, 0x7C, 0x24, 0x12]
         );
         assert_eq!(enc32(&|a| a.scalar(0x11, 31, 0, Rm::Mem(Mem::At(RBX, 0)))), [0x62, 0x61, 0x7E, 0x08, 0x11, 0x3B]);
+        // AVX2, in the three-byte VEX form ({vex3} to the assembler)
+        let enc2 = |f32: bool, f: &dyn Fn(&mut Asm)| {
+            let mut a = Asm { isa: Isa::Avx2, f32, ..Asm::default() };
+            f(&mut a);
+            a.code
+        };
+        let cases: [(bool, &dyn Fn(&mut Asm), &[u8]); 12] = [
+            // vaddpd ymm1, ymm2, ymm3; vdivpd ymm9, ymm14, ymm10
+            (false, &|a| a.vop(MAP_0F, ADD, 1, 2, Rm::Reg(3), 0, false, false), &[0xC4, 0xE1, 0x6D, 0x58, 0xCB]),
+            (false, &|a| a.vop(MAP_0F, DIV, 9, 14, Rm::Reg(10), 0, false, false), &[0xC4, 0x41, 0x0D, 0x5E, 0xCA]),
+            // vmaskmovpd ymm7, ymm15, [r13 + 8*rcx]; vmaskmovpd [r8 + 8*rcx], ymm15, ymm12
+            (false, &|a| a.load(7, Mem::Row(R13), 1), &[0xC4, 0xC2, 0x05, 0x2D, 0x7C, 0xCD, 0x00]),
+            (false, &|a| a.store(Mem::Row(R8), 12, 1), &[0xC4, 0x42, 0x05, 0x2F, 0x24, 0xC8]),
+            // vbroadcastsd ymm3, [rsi + 16]; vxorpd ymm1, ymm2, ymm14
+            (false, &|a| a.broadcast(3, Mem::At(RSI, 16)), &[0xC4, 0xE2, 0x7D, 0x19, 0x5E, 0x10]),
+            (false, &|a| a.vop(MAP_0F, 0x57, 1, 2, Rm::Reg(14), 0, false, false), &[0xC4, 0xC1, 0x6D, 0x57, 0xCE]),
+            // vmovupd ymm15, [r11 + 32]; vmovupd [rsp + 128], ymm3
+            (false, &|a| a.load(15, Mem::At(R11, 32), 0), &[0xC4, 0x41, 0x7D, 0x10, 0x7B, 0x20]),
+            (false, &|a| a.store(Mem::At(RSP, 128), 3, 0), &[0xC4, 0xE1, 0x7D, 0x11, 0x9C, 0x24, 0x80, 0, 0, 0]),
+            // vsqrtpd ymm2, ymm11
+            (false, &|a| a.vop(MAP_0F, 0x51, 2, 0, Rm::Reg(11), 0, false, false), &[0xC4, 0xC1, 0x7D, 0x51, 0xD3]),
+            // f32: vmaskmovps ymm7, ymm15, [rbx + 4*rcx]; vandps ymm1, ymm2, ymm14; vbroadcastss ymm3, [rsi + 16]
+            (true, &|a| a.load(7, Mem::Row(RBX), 1), &[0xC4, 0xE2, 0x05, 0x2C, 0x3C, 0x8B]),
+            (true, &|a| a.vop(MAP_0F, 0x54, 1, 2, Rm::Reg(14), 0, false, false), &[0xC4, 0xC1, 0x6C, 0x54, 0xCE]),
+            (true, &|a| a.broadcast(3, Mem::At(RSI, 16)), &[0xC4, 0xE2, 0x7D, 0x18, 0x5E, 0x10]),
+        ];
+        for (i, (f32, f, want)) in cases.into_iter().enumerate() {
+            assert_eq!(enc2(f32, f), want, "AVX2 case {i}");
+        }
         // mov r12, qword ptr [rdi + 40]
         assert_eq!(enc(&|a| a.mov_load(R12, RDI, 40)), [0x4C, 0x8B, 0x67, 0x28]);
         // mov r11, qword ptr [rdi + 4000]
@@ -879,9 +1040,12 @@ mod tests {
 
     #[test]
     fn values_beyond_the_registers_are_spilled_and_the_rest_are_not() {
-        assert!(eligible(&live(30)) && eligible(&live(48)));
-        assert_eq!(frame(&assemble(&live(30))), 0);
+        assert!(eligible(&live(30), Isa::Avx512) && eligible(&live(48), Isa::Avx2));
+        assert_eq!(frame(&assemble(&live(30), Isa::Avx512)), 0);
         // 48 values live at once in 32 registers: at least 16 stored, 64 bytes each.
-        assert!(frame(&assemble(&live(48))) >= 16 * 64);
+        assert!(frame(&assemble(&live(48), Isa::Avx512)) >= 16 * 64);
+        // AVX2: 15 registers.
+        assert_eq!(frame(&assemble(&live(13), Isa::Avx2)), 0);
+        assert!(frame(&assemble(&live(30), Isa::Avx2)) >= 15 * 64);
     }
 }
