@@ -977,7 +977,8 @@ mod tests {
             f(&mut a);
             a.code
         };
-        let cases: [(bool, &dyn Fn(&mut Asm), &[u8]); 12] = [
+        type Case<'a> = (bool, &'a dyn Fn(&mut Asm), &'a [u8]);
+        let cases: [Case; 12] = [
             // vaddpd ymm1, ymm2, ymm3; vdivpd ymm9, ymm14, ymm10
             (false, &|a| a.vop(MAP_0F, ADD, 1, 2, Rm::Reg(3), 0, false, false), &[0xC4, 0xE1, 0x6D, 0x58, 0xCB]),
             (false, &|a| a.vop(MAP_0F, DIV, 9, 14, Rm::Reg(10), 0, false, false), &[0xC4, 0x41, 0x0D, 0x5E, 0xCA]),
