@@ -21,8 +21,8 @@
 //! stack, the one needed furthest ahead first; a memory operand or a constant is read again
 //! rather than stored). Memory operations keep the operations' order, as in Cranelift's code:
 //! the fusion rules (a written view is read back only through itself) make that correct at any
-//! width. With AVX2, sums along the row are left to Cranelift's code (its vector loop's order of
-//! eight lanes is not one AVX2 register's).
+//! width. A sum along the row keeps Cranelift's order of lanes (eight f64 or sixteen f32): one
+//! AVX-512 accumulator, two AVX2 ones (a step then computes two vectors).
 
 use crate::program::{Dst, Inner, Op, Program, Src};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -139,7 +139,12 @@ pub fn eligible(p: &Program, isa: Isa) -> bool {
     let sums_along_rows = p.ops.iter().any(|op| matches!(op.dst, Dst::Reduce(q) if along_row(q)));
     let sqrt = p.ops.iter().any(|op| arith(op) == Some(Arith::Sqrt));
     let chunked_sums = sums_along_rows && sqrt;
-    if sums_along_rows && isa == Isa::Avx2 {
+    // Registers left for values past the accumulators of sums along the row (two each with
+    // AVX2): at least eight.
+    let per_sum = if isa == Isa::Avx2 { 2 } else { 1 };
+    let vregs = if isa == Isa::Avx2 { usize::from(AVX2_MASK) } else { 32 };
+    let sums = p.partials.iter().filter(|q| q.inner == Inner::Broadcast).count();
+    if sums * per_sum + 8 > vregs {
         return false;
     }
     // One element type throughout: f64 or f32.
@@ -191,8 +196,9 @@ const SAVED: [u8; 6] = [RBX, RBP, R12, R13, R14, R15];
 /// A memory operand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mem {
-    /// `[base + rcx*8]`: the current position of a contiguous row.
-    Row(u8),
+    /// `[base + rcx*esize + disp]`: the current position of a contiguous row (and `disp` bytes
+    /// on).
+    Row(u8, i32),
     /// `[base + disp]`.
     At(u8, i32),
     /// An entry of the routine's constant pool (RIP-relative).
@@ -265,33 +271,33 @@ impl Asm {
     /// EVEX compressed displacement's scale (0 for legacy encodings).
     fn modrm_mem(&mut self, reg: u8, m: Mem, n: i32) {
         let reg = (reg & 7) << 3;
+        // The mode and bytes of a displacement from a base whose low bits are `rm`.
+        let displacement = |disp: i32, rm: u8| -> (u8, Vec<u8>) {
+            if disp == 0 && rm != RBP {
+                (0, vec![])
+            } else if n > 0 && disp % n == 0 && i8::try_from(disp / n).is_ok() {
+                (1, vec![(disp / n) as i8 as u8])
+            } else if n == 0 && i8::try_from(disp).is_ok() {
+                (1, vec![disp as i8 as u8])
+            } else {
+                (2, disp.to_le_bytes().to_vec())
+            }
+        };
         match m {
-            Mem::Row(base) => {
-                // SIB with index rcx scaled by the element size; rbp/r13 as base need a
-                // displacement.
+            Mem::Row(base, disp) => {
+                // SIB with index rcx scaled by the element size (rbp/r13 as base take a
+                // displacement, if only 0).
                 let scale = if self.f32 { 2 } else { 3 };
-                let sib = (scale << 6) | (RCX << 3) | (base & 7);
-                if base & 7 == RBP {
-                    self.bytes(&[0x44 | reg, sib, 0]);
-                } else {
-                    self.bytes(&[0x04 | reg, sib]);
-                }
+                let (mode, disp_bytes) = displacement(disp, base & 7);
+                self.bytes(&[(mode << 6) | reg | 0b100, (scale << 6) | (RCX << 3) | (base & 7)]);
+                self.bytes(&disp_bytes);
             }
             Mem::At(base, disp) => {
                 let rm = base & 7;
-                let sib = (rm == RSP).then_some(0x24u8);
-                let (mode, disp_bytes): (u8, Vec<u8>) = if disp == 0 && rm != RBP {
-                    (0, vec![])
-                } else if n > 0 && disp % n == 0 && i8::try_from(disp / n).is_ok() {
-                    (1, vec![(disp / n) as i8 as u8])
-                } else if n == 0 && i8::try_from(disp).is_ok() {
-                    (1, vec![disp as i8 as u8])
-                } else {
-                    (2, disp.to_le_bytes().to_vec())
-                };
+                let (mode, disp_bytes) = displacement(disp, rm);
                 self.code.push((mode << 6) | reg | rm);
-                if let Some(s) = sib {
-                    self.code.push(s);
+                if rm == RSP {
+                    self.code.push(0x24);
                 }
                 self.bytes(&disp_bytes);
             }
@@ -339,7 +345,7 @@ impl Asm {
     fn vex(&mut self, map: u8, pp: u8, w: bool, long: bool, opcode: u8, reg: u8, v: u8, rm: Rm) {
         let b = match rm {
             Rm::Reg(r) => (r >> 3) & 1,
-            Rm::Mem(Mem::Row(base) | Mem::At(base, _)) => (base >> 3) & 1,
+            Rm::Mem(Mem::Row(base, _) | Mem::At(base, _)) => (base >> 3) & 1,
             Rm::Mem(Mem::Pool(_)) => 0,
         };
         let r = (reg >> 3) & 1;
@@ -372,7 +378,7 @@ impl Asm {
     ) {
         let (b, x) = match rm {
             Rm::Reg(r) => ((r >> 3) & 1, (r >> 4) & 1),
-            Rm::Mem(Mem::Row(base) | Mem::At(base, _)) => ((base >> 3) & 1, 0),
+            Rm::Mem(Mem::Row(base, _) | Mem::At(base, _)) => ((base >> 3) & 1, 0),
             Rm::Mem(Mem::Pool(_)) => (0, 0),
         };
         let (r, r2) = ((reg >> 3) & 1, (reg >> 4) & 1);
@@ -496,9 +502,13 @@ struct Body<'p> {
     /// Registers allocated to values: the first `nregs` (the others accumulate sums along the
     /// row).
     nregs: u8,
-    /// Per reduction along the row, its accumulator register and its 64 bytes of stack (at
-    /// `64 * index`), where the spills start after.
-    accs: Vec<(u16, u8)>,
+    /// Per reduction along the row, its accumulator registers (two with AVX2: the lanes of
+    /// Cranelift's order are two of its vectors; one with AVX-512) and its 64 bytes of stack
+    /// (at `64 * index`), where the spills start after.
+    accs: Vec<(u16, u8, u8)>,
+    /// Which vector of a step the body computes (AVX2 with sums along the row takes two
+    /// vectors a step): its positions are `half * vector` on.
+    half: u8,
 }
 
 /// The register state while emitting one body.
@@ -528,12 +538,21 @@ impl<'p> Body<'p> {
         }
         // The registers past the values': AVX2's mask, then the accumulators from the top.
         let top = if a.isa == Isa::Avx2 { AVX2_MASK } else { a.vregs() };
-        let accs: Vec<(u16, u8)> = (0..p.partials.len() as u16)
+        let per = if a.isa == Isa::Avx2 { 2 } else { 1 };
+        let mut next = top;
+        let accs: Vec<(u16, u8, u8)> = (0..p.partials.len() as u16)
             .filter(|&q| p.partials[usize::from(q)].inner == Inner::Broadcast)
-            .zip((0..top).rev())
+            .map(|q| {
+                next -= per;
+                (q, next, next + per - 1)
+            })
             .collect();
-        let nregs = top - accs.len() as u8;
-        Body { p, uses, spill: HashMap::default(), nregs, accs }
+        Body { p, uses, spill: HashMap::default(), nregs: next, accs, half: 0 }
+    }
+
+    /// Bytes from a row's current position to the vector this body computes.
+    fn row_disp(&self, a: &Asm) -> i32 {
+        i32::from(self.half) * a.vbytes()
     }
 
     /// Index in the address table of reduction `q`'s partial results.
@@ -599,7 +618,7 @@ impl<'p> Body<'p> {
                 let base = self.slot_base(a, m);
                 match self.p.slots[m as usize].inner {
                     Inner::Broadcast => a.broadcast(r, Mem::At(base, 0)),
-                    _ => a.load(r, Mem::Row(base), mask),
+                    _ => a.load(r, Mem::Row(base, self.row_disp(a)), mask),
                 }
             }
             Val::Op(j) => {
@@ -625,7 +644,9 @@ impl<'p> Body<'p> {
         }
     }
 
-    fn emit(&mut self, a: &mut Asm, mask: u8) {
+    /// Emits the body computing vector `half` of a step (see [`Body::half`]).
+    fn emit(&mut self, a: &mut Asm, mask: u8, half: u8) {
+        self.half = half;
         let mut regs = Regs { holder: [None; 32], of: HashMap::default(), stored: HashSet::default() };
         let p = self.p;
         for (k, op) in p.ops.iter().enumerate() {
@@ -695,21 +716,22 @@ impl<'p> Body<'p> {
                 }
                 Arith::Reduce(opc) => {
                     let Dst::Reduce(q) = op.dst else { unreachable!("eligible: reductions reduce") };
-                    match self.accs.iter().position(|&(r, _)| r == q) {
+                    let disp = self.row_disp(a);
+                    match self.accs.iter().position(|&(r, _, _)| r == q) {
                         // Along the row: into the accumulator; the last positions' values are
                         // kept for the sequential sum after the lanes'.
                         Some(i) if mask == 0 => {
-                            let acc = self.accs[i].1;
+                            let acc = if half == 0 { self.accs[i].1 } else { self.accs[i].2 };
                             a.vop(MAP_0F, opc, acc, acc, Rm::Reg(a0), 0, false, false);
                         }
-                        Some(i) => a.store(Mem::At(RSP, Self::acc_stack(i)), a0, 0),
+                        Some(i) => a.store(Mem::At(RSP, Self::acc_stack(i) + disp), a0, 0),
                         // Across rows: each position into its own partial result.
                         None => {
                             let base = self.slot_base(a, self.partial_entry(q));
-                            a.load(dst, Mem::Row(base), mask);
+                            a.load(dst, Mem::Row(base, disp), mask);
                             a.vop(MAP_0F, opc, dst, dst, Rm::Reg(a0), 0, false, false);
                             let base = self.slot_base(a, self.partial_entry(q));
-                            a.store(Mem::Row(base), dst, mask);
+                            a.store(Mem::Row(base, disp), dst, mask);
                         }
                     }
                     self.release(&mut regs, &inputs, k);
@@ -724,7 +746,7 @@ impl<'p> Body<'p> {
             let result = Val::Op(k as u32);
             if let Dst::Store(m) = op.dst {
                 let base = self.slot_base(a, m);
-                a.store(Mem::Row(base), dst, mask);
+                a.store(Mem::Row(base, self.row_disp(a)), dst, mask);
                 // The slot's element read earlier is stale now.
                 if let Some(r) = regs.of.remove(&Val::Slot(m)) {
                     regs.holder[r as usize] = None;
@@ -762,63 +784,103 @@ pub fn assemble(p: &Program, isa: Isa) -> Vec<u8> {
             _ => None,
         })
     };
+    // Sums along the row take Cranelift's vector loop's lanes: one AVX-512 vector, two AVX2 ones
+    // (so a step is two vectors then).
+    let halves: u8 = if a.isa == Isa::Avx2 && !accs.is_empty() { 2 } else { 1 };
+    let step = a.lanes() * halves;
     // Accumulators from the combiner's identity.
-    for &(q, acc) in &accs {
-        a.broadcast(acc, Mem::Pool(if combiner(q) == Some(MUL) { ONE } else { ZERO }));
+    for &(q, lo, hi) in &accs {
+        let identity = Mem::Pool(if combiner(q) == Some(MUL) { ONE } else { ZERO });
+        a.broadcast(lo, identity);
+        a.broadcast(hi, identity);
     }
     a.bytes(&[0x31, 0xC9]); // xor ecx, ecx
     a.rex_rr(&[0x89], RDX, RAX); // mov rax, rdx
-    a.bytes(&[0x48, 0x83, 0xE8, a.lanes()]); // sub rax, lanes
+    a.bytes(&[0x48, 0x83, 0xE8, step]); // sub rax, step
     a.rex_rr(&[0x39], RAX, RCX); // cmp rcx, rax
     let to_tail = a.jcc(JG);
     let main = a.code.len();
-    body.emit(&mut a, 0);
-    a.bytes(&[0x48, 0x83, 0xC1, a.lanes()]); // add rcx, lanes
+    for half in 0..halves {
+        body.emit(&mut a, 0, half);
+    }
+    a.bytes(&[0x48, 0x83, 0xC1, step]); // add rcx, step
     a.rex_rr(&[0x39], RAX, RCX); // cmp rcx, rax
     let back = a.jcc(JLE);
     a.patch(back, main);
     let tail = a.code.len();
     a.patch(to_tail, tail);
-    // A sum along the row: the partial result, then lane 0, 1, ... 7 of the accumulator, one
-    // at a time (in the low lane of its register from here on).
-    for (i, &(q, acc)) in accs.iter().enumerate() {
+    // A sum along the row: the partial result, then lane 0, 1, ... of the accumulators, one at a
+    // time (in the low lane of the first register from here on).
+    for (i, &(q, lo, hi)) in accs.iter().enumerate() {
         let opc = combiner(q).unwrap_or(ADD);
-        a.store(Mem::At(RSP, Body::acc_stack(i)), acc, 0);
+        a.store(Mem::At(RSP, Body::acc_stack(i)), lo, 0);
+        if halves == 2 {
+            a.store(Mem::At(RSP, Body::acc_stack(i) + a.vbytes()), hi, 0);
+        }
         let base = body.slot_base(&mut a, body.partial_entry(q));
-        a.scalar(0x10, acc, 0, Rm::Mem(Mem::At(base, 0)));
-        for lane in 0..i32::from(a.lanes()) {
-            a.scalar(opc, acc, acc, Rm::Mem(Mem::At(RSP, Body::acc_stack(i) + a.esize() * lane)));
+        a.scalar(0x10, lo, 0, Rm::Mem(Mem::At(base, 0)));
+        for lane in 0..i32::from(step) {
+            a.scalar(opc, lo, lo, Rm::Mem(Mem::At(RSP, Body::acc_stack(i) + a.esize() * lane)));
         }
     }
-    a.rex_rr(&[0x89], RDX, RAX); // mov rax, rdx
-    a.rex_rr(&[0x29], RCX, RAX); // sub rax, rcx
-    let to_done = a.jcc(JLE);
-    if a.isa == Isa::Avx2 {
-        // ymm15 = the 32 bytes of the mask table at 32 - rem * esize: rem lanes of ones.
-        a.bytes(&[0x4C, 0x8D]); // lea r11, [rip + masks]
-        a.modrm_mem(R11, Mem::Pool(TAIL_MASKS), 0);
-        a.bytes(&[0x48, 0xC1, 0xE0, if a.f32 { 2 } else { 3 }]); // shl rax, log2(esize)
-        a.rex_rr(&[0x29], RAX, R11); // sub r11, rax
-        a.load(AVX2_MASK, Mem::At(R11, 32), 0);
-    } else {
-        a.bytes(&[0x41, 0xBB, 0xFF, 0xFF, 0, 0]); // mov r11d, 0xffff
-        a.bytes(&[0xC4, 0xC2, 0x78, 0xF5, 0xC3]); // bzhi eax, r11d, eax
-        a.bytes(&[0xC5, 0xF8, 0x92, 0xC8]); // kmovw k1, eax
-    }
-    body.emit(&mut a, 1);
-    if !accs.is_empty() {
+    // The last positions, under a mask of rax lanes (at most a vector's).
+    let set_mask = |a: &mut Asm| {
+        if a.isa == Isa::Avx2 {
+            // ymm15 = the 32 bytes of the mask table at 32 - rem * esize: rem lanes of ones.
+            a.bytes(&[0x4C, 0x8D]); // lea r11, [rip + masks]
+            a.modrm_mem(R11, Mem::Pool(TAIL_MASKS), 0);
+            a.bytes(&[0x48, 0xC1, 0xE0, if a.f32 { 2 } else { 3 }]); // shl rax, log2(esize)
+            a.rex_rr(&[0x29], RAX, R11); // sub r11, rax
+            a.load(AVX2_MASK, Mem::At(R11, 32), 0);
+        } else {
+            a.bytes(&[0x41, 0xBB, 0xFF, 0xFF, 0, 0]); // mov r11d, 0xffff
+            a.bytes(&[0xC4, 0xC2, 0x78, 0xF5, 0xC3]); // bzhi eax, r11d, eax
+            a.bytes(&[0xC5, 0xF8, 0x92, 0xC8]); // kmovw k1, eax
+        }
+    };
+    let remaining = |a: &mut Asm| {
         a.rex_rr(&[0x89], RDX, RAX); // mov rax, rdx
         a.rex_rr(&[0x29], RCX, RAX); // sub rax, rcx
+    };
+    remaining(&mut a);
+    let to_done = a.jcc(JLE);
+    let lanes = a.lanes();
+    let mut to_chain = None;
+    if halves == 2 {
+        // The first vector: min(rem, lanes) positions.
+        a.bytes(&[0x48, 0x83, 0xF8, lanes]); // cmp rax, lanes
+        let short = a.jcc(JLE);
+        a.bytes(&[0xB8, lanes, 0, 0, 0]); // mov eax, lanes
+        let at = a.code.len();
+        a.patch(short, at);
+    }
+    set_mask(&mut a);
+    body.emit(&mut a, 1, 0);
+    if halves == 2 {
+        // The second: rem - lanes positions, if any.
+        remaining(&mut a);
+        a.bytes(&[0x48, 0x83, 0xF8, lanes]); // cmp rax, lanes
+        to_chain = Some(a.jcc(JLE));
+        a.bytes(&[0x48, 0x83, 0xE8, lanes]); // sub rax, lanes
+        set_mask(&mut a);
+        body.emit(&mut a, 1, 1);
+    }
+    if let Some(at) = to_chain {
+        let here = a.code.len();
+        a.patch(at, here);
+    }
+    if !accs.is_empty() {
+        remaining(&mut a);
     }
     // The last positions' values, one at a time.
-    for (i, &(q, acc)) in accs.iter().enumerate() {
+    for (i, &(q, lo, _)) in accs.iter().enumerate() {
         let opc = combiner(q).unwrap_or(ADD);
         let mut ends = Vec::new();
-        for lane in 0..a.lanes() - 1 {
+        for lane in 0..step - 1 {
             a.bytes(&[0x48, 0x83, 0xF8, lane]); // cmp rax, lane
             ends.push(a.jcc(JLE));
             let at = Body::acc_stack(i) + a.esize() * i32::from(lane);
-            a.scalar(opc, acc, acc, Rm::Mem(Mem::At(RSP, at)));
+            a.scalar(opc, lo, lo, Rm::Mem(Mem::At(RSP, at)));
         }
         let end = a.code.len();
         for at in ends {
@@ -827,9 +889,9 @@ pub fn assemble(p: &Program, isa: Isa) -> Vec<u8> {
     }
     let done = a.code.len();
     a.patch(to_done, done);
-    for &(q, acc) in &accs {
+    for &(q, lo, _) in &accs {
         let base = body.slot_base(&mut a, body.partial_entry(q));
-        a.scalar(0x11, acc, 0, Rm::Mem(Mem::At(base, 0)));
+        a.scalar(0x11, lo, 0, Rm::Mem(Mem::At(base, 0)));
     }
     let frame = 64 * (accs.len() + body.spill.len()) as i32;
     a.code[frame_at..frame_at + 4].copy_from_slice(&frame.to_le_bytes());
@@ -875,9 +937,9 @@ mod tests {
             [0x62, 0xF1, 0xD5, 0x58, 0x59, 0x66, 0x03]
         );
         // vmovupd zmm7 {k1} {z}, zmmword ptr [r13 + 8*rcx]
-        assert_eq!(enc(&|a| a.load(7, Mem::Row(R13), 1)), [0x62, 0xD1, 0xFD, 0xC9, 0x10, 0x7C, 0xCD, 0x00]);
+        assert_eq!(enc(&|a| a.load(7, Mem::Row(R13, 0), 1)), [0x62, 0xD1, 0xFD, 0xC9, 0x10, 0x7C, 0xCD, 0x00]);
         // vmovupd zmmword ptr [r8 + 8*rcx] {k1}, zmm22
-        assert_eq!(enc(&|a| a.store(Mem::Row(R8), 22, 1)), [0x62, 0xC1, 0xFD, 0x49, 0x11, 0x34, 0xC8]);
+        assert_eq!(enc(&|a| a.store(Mem::Row(R8, 0), 22, 1)), [0x62, 0xC1, 0xFD, 0x49, 0x11, 0x34, 0xC8]);
         // vmovupd zmmword ptr [rsp + 128], zmm3
         assert_eq!(enc(&|a| a.store(Mem::At(RSP, 128), 3, 0)), [0x62, 0xF1, 0xFD, 0x48, 0x11, 0x5C, 0x24, 0x02]);
         // vbroadcastsd zmm30, qword ptr [rsi + 2000]
@@ -901,7 +963,7 @@ mod tests {
             [0x62, 0xB1, 0xFD, 0x48, 0x28, 0xED]
         );
         // vmovupd zmm0, zmmword ptr [rbp + 8*rcx]
-        assert_eq!(enc(&|a| a.load(0, Mem::Row(RBP), 0)), [0x62, 0xF1, 0xFD, 0x48, 0x10, 0x44, 0xCD, 0x00]);
+        assert_eq!(enc(&|a| a.load(0, Mem::Row(RBP, 0), 0)), [0x62, 0xF1, 0xFD, 0x48, 0x10, 0x44, 0xCD, 0x00]);
         // vbroadcastsd zmm3, qword ptr [r11] / [rbp] / [r12]
         assert_eq!(enc(&|a| a.broadcast(3, Mem::At(R11, 0))), [0x62, 0xD2, 0xFD, 0x48, 0x19, 0x1B]);
         assert_eq!(enc(&|a| a.broadcast(3, Mem::At(RBP, 0))), [0x62, 0xF2, 0xFD, 0x48, 0x19, 0x5D, 0x00]);
@@ -944,8 +1006,8 @@ mod tests {
             [0x62, 0xE1, 0x0C, 0x50, 0x5E, 0x4E, 0x06]
         );
         // vmovups zmm7 {k1} {z}, zmmword ptr [r13 + 4*rcx]; vmovups zmmword ptr [r8 + 4*rcx] {k1}, zmm22
-        assert_eq!(enc32(&|a| a.load(7, Mem::Row(R13), 1)), [0x62, 0xD1, 0x7C, 0xC9, 0x10, 0x7C, 0x8D, 0x00]);
-        assert_eq!(enc32(&|a| a.store(Mem::Row(R8), 22, 1)), [0x62, 0xC1, 0x7C, 0x49, 0x11, 0x34, 0x88]);
+        assert_eq!(enc32(&|a| a.load(7, Mem::Row(R13, 0), 1)), [0x62, 0xD1, 0x7C, 0xC9, 0x10, 0x7C, 0x8D, 0x00]);
+        assert_eq!(enc32(&|a| a.store(Mem::Row(R8, 0), 22, 1)), [0x62, 0xC1, 0x7C, 0x49, 0x11, 0x34, 0x88]);
         // vbroadcastss zmm30, dword ptr [rsi + 2000]; vsqrtps zmm2, zmm18
         assert_eq!(
             enc32(&|a| a.broadcast(30, Mem::At(RSI, 2000))),
@@ -983,8 +1045,8 @@ mod tests {
             (false, &|a| a.vop(MAP_0F, ADD, 1, 2, Rm::Reg(3), 0, false, false), &[0xC4, 0xE1, 0x6D, 0x58, 0xCB]),
             (false, &|a| a.vop(MAP_0F, DIV, 9, 14, Rm::Reg(10), 0, false, false), &[0xC4, 0x41, 0x0D, 0x5E, 0xCA]),
             // vmaskmovpd ymm7, ymm15, [r13 + 8*rcx]; vmaskmovpd [r8 + 8*rcx], ymm15, ymm12
-            (false, &|a| a.load(7, Mem::Row(R13), 1), &[0xC4, 0xC2, 0x05, 0x2D, 0x7C, 0xCD, 0x00]),
-            (false, &|a| a.store(Mem::Row(R8), 12, 1), &[0xC4, 0x42, 0x05, 0x2F, 0x24, 0xC8]),
+            (false, &|a| a.load(7, Mem::Row(R13, 0), 1), &[0xC4, 0xC2, 0x05, 0x2D, 0x7C, 0xCD, 0x00]),
+            (false, &|a| a.store(Mem::Row(R8, 0), 12, 1), &[0xC4, 0x42, 0x05, 0x2F, 0x24, 0xC8]),
             // vbroadcastsd ymm3, [rsi + 16]; vxorpd ymm1, ymm2, ymm14
             (false, &|a| a.broadcast(3, Mem::At(RSI, 16)), &[0xC4, 0xE2, 0x7D, 0x19, 0x5E, 0x10]),
             (false, &|a| a.vop(MAP_0F, 0x57, 1, 2, Rm::Reg(14), 0, false, false), &[0xC4, 0xC1, 0x6D, 0x57, 0xCE]),
@@ -994,7 +1056,7 @@ mod tests {
             // vsqrtpd ymm2, ymm11
             (false, &|a| a.vop(MAP_0F, 0x51, 2, 0, Rm::Reg(11), 0, false, false), &[0xC4, 0xC1, 0x7D, 0x51, 0xD3]),
             // f32: vmaskmovps ymm7, ymm15, [rbx + 4*rcx]; vandps ymm1, ymm2, ymm14; vbroadcastss ymm3, [rsi + 16]
-            (true, &|a| a.load(7, Mem::Row(RBX), 1), &[0xC4, 0xE2, 0x05, 0x2C, 0x3C, 0x8B]),
+            (true, &|a| a.load(7, Mem::Row(RBX, 0), 1), &[0xC4, 0xE2, 0x05, 0x2C, 0x3C, 0x8B]),
             (true, &|a| a.vop(MAP_0F, 0x54, 1, 2, Rm::Reg(14), 0, false, false), &[0xC4, 0xC1, 0x6C, 0x54, 0xCE]),
             (true, &|a| a.broadcast(3, Mem::At(RSI, 16)), &[0xC4, 0xE2, 0x7D, 0x18, 0x5E, 0x10]),
         ];
