@@ -9,7 +9,7 @@ use crate::codegen::ArgLayout;
 use crate::pool::Pool;
 use crate::program::{Binding, Program, Src};
 use crate::{reduce, views};
-use vm_ir::{BaseId, DType, Error, Opcode, Result, with_dtype};
+use vm_ir::{BaseId, DType, Error, Opcode, Overlap, Result, with_dtype};
 use vm_runtime::HostMemory;
 use vm_runtime::memory::try_vec;
 
@@ -330,7 +330,11 @@ impl Launch {
                 parts.push(Vec::new());
                 continue;
             }
-            if accumulates_in_place(bind, q, block, nblocks) {
+            // An output that the kernel also reads (`sum(a) -> a[0]`) must not start from the
+            // identity before its blocks have read it: it takes partial buffers.
+            let read_too =
+                bind.slots.iter().any(|s| s.view.base.id == id && s.view.overlap(&r.out) != Overlap::Disjoint);
+            if !read_too && accumulates_in_place(bind, q, block, nblocks) {
                 let out = views::buffer(mem, &r.out)?;
                 // SAFETY: `buffer` checked that the view, dense from `start`, lies inside the
                 // buffer; identities are valid values of every dtype (bools 0 or 1).

@@ -63,3 +63,31 @@ fn float32_sums_are_accurate_to_a_few_ulp() {
         close(got, (0..rows).map(|r| values[r * cols + c] as f64).sum(), "column");
     }
 }
+
+/// A reduction whose output lies in its own input (`a[0] = a.sum()`, `r[i] = m[i, :].sum()`
+/// written over `m`'s first column) reads the input before writing: the output does not start
+/// from the identity while the blocks still read it.
+#[test]
+fn reductions_into_their_own_input_read_it_first() {
+    let a = base(1, DType::F64, 3);
+    let m = base(2, DType::F64, 12);
+    let batch = vec![
+        ins(Opcode::AddReduce, vec![view(a, 0, &[], &[]), view(a, 0, &[3], &[0]), Scalar::I64(0).into()]),
+        ins(Opcode::AddReduce, vec![view(a, 1, &[], &[]), whole(a), Scalar::I64(0).into()]),
+        ins(Opcode::MultiplyReduce, vec![view(m, 0, &[4], &[3]), view(m, 0, &[4, 3], &[3, 1]), Scalar::I64(1).into()]),
+    ];
+    for threads in [1, 2] {
+        let mut mem = HostMemory::new();
+        mem.ensure(&a).unwrap().as_mut_slice::<f64>().copy_from_slice(&[1.5, 2.0, 4.0]);
+        let values: Vec<f64> = (1..=12).map(f64::from).collect();
+        mem.ensure(&m).unwrap().as_mut_slice::<f64>().copy_from_slice(&values);
+        let mut cpu = CpuEngine::new(vm_cpu::Config { first_runs_on_child: false, ..small_blocks(threads) }, None).unwrap();
+        cpu.execute(&batch, &mut mem).unwrap();
+        cpu.execute(&[ins(Opcode::Sync, vec![whole(a)]), ins(Opcode::Sync, vec![whole(m)])], &mut mem).unwrap();
+        // a[0] = 3 * 1.5; a[1] = 4.5 + 2 + 4; each row's product over the row's first element.
+        assert_eq!(mem.get(a.id).unwrap().as_slice::<f64>(), &[4.5, 10.5, 4.0], "{threads} threads");
+        let m_out = mem.get(m.id).unwrap().as_slice::<f64>();
+        let products: Vec<f64> = (0..4).map(|r| m_out[3 * r]).collect();
+        assert_eq!(products, [6.0, 120.0, 504.0, 1320.0], "{threads} threads");
+    }
+}
