@@ -100,7 +100,9 @@ fn ln_f64(x: f64) -> f64 {
     let y = if x == 0.0 { f64::NEG_INFINITY } else { y };
     // The NaN of an invalid operation, as libm makes it ((x - x) / (x - x)): its sign is the
     // platform's (set on x86), which `copysign` and `signbit` show.
-    let y = if x < 0.0 { (x - x) / (x - x) } else { y };
+    #[allow(clippy::eq_op)] // not zero: an operation on infinities or NaNs is NaN
+    let invalid = (x - x) / (x - x);
+    let y = if x < 0.0 { invalid } else { y };
     if x.is_nan() || x == f64::INFINITY { x } else { y }
 }
 
