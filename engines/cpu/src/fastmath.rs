@@ -77,6 +77,11 @@ const LG: [f64; 7] = [
 
 /// `ln(x)`, fdlibm's method: `x = 2^k m`, `m` in `[sqrt(2)/2, sqrt(2))`, `f = m - 1`,
 /// `s = f / (2 + f)`, and a degree-14 odd polynomial in `s`.
+/// The NaN of an invalid operation, as libm's `log` returns it for a negative input
+/// (`(x - x) / (x - x)`): the hardware's default NaN, whose sign is set on x86, which `copysign`
+/// and `signbit` show.
+const INVALID: f64 = if cfg!(any(target_arch = "x86_64", target_arch = "x86")) { -f64::NAN } else { f64::NAN };
+
 #[inline(always)]
 fn ln_f64(x: f64) -> f64 {
     let sub = x < f64::MIN_POSITIVE;
@@ -98,11 +103,7 @@ fn ln_f64(x: f64) -> f64 {
     let dk = to_float(k);
     let y = dk * LN2_HI - ((hfsq - s.mul_add(hfsq + r, dk * LN2_LO)) - f);
     let y = if x == 0.0 { f64::NEG_INFINITY } else { y };
-    // The NaN of an invalid operation, as libm makes it ((x - x) / (x - x)): its sign is the
-    // platform's (set on x86), which `copysign` and `signbit` show.
-    #[allow(clippy::eq_op)] // not zero: an operation on infinities or NaNs is NaN
-    let invalid = (x - x) / (x - x);
-    let y = if x < 0.0 { invalid } else { y };
+    let y = if x < 0.0 { INVALID } else { y };
     if x.is_nan() || x == f64::INFINITY { x } else { y }
 }
 
