@@ -111,6 +111,20 @@ pub struct Cache {
 // by the good tier keeps its first code alive too (JIT modules free nothing before they drop).
 unsafe impl Send for Cache {}
 
+impl Drop for Cache {
+    /// Returns the modules' code memory to the system: a process that makes and drops engines
+    /// (a context per task, a test per program) would otherwise keep every kernel's pages
+    /// mapped until it runs out of mappings.
+    fn drop(&mut self) {
+        for jit in [self.fast.take(), self.good.take()].into_iter().flatten() {
+            // SAFETY: the kernels compiled here are run only by the engine that owns this cache,
+            // inside its `execute`, never after dropping it (its replays and bound kernels, the
+            // only other holders of the function pointers, drop with it).
+            unsafe { jit.module.free_memory() };
+        }
+    }
+}
+
 impl Jit {
     fn new(opt_level: &str, regalloc: &str, verify: bool) -> Result<Jit> {
         let mut flags = settings::builder();

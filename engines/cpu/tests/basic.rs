@@ -81,7 +81,8 @@ fn reductions_into_their_own_input_read_it_first() {
         mem.ensure(&a).unwrap().as_mut_slice::<f64>().copy_from_slice(&[1.5, 2.0, 4.0]);
         let values: Vec<f64> = (1..=12).map(f64::from).collect();
         mem.ensure(&m).unwrap().as_mut_slice::<f64>().copy_from_slice(&values);
-        let mut cpu = CpuEngine::new(vm_cpu::Config { first_runs_on_child: false, ..small_blocks(threads) }, None).unwrap();
+        let mut cpu =
+            CpuEngine::new(vm_cpu::Config { first_runs_on_child: false, ..small_blocks(threads) }, None).unwrap();
         cpu.execute(&batch, &mut mem).unwrap();
         cpu.execute(&[ins(Opcode::Sync, vec![whole(a)]), ins(Opcode::Sync, vec![whole(m)])], &mut mem).unwrap();
         // a[0] = 3 * 1.5; a[1] = 4.5 + 2 + 4; each row's product over the row's first element.
