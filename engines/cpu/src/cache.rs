@@ -244,8 +244,9 @@ impl Cache {
         // The text says what failed (with the function's IR when defining it fails); the module's
         // error is the source.
         let failed = |text: String, e: ModuleError| Error::Internal(format!("compiling a kernel: {text}")).caused_by(e);
-        let row = if let Some(isa) = self.row_code.filter(|&i| rowcode::eligible(p, i)) {
-            let code = rowcode::assemble(p, isa);
+        let routine =
+            self.row_code.filter(|&i| rowcode::eligible(p, i)).and_then(|i| Some((i, rowcode::assemble(p, i)?)));
+        let row = if let Some((isa, code)) = routine {
             let mut sig = module.make_signature();
             sig.call_conv = cc;
             for _ in 0..3 {

@@ -761,10 +761,16 @@ impl<'p> Body<'p> {
     }
 }
 
+/// The most stack a routine takes (64 bytes per spilled value and per sum): less than a page,
+/// so that lowering the stack pointer by it cannot step over a guard page. A kernel that
+/// would spill more keeps Cranelift's code.
+pub const MAX_FRAME: i32 = 4096;
+
 /// The row routine of `p` in `isa` (`p` must be [`eligible`] for it), as position-independent
-/// machine code with its constant pool. The address table holds the slots' addresses, then the
-/// reductions' partial results'.
-pub fn assemble(p: &Program, isa: Isa) -> Vec<u8> {
+/// machine code with its constant pool; `None` when it would take more than [`MAX_FRAME`] bytes
+/// of stack. The address table holds the slots' addresses, then the reductions' partial
+/// results'.
+pub fn assemble(p: &Program, isa: Isa) -> Option<Vec<u8>> {
     let mut a = Asm { isa, f32: p.ops.first().is_some_and(|op| op.dtype == DType::F32), ..Asm::default() };
     for r in SAVED {
         a.push(r);
@@ -894,6 +900,9 @@ pub fn assemble(p: &Program, isa: Isa) -> Vec<u8> {
         a.scalar(0x11, lo, 0, Rm::Mem(Mem::At(base, 0)));
     }
     let frame = 64 * (accs.len() + body.spill.len()) as i32;
+    if frame > MAX_FRAME {
+        return None;
+    }
     a.code[frame_at..frame_at + 4].copy_from_slice(&frame.to_le_bytes());
     a.bytes(&[0x48, 0x81, 0xC4]); // add rsp, frame
     a.bytes(&frame.to_le_bytes());
@@ -901,7 +910,7 @@ pub fn assemble(p: &Program, isa: Isa) -> Vec<u8> {
         a.pop(*r);
     }
     a.bytes(&[0xC5, 0xF8, 0x77, 0xC3]); // vzeroupper; ret
-    a.finish()
+    Some(a.finish())
 }
 
 #[cfg(test)]
@@ -1104,11 +1113,14 @@ mod tests {
     #[test]
     fn values_beyond_the_registers_are_spilled_and_the_rest_are_not() {
         assert!(eligible(&live(30), Isa::Avx512) && eligible(&live(48), Isa::Avx2));
-        assert_eq!(frame(&assemble(&live(30), Isa::Avx512)), 0);
+        let routine = |n, isa| assemble(&live(n), isa).expect("a frame under a page");
+        assert_eq!(frame(&routine(30, Isa::Avx512)), 0);
         // 48 values live at once in 32 registers: at least 16 stored, 64 bytes each.
-        assert!(frame(&assemble(&live(48), Isa::Avx512)) >= 16 * 64);
+        assert!(frame(&routine(48, Isa::Avx512)) >= 16 * 64);
         // AVX2: 15 registers.
-        assert_eq!(frame(&assemble(&live(13), Isa::Avx2)), 0);
-        assert!(frame(&assemble(&live(30), Isa::Avx2)) >= 15 * 64);
+        assert_eq!(frame(&routine(13, Isa::Avx2)), 0);
+        assert!(frame(&routine(30, Isa::Avx2)) >= 15 * 64);
+        // 150 values live at once: more than a page of spills, no routine.
+        assert!(eligible(&live(150), Isa::Avx512) && assemble(&live(150), Isa::Avx512).is_none());
     }
 }
