@@ -244,8 +244,12 @@ impl Cache {
         // The text says what failed (with the function's IR when defining it fails); the module's
         // error is the source.
         let failed = |text: String, e: ModuleError| Error::Internal(format!("compiling a kernel: {text}")).caused_by(e);
-        let routine =
-            self.row_code.filter(|&i| rowcode::eligible(p, i)).and_then(|i| Some((i, rowcode::assemble(p, i)?)));
+        // The routines take their arguments as the System V ABI passes them.
+        let system_v = cc == cranelift_codegen::isa::CallConv::SystemV;
+        let routine = self
+            .row_code
+            .filter(|&i| system_v && rowcode::eligible(p, i))
+            .and_then(|i| Some((i, rowcode::assemble(p, i)?)));
         let row = if let Some((isa, code)) = routine {
             let mut sig = module.make_signature();
             sig.call_conv = cc;
