@@ -151,7 +151,8 @@ vm_runtime::settings! {
         #[range(0, i64::MAX)]
         row_group_bytes: usize = 4194304,
         /// kernels of f64 or f32 arithmetic (add, subtract, multiply, divide, sqrt, negative,
-        /// absolute, square, reciprocal, copies, sums, products) on rows contiguous or broadcast
+        /// absolute, square, reciprocal, copies, maximum, minimum, sums, products) on rows
+        /// contiguous or broadcast
         /// compute their rows in code the engine assembles itself at the CPU's full vector
         /// width (Cranelift's vectors are 128-bit): "auto" (the widest the CPU has), "avx512",
         /// "avx2" (when the CPU has it), or "none" (Cranelift's code for every kernel)

@@ -6,7 +6,8 @@
 //! multiplications and divisions per cell) are bound by the number of instructions, so this
 //! module assembles their rows itself: a kernel whose operations are all f64 (or all f32)
 //! additions, subtractions, multiplications, divisions, square roots, negations, absolute
-//! values, squares, reciprocals, copies, sums and products, on operands contiguous or broadcast
+//! values, squares, reciprocals, copies, maxima and minima (NumPy's, NaNs winning), sums and
+//! products, on operands contiguous or broadcast
 //! along the row, gets a row routine in AVX-512 (or AVX2) code, and its Cranelift function
 //! calls it for each row. Every one of those operations is correctly rounded (IEEE 754) at any width, and
 //! sums are combined in the order of Cranelift's vector loop, so the results are bit for bit
@@ -95,6 +96,9 @@ enum Arith {
     Copy,
     /// A sum or product into a reduction's partial results (`vaddpd` or `vmulpd`).
     Reduce(u8),
+    /// NumPy's `maximum` or `minimum`: the `vcmppd` predicate under which the second input is
+    /// taken (where the first is not NaN).
+    MaxMin(u8),
 }
 
 const ADD: u8 = 0x58;
@@ -111,6 +115,8 @@ fn arith(op: &Op) -> Option<Arith> {
         OpClass::Binary(BinaryOp::Subtract) => Arith::Binary(SUB),
         OpClass::Binary(BinaryOp::Multiply) => Arith::Binary(MUL),
         OpClass::Binary(BinaryOp::Divide) => Arith::Binary(DIV),
+        OpClass::Binary(BinaryOp::Maximum) => Arith::MaxMin(NOT_GREATER_EQUAL),
+        OpClass::Binary(BinaryOp::Minimum) => Arith::MaxMin(NOT_LESS_EQUAL),
         OpClass::Unary(UnaryOp::Sqrt) => Arith::Sqrt,
         OpClass::Unary(UnaryOp::Negative) => Arith::Negative,
         OpClass::Unary(UnaryOp::Absolute) => Arith::Absolute,
@@ -131,7 +137,7 @@ fn arith(op: &Op) -> Option<Arith> {
 /// a sum otherwise, so a kernel with both keeps Cranelift's code.
 pub fn eligible(p: &Program, isa: Isa) -> bool {
     let arity_ok = |op: &Op| match arith(op) {
-        Some(Arith::Binary(_)) => op.srcs.len() == 2,
+        Some(Arith::Binary(_) | Arith::MaxMin(_)) => op.srcs.len() == 2,
         Some(_) => op.srcs.len() == 1,
         None => false,
     };
@@ -241,6 +247,13 @@ struct Asm {
 /// EVEX map selectors.
 const MAP_0F: u8 = 1;
 const MAP_0F38: u8 = 2;
+const MAP_0F3A: u8 = 3;
+
+/// `vcmppd` predicates: "ordered" (neither operand NaN), "not greater or equal" and "not less or
+/// equal" (both true where an operand is NaN).
+const ORDERED: u8 = 7;
+const NOT_GREATER_EQUAL: u8 = 0x19;
+const NOT_LESS_EQUAL: u8 = 0x16;
 
 impl Asm {
     fn bytes(&mut self, b: &[u8]) {
@@ -663,7 +676,9 @@ impl<'p> Body<'p> {
             pinned.push(a0);
             // The second, in a register, or broadcast from the constants when not in one.
             let a1 = op.srcs.get(1).map(|&s| match (val(s), s) {
-                (v, Src::Const(c)) if !regs.of.contains_key(&v) && a.isa == Isa::Avx512 => {
+                (v, Src::Const(c))
+                    if !regs.of.contains_key(&v) && a.isa == Isa::Avx512 && !matches!(kind, Arith::MaxMin(_)) =>
+                {
                     Rm::Mem(Mem::At(RSI, i32::from(c) * 8))
                 }
                 (v, _) => Rm::Reg(self.get(a, &mut regs, v, k, mask, &pinned)),
@@ -682,7 +697,17 @@ impl<'p> Body<'p> {
                 pinned.push(r);
             }
             let inputs: Vec<Val> = op.srcs.iter().map(|&s| val(s)).collect();
-            let dst = if matches!(kind, Arith::Reciprocal | Arith::Reduce(_)) {
+            // AVX2's NaN mask of `maximum` and `minimum`: a register of its own.
+            let nan_mask = (matches!(kind, Arith::MaxMin(_)) && a.isa == Isa::Avx2).then(|| {
+                let mut temp = || {
+                    let r = self.alloc(a, &mut regs, k, &pinned);
+                    regs.holder[r as usize] = Some(Val::Pool(usize::MAX)); // taken until the op's end
+                    pinned.push(r);
+                    r
+                };
+                (temp(), temp())
+            });
+            let dst = if matches!(kind, Arith::Reciprocal | Arith::Reduce(_) | Arith::MaxMin(_)) {
                 // Written before the input is read (1 to divide, partial results to combine
                 // with): another register.
                 self.alloc(a, &mut regs, k, &pinned)
@@ -700,6 +725,34 @@ impl<'p> Body<'p> {
                     a.vop(MAP_0F, opc, dst, a0, rm, 0, false, bcst);
                 }
                 Arith::Sqrt => a.vop(MAP_0F, 0x51, dst, 0, Rm::Reg(a0), 0, false, false),
+                // NumPy's: the second input where the first is not NaN and not >= (<=) it,
+                // else the first (ties and NaNs in the first keep the first).
+                Arith::MaxMin(predicate) => {
+                    let Some(Rm::Reg(y)) = a1 else { unreachable!("the second input is in a register") };
+                    match nan_mask {
+                        Some((t1, t2)) => {
+                            // t1 = a0 ordered & predicate(a0, y); dst = t1 ? y : a0
+                            a.vop(MAP_0F, 0xC2, t1, a0, Rm::Reg(a0), 0, false, false);
+                            a.code.push(ORDERED);
+                            a.vop(MAP_0F, 0xC2, t2, a0, Rm::Reg(y), 0, false, false);
+                            a.code.push(predicate);
+                            a.vop(MAP_0F, 0x54, t1, t1, Rm::Reg(t2), 0, false, false);
+                            a.vop(MAP_0F3A, if a.f32 { 0x4A } else { 0x4B }, dst, a0, Rm::Reg(y), 0, false, false);
+                            a.code.push(t1 << 4);
+                            regs.holder[t1 as usize] = None;
+                            regs.holder[t2 as usize] = None;
+                        }
+                        None => {
+                            // k2 = a0 ordered; k2 &= predicate(a0, y); vblendmpd dst {k2}, a0, y
+                            a.vop(MAP_0F, 0xC2, 2, a0, Rm::Reg(a0), 0, false, false);
+                            a.code.push(ORDERED);
+                            a.vop(MAP_0F, 0xC2, 2, a0, Rm::Reg(y), 2, false, false);
+                            a.code.push(predicate);
+                            a.vop(MAP_0F38, 0x65, dst, a0, Rm::Reg(y), 2, false, false);
+                        }
+                    }
+                    self.release(&mut regs, &inputs, k);
+                }
                 // vxorpd / vandpd with the mask in a register (AVX2), vpxorq / vpandq with it
                 // broadcast from the pool (AVX-512 Foundation has no vxorpd).
                 Arith::Negative | Arith::Absolute if a.isa == Isa::Avx2 => {
@@ -1072,6 +1125,37 @@ mod tests {
         for (i, (f32, f, want)) in cases.into_iter().enumerate() {
             assert_eq!(enc2(f32, f), want, "AVX2 case {i}");
         }
+        // vcmppd k2, zmm1, zmm1 and vcmppd k2 {k2}, zmm1, zmm3 (the predicate byte follows);
+        // vblendmpd zmm0 {k2}, zmm1, zmm3; vblendmps; vcmpps k2 {k2}, zmm17, zmm3
+        assert_eq!(
+            enc(&|a| a.vop(MAP_0F, 0xC2, 2, 1, Rm::Reg(1), 0, false, false)),
+            [0x62, 0xF1, 0xF5, 0x48, 0xC2, 0xD1]
+        );
+        assert_eq!(
+            enc(&|a| a.vop(MAP_0F, 0xC2, 2, 1, Rm::Reg(3), 2, false, false)),
+            [0x62, 0xF1, 0xF5, 0x4A, 0xC2, 0xD3]
+        );
+        assert_eq!(
+            enc(&|a| a.vop(MAP_0F38, 0x65, 0, 1, Rm::Reg(3), 2, false, false)),
+            [0x62, 0xF2, 0xF5, 0x4A, 0x65, 0xC3]
+        );
+        assert_eq!(
+            enc32(&|a| a.vop(MAP_0F38, 0x65, 0, 1, Rm::Reg(3), 2, false, false)),
+            [0x62, 0xF2, 0x75, 0x4A, 0x65, 0xC3]
+        );
+        assert_eq!(
+            enc32(&|a| a.vop(MAP_0F, 0xC2, 2, 17, Rm::Reg(3), 2, false, false)),
+            [0x62, 0xF1, 0x74, 0x42, 0xC2, 0xD3]
+        );
+        // AVX2: vandpd ymm4, ymm4, ymm6; vblendvpd ymm0, ymm1, ymm3 (ymm4 in the last byte)
+        assert_eq!(
+            enc2(false, &|a| a.vop(MAP_0F, 0x54, 4, 4, Rm::Reg(6), 0, false, false)),
+            [0xC4, 0xE1, 0x5D, 0x54, 0xE6]
+        );
+        assert_eq!(
+            enc2(false, &|a| a.vop(MAP_0F3A, 0x4B, 0, 1, Rm::Reg(3), 0, false, false)),
+            [0xC4, 0xE3, 0x75, 0x4B, 0xC3]
+        );
         // mov r12, qword ptr [rdi + 40]
         assert_eq!(enc(&|a| a.mov_load(R12, RDI, 40)), [0x4C, 0x8B, 0x67, 0x28]);
         // mov r11, qword ptr [rdi + 4000]

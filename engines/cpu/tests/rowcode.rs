@@ -214,3 +214,60 @@ fn sums_and_products_are_bit_for_bit_those_of_the_engine_without_routines() {
         assert_eq!(run("avx2"), reference, "{r}x{c}, avx2");
     }
 }
+
+/// `maximum` and `minimum` in the routines: a NaN in either input wins (the first's when both
+/// are), equal zeros give the first input, as NumPy's; bit for bit against interp, for arrays
+/// and constants on either side.
+#[test]
+fn maximum_and_minimum_keep_numpys_nans_and_zeros() {
+    use vm_runtime::{Component, HostMemory};
+    let specials = [0.0, -0.0, 1.5, -2.5, f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 3.0];
+    // Several blocks of 300 positions: rows long enough for the routine.
+    let n = 4000;
+    for d in [DType::F64, DType::F32] {
+        let (x, y, out1, out2, out3) = (base(1, d, n), base(2, d, n), base(3, d, n), base(4, d, n), base(5, d, n));
+        // Every pair of specials somewhere in the rows.
+        let xs: Vec<f64> = (0..n).map(|i| specials[i % specials.len()]).collect();
+        let ys: Vec<f64> = (0..n).map(|i| specials[(i / specials.len()) % specials.len()]).collect();
+        let batch = vec![
+            op(Opcode::Maximum, [whole(out1), whole(x), whole(y)]),
+            op(Opcode::Minimum, [whole(out2), whole(y), whole(x)]),
+            op(Opcode::Maximum, [whole(out3), konst(d, -0.0), whole(x)]),
+            op(Opcode::Minimum, [whole(out3), whole(out3), konst(d, f64::NAN)]),
+            op(Opcode::Sync, [whole(out1)]),
+            op(Opcode::Sync, [whole(out2)]),
+            op(Opcode::Sync, [whole(out3)]),
+        ];
+        let run = |engine: &mut dyn Component| {
+            let mut mem = HostMemory::new();
+            for (b, values) in [(x, &xs), (y, &ys)] {
+                let buf = mem.ensure(&b).unwrap();
+                match d {
+                    DType::F32 => buf.as_mut_slice::<f32>().iter_mut().zip(values).for_each(|(o, &v)| *o = v as f32),
+                    _ => buf.as_mut_slice::<f64>().copy_from_slice(values),
+                }
+            }
+            engine.execute(&batch, &mut mem).unwrap();
+            [out1, out2, out3].map(|b| mem.get(b.id).unwrap().bytes().to_vec())
+        };
+        let want = run(&mut vm_interp::Interp::new(None));
+        for row_code in ["avx512", "avx2"] {
+            let mut cpu = engine_with(1, row_code);
+            let got = run(&mut cpu);
+            for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+                let size = g.len() / n;
+                let first = (0..n).find(|&i| g[i * size..(i + 1) * size] != w[i * size..(i + 1) * size]);
+                assert_eq!(
+                    first,
+                    None,
+                    "{d} {row_code}: output {k}, x {:?}, y {:?}, got {:?}, want {:?}",
+                    first.map(|i| xs[i]),
+                    first.map(|i| ys[i]),
+                    first.map(|i| g[i * size..(i + 1) * size].to_vec()),
+                    first.map(|i| w[i * size..(i + 1) * size].to_vec())
+                );
+            }
+            check_routines(&cpu.profile(), row_code, &format!("{d} {row_code}"));
+        }
+    }
+}
