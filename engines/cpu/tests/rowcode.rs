@@ -271,3 +271,28 @@ fn maximum_and_minimum_keep_numpys_nans_and_zeros() {
         }
     }
 }
+
+/// The random programs of the test kit, on engines whose blocks hold whole rows, so that the
+/// routines run wherever a kernel can have one: AVX-512, AVX2, against interp.
+#[test]
+fn random_programs_with_routines_match_interp() {
+    let count = std::env::var("VM_RANDOM_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(300u64);
+    for spec in [vm_testkit::ProgramSpec::default(), vm_testkit::ProgramSpec::uneven()] {
+        for row_code in ["avx512", "avx2"] {
+            let mut routines = 0;
+            for seed in 0..count {
+                let program = vm_testkit::random_program(seed, &spec);
+                let config = vm_cpu::Config {
+                    first_runs_on_child: false,
+                    row_code: row_code.into(),
+                    block_size: 1 << 16,
+                    ..small_blocks(2)
+                };
+                let mut cpu = CpuEngine::new(config, None).unwrap();
+                check_program(&mut cpu, &program, seed % 2 == 0, &format!("{row_code}, seed {seed}"));
+                routines += cpu.profile().cache.row_code;
+            }
+            eprintln!("{row_code}: {routines} kernels with routines in {count} programs");
+        }
+    }
+}
