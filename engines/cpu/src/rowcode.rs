@@ -2,16 +2,16 @@
 //! code the engine writes itself.
 //!
 //! Cranelift's vectors are 128-bit on x86-64: two f64 per instruction, where an AVX-512 machine
-//! computes eight and an AVX2 one four. The kernels of stencils and fluxes (shallow_water: a hundred additions,
-//! multiplications and divisions per cell) are bound by the number of instructions, so this
-//! module assembles their rows itself: a kernel whose operations are all f64 (or all f32)
-//! additions, subtractions, multiplications, divisions, square roots, negations, absolute
-//! values, squares, reciprocals, copies, maxima and minima (NumPy's, NaNs winning), sums and
-//! products, on operands contiguous or broadcast
-//! along the row, gets a row routine in AVX-512 (or AVX2) code, and its Cranelift function
-//! calls it for each row. Every one of those operations is correctly rounded (IEEE 754) at any width, and
-//! sums are combined in the order of Cranelift's vector loop, so the results are bit for bit
-//! those of the engine without routines. Anything else keeps Cranelift's code.
+//! computes eight and an AVX2 one four. The kernels of stencils and fluxes (shallow_water: a
+//! hundred additions, multiplications and divisions per cell) are bound by the number of
+//! instructions, so this module assembles their rows itself: a kernel whose operations are all
+//! f64 (or all f32) additions, subtractions, multiplications, divisions, square roots,
+//! negations, absolute values, squares, reciprocals, copies, maxima and minima (NumPy's, NaNs
+//! winning), sums and products, on operands contiguous or broadcast along the row, gets a row
+//! routine in AVX-512 (or AVX2) code, and its Cranelift function calls it for each row. Every
+//! one of those operations is correctly rounded (IEEE 754) at any width, and sums are combined
+//! in the order of Cranelift's vector loop, so the results are bit for bit those of the engine
+//! without routines. Anything else keeps Cranelift's code.
 //!
 //! The routine, `row(ptrs, consts, n)`, computes positions `0..n` of a row: `ptrs[k]` is memory
 //! slot `k`'s address at position 0 (then the reductions' partial results), `consts` the
@@ -505,7 +505,7 @@ enum Val {
     Pool(usize),
 }
 
-/// Emits the body of the loop (one step of eight positions, under `mask` when not 0).
+/// Emits the body of the loop: one vector of positions (under `mask` when not 0).
 struct Body<'p> {
     p: &'p Program,
     /// Per value, the operations using it, in order.
