@@ -182,9 +182,10 @@ pub fn broadcast_shapes(args: &[Arg]) -> PyResult<Shape> {
                 (1, y) => y,
                 (x, 1) => x,
                 _ => {
+                    // NumPy lists every operand, a scalar as `()`.
                     let shapes: Vec<String> = args
                         .iter()
-                        .filter_map(|a| if let Arg::Arr(v) = a { Some(shape_text(&v.shape)) } else { None })
+                        .map(|a| if let Arg::Arr(v) = a { shape_text(&v.shape) } else { "()".into() })
                         .collect();
                     return Err(value_err(format!(
                         "operands could not be broadcast together with shapes {} ",
@@ -343,13 +344,11 @@ fn np_dtype(py: Python<'_>, d: vm_ir::DType) -> PyResult<Py<PyAny>> {
 
 /// `a op= b`: writes into `a`'s view (NumPy's `same_kind` casting rule applies).
 fn inplace(slf: &Bound<'_, NdArray>, op: Opcode, other: &Bound<'_, PyAny>) -> PyResult<()> {
-    match ops::binary(slf.py(), op, slf.as_any(), other, Some(slf))? {
+    let py = slf.py();
+    match ops::binary(py, op, slf.as_any(), other, Some(slf))? {
         Some(_) => Ok(()),
-        None => Err(pyo3::exceptions::PyTypeError::new_err(format!(
-            "unsupported operand type for {}: 'vmnp.ndarray' and '{}'",
-            op.name(),
-            other.get_type().name()?
-        ))),
+        // An operand the VM cannot hold: NumPy's ufunc decides (its error, mostly).
+        None => hook(py, "inplace_fallback")?.call1((op.name(), slf, other)).map(drop),
     }
 }
 
@@ -901,7 +900,7 @@ impl NdArray {
     }
 
     fn __pos__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        Ok(ops::unary(slf.py(), Opcode::Identity, slf.as_any(), None)?.expect("an array operand"))
+        Ok(ops::identity(slf.py(), "positive", slf.as_any(), None)?.expect("an array operand"))
     }
 
     fn __abs__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {

@@ -190,12 +190,36 @@ pub fn record<const N: usize>(
             np_name(o.view().dtype())
         )));
     }
-    let mut shape = broadcast_shapes(&inputs)?;
+    let mut shape = match (broadcast_shapes(&inputs), out) {
+        (Ok(shape), _) => shape,
+        (Err(e), None) => return Err(e),
+        (Err(_), Some(o)) => {
+            let mut all = inputs.to_vec();
+            all.push(Arg::Arr(o.view().clone()));
+            return Err(broadcast_shapes(&all)
+                .err()
+                .unwrap_or_else(|| value_err("operands could not be broadcast together")));
+        }
+    };
     if let Some(o) = out
         && broadcasts_to(&shape, &o.view().shape)
     {
         // NumPy broadcasts the inputs to the output's shape (`add(row, 1, out=matrix)`).
         shape = o.view().shape.clone();
+    }
+    if let Some(o) = out
+        && o.view().shape[..] != shape[..]
+    {
+        // NumPy broadcasts the output with the inputs: operands that do not broadcast together
+        // are listed, output included; else the output is too small for their shape.
+        let mut all = inputs.to_vec();
+        all.push(Arg::Arr(o.view().clone()));
+        let full = broadcast_shapes(&all)?;
+        return Err(value_err(format!(
+            "non-broadcastable output operand with shape {} doesn't match the broadcast shape {}",
+            shape_text(&o.view().shape),
+            shape_text(&full)
+        )));
     }
     // Casts of the inputs, alive until the instruction reading them is queued.
     let mut temps: smallvec::SmallVec<[Arc<BaseHandle>; 2]> = smallvec::SmallVec::new();
@@ -230,11 +254,6 @@ pub fn record<const N: usize>(
     }
     let vm = vm()?;
     match out {
-        Some(o) if o.view().shape[..] != shape[..] => Err(value_err(format!(
-            "non-broadcastable output operand with shape {} doesn't match the broadcast shape {}",
-            shape_text(&o.view().shape),
-            shape_text(&shape)
-        ))),
         Some(o) if o.view().dtype() == out_dtype => {
             operands.insert(0, Operand::View(o.view().clone()));
             vm.submit(py, Instruction { opcode: op, operands })?;
@@ -400,6 +419,29 @@ fn fabs(py: Python<'_>, a: &Bound<'_, PyAny>, out: Option<&Bound<'_, NdArray>>) 
     finish(py, Opcode::Absolute, args, f, f, out)
 }
 
+/// `positive` (also `+x`) and `conjugate` (the identity on real dtypes): NumPy has no bool
+/// loop of `positive` and computes a bool `conjugate` in int8.
+pub fn identity(
+    py: Python<'_>,
+    name: &str,
+    a: &Bound<'_, PyAny>,
+    out: Option<&Bound<'_, NdArray>>,
+) -> PyResult<Option<Py<PyAny>>> {
+    let Some((x, _k)) = arg(a)? else { return Ok(None) };
+    let args = [x];
+    let d = result_type(&args);
+    if d != DType::Bool {
+        return finish(py, Opcode::Identity, args, d, d, out);
+    }
+    if name == "positive" {
+        return Err(type_error(
+            "ufunc 'positive' did not contain a loop with signature matching types <class 'numpy.dtypes.BoolDType'> -> None"
+                .into(),
+        ));
+    }
+    finish(py, Opcode::Identity, args, DType::I8, DType::I8, out)
+}
+
 fn finish<const N: usize>(
     py: Python<'_>,
     op: Opcode,
@@ -441,6 +483,7 @@ fn _ufunc(
     match (op.kind(), inputs.len()) {
         (vm_ir::Kind::Binary, 2) => binary(py, op, &inputs.get_item(0)?, &inputs.get_item(1)?, out),
         (vm_ir::Kind::Unary, 1) if name == "fabs" => fabs(py, &inputs.get_item(0)?, out),
+        (vm_ir::Kind::Unary, 1) if op == Opcode::Identity => identity(py, name, &inputs.get_item(0)?, out),
         (vm_ir::Kind::Unary, 1) => unary(py, op, &inputs.get_item(0)?, out),
         _ => Err(PyTypeError::new_err(format!(
             "{name} takes {} inputs, got {}",
@@ -545,7 +588,15 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
             return assign(py, dst, &converted, checked);
         }
     }
-    let (a, _k) = arg(value)?.ok_or_else(|| PyTypeError::new_err("cannot assign this value to a vmnp array"))?;
+    let Some((a, _k)) = arg(value)? else {
+        // Any other object (`None`, a `Fraction`, a type with `__float__`) is converted as NumPy
+        // stores it into `dt`.
+        let converted = hook(py, "convert_as")?.call1((value, np_name(dt)))?;
+        if converted.is_none() {
+            return Err(PyTypeError::new_err("cannot assign this value to a vmnp array"));
+        }
+        return assign(py, dst, &converted, checked);
+    };
     let d = dst.get();
     if let Arg::Arr(v) = &a
         && *v == *d.view()

@@ -440,6 +440,7 @@ FOREIGN = {
     "c = x[None, :] + 1j * y[:, None]; z = np.zeros_like(c); m = np.zeros(c.shape, dtype=int)\n"
     "for _ in range(12):\n    inside = np.abs(z) <= 2\n    z[inside] = z[inside] ** 2 + c[inside]\n"
     "    m[inside] += 1\nout = (m, float(m.sum()))",
+    "conjugates": "c = np.array([1 + 2j, 3 - 1j]); out = (np.conj(c), np.conjugate(c), c.conj(), np.conj(c * 2))",
 }
 
 
@@ -654,3 +655,107 @@ def test_user_types_overriding_ufuncs_answer_for_them():
     for got in (vmnp.arange(3.0) + w, vmnp.sqrt(w), vmnp.add(vmnp.arange(3.0), w), w * vmnp.arange(3.0)):
         assert isinstance(got, Wrapped)
     assert numpy.asarray((vmnp.arange(3.0) + w).value).tolist() == [0.0, 2.0, 4.0]
+
+
+def test_reshape_errors_write_unknown_dimensions_as_numpy_does():
+    for shape in [(2, -1), (-1, 5), (5, -1, 2), (5,), (-1, -1)]:
+        with pytest.raises(ValueError) as want:
+            numpy.arange(3).reshape(shape)
+        with pytest.raises(ValueError) as got:
+            vmnp.arange(3).reshape(shape)
+        assert str(got.value) == str(want.value)
+
+
+def test_operators_with_text_or_none_raise_numpys_errors():
+    for code in [
+        "x < 'a'", "x + 'a'", "'a' + x", "None - x", "x * b'a'", "x // None", "x ** None", "'a' >= x",
+        "x += 'a'", "x *= None", "x += 1j", "x @ 'a'", "'a' @ x", "divmod(x, 'a')", "x.sum() + 'a'", "x[0] < 'a'",
+    ]:  # fmt: skip
+        errors = []
+        for module in (numpy, vmnp):
+            with pytest.raises(TypeError) as e:
+                exec(code, {"x": module.arange(3.0)})  # noqa: S102 (the test's own statements)
+            errors.append(str(e.value))
+        assert errors[0] == errors[1], code
+    for module in (numpy, vmnp):
+        x = module.arange(3.0)
+        assert numpy.asarray(x == "a").tolist() == [False] * 3 and numpy.asarray(x != None).all()  # noqa: E711
+
+
+def test_conjugate_and_positive_follow_numpys_loops():
+    out = {}
+    for module in (numpy, vmnp):
+        b = module.array([True, False])
+        f = module.arange(3.0)
+        with pytest.raises(TypeError):
+            module.positive(b)
+        with pytest.raises(TypeError):
+            +b  # noqa: B018 (the operator raises)
+        out[module] = (module.conj(b), module.conj(f), module.positive(f), b.conj() is b)
+        out[module] += (module.conj.__name__, module.isfortran(f.reshape(1, 3).T), module.isfortran(f.reshape(3, 1).T))
+    agree(out[vmnp], out[numpy])
+
+
+def test_broadcast_errors_of_outputs_and_index_assignments_are_numpys():
+    for code in [
+        "np.add(np.arange(3), np.ones((1, 3)), out=np.zeros((4, 1)))",
+        "np.add(np.ones(2), np.ones(3), out=np.zeros(4))",
+        "np.add(np.arange(3.0), 1.0, out=np.zeros(2))",
+        "np.sqrt(np.arange(3.0), out=np.zeros(2))",
+        "np.multiply(np.ones(3), 2, out=np.zeros(1))",
+        "np.where(np.ones(3) > 0, 1, np.ones(2))",
+        "np.clip(np.arange(3), 0, np.ones(2))",
+        "np.clip(np.arange(3), 0, 1, out=np.zeros(2))",
+        "np.clip(np.arange(3), np.ones((2, 1)), 1, out=np.zeros(3))",
+        "a = np.zeros((3, 4)); a[[0, 1]] = np.ones(3)",
+        "a = np.zeros(5); a[np.array([0, 1])] = [1, 2, 3]",
+    ]:
+        with pytest.raises(ValueError) as want:
+            exec(code, {"np": numpy})  # noqa: S102
+        with pytest.raises(ValueError) as got:
+            exec(code, {"np": vmnp})  # noqa: S102
+        assert str(got.value) == str(want.value), code
+
+
+def test_objects_stored_into_elements_convert_as_numpy_converts_them():
+    from decimal import Decimal
+    from fractions import Fraction
+
+    class Number:
+        def __float__(self):
+            return 2.5
+
+        def __int__(self):
+            return 7
+
+    out = {}
+    for module in (numpy, vmnp):
+        got = []
+        for dtype in ("int64", "float64", "bool", "uint8"):
+            for value in (None, Fraction(3, 2), Decimal("1.5"), Number(), object()):
+                a = module.zeros(3, dtype=dtype)
+                try:
+                    a[1] = value
+                    got.append(a)
+                except TypeError as e:
+                    got.append(str(e))
+        out[module] = got
+    agree(out[vmnp], out[numpy])
+
+
+def test_axis_arguments_repeated_or_not_integers_fail_as_in_numpy():
+    for code in [
+        "np.flip(x, (0, 0))",
+        "np.expand_dims(x, (0, 0))",
+        "np.squeeze(np.ones((1, 3, 1)), (0, 0))",
+        "np.diff(x, axis=(0, 0))",
+        "np.take(x, [0], axis=(0, 2))",
+        "np.flip(x, 1.5)",
+        "np.moveaxis(x, (0, 0), (1, 0))",
+    ]:
+        errors = []
+        for module in (numpy, vmnp):
+            with pytest.raises((TypeError, ValueError)) as e:
+                exec(code, {"np": module, "x": module.arange(12).reshape(3, 4)})  # noqa: S102
+            errors.append((type(e.value), str(e.value)))
+        assert errors[0] == errors[1], code

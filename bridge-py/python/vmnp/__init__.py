@@ -409,8 +409,39 @@ def _operator_fallback(name, a, b):
     ``name`` through the fallback; ``NotImplemented`` for any other operand, so that Python
     asks the other operand."""
     if not (_foreign(a) or _foreign(b)):
+        if name in _TEXT_OPERATORS and _text_operand(a, b):
+            return _numpy_operator(_TEXT_OPERATORS[name], a, b)
         return NotImplemented
     return _fallback(name, getattr(_np, name), (a, b), {})
+
+
+def _text_operand(a, b):
+    """True when one operand is text or None, the other a vmnp array: NumPy's operators raise
+    their own errors for those (`x < "a"`, `x + None`)."""
+    return _b.any(isinstance(x, (str, bytes)) or x is None for x in (a, b))
+
+
+def _numpy_operator(func, a, b):
+    """``func(a, b)`` on NumPy's copies of vmnp operands (0-d ones as the scalars they stand for)."""
+    n = [(_to_numpy(x)[()] if x.ndim == 0 else _to_numpy(x)) if isinstance(x, ndarray) else x for x in (a, b)]
+    return _from_numpy(func(*n))
+
+
+def _inplace_fallback(name, a, b):
+    """``a op= b`` with an operand the VM cannot hold (text, None, complex): NumPy's ufunc into
+    a copy of ``a`` (which raises NumPy's error where the result does not fit), written back."""
+    n = _to_numpy(a)
+    getattr(_np, name)(n, b, out=n)
+    _vmnp._assign(a, asarray(n))
+
+
+_TEXT_OPERATORS = {
+    "add": _operator.add, "subtract": _operator.sub, "multiply": _operator.mul, "divide": _operator.truediv,
+    "floor_divide": _operator.floordiv, "remainder": _operator.mod, "power": _operator.pow,
+    "less": _operator.lt, "less_equal": _operator.le, "greater": _operator.gt, "greater_equal": _operator.ge,
+    "bitwise_and": _operator.and_, "bitwise_or": _operator.or_, "bitwise_xor": _operator.xor,
+    "left_shift": _operator.lshift, "right_shift": _operator.rshift,
+}  # fmt: skip
 
 
 def _falling_back(name, func, numpy_func):
@@ -714,7 +745,8 @@ _UFUNCS = {
     "right_shift": "right_shift",
     # unary
     "negative": "negative",
-    "positive": "identity",
+    "positive": "positive",
+    "conjugate": "conjugate",
     "absolute": "absolute",
     "fabs": "fabs",
     "sign": "sign",
@@ -764,7 +796,7 @@ abs = absolute  # noqa: A001, F821 (NumPy's alias; defined by the loop above)
 bitwise_invert, bitwise_left_shift, bitwise_right_shift = invert, left_shift, right_shift  # noqa: F821
 acos, asin, atan, atan2 = arccos, arcsin, arctan, arctan2  # noqa: F821
 acosh, asinh, atanh, pow = arccosh, arcsinh, arctanh, power  # noqa: A001, F821
-conj = conjugate = positive  # noqa: F821 (real dtypes only)
+conj = conjugate  # noqa: F821 (complex arrays are NumPy's, through the fallback)
 
 
 def round(a, decimals=0, out=None):  # noqa: A001 (NumPy's name)
@@ -1359,6 +1391,7 @@ from ._manip import (  # noqa: E402 (needs the names above)
     hsplit,
     hstack,
     inner,
+    isfortran,
     matmul,
     matrix_transpose,
     moveaxis,

@@ -12,6 +12,7 @@ from . import _dtype_name, _vmnp, asarray, empty, ndarray
 
 
 def _norm_axis(axis, ndim, what=None):
+    axis = _operator.index(axis)  # NumPy's TypeError for a tuple or a float
     if not -ndim <= axis < ndim:
         raise _np.exceptions.AxisError(axis, ndim, what)
     return axis % ndim
@@ -77,8 +78,16 @@ def _new_shape(a, shape):
 
 
 def _shape_text(shape):
-    """A shape as NumPy writes it in reshape errors: ``(2,2)``, ``(5,)``."""
-    return f"({shape[0]},)" if len(shape) == 1 else "(" + ",".join(str(n) for n in shape) + ")"
+    """A shape as NumPy writes it in reshape errors: ``(2,2)``, ``(5,)``; a negative dimension
+    is ``newaxis``, left out where it leads (``(-1, 5)`` is ``(5)``)."""
+    shape = list(shape)
+    lead = 0
+    while lead < len(shape) and shape[lead] < 0:
+        lead += 1
+    if lead == len(shape):
+        return "()"
+    text = ",".join("newaxis" if n < 0 else str(n) for n in shape[lead:])
+    return f"({text},)" if len(shape) == 1 else f"({text})"
 
 
 def _f_order(a, order):
@@ -213,14 +222,18 @@ def swapaxes(a, axis1, axis2):
     return transpose(a, p)
 
 
-def _norm_axes(axes, ndim, what, prefix=False):
-    """An axis or a sequence of axes, normalised; NumPy's ValueError when one repeats (``prefix``:
-    an axis out of range is named by ``what`` in the error, as NumPy's ``moveaxis`` names it)."""
-    axes = [
-        _norm_axis(x, ndim, what if prefix else None) for x in (axes if isinstance(axes, (tuple, list)) else (axes,))
-    ]
+def _norm_axes(axes, ndim, what=None, prefix=False):
+    """An axis or a sequence of axes, normalised; NumPy's ValueError when one repeats (naming
+    ``what`` where given; ``prefix``: an axis out of range is named by ``what`` in the error, as
+    NumPy's ``moveaxis`` names it)."""
+    if not isinstance(axes, (tuple, list)):
+        try:
+            axes = (_operator.index(axes),)
+        except TypeError:
+            pass  # iterated below, as NumPy does (`'float' object is not iterable`)
+    axes = [_norm_axis(x, ndim, what if prefix else None) for x in axes]
     if len(set(axes)) != len(axes):
-        raise ValueError(f"repeated axis in `{what}` argument")
+        raise ValueError("repeated axis" if what is None else f"repeated axis in `{what}` argument")
     return axes
 
 
@@ -241,7 +254,7 @@ def expand_dims(a, axis):
     """``a`` with new axes of extent 1 at ``axis`` (a view)."""
     a = asarray(a)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    axes = sorted(_norm_axes(axes, a.ndim + len(axes), "axis"))
+    axes = sorted(_norm_axes(axes, a.ndim + len(axes)))
     shape, strides = list(a.shape), list(a._strides)
     for x in axes:
         shape.insert(x, 1)
@@ -255,7 +268,9 @@ def squeeze(a, axis=None):
     if axis is None:
         keep = [i for i in range(a.ndim) if a.shape[i] != 1]
     else:
-        axes = {_norm_axis(x, a.ndim) for x in (axis if isinstance(axis, tuple) else (axis,))}
+        axes = [_norm_axis(x, a.ndim) for x in (axis if isinstance(axis, tuple) else (axis,))]
+        if len(set(axes)) != len(axes):
+            raise ValueError("duplicate value in 'axis'")
         for x in axes:
             if a.shape[x] != 1:
                 raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
@@ -266,10 +281,10 @@ def squeeze(a, axis=None):
 def flip(a, axis=None):
     """``a`` reversed along ``axis`` (all axes when None; a view)."""
     a = asarray(a)
-    axes = range(a.ndim) if axis is None else [axis] if isinstance(axis, int) else axis
+    axes = range(a.ndim) if axis is None else _norm_axes(axis, a.ndim)
     key = [slice(None)] * a.ndim
     for x in axes:
-        key[_norm_axis(x, a.ndim)] = slice(None, None, -1)
+        key[x] = slice(None, None, -1)
     return a[tuple(key)]
 
 
@@ -749,11 +764,29 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
             a_min = None
         if type(a_max) is int and a_max >= info.max:
             a_max = None
-    if a_min is not None:
-        r = _v.maximum(r, a_min)
-    if a_max is not None:
-        r = _v.minimum(r, a_max)
-    return _v._store(r, out)
+    operands = [r] + [x for x in (a_min, a_max) if x is not None] + ([out] if out is not None else [])
+    try:
+        if a_min is not None:
+            r = _v.maximum(r, a_min)
+        if a_max is not None:
+            r = _v.minimum(r, a_max)
+        return _v._store(r, out)
+    except ValueError as e:
+        if "broadcast" not in str(e):
+            raise
+        # NumPy's clip is one ufunc: its error lists every operand.
+        shapes = [x.shape if hasattr(x, "shape") else _np.shape(x) for x in operands]
+        try:
+            full = _np.broadcast_shapes(*shapes)
+        except ValueError:
+            text = " ".join(_shape_text(s) for s in shapes)
+            raise ValueError(f"operands could not be broadcast together with shapes {text} ") from None
+        if out is None or full == out.shape:
+            raise
+        raise ValueError(
+            f"non-broadcastable output operand with shape {_shape_text(out.shape)} doesn't match "
+            f"the broadcast shape {_shape_text(full)}"
+        ) from None
 
 
 _MISSING = object()
@@ -769,6 +802,12 @@ def where(condition, x=_MISSING, y=_MISSING):
         if v is None or isinstance(v, (str, bytes)):  # text or objects: NumPy's, in the fallback
             raise _v._UnsupportedDType(f"vmnp does not support values of type {type(v).__name__}")
     return _vmnp._where(condition, x, y)
+
+
+def isfortran(a):
+    """True for a column-major array that is not also row-major."""
+    a = a if isinstance(a, _v.ndarray) else _v.asarray(a)
+    return a.flags.f_contiguous and not a.flags.c_contiguous
 
 
 def ndim(a):

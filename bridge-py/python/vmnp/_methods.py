@@ -5,12 +5,14 @@ indexing, display, conversion, and the NumPy protocols (``__array_ufunc__``,
 import builtins as _b
 import math as _math
 import numbers as _numbers
+import operator as _operator
 
 import numpy as _np
 
 import vmnp as _v
 
 from . import _linalg, _vmnp
+from ._manip import _shape_text
 
 
 def _np_key(key):
@@ -96,7 +98,16 @@ def setitem(a, key, value):
         value = _v.asarray(value).astype(a.dtype)
     idx = _flat_index(a, key)
     if idx is not None:
-        _vmnp._scatter(a, idx, value)
+        try:
+            _vmnp._scatter(a, idx, value)
+        except ValueError as e:
+            if not str(e).startswith("could not broadcast input array"):
+                raise
+            shape = value.shape if isinstance(value, _v.ndarray) else _np.shape(value)
+            raise ValueError(
+                f"shape mismatch: value array of shape {_shape_text(shape)} could not be broadcast "
+                f"to indexing result of shape {_shape_text(a[key].shape)}"
+            ) from None
         return
     if _is_mask(key, a):
         v = value if isinstance(value, (int, float, bool, _v.ndarray)) else _v.asarray(value)
@@ -111,9 +122,10 @@ def setitem(a, key, value):
 
 
 def convert_as(obj, dtype):
-    """A list or tuple of Python numbers about to be stored into an array of ``dtype``,
-    converted as NumPy converts it (Python ints must fit); None when it holds vmnp arrays."""
-    if _b.any(isinstance(x, _v.ndarray) for x in _v._flat(obj)):
+    """A list or tuple of Python numbers, or another object, about to be stored into an array of
+    ``dtype``, converted as NumPy converts it (Python ints must fit, ``None`` is NaN in floats);
+    None when it holds vmnp arrays."""
+    if isinstance(obj, (list, tuple)) and _b.any(isinstance(x, _v.ndarray) for x in _v._flat(obj)):
         return None
     return _v.asarray(_np.asarray(obj, dtype=dtype))
 
@@ -225,18 +237,26 @@ def __contains__(a, item):
 
 
 def __matmul__(a, b):
+    if _v._text_operand(a, b):
+        return _v._numpy_operator(_operator.matmul, a, b)
     return _v.matmul(a, b)
 
 
 def __rmatmul__(a, b):
+    if _v._text_operand(a, b):
+        return _v._numpy_operator(_operator.matmul, b, a)
     return _v.matmul(b, a)
 
 
 def __divmod__(a, b):
+    if _v._text_operand(a, b):
+        return _v._numpy_operator(divmod, a, b)
     return _v.floor_divide(a, b), _v.remainder(a, b)
 
 
 def __rdivmod__(a, b):
+    if _v._text_operand(a, b):
+        return _v._numpy_operator(divmod, b, a)
     return _v.floor_divide(b, a), _v.remainder(b, a)
 
 
@@ -330,6 +350,12 @@ def nonzero(a):
     return _v.nonzero(a)
 
 
+def conj(a):
+    """``ndarray.conj``: the array itself (vmnp arrays are real; NumPy returns real arrays
+    unchanged)."""
+    return a
+
+
 def _forward(name):
     func = getattr(_v, name)
 
@@ -342,7 +368,7 @@ def _forward(name):
 
 _FORWARDED = [
     "sum", "prod", "min", "max", "mean", "std", "var", "any", "all", "argmin", "argmax", "cumsum", "cumprod",
-    "ravel", "swapaxes", "clip", "dot", "round", "squeeze", "diagonal", "conj", "conjugate",
+    "ravel", "swapaxes", "clip", "dot", "round", "squeeze", "diagonal",
 ]  # fmt: skip
 
 
@@ -617,6 +643,8 @@ def hooks():
     h["flat"] = _Flat
     h["set_flat"] = lambda a, value: _Flat(a).__setitem__(slice(None), value)
     h["operator_fallback"] = _v._operator_fallback
+    h["inplace_fallback"] = _v._inplace_fallback
+    h["conj"] = h["conjugate"] = conj
     for name in [
         "getitem", "setitem", "convert", "__repr__", "__str__", "__format__", "item", "tolist", "__array__",
         "__bool__", "__float__", "__int__", "__index__", "__iter__", "__contains__", "__matmul__", "__rmatmul__",
