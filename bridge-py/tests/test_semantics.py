@@ -16,6 +16,17 @@ def run(code, module):
     return scope["out"]
 
 
+def errors_of(code, error, scope=lambda module: {"np": module}):
+    """What ``code`` raises (``error``: a type or a tuple) with ``np`` bound to NumPy and to vmnp
+    (``scope`` gives its names for each module): (type, message) each, NumPy's first."""
+    raised = []
+    for module in (numpy, vmnp):
+        with pytest.raises(error) as e:
+            exec(code, scope(module))  # noqa: S102 (the test's own statements)
+        raised.append((type(e.value), str(e.value)))
+    return raised
+
+
 def agree(got, want, where="out"):
     if isinstance(want, (tuple, list)):
         assert isinstance(got, (tuple, list)) and len(got) == len(want), (where, got, want)
@@ -633,11 +644,8 @@ def test_error_messages_write_shapes_as_numpy_does():
         "np.zeros((2, 3))[...] = np.zeros((3, 2))",
         "np.zeros((2, 3)) + np.zeros(4)",
     ]:
-        with pytest.raises(ValueError) as want:
-            exec(code, {"np": numpy})  # noqa: S102
-        with pytest.raises(ValueError) as got:
-            exec(code, {"np": vmnp})  # noqa: S102
-        assert str(got.value) == str(want.value)
+        (_, want), (_, got) = errors_of(code, ValueError)
+        assert got == want
 
 
 def test_user_types_overriding_ufuncs_answer_for_them():
@@ -671,12 +679,8 @@ def test_operators_with_text_or_none_raise_numpys_errors():
         "x < 'a'", "x + 'a'", "'a' + x", "None - x", "x * b'a'", "x // None", "x ** None", "'a' >= x",
         "x += 'a'", "x *= None", "x += 1j", "x @ 'a'", "'a' @ x", "divmod(x, 'a')", "x.sum() + 'a'", "x[0] < 'a'",
     ]:  # fmt: skip
-        errors = []
-        for module in (numpy, vmnp):
-            with pytest.raises(TypeError) as e:
-                exec(code, {"x": module.arange(3.0)})  # noqa: S102 (the test's own statements)
-            errors.append(str(e.value))
-        assert errors[0] == errors[1], code
+        (_, want), (_, got) = errors_of(code, TypeError, lambda module: {"x": module.arange(3.0)})
+        assert got == want, code
     for module in (numpy, vmnp):
         x = module.arange(3.0)
         assert numpy.asarray(x == "a").tolist() == [False] * 3 and numpy.asarray(x != None).all()  # noqa: E711
@@ -710,11 +714,8 @@ def test_broadcast_errors_of_outputs_and_index_assignments_are_numpys():
         "a = np.zeros((3, 4)); a[[0, 1]] = np.ones(3)",
         "a = np.zeros(5); a[np.array([0, 1])] = [1, 2, 3]",
     ]:
-        with pytest.raises(ValueError) as want:
-            exec(code, {"np": numpy})  # noqa: S102
-        with pytest.raises(ValueError) as got:
-            exec(code, {"np": vmnp})  # noqa: S102
-        assert str(got.value) == str(want.value), code
+        (_, want), (_, got) = errors_of(code, ValueError)
+        assert got == want, code
 
 
 def test_objects_stored_into_elements_convert_as_numpy_converts_them():
@@ -753,9 +754,5 @@ def test_axis_arguments_repeated_or_not_integers_fail_as_in_numpy():
         "np.flip(x, 1.5)",
         "np.moveaxis(x, (0, 0), (1, 0))",
     ]:
-        errors = []
-        for module in (numpy, vmnp):
-            with pytest.raises((TypeError, ValueError)) as e:
-                exec(code, {"np": module, "x": module.arange(12).reshape(3, 4)})  # noqa: S102
-            errors.append((type(e.value), str(e.value)))
-        assert errors[0] == errors[1], code
+        want, got = errors_of(code, (TypeError, ValueError), lambda m: {"np": m, "x": m.arange(12).reshape(3, 4)})
+        assert got == want, code

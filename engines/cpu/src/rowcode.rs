@@ -30,9 +30,6 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::sync::OnceLock;
 use vm_ir::{BinaryOp, DType, OpClass, Opcode, UnaryOp};
 
-/// The row routine: `row(ptrs, consts, n)` (see the module documentation).
-pub type RowFn = unsafe extern "C" fn(*const *mut u8, *const u64, i64);
-
 /// The instruction sets the routines are written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Isa {
@@ -970,14 +967,17 @@ pub fn assemble(p: &Program, isa: Isa) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
+    /// The bytes `f` assembles for `isa` and elements of f32 (else f64).
+    fn encode(isa: Isa, f32: bool, f: &dyn Fn(&mut Asm)) -> Vec<u8> {
+        let mut a = Asm { isa, f32, ..Asm::default() };
+        f(&mut a);
+        a.code
+    }
+
     /// Encodings checked against an assembler's (llvm-mc, GNU as).
     #[test]
     fn instructions_encode_as_an_assembler_does() {
-        let enc = |f: &dyn Fn(&mut Asm)| {
-            let mut a = Asm::default();
-            f(&mut a);
-            a.code
-        };
+        let enc = |f: &dyn Fn(&mut Asm)| encode(Isa::Avx512, false, f);
         // vaddpd zmm1, zmm2, zmm3
         assert_eq!(
             enc(&|a| a.vop(MAP_0F, ADD, 1, 2, Rm::Reg(3), 0, false, false)),
@@ -1054,11 +1054,7 @@ mod tests {
         );
         assert_eq!(enc(&|a| a.scalar(0x11, 31, 0, Rm::Mem(Mem::At(RBX, 0)))), [0x62, 0x61, 0xFF, 0x08, 0x11, 0x3B]);
         // f32: vaddps zmm1, zmm2, zmm3; vdivps zmm17, zmm30, dword ptr [rsi + 24]{1to16}
-        let enc32 = |f: &dyn Fn(&mut Asm)| {
-            let mut a = Asm { f32: true, ..Asm::default() };
-            f(&mut a);
-            a.code
-        };
+        let enc32 = |f: &dyn Fn(&mut Asm)| encode(Isa::Avx512, true, f);
         assert_eq!(
             enc32(&|a| a.vop(MAP_0F, ADD, 1, 2, Rm::Reg(3), 0, false, false)),
             [0x62, 0xF1, 0x6C, 0x48, 0x58, 0xCB]
@@ -1096,11 +1092,7 @@ mod tests {
         );
         assert_eq!(enc32(&|a| a.scalar(0x11, 31, 0, Rm::Mem(Mem::At(RBX, 0)))), [0x62, 0x61, 0x7E, 0x08, 0x11, 0x3B]);
         // AVX2, in the three-byte VEX form ({vex3} to the assembler)
-        let enc2 = |f32: bool, f: &dyn Fn(&mut Asm)| {
-            let mut a = Asm { isa: Isa::Avx2, f32, ..Asm::default() };
-            f(&mut a);
-            a.code
-        };
+        let enc2 = |f32: bool, f: &dyn Fn(&mut Asm)| encode(Isa::Avx2, f32, f);
         type Case<'a> = (bool, &'a dyn Fn(&mut Asm), &'a [u8]);
         let cases: [Case; 12] = [
             // vaddpd ymm1, ymm2, ymm3; vdivpd ymm9, ymm14, ymm10
