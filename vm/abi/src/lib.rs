@@ -140,6 +140,11 @@ impl VmConstant {
     }
 }
 
+/// Extent `n` of dimension `d` (operand `k` of instruction `i`) as an address-sized number.
+fn extent(n: u64, i: usize, k: usize, d: usize) -> Result<usize> {
+    usize::try_from(n).map_err(|_| invalid(i, Some(k), format!("extent {n} of dimension {d} does not fit in memory")))
+}
+
 impl VmView {
     /// The view over the base `base_of` knows (the live ones): the base must be known, the
     /// dimension count at most 16 and every extent an address-sized number. Whether the view
@@ -157,10 +162,19 @@ impl VmView {
     fn decode_into(&self, base_of: &dyn Fn(BaseId) -> Option<Base>, i: usize, k: usize, out: &mut View) -> Result<()> {
         out.base = self.checked_base(base_of, i, k)?;
         out.start = self.start;
-        out.shape.clear();
-        self.extents_into(&mut out.shape, i, k)?;
-        out.stride.clear();
-        out.stride.extend_from_slice(&self.stride[..self.ndim as usize]);
+        let ndim = self.ndim as usize;
+        if out.shape.len() == ndim && out.stride.len() == ndim {
+            // The common case of a batch like the last: the same rank, overwritten in place.
+            for (d, (slot, &n)) in out.shape.iter_mut().zip(&self.shape[..ndim]).enumerate() {
+                *slot = extent(n, i, k, d)?;
+            }
+            out.stride.copy_from_slice(&self.stride[..ndim]);
+        } else {
+            out.shape.clear();
+            self.extents_into(&mut out.shape, i, k)?;
+            out.stride.clear();
+            out.stride.extend_from_slice(&self.stride[..ndim]);
+        }
         Ok(())
     }
 
@@ -178,10 +192,7 @@ impl VmView {
     /// Appends the extents (`ndim` checked) to `shape`, each an address-sized number.
     fn extents_into(&self, shape: &mut Shape, i: usize, k: usize) -> Result<()> {
         for (d, &n) in self.shape[..self.ndim as usize].iter().enumerate() {
-            shape.push(
-                usize::try_from(n)
-                    .map_err(|_| invalid(i, Some(k), format!("extent {n} of dimension {d} does not fit in memory")))?,
-            );
+            shape.push(extent(n, i, k, d)?);
         }
         Ok(())
     }
@@ -379,6 +390,39 @@ mod tests {
         }
         let c = VmConstant { dtype: 99, value: VmValue { u: 0 } };
         assert!(matches!(c.to_scalar(), Err(Error::UnknownDType(_))));
+    }
+
+    #[test]
+    fn decoding_over_an_earlier_instruction_gives_the_fresh_decoding() {
+        let a = Base { id: BaseId(1), dtype: DType::F64, nelem: 24 };
+        let b = Base { id: BaseId(2), dtype: DType::F64, nelem: 24 };
+        let view = |base, start, shape: &[usize], stride: &[i64]| {
+            Operand::View(View::new(base, start, shape, stride).unwrap())
+        };
+        let half = || Operand::Const(Scalar::F64(0.5));
+        // Ranks, operand kinds and operand counts change from one to the next, both ways.
+        let program = [
+            Instruction::new(
+                Opcode::Add,
+                [view(a, 0, &[2, 3, 4], &[12, 4, 1]), view(b, 0, &[2, 3, 4], &[12, 4, 1]), half()],
+            ),
+            Instruction::new(Opcode::Multiply, [view(b, 1, &[23], &[1]), half(), view(a, 0, &[23], &[1])]),
+            Instruction::new(Opcode::Add, [view(a, 5, &[3, 2], &[2, 1]), view(b, 0, &[3, 2], &[0, 3]), half()]),
+            Instruction::new(Opcode::Free, [Operand::View(View::of_base(b))]),
+            Instruction::new(Opcode::Negative, [view(a, 23, &[4, 6], &[-6, -1]), view(a, 0, &[4, 6], &[6, 1])]),
+            Instruction::new(
+                Opcode::Multiply,
+                [view(a, 0, &[4, 6], &[6, 1]), view(b, 0, &[4, 6], &[6, 1]), view(a, 0, &[4, 6], &[6, 1])],
+            ),
+        ];
+        let base_of = |id: BaseId| [a, b].into_iter().find(|x| x.id == id);
+        for first in &program {
+            for second in &program {
+                let mut slot = VmInstruction::from_instruction(first).to_instruction_with(&base_of, 0).unwrap();
+                VmInstruction::from_instruction(second).decode_into(&base_of, 1, &mut slot).unwrap();
+                assert_eq!(&slot, second, "{first:?} then {second:?}");
+            }
+        }
     }
 
     #[test]
