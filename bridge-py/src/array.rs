@@ -271,6 +271,10 @@ impl NdArray {
             return Err(index_err("an index can only have a single ellipsis ('...')"));
         }
         let v = &self.view();
+        if consumed > 0 && v.ndim() == 0 {
+            // A 0-d array stands for NumPy's scalar (`x.sum()[0]`): its error.
+            return Err(index_err("invalid index to scalar variable."));
+        }
         if consumed > v.ndim() {
             return Err(index_err(format!(
                 "too many indices for array: array is {}-dimensional, but {consumed} were indexed",
@@ -859,11 +863,13 @@ impl NdArray {
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        self.view()
-            .shape
-            .first()
-            .copied()
-            .ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("len() of unsized object"))
+        // A 0-d array stands for NumPy's scalar (`len(x.sum())`): its error.
+        self.view().shape.first().copied().ok_or_else(|| {
+            pyo3::exceptions::PyTypeError::new_err(format!(
+                "object of type 'numpy.{}' has no len()",
+                np_name(self.view().dtype())
+            ))
+        })
     }
 
     fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {

@@ -581,10 +581,24 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
         return assign(py, dst, &parsed, checked);
     }
     let dt = dst.get().view().dtype();
-    if dt.is_integer() && (value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>()) {
+    let sequence = value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>();
+    // NumPy converts a sequence with at most the destination's dimensions (an array may have
+    // more, if unit ones: they are dropped below).
+    let too_deep = |ndim: usize| {
+        let max = dst.get().view().ndim();
+        (sequence && ndim > max).then(|| {
+            value_err(format!(
+                "setting an array element with a sequence. The requested array would exceed the maximum number of dimension of {max}."
+            ))
+        })
+    };
+    if dt.is_integer() && sequence {
         // Python numbers go in as NumPy converts them: ints must fit, floats truncate.
         let converted = hook(py, "convert_as")?.call1((value, np_name(dt)))?;
         if !converted.is_none() {
+            if let Some(e) = too_deep(converted.getattr("ndim")?.extract()?) {
+                return Err(e);
+            }
             return assign(py, dst, &converted, checked);
         }
     }
@@ -603,6 +617,23 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
     {
         return Ok(()); // `x[...] = x` after an in-place operator on the same view
     }
+    // NumPy drops leading unit dimensions of a value with more dimensions than the destination
+    // (`a[0] = row[None]`).
+    let a = match a {
+        Arg::Arr(v) if v.ndim() > d.view().ndim() => {
+            if let Some(e) = too_deep(v.ndim()) {
+                return Err(e);
+            }
+            let extra = v.shape[..v.ndim() - d.view().ndim()].iter().take_while(|&&n| n == 1).count();
+            Arg::Arr(View {
+                base: v.base,
+                start: v.start,
+                shape: v.shape[extra..].into(),
+                stride: v.stride[extra..].into(),
+            })
+        }
+        other => other,
+    };
     let shape = broadcast_shapes(std::slice::from_ref(&a))?;
     if broadcast_shapes(&[Arg::Arr(d.view().clone()), a.clone()]).map(|s| s[..] != d.view().shape[..]).unwrap_or(true)
         || shape.len() > d.view().ndim()

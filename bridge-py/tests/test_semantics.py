@@ -300,6 +300,12 @@ CASES = {
     "arrays of numbers and of scalar arrays": "a = np.arange(3.0)\n"
     "out = (np.array([1, 2.5, True]), np.array((1, 2)), np.array([a[1], 2, a.sum()]), np.array([[1, 2], [a[0], 4]]), "
     "np.array([np.int8(3), 300]))",
+    "scalar results are scalars": "a = np.arange(5)\n"
+    "out = [np.isscalar(x) for x in (a.sum(), a[0], a, a.mean() + 1, 3.5, [1], a[:1], np.float32(2), a.max(axis=0))]",
+    # A value with more dimensions than the destination: its leading unit ones are dropped.
+    "values with leading unit dimensions": "a, b, c = np.zeros((3, 5)), np.zeros(4), np.zeros((2, 3))\n"
+    "a[0] = np.ones((1, 5)); b[1:3] = np.arange(2.0)[None, None]; c[...] = np.arange(3)[None, None, None]\n"
+    "a[1:, 1:] = np.full((1, 1, 2, 4), 7.0); out = (a, b, c)",
 }
 
 
@@ -756,3 +762,137 @@ def test_axis_arguments_repeated_or_not_integers_fail_as_in_numpy():
     ]:
         want, got = errors_of(code, (TypeError, ValueError), lambda m: {"np": m, "x": m.arange(12).reshape(3, 4)})
         assert got == want, code
+
+
+def test_shape_and_operand_errors_are_numpys():
+    for code in [
+        "np.ones(3) @ 2",
+        "2 @ np.ones(3)",
+        "np.matmul(np.float64(2), np.ones(2))",
+        "np.zeros(2.5)",
+        "np.ones(np.float64(2))",
+        "np.full(2.5, 1)",
+        "np.zeros(None)",
+        "np.zeros((2, 1.5))",
+        "np.arange(6).reshape(2.5)",
+        "np.arange(6).reshape((2, 3.0))",
+        "np.repeat(np.arange(3), -1)",
+        "np.repeat(np.arange(6).reshape(2, 3), -2, axis=1)",
+    ]:
+        want, got = errors_of(code, (TypeError, ValueError))
+        assert got == want, code
+
+
+def test_linspace_computes_in_the_dtype_of_its_bounds():
+    bounds = [
+        "np.float32(0), np.float32(1)", "np.float32(-1), 2", "0, 1", "np.int8(-100), np.int8(100)",
+        "np.zeros(2, np.float32), 1", "np.zeros(2, np.int16), 5", "np.float32(0), np.float64(1)", "0.5, 0.5",
+        "np.arange(4.0).astype(np.float32).min(), 1", "np.arange(4.0).max(), 10",
+    ]  # fmt: skip
+    for b in bounds:
+        for num in (0, 1, 7):
+            code = f"out = np.linspace({b}, {num}, retstep=True)"
+            want, got = run(code, numpy), run(code, vmnp)
+            agree(got[0], want[0])
+            assert repr(got[1]) == repr(want[1]), (b, num)  # the step: a scalar of the same type, or nan
+
+
+def test_flat_is_an_iterator_as_numpys():
+    out = {}
+    for module in (numpy, vmnp):
+        a = module.arange(6).reshape(2, 3)
+        f = a.flat
+        got = [type(f).__name__, next(f), next(f), f.index, f.coords, f.copy(), numpy.asarray(a.flat), len(f)]
+        got += [numpy.array(a.flat, dtype=float), list(f), f.index, f.base is a, str(module.ones(3).flags)]
+        out[module] = got
+    agree(out[vmnp], out[numpy])
+
+
+def test_generators_have_numpys_bit_generator_and_spawn():
+    g = vmnp.random.default_rng(5)
+    assert type(g.bit_generator).__name__ == type(numpy.random.default_rng(5).bit_generator).__name__
+    a, b = g.spawn(2)
+    (c,) = g.spawn(1)
+    draws = [x.random(4).tolist() for x in (a, b, c)]
+    assert isinstance(a, vmnp.random.Generator) and len({tuple(d) for d in draws}) == 3
+    assert vmnp.random.default_rng(5).spawn(2)[0].random(4).tolist() == draws[0]  # reproducible
+
+
+def test_values_too_deep_for_an_assignment_fail_as_in_numpy():
+    for code in [
+        "a = np.zeros((3, 5)); a[:, 0] = np.ones((3, 1))",
+        "a = np.zeros(4); a[1:3] = np.ones((2, 1, 2))",
+        "a = np.zeros((2, 3)); a[:] = [[[1, 2, 3]]]",
+        "a = np.zeros((2, 3), int); a[0] = [[1, 2, 3]]",
+        "a = np.zeros(4); a[1:3] = np.ones((1, 2, 3))",
+    ]:
+        want, got = errors_of(code, ValueError)
+        assert got == want, code
+
+
+def test_bad_random_arguments_raise_numpys_errors():
+    # The Generator's messages, and the legacy functions' own (RandomState's).
+    for code in [
+        "g.integers(5, 3, endpoint=True)", "g.integers(0)", "g.integers([0, -1])", "g.integers(5, 5)",
+        "g.integers(-200, 0, dtype=np.int8)", "g.integers(0, 256, dtype=np.uint8, endpoint=True)",
+        "g.integers(0, 10, dtype=bool)", "g.integers(0, 10, dtype=np.float64)", "g.uniform(0, np.inf)",
+        "g.uniform([0, 1], [1, 0])", "g.choice(3, p=[0.5, 0.5, 0.5])", "g.choice(3, p=[-0.5, 1, 0.5])",
+        "g.choice(3, p=[[0.5, 0.5, 0]])", "g.choice(np.zeros((0, 3)), 2)", "g.choice(-3)", "g.choice(0)",
+        "g.choice(3, 5, replace=False)", "g.choice([], 2)", "g.standard_normal(dtype=np.int32)",
+        "g.random(dtype=np.int32)", "g.standard_exponential(dtype=np.int32)", "R.randint(5, 5)", "R.randint(-1)",
+        "R.randint(0, 300, dtype=np.uint8)", "R.randint(0, 10, dtype=float)", "R.choice(3, p=[0.5, 0.6, 0.1])",
+        "R.choice([], 2)", "R.choice(0)", "R.choice(3, 5, replace=False)", "R.choice(3, p=[-0.5, 1, 0.5])",
+    ]:  # fmt: skip
+        want, got = errors_of(
+            code,
+            (TypeError, ValueError, OverflowError),
+            lambda m: {"np": m, "g": m.random.default_rng(0), "R": m.random},
+        )
+        assert got == want, code
+    for module in (numpy, vmnp):
+        g = module.random.default_rng(0)
+        got = [type(g.integers(0, 2, dtype=d)) for d in (int, bool, numpy.bool_, numpy.int8)]
+        got += [type(g.choice(numpy.int64(4))), g.choice(module.asarray(5), 3).shape, g.uniform(1, 1, 2).tolist()]
+        got += [g.integers(0, 256, 4, dtype=numpy.uint8).dtype, g.integers(-5, 5, 3, endpoint=True).shape]
+        if module is numpy:
+            want = got
+    assert got == want
+
+
+def test_the_namespace_reports_numpys_version_and_documentation():
+    assert vmnp.__version__ == numpy.__version__
+    for name in ("add", "sqrt", "maximum", "isnan"):
+        assert getattr(vmnp, name).__doc__ == getattr(numpy, name).__doc__
+
+
+def test_scalar_results_fail_as_numpys_scalars_where_only_arrays_work():
+    for code in [
+        "len(x.sum())", "list(x.max())", "[v for v in x.mean()]", "reversed(x.min())", "x.sum()[0]",
+        "x.sum()[1:]", "x.argmax()[0, 0]", "len(x[0] + x.sum())", "round(x)", "round(x, 2)",
+    ]:  # fmt: skip
+        want, got = errors_of(code, (TypeError, IndexError), lambda m: {"x": m.arange(5.0)})
+        assert got == want, code
+
+
+def test_rot90_linspace_clip_and_matmul_check_arguments_as_numpy():
+    for code in [
+        "np.rot90(np.ones(3))", "np.rot90(np.ones((2, 2)), axes=(0, 2))", "np.rot90(np.ones((2, 2, 2)), axes=(0, -3))",
+        "np.rot90(np.ones((2, 2, 2)), axes=(0, 5))", "np.linspace(0, 1, 3, axis=1)",
+    ]:  # fmt: skip
+        want, got = errors_of(code, (ValueError, TypeError))
+        assert got == want, code
+    # NumPy's UFuncTypeError is vmnp's TypeError (see the deviations): the messages agree.
+    for code in [
+        "np.clip(np.arange(5.0), 1, 3, out=np.zeros(5, dtype=int))",
+        "np.clip(np.arange(5), 1, 3, out=np.zeros(5, dtype=bool))",
+        "np.matmul(np.ones((2, 2)), np.ones((2, 2)), out=np.zeros((2, 2), dtype=int))",
+        "np.matmul(np.ones(2), np.ones(2), out=np.zeros((), dtype=int))",
+    ]:
+        (_, want), (_, got) = errors_of(code, TypeError)
+        assert got == want, code
+    code = (
+        "out = (np.linspace(0, 1, 3, axis=-1), np.rot90(np.arange(8).reshape(2, 2, 2), axes=[2, 0]), "
+        "np.clip(np.arange(5.0), 1, 3, out=np.zeros(5, dtype=np.float32)), "
+        "np.matmul(np.ones((2, 2), int), np.ones((2, 2), int), out=np.zeros((2, 2))))"
+    )
+    agree(run(code, vmnp), run(code, numpy))

@@ -27,7 +27,9 @@ from ._vmnp import VMError, flush, ndarray
 
 __all__ = ["ndarray", "VMError", "FallbackWarning", "flush"]
 
-__version__ = "0.1.0"
+# A program checks ``numpy.__version__`` for the API it may use: that of the NumPy vmnp mirrors.
+__version__ = _np.__version__
+__vmnp_version__ = "0.1.0"  # vmnp's own (the package's)
 
 # NumPy's dtype objects and scalar types are reused rather than re-invented.
 dtype = _np.dtype
@@ -538,6 +540,7 @@ class ufunc:
         self.__name__ = name
         self._op = op
         self._numpy = getattr(_np, name, None)
+        self.__doc__ = getattr(self._numpy, "__doc__", None)  # NumPy's documentation (`np.info(np.add)`)
         self.nin = nin
         self.nout = 1
         self.nargs = nin + 1
@@ -701,9 +704,15 @@ class ufunc:
         return self(a.reshape(a.shape + (1,) * b.ndim), b, **kwargs)
 
 
-def _store(r, out):
+def _store(r, out, ufunc=None):
+    """``r``, or ``r`` stored into ``out`` and ``out``; ``ufunc``: the name of the NumPy ufunc the
+    function is (``clip``, ``matmul``), whose output casting rule, ``same_kind``, applies."""
     if out is None:
         return r
+    if ufunc is not None and isinstance(r, ndarray) and not _np.can_cast(r.dtype, out.dtype, "same_kind"):
+        raise TypeError(
+            f"Cannot cast ufunc '{ufunc}' output from {r.dtype!r} to {out.dtype!r} with casting rule 'same_kind'"
+        )
     out[...] = r
     return out
 
@@ -1142,8 +1151,10 @@ def _shape(shape):
     try:
         dims = [_operator.index(shape)]
     except TypeError:
-        if not hasattr(shape, "__iter__"):
-            raise TypeError(f"'{type(shape).__name__}' object cannot be interpreted as an integer") from None
+        if shape is None:
+            raise TypeError("Use () not None as shape arguments") from None
+        if not hasattr(shape, "__iter__") or (isinstance(shape, ndarray) and shape.ndim == 0):
+            raise TypeError(f"expected a sequence of integers or a single integer, got '{shape!r}'") from None
         dims = [_operator.index(s) for s in shape]
     if _b.any(d < 0 for d in dims):
         raise ValueError("negative dimensions are not allowed")
@@ -1246,15 +1257,17 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
-    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's arithmetic order)."""
+    """``num`` evenly spaced values from ``start`` to ``stop`` (NumPy's arithmetic order), computed
+    in the inexact dtype ``start`` and ``stop`` promote to (float32 for float32 bounds)."""
     num = _operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     div = (num - 1) if endpoint else num
+    dt = _linspace_dtype(start, stop)
     if _np.ndim(start) or _np.ndim(stop) or isinstance(start, ndarray) or isinstance(stop, ndarray):
-        return _linspace_arrays(start, stop, num, div, endpoint, retstep, dtype, axis)
-    delta = stop - start
-    y = _vmnp._range(num, "float64")
+        return _linspace_arrays(start, stop, num, div, endpoint, retstep, dtype, axis, dt)
+    delta = _np.subtract(stop, start, dtype=dt)
+    y = _vmnp._range(num, dt)
     step = delta / div if div > 0 else _np.nan
     if div > 0:
         y = y * step + start if step != 0 else y / div * delta + start
@@ -1262,8 +1275,19 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         y = y * delta + start
     if endpoint and num > 1:
         y[-1] = stop
+    if axis != 0:
+        y = moveaxis(y, 0, axis)  # noqa: F821 (NumPy's error for an axis other than 0 and -1)
     y = _linspace_cast(y, dtype)
-    return (y, _np.float64(step)) if retstep else y
+    return (y, step) if retstep else y
+
+
+def _linspace_dtype(start, stop):
+    """The dtype ``linspace`` computes in: ``start`` and ``stop`` promoted (Python numbers weak),
+    integers and bools made float64."""
+    dt = _np.result_type(
+        *(x.dtype if isinstance(x, ndarray) else _np.asarray(x) if _np.ndim(x) else x for x in (start, stop))
+    )
+    return _dt(dt) if dt.kind == "f" else "float64"
 
 
 def _linspace_cast(y, dtype):
@@ -1275,13 +1299,12 @@ def _linspace_cast(y, dtype):
     return y.astype(dtype)
 
 
-def _linspace_arrays(start, stop, num, div, endpoint, retstep, dtype, axis):
+def _linspace_arrays(start, stop, num, div, endpoint, retstep, dtype, axis, dt):
     """``linspace`` between arrays: the samples along a new axis ``axis`` (NumPy's arithmetic)."""
-    start, stop = asarray(start), asarray(stop)
-    start = start.astype("float64") if start.dtype.kind != "f" else start
-    delta = stop - start
-    y = _vmnp._range(num, "float64").reshape((num,) + (1,) * delta.ndim)
-    step = delta / div if div > 0 else delta * _np.nan
+    start, stop = asarray(start).astype(dt), asarray(stop)
+    delta = stop.astype(dt) - start
+    y = _vmnp._range(num, dt).reshape((num,) + (1,) * delta.ndim)
+    step = delta / div if div > 0 else _np.nan
     if div > 0 and _b.bool((step == 0).any()):
         y = y / div * delta
     elif div > 0:

@@ -38,8 +38,9 @@ def array_equal(a1, a2, equal_nan=False):
 
 
 def isscalar(element):
-    """True for Python and NumPy scalars (not for arrays, 0-d included)."""
-    return not isinstance(element, ndarray) and _np.isscalar(element)
+    """True for Python and NumPy scalars, and for 0-d arrays: they stand for NumPy's scalar
+    results (``x.sum()``, ``x[3]``), whose ``isscalar`` is True."""
+    return element.ndim == 0 if isinstance(element, ndarray) else _np.isscalar(element)
 
 
 def result_type(*arrays_and_dtypes):

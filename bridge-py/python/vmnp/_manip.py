@@ -56,7 +56,13 @@ def _view_strides(shape, strides, new_shape):
 
 
 def _new_shape(a, shape):
-    shape = [_operator.index(shape)] if not isinstance(shape, (tuple, list)) else [_operator.index(s) for s in shape]
+    if isinstance(shape, (tuple, list)):
+        shape = [_operator.index(s) for s in shape]
+    else:
+        try:
+            shape = [_operator.index(shape)]
+        except TypeError:
+            shape = _v._shape(shape)  # a sequence of another type, or NumPy's error
     if shape.count(-1) > 1:
         raise ValueError("can only specify one unknown dimension")
     if _b.any(s < -1 for s in shape):
@@ -157,9 +163,12 @@ def rot90(m, k=1, axes=(0, 1)):
     m = asarray(m)
     if len(axes) != 2:
         raise ValueError("len(axes) must be 2.")
-    a0, a1 = (_norm_axis(x, m.ndim) for x in axes)
-    if a0 == a1:
+    axes = tuple(axes)
+    if axes[0] == axes[1] or abs(axes[0] - axes[1]) == m.ndim:
         raise ValueError("Axes must be different.")
+    if not (-m.ndim <= axes[0] < m.ndim and -m.ndim <= axes[1] < m.ndim):
+        raise ValueError(f"Axes={axes} out of range for array of ndim={m.ndim}.")
+    a0, a1 = (_norm_axis(x, m.ndim) for x in axes)
     k %= 4
     if k == 0:
         return m[...]
@@ -487,6 +496,8 @@ def repeat(a, repeats, axis=None):
             raise ValueError("repeats may not contain negative values.")
 
         return _v.take(a, asarray(_np.repeat(_np.arange(counts.size), counts)), axis=axis)
+    if _operator.index(repeats) < 0:
+        raise ValueError("negative dimensions are not allowed")
     if axis is None:
         a, axis = ravel(a), 0
     axis = _norm_axis(axis, a.ndim)
@@ -648,10 +659,13 @@ def matmul(a, b, out=None, **kwargs):
 
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
-        raise ValueError("matmul: Input operand 0 does not have enough dimensions")
+        raise ValueError(
+            f"matmul: Input operand {0 if a.ndim == 0 else 1} does not have enough dimensions (has 0, gufunc "
+            f"core with signature (n?,k),(k,m?)->(n?,m?) requires 1)"
+        )
     va, vb = a.ndim == 1, b.ndim == 1
     if va and vb and a.shape == b.shape:  # a dot product of vectors: one product, one sum
-        return _v._store(_v.sum(a * b, dtype=_product_dtype(a, b)), out)
+        return _v._store(_v.sum(a * b, dtype=_product_dtype(a, b)), out, "matmul")
     if va:
         a = a[None, :]
     if vb:
@@ -666,7 +680,7 @@ def matmul(a, b, out=None, **kwargs):
         r = r[..., 0, :]
     if vb:
         r = r[..., 0]
-    return _v._store(r, out)
+    return _v._store(r, out, "matmul")
 
 
 _PRODUCT_DTYPES = {}
@@ -770,7 +784,7 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
             r = _v.maximum(r, a_min)
         if a_max is not None:
             r = _v.minimum(r, a_max)
-        return _v._store(r, out)
+        return _v._store(r, out, "clip")
     except ValueError as e:
         if "broadcast" not in str(e):
             raise

@@ -223,8 +223,8 @@ def __index__(a):
 
 
 def __iter__(a):
-    if a.ndim == 0:
-        raise TypeError("iteration over a 0-d array")
+    if a.ndim == 0:  # a 0-d array stands for NumPy's scalar (`for v in x.sum()`): its error
+        raise TypeError(f"'numpy.{a.dtype.type.__name__}' object is not iterable")
     if a.ndim == 1:
         # NumPy's scalars, as NumPy iterates (statistics.mean(x), isinstance(v, float)): the
         # values as they are when the loop starts, synced once.
@@ -261,8 +261,11 @@ def __rdivmod__(a, b):
 
 
 def __round__(a, ndigits=None):
-    # A 0-d array stands for a NumPy scalar, which rounds to a Python int without ndigits.
-    if ndigits is None and a.ndim == 0:
+    # A 0-d array stands for a NumPy scalar, which rounds to a Python int without ndigits;
+    # NumPy's arrays do not round (`round(x)` is a TypeError, `np.round(x)` rounds).
+    if a.ndim != 0:
+        raise TypeError("type numpy.ndarray doesn't define __round__ method")
+    if ndigits is None:
         return round(item(a))
     return _v.round(a, ndigits or 0)
 
@@ -485,20 +488,40 @@ class _Flags:
 
     def __repr__(self):
         keys = ["C_CONTIGUOUS", "F_CONTIGUOUS", "OWNDATA", "WRITEABLE", "ALIGNED", "WRITEBACKIFCOPY"]
-        return "\n".join(f"  {k} : {self._values[k]}" for k in keys)
+        return "".join(f"  {k} : {self._values[k]}\n" for k in keys)
 
 
-class _Flat:
-    """``ndarray.flat``: the elements in row-major order, to read and to assign."""
+class flatiter:
+    """``ndarray.flat``: the elements in row-major order, to read and to assign; an iterator over
+    them (NumPy's scalars of their values as they are when the iteration starts)."""
 
     def __init__(self, a):
         self.base = a
+        self.index = 0
+        self._items = None
 
     def __len__(self):
         return self.base.size
 
     def __iter__(self):
-        return iter(_v.ravel(self.base))
+        return self
+
+    def __next__(self):
+        if self._items is None:
+            self._items = iter(_v.ravel(self.base))
+        item = next(self._items)
+        self.index += 1
+        return item
+
+    @property
+    def coords(self):
+        return tuple(int(i) for i in _np.unravel_index(self.index, self.base.shape))
+
+    def copy(self):
+        return self.base.flatten()
+
+    def __array__(self, dtype=None, copy=None):
+        return _v.asnumpy(self.base.flatten()).astype(dtype, copy=False) if dtype else _v.asnumpy(self.base.flatten())
 
     def __getitem__(self, key):
         return _v.ravel(self.base)[key]
@@ -536,7 +559,7 @@ def view(a, dtype=None, type=None):  # noqa: A002 (NumPy's name)
 
 def __reversed__(a):
     if a.ndim == 0:
-        raise TypeError("iteration over a 0-d array")
+        raise TypeError(f"'numpy.{a.dtype.type.__name__}' object is not reversible")
     return iter(a[::-1])
 
 
@@ -640,8 +663,8 @@ def hooks():
     h["convert_as"] = convert_as
     h["ndarray_new"] = ndarray_new
     h["set_shape"] = set_shape
-    h["flat"] = _Flat
-    h["set_flat"] = lambda a, value: _Flat(a).__setitem__(slice(None), value)
+    h["flat"] = flatiter
+    h["set_flat"] = lambda a, value: flatiter(a).__setitem__(slice(None), value)
     h["operator_fallback"] = _v._operator_fallback
     h["inplace_fallback"] = _v._inplace_fallback
     h["conj"] = h["conjugate"] = conj

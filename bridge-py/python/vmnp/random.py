@@ -58,6 +58,8 @@ def _entropy_seed(seed):
 class Generator:
     """A seeded stream: each draw continues where the previous one stopped."""
 
+    _legacy = False  # the stream behind ``numpy.random``'s functions: RandomState's messages
+
     def __init__(self, seed=None):
         if seed is None:
             seed = int.from_bytes(_os.urandom(8), "little")
@@ -67,6 +69,7 @@ class Generator:
             seed = _entropy_seed(seed)
         self._seed = _seed_value(seed) & (2**64 - 1)
         self._offset = 0
+        self._spawned = 0
 
     def __getattr__(self, name):
         """Distributions the VM does not draw: NumPy's, from a NumPy generator seeded by this
@@ -74,6 +77,8 @@ class Generator:
         method = getattr(_np.random.Generator, name, None)
         if method is None or name.startswith("_"):
             raise AttributeError(f"'Generator' object has no attribute '{name}'")
+        if not callable(method):  # a property (``bit_generator``): a NumPy generator's at this position
+            return getattr(_np.random.default_rng([self._seed, self._offset]), name)
 
         def draw(*args, **kwargs):
             rng = _np.random.default_rng([self._seed, self._offset])
@@ -83,6 +88,13 @@ class Generator:
         draw.__name__ = name
         return draw
 
+    def spawn(self, n_children):
+        """``n_children`` independent generators, different at every call (as NumPy's, whose
+        children come from the seed sequence's ``spawn``)."""
+        first, self._spawned = self._spawned, self._spawned + _operator.index(n_children)
+        entropy = [self._seed, 1 << 64]  # apart from every seed a generator is made from
+        return [Generator(_np.random.SeedSequence(entropy, spawn_key=(k,))) for k in range(first, self._spawned)]
+
     def _draw(self, size, dtype="float64"):
         shape = _shape(size)
         r = _vmnp._random(shape or [], _dt(dtype), self._seed, self._offset)
@@ -91,16 +103,24 @@ class Generator:
 
     def random(self, size=None, dtype="float64", out=None):
         """Uniform floats in [0, 1) (``out``: as many as it holds, into it)."""
+        _float_dtype(dtype, "random")
         return _into(out, lambda size: self._draw(size, dtype), size)
 
     def uniform(self, low=0.0, high=1.0, size=None):
         """Uniform floats in [low, high) (array bounds broadcast)."""
         low, high = _param(low), _param(high)
+        if not self._legacy:
+            span = _np.subtract(asnumpy(high), asnumpy(low), dtype=float)
+            if _np.any(span < 0):
+                raise ValueError("high - low < 0")
+            if not _np.all(_np.isfinite(span)):
+                raise OverflowError("high - low range exceeds valid bounds")
         u = self._draw(_param_size(size, low, high))
         return low + (high - low) * u
 
     def standard_normal(self, size=None, dtype="float64", out=None):
         """Standard normal floats (Box-Muller over two uniform draws)."""
+        _float_dtype(dtype, "standard_normal")
 
         def draw(size):
             u1 = self._draw(size)
@@ -120,6 +140,7 @@ class Generator:
 
     def standard_exponential(self, size=None, dtype="float64"):
         """Exponential floats of mean 1 (inversion of a uniform draw)."""
+        _float_dtype(dtype, "standard_exponential")
         u = self._draw(size)
         if size is None:
             return -_math.log1p(-u)
@@ -157,17 +178,33 @@ class Generator:
 
     def integers(self, low, high=None, size=None, dtype="int64", endpoint=False):
         """Uniform integers in [low, high) (``endpoint``: [low, high])."""
-        if high is None:
+        if _np.dtype(dtype).kind not in "biu":
+            raise TypeError(f"Unsupported dtype {_np.dtype(dtype)!r} for {'randint' if self._legacy else 'integers'}")
+        one_bound = high is None
+        if one_bound:
             low, high = 0, low
         low, high = _param(low), _param(high)
+        lo, hi = asnumpy(low), asnumpy(high)
+        if one_bound and _np.any(hi <= 0):
+            raise ValueError("high <= 0")
+        if endpoint and _np.any(hi < lo):
+            raise ValueError("low > high")
+        if not endpoint and _np.any(hi <= lo):
+            raise ValueError("low >= high")
+        info = _np.iinfo(dtype) if _np.dtype(dtype).kind != "b" else _np.iinfo(_np.uint8)
+        top = 1 if _np.dtype(dtype).kind == "b" else info.max
+        if _np.any(_np.less(lo, info.min)):
+            raise ValueError(f"low is out of bounds for {_np.dtype(dtype).name}")
+        if _np.any(_np.greater(hi, top if endpoint else top + 1)):
+            raise ValueError(f"high is out of bounds for {_np.dtype(dtype).name}")
         if endpoint:
             high = high + 1
-        if _np.any(asnumpy(high) <= asnumpy(low)):
-            raise ValueError("low >= high")
         size = _param_size(size, low, high)
         u = self._draw(size)
         if size is None:
-            return _np.dtype(dtype).type(int(low + _math.floor(u * (high - low))))
+            value = int(low + _math.floor(u * (high - low)))
+            # ``int`` and ``bool`` ask for a Python number, as NumPy's.
+            return dtype(value) if dtype in (int, bool) else _np.dtype(dtype).type(value)
         r = (floor(u * (high - low)) + low).astype(dtype)
         if _np.ndim(low) == 0 and _np.ndim(high) == 0:
             _vmnp._set_bounds(r, int(low), int(high) - 1)  # for indexing with it
@@ -185,20 +222,35 @@ class Generator:
                 raise ValueError("a must be 1-dimensional or an integer")
             at = self.choice(host.shape[axis], size, replace, p)
             return _np.take(host, asnumpy(at), axis=axis)
-        pop = arange(a) if isinstance(a, int) else asarray(a)
-        if isinstance(a, int) and a < 0 or pop.ndim == 0:
-            raise ValueError("a must be a positive integer unless no samples are taken")
+        if not isinstance(a, int) and _np.ndim(a) == 0 and _np.issubdtype(_np.asarray(a).dtype, _np.integer):
+            a = int(a)  # a 0-d integer array counts as the integer
+        pop = arange(max(a, 0)) if isinstance(a, int) else asarray(a)
+        legacy = self._legacy
+        if pop.ndim == 0:
+            raise ValueError(f"a must be a sequence or an integer, not {type(a)}")
         n = pop.shape[axis]
         shape = _shape(size)
         count = 1 if shape is None else _math.prod(shape)
+        if n == 0 and count > 0:
+            if isinstance(a, int):
+                raise ValueError(
+                    f"a must be {'greater than 0' if legacy else 'a positive integer'} unless no samples are taken"
+                )
+            raise ValueError(f"{repr('a') if legacy else 'a'} cannot be empty unless no samples are taken")
         if p is not None:
             p = asnumpy(p).astype(float)
-            if p.ndim != 1 or p.size != n:
+            if p.ndim != 1:
+                raise ValueError("p must be 1-dimensional")
+            if p.size != n:
                 raise ValueError("a and p must have same size")
             if (p < 0).any() or not _np.isfinite(p).all():
-                raise ValueError("probabilities are not non-negative")
+                raise ValueError(f"{'p' if legacy else 'P'}robabilities are not non-negative")
             if abs(p.sum() - 1.0) > 1e-8:
-                raise ValueError("probabilities do not sum to 1")
+                raise ValueError(
+                    "probabilities do not sum to 1"
+                    if legacy
+                    else "Probabilities do not sum to 1. See Notes section of docstring for more information."
+                )
         if replace:
             u = self._draw(shape if shape is not None else [])
             if p is None:
@@ -211,7 +263,8 @@ class Generator:
                 idx = below.sum(axis=-1)
         else:
             if count > n:
-                raise ValueError("Cannot take a larger sample than population when 'replace=False'")
+                when = "'replace=False'" if legacy else "replace is False"
+                raise ValueError(f"Cannot take a larger sample than population when {when}")
             if p is None:
                 order = self._order(n)
             else:
@@ -227,6 +280,12 @@ class Generator:
             return r
         # One element: a Python int drawn from ``range(a)``, else NumPy's scalar of the elements.
         return r.item() if isinstance(a, int) else r.dtype.type(r.item())
+
+
+def _float_dtype(dtype, method):
+    """NumPy's error for a floating-point draw asked for in another dtype."""
+    if _np.dtype(dtype).name not in ("float32", "float64"):
+        raise TypeError(f"Unsupported dtype {_np.dtype(dtype)!r} for {method}")
 
 
 def _positions(order, n):
@@ -258,7 +317,13 @@ def default_rng(seed=None):
     return Generator(seed)
 
 
-_global = Generator(0)
+class _LegacyStream(Generator):
+    """The global stream of ``numpy.random``'s functions (``seed``, ``rand``, ``randint``)."""
+
+    _legacy = True
+
+
+_global = _LegacyStream(0)
 
 
 def seed(seed=None):
@@ -266,7 +331,7 @@ def seed(seed=None):
     global _global
     if seed is not None and not 0 <= _operator.index(seed) < 2**32:
         raise ValueError("Seed must be between 0 and 2**32 - 1")
-    _global = Generator(seed)
+    _global = _LegacyStream(seed)
 
 
 def random(size=None):
