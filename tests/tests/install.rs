@@ -254,6 +254,53 @@ fn cpp_program_builds_with_pkg_config() {
 }
 
 #[test]
+fn c_plugin_builds_against_the_installed_headers_and_runs_in_a_config() {
+    // What docs/plugins.md walks a user through, with the installed headers and library only.
+    let inst = Installed::new("install-plugin");
+    let dir = inst.sources("plugin", &["hello.c"]);
+    let example = workspace_root().join("bridge-c/examples/plugins/c-engine/c_engine.c");
+    std::fs::copy(&example, dir.join("c_engine.c")).expect("copy the plugin example");
+    let line =
+        "cc -std=c11 -O2 -Wall -Wextra -Werror -shared -fPIC c_engine.c $(pkg-config --cflags vm) -o libc_engine.so";
+    ok(
+        clean("sh", &inst.home())
+            .args(["-c", line])
+            .current_dir(&dir)
+            .env("PKG_CONFIG_PATH", inst.lib().join("pkgconfig")),
+        line,
+    );
+    let exe = inst.build_with_pkg_config(&dir, "cc", "-std=c11", "hello.c");
+    let config = dir.join("vm.toml");
+    std::fs::write(
+        &config,
+        "[c_engine]\nlibrary = \"libc_engine.so\"\n[stacks]\nplugin = [\"node\", \"c_engine\", \"interp\"]\nalone = [\"c_engine\"]\n",
+    )
+    .expect("write the config");
+    let run = |stack: &str| {
+        clean(exe.to_str().expect("a UTF-8 path"), &inst.home())
+            .current_dir(inst.home())
+            .env("LD_LIBRARY_PATH", inst.lib())
+            .env("VM_CONFIG", &config)
+            .env("VM_STACK", stack)
+            .output()
+            .expect("run the program")
+    };
+    let out = run("plugin");
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("abi {}\n{SUM}", versions().1));
+    // Without a child the plugin's own code refuses the range: it is the plugin that runs.
+    let out = run("alone");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{}", text(&out));
+    let library = dir.join("libc_engine.so");
+    assert!(
+        stderr.contains(&format!("plugin `c_engine` ({})", library.display())) && stderr.contains("needs a child"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
 fn cmake_project_finds_the_package() {
     let inst = Installed::new("install-cmake");
     let src = inst.sources("cmake-src", &["CMakeLists.txt", "hello.c"]);
