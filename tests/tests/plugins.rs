@@ -237,12 +237,14 @@ fn an_error_mid_batch_leaves_the_runtime_usable_and_other_data_intact() {
 }
 
 /// A config with the cpu engine loaded as a plugin (the library cargo built beside libvm.so).
-fn cpu_plugin_config(dir: &Path) -> PathBuf {
+/// A config whose stack `cpu_plugin` runs the cpu engine as a plugin over interp; with
+/// `first_runs_on_child`, batches seen for the first time go to interp through the plugin's child.
+fn cpu_plugin_config(dir: &Path, first_runs_on_child: bool) -> PathBuf {
     let library = libvm_dir().join("libvm_cpu_plugin.so");
     assert!(library.is_file(), "cargo builds {} as a dependency of these tests", library.display());
     let config = dir.join("cpu_plugin.toml");
     let text = format!(
-        "stack = \"cpu_plugin\"\n[cpu_plugin]\nlibrary = \"{}\"\nthreads = 2\nfirst_runs_on_child = false\n[stacks]\ncpu_plugin = [\"node\", \"cpu_plugin\", \"interp\"]\n",
+        "stack = \"cpu_plugin\"\n[cpu_plugin]\nlibrary = \"{}\"\nthreads = 2\nfirst_runs_on_child = {first_runs_on_child}\n[stacks]\ncpu_plugin = [\"node\", \"cpu_plugin\", \"interp\"]\n",
         library.display()
     );
     std::fs::write(&config, text).unwrap();
@@ -252,7 +254,15 @@ fn cpu_plugin_config(dir: &Path) -> PathBuf {
 #[test]
 fn the_cpu_engine_as_a_plugin_agrees_with_interp() {
     let dir = Scratch::new("cpu-plugin");
-    let config = cpu_plugin_config(&dir.0);
+    // First sightings on the child: every random program goes to interp through the plugin's
+    // child (the host's child_execute) before the engine compiles it.
+    let config = cpu_plugin_config(&dir.0, true);
+    let make = || build(&config, "cpu_plugin").unwrap();
+    let (_, failures) =
+        random_program_failures("cpu_plugin", random_program_count(300), Data::Full, Agree::REORDERED, make);
+    assert!(failures.is_empty(), "{} programs disagree:\n{}", failures.len(), failures[..1].join("\n"));
+    // Without: the engine runs them itself.
+    let config = cpu_plugin_config(&dir.0, false);
     let make = || build(&config, "cpu_plugin").unwrap();
     let (subject, failures) =
         random_program_failures("cpu_plugin", random_program_count(300), Data::Full, Agree::REORDERED, make);
@@ -270,7 +280,7 @@ fn the_cpu_engine_as_a_plugin_agrees_with_interp() {
 #[test]
 fn c_programs_give_interp_results_on_the_cpu_plugin() {
     let dir = Scratch::new("cpu-plugin-c");
-    let config = cpu_plugin_config(&dir.0);
+    let config = cpu_plugin_config(&dir.0, false);
     for program in ["heat.c", "basics.c"] {
         let exe = compile(program, &dir.0);
         let reference = run(&exe, Some("interp"));

@@ -164,6 +164,8 @@ struct Instance {
 /// The component's child: forwards batches to the host's `child_execute`.
 struct HostChild {
     host: SharedHost,
+    /// The C form of the last batch, its storage reused by the next.
+    c_batch: Vec<VmInstruction>,
 }
 
 impl Component for HostChild {
@@ -173,9 +175,17 @@ impl Component for HostChild {
 
     fn execute(&mut self, batch: &[Instruction], _mem: &mut HostMemory) -> Result<()> {
         let h = current(&self.host)?;
-        let raw: Vec<VmInstruction> = batch.iter().map(VmInstruction::from_instruction).collect();
+        if self.c_batch.len() < batch.len() {
+            self.c_batch
+                .try_reserve(batch.len() - self.c_batch.len())
+                .map_err(|_| Error::OutOfMemory(format!("the C form of a batch of {} instructions", batch.len())))?;
+            self.c_batch.resize(batch.len(), VmInstruction::ZERO);
+        }
+        for (c, instr) in self.c_batch.iter_mut().zip(batch) {
+            c.encode(instr);
+        }
         // SAFETY: the host's service, called during its call with a batch valid for it.
-        let status = unsafe { ((*h.api).child_execute)(h.host, raw.as_ptr(), raw.len()) };
+        let status = unsafe { ((*h.api).child_execute)(h.host, self.c_batch.as_ptr(), batch.len()) };
         status_result(status, "child")
     }
 
@@ -257,8 +267,8 @@ unsafe extern "C" fn create(
         }
         let settings = Settings { component: imp.name.to_string(), values };
         let shared: SharedHost = Arc::new(Mutex::new(None));
-        let child: Option<Box<dyn Component>> =
-            (has_child != 0).then(|| Box::new(HostChild { host: shared.clone() }) as Box<dyn Component>);
+        let child: Option<Box<dyn Component>> = (has_child != 0)
+            .then(|| Box::new(HostChild { host: shared.clone(), c_batch: Vec::new() }) as Box<dyn Component>);
         let component = (imp.construct)(&settings, child)?;
         let boxed = Box::new(Instance {
             component,
