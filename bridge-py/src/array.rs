@@ -623,13 +623,39 @@ impl NdArray {
     }
 }
 
+/// The name Python's error gives an operand's type: NumPy's for a vmnp array (`numpy.ndarray`,
+/// or the scalar type a 0-d one stands for), else the type's own.
+fn operand_type_name(x: &Bound<'_, PyAny>) -> String {
+    match x.cast::<NdArray>() {
+        Ok(a) if a.get().view().ndim() == 0 => format!("numpy.{}", np_name(a.get().view().dtype())),
+        Ok(_) => "numpy.ndarray".to_string(),
+        Err(_) => x.get_type().fully_qualified_name().map_or_else(|_| "object".to_string(), |n| n.to_string()),
+    }
+}
+
+/// NumPy's arrays and scalars take no modulus in `pow(x, y, m)`: Python's TypeError.
+fn pow_modulo_err(x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>, m: &Bound<'_, PyAny>) -> PyErr {
+    pyo3::exceptions::PyTypeError::new_err(format!(
+        "unsupported operand type(s) for ** or pow(): '{}', '{}', '{}'",
+        operand_type_name(x),
+        operand_type_name(y),
+        operand_type_name(m)
+    ))
+}
+
 #[pymethods]
 impl NdArray {
-    fn __pow__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, _modulo: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    fn __pow__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, modulo: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if !modulo.is_none() {
+            return Err(pow_modulo_err(slf.as_any(), other, modulo));
+        }
         binop(slf.as_any(), other, Opcode::Power)
     }
 
-    fn __rpow__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, _modulo: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    fn __rpow__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, modulo: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if !modulo.is_none() {
+            return Err(pow_modulo_err(other, slf.as_any(), modulo));
+        }
         binop(other, slf.as_any(), Opcode::Power)
     }
 
@@ -752,6 +778,30 @@ impl NdArray {
     #[setter]
     fn set_flat(slf: &Bound<'_, Self>, value: Bound<'_, PyAny>) -> PyResult<()> {
         call1(slf, "set_flat", [value.unbind()]).map(drop)
+    }
+
+    /// The real part: the array itself (vmnp's dtypes are real).
+    #[getter]
+    fn real(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        call1(slf, "getattr", [pyo3::types::PyString::new(slf.py(), "real").into_any().unbind()])
+    }
+
+    /// `a.real = v` assigns every element, as NumPy's does for a real array.
+    #[setter]
+    fn set_real(slf: &Bound<'_, Self>, value: Bound<'_, PyAny>) -> PyResult<()> {
+        call1(slf, "set_real", [value.unbind()]).map(drop)
+    }
+
+    /// The imaginary part: zeros (vmnp's dtypes are real).
+    #[getter]
+    fn imag(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        call1(slf, "getattr", [pyo3::types::PyString::new(slf.py(), "imag").into_any().unbind()])
+    }
+
+    /// `a.imag = v`: NumPy's error for a real array.
+    #[setter]
+    fn set_imag(slf: &Bound<'_, Self>, value: Bound<'_, PyAny>) -> PyResult<()> {
+        call1(slf, "set_imag", [value.unbind()]).map(drop)
     }
 
     /// The element type, as a `numpy.dtype`.

@@ -81,6 +81,8 @@ impl NdArray {
         d.set_item("version", 3)?;
         d.set_item("shape", PyTuple::new(py, v.shape.iter())?)?;
         d.set_item("typestr", typestr(v.dtype()))?;
+        // NumPy's description of the fields: one, unnamed, of the element type.
+        d.set_item("descr", vec![("", typestr(v.dtype()))])?;
         d.set_item("data", (element_zero(py, v)?, true))?;
         match byte_strides(v) {
             Some(s) => d.set_item("strides", PyTuple::new(py, s)?)?,

@@ -2,6 +2,7 @@
 
 import ctypes
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -420,3 +421,59 @@ def test_a_numpy_view_outlives_rewrites_and_the_array():
     del a
     vmnp.flush()
     assert n.shape == before.shape and np.isfinite(n).all()  # still readable: the view keeps the base
+
+
+def test_ctypes_and_the_array_interface_address_the_elements():
+    a = vmnp.arange(6.0).reshape(2, 3)
+    assert a.ctypes.data == a.__array_interface__["data"][0]
+    p = a.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+    assert [p[k] for k in range(6)] == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert list(a.ctypes.shape) == [2, 3] and list(a.ctypes.strides) == [24, 8]
+    assert a.__array_interface__["descr"] == np.arange(6.0).__array_interface__["descr"]
+    assert a.data.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and a.data.nbytes == 48
+
+
+def test_frombuffer_of_read_only_bytes_is_read_only():
+    for module in (vmnp, np):
+        r = module.frombuffer(b"\x01\x00\x02\x00", dtype=np.int16)
+        assert r.tolist() == [1, 2] and not r.flags.writeable
+        with pytest.raises(ValueError, match="read-only"):
+            r[0] = 3
+        assert module.frombuffer(bytearray(4), dtype=np.int16).flags.writeable
+
+
+def test_scalar_results_answer_as_numpys_scalars():
+    import operator
+
+    for module in (vmnp, np):
+        i, f = module.arange(5).sum(), module.arange(3.0).mean()
+        assert i.numerator == 10 and i.denominator == 1 and f.as_integer_ratio() == (1, 1) and f.is_integer()
+        with pytest.raises(AttributeError, match="'numpy.int64' object has no attribute 'bit_length'"):
+            i.bit_length()
+        with pytest.raises(AttributeError, match="'numpy.int64' object has no attribute 'as_integer_ratio'"):
+            i.as_integer_ratio()
+        with pytest.raises(TypeError, match="'numpy.float64' object cannot be interpreted as an integer"):
+            operator.index(f)
+        with pytest.raises(TypeError, match=re.escape("for ** or pow(): 'numpy.int64', 'int', 'int'")):
+            pow(i, 2, 5)
+        with pytest.raises(TypeError, match=re.escape("for ** or pow(): 'numpy.ndarray', 'int', 'int'")):
+            pow(module.arange(3), 2, 5)
+        a = module.arange(3.0)
+        a.real = 7
+        assert a.tolist() == [7.0, 7.0, 7.0]
+        with pytest.raises(TypeError, match="array does not have imaginary part to set"):
+            a.imag = 1
+
+
+def test_mean_and_variance_of_empty_slices_warn_as_numpys():
+    for module in (vmnp, np):
+        for code, message in [
+            ("m.mean(m.zeros(0))", "Mean of empty slice"),
+            ("m.zeros((0, 3)).mean(axis=0)", "Mean of empty slice"),
+            ("m.var(m.ones(1), ddof=1)", "Degrees of freedom <= 0 for slice"),
+            ("m.zeros((3, 0)).std(axis=1)", "Degrees of freedom <= 0 for slice"),
+        ]:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                eval(code, {"m": module})  # noqa: S307 (the test's own expressions)
+            assert message in [str(x.message) for x in w if x.category is RuntimeWarning], (module, code)

@@ -127,3 +127,16 @@ def test_work_never_observed_is_not_run_at_exit(tmp_path, stack):
     e = dict(os.environ, VM_STACK=stack)
     p = subprocess.run([sys.executable, "-m", "vmnp", str(prog)], capture_output=True, text=True, env=e)
     assert (p.returncode, p.stdout, p.stderr) == (0, "done\n", "")
+
+
+def test_a_programs_error_filter_does_not_turn_fallback_notes_into_errors(tmp_path):
+    prog = tmp_path / "prog.py"
+    prog.write_text(
+        "import warnings\nimport numpy as np\nwarnings.simplefilter('error')\n"
+        "print(np.median(np.array([3.0, 1.0, 2.0])), np.sort(np.arange(3))[0])\n"
+    )
+    e = dict(os.environ)
+    e.pop("VMNP_FALLBACK", None)
+    p = subprocess.run([sys.executable, "-m", "vmnp", str(prog)], capture_output=True, text=True, env=e)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["2.0", "0"]

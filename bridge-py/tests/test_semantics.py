@@ -198,9 +198,6 @@ CASES = {
     "out = (f.mean(where=m), f.var(where=m), f.std(where=m, axis=1), f.mean(where=True))",
     "integer mean dtype": "out = (np.mean(np.array([1, 2, 4], dtype=np.int32), dtype=np.int32), "
     "np.arange(5, dtype=np.int8).mean(dtype=np.int8))",
-    "byte orders": "import numpy\nbig = numpy.array([1, 2], dtype='>i4')\n"
-    "out = (np.array([1, 2], dtype='>i4').tolist(), np.asarray(big).sum(), (np.asarray(big) * 2).tolist(), "
-    "(np.asarray([1, 2], dtype='>i2') + 1).tolist(), np.array([1.5, 2], dtype='>f8').tolist())",
     "fancy stores": "u = np.zeros(10); u[np.array([1, 3, 3])] = np.array([1.0, 2.0, 3.0]); u[[0, -1]] = 7\n"
     "idx = np.arange(0, 10, 4); u[idx] += 1; out = u",
     "prod of a zero before an overflow": "a = np.full((2, 5, 5), 35.0, np.float32); a[0, 0, 0] = 0\n"
@@ -458,6 +455,25 @@ FOREIGN = {
     "for _ in range(12):\n    inside = np.abs(z) <= 2\n    z[inside] = z[inside] ** 2 + c[inside]\n"
     "    m[inside] += 1\nout = (m, float(m.sum()))",
     "conjugates": "c = np.array([1 + 2j, 3 - 1j]); out = (np.conj(c), np.conjugate(c), c.conj(), np.conj(c * 2))",
+    # A byte order other than the machine's is NumPy's dtype (the bytes written are big-endian).
+    "byte orders": "big = np.array([1, 256], dtype='>i2')\n"
+    "out = (big, big.tobytes(), np.zeros(2, dtype='>f4'), np.frombuffer(b'\\x00\\x01', dtype='>u2'), big + 1, "
+    "np.asarray(numpy.array([1, 2], dtype='>i4')) * 2, np.arange(3.0).astype('>f8').tobytes(), "
+    "np.array([1.5, 2], dtype='>f8').tolist())",
+    # NumPy's subclasses keep their semantics in functions, ufuncs and operators.
+    "masked arrays": "m = np.ma.masked_array([4.0, -1.0, 9.0, 16.0], mask=[0, 0, 1, 0])\n"
+    "r = [np.sqrt(m), np.add(m, 1), np.arange(4.0) + m, np.maximum(m, 5), np.concatenate([m, m]), np.clip(m, 0, 5), "
+    "np.cumsum(m), np.log(np.ma.array([1.0, 0.0]))]\n"
+    "out = ([np.ma.filled(x, -7) for x in r], [np.ma.getmaskarray(x) for x in r], [type(x).__name__ for x in r], "
+    "np.mean(m), np.sum(m), np.std(m), np.max(m))",
+    "matrices": "mm = np.asmatrix(np.eye(2) * 2)\n"
+    "out = (np.sqrt(mm), type(np.sqrt(mm)).__name__, type(np.multiply(mm, np.ones((2, 2)))).__name__, "
+    "np.sum(mm, axis=0), type(np.sum(mm, axis=0)).__name__, type(np.arange(2.0) * mm).__name__)",
+    # Functions of NumPy's other modules that share a name with one of the namespace's.
+    "other modules' functions": "x = np.arange(3.0)\n"
+    "out = (np.emath.sqrt(-x), np.emath.log(-x - 1), np.char.mod('%d-x', np.arange(3)), np.lib.scimath.sqrt(x - 1))",
+    "ragged object arrays": "r = np.array([np.arange(2), np.arange(3)], dtype=object)\n"
+    "out = (r.dtype.str, r.shape, [x.tolist() for x in r])",
 }
 
 
@@ -467,6 +483,7 @@ def test_other_dtypes_run_on_numpy(name, monkeypatch):
     code = FOREIGN[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's own (0 ** 0.5j)
+        warnings.simplefilter("ignore", PendingDeprecationWarning)  # NumPy's matrix class
         want = run_with_numpy(code, numpy)
         warnings.simplefilter("ignore", vmnp.FallbackWarning)
         got = run_with_numpy(code, vmnp)
@@ -896,3 +913,45 @@ def test_rot90_linspace_clip_and_matmul_check_arguments_as_numpy():
         "np.matmul(np.ones((2, 2), int), np.ones((2, 2), int), out=np.zeros((2, 2))))"
     )
     agree(run(code, vmnp), run(code, numpy))
+
+
+def test_nditer_writes_back_into_vmnp_arrays():
+    def program(np):
+        a = np.arange(6).reshape(2, 3)
+        with np.nditer(a, op_flags=["readwrite"]) as it:
+            for x in it:
+                x[...] = 2 * x
+        b = np.arange(4.0)
+        for x in np.nditer(b, op_flags=["readwrite"]):
+            x[...] = x + 1
+        c = np.arange(3)
+        it = np.nditer([c, None], op_flags=[["readonly"], ["writeonly", "allocate"]])
+        while not it.finished:
+            it[1] = it[0] * it[0]
+            it.iternext()
+        order = [int(x) for x in np.nditer(np.arange(6).reshape(2, 3).T)]  # memory order
+        multi = []
+        it = np.nditer(a, flags=["multi_index"])
+        for x in it:
+            multi.append((it.multi_index, int(x)))
+        return a, b, it.operands[0], order, multi, [(i, int(v)) for i, v in np.ndenumerate(b)]
+
+    agree(program(vmnp), program(numpy))
+
+
+def test_pickles_copies_and_npy_files_keep_the_layout(tmp_path, monkeypatch):
+    import copy
+    import pickle
+
+    monkeypatch.setenv("VMNP_FALLBACK", "warn")
+    for module in (vmnp, numpy):
+        f = module.asfortranarray(module.arange(6.0).reshape(2, 3))
+        for r in [pickle.loads(pickle.dumps(f)), copy.deepcopy(f), copy.copy(f)]:
+            assert r.flags.f_contiguous and not r.flags.c_contiguous and r.tolist() == f.tolist()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", vmnp.FallbackWarning)
+            module.save(tmp_path / "f.npy", f)
+            loaded = module.load(tmp_path / "f.npy")
+        assert loaded.flags.f_contiguous and loaded.tolist() == f.tolist(), module
+    c = pickle.loads(pickle.dumps(vmnp.arange(6).reshape(2, 3)[:, ::2]))
+    assert c.flags.c_contiguous and c.tolist() == [[0, 2], [3, 5]]

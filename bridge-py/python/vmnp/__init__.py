@@ -84,7 +84,9 @@ def _dtype_name(dtype_like):
     try:
         return _NAMES[dtype_like]
     except (KeyError, TypeError):
-        name = _np.dtype(dtype_like).name
+        d = _np.dtype(dtype_like)
+        # A byte order other than the machine's is no dtype the VM has (NumPy keeps it).
+        name = d.name if d.isnative else d.str
         try:
             _NAMES[dtype_like] = name
         except TypeError:  # an unhashable dtype-like (a list of fields)
@@ -139,6 +141,10 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     if type(a) is ndarray and dtype is None and order is None and copy is None and device is None:
         return a  # the common case, on every path that takes array-likes
     _check_device(device)
+    if isinstance(a, _np.ndarray) and type(a) is not _np.ndarray:
+        # NumPy's subclasses (masked arrays, matrices, memmaps) keep their semantics: the
+        # function meeting one is NumPy's (its public wrapper falls back).
+        raise _UnsupportedDType(f"vmnp does not hold NumPy's {type(a).__name__}")
     copy = _copy_flag(copy)
     if not isinstance(a, (ndarray, _np.ndarray, list, tuple)) and hasattr(a, "__array__"):
         got = a.__array__() if dtype is None else a.__array__(_np.dtype(dtype))
@@ -160,6 +166,7 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
         and not _NUMBERS.issuperset(map(type, a))
         and _b.any(isinstance(x, ndarray) for x in _flat(a))
     ):
+        _dt(dtype)  # a dtype the VM lacks (`dtype=object` for ragged rows): NumPy's array
         if copy is False:
             raise _no_copy()
         if not a:
@@ -180,8 +187,6 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
             r = stack(parts)
         return r if dtype is None or _dt(dtype) == _dtype_name(r.dtype) else _vmnp._cast(r, _dt(dtype))
     n = _np.asarray(a, dtype=dtype)
-    if not n.dtype.isnative:
-        n = n.astype(n.dtype.newbyteorder("="))
     if _dtype_name(n.dtype) not in _SUPPORTED:
         if n.dtype.kind == "f" and n.dtype.itemsize < 4:
             n = n.astype(_np.float32)
@@ -190,6 +195,9 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
         else:
             raise _UnsupportedDType(f"vmnp does not support dtype {_dtype_name(n.dtype)}")
     if not n.flags.c_contiguous:
+        if n.ndim > 1 and n.flags.f_contiguous and order not in ("C", "c"):
+            # NumPy's column-major array (`np.load` of a Fortran-ordered file) keeps its layout.
+            return _vmnp._from_bytes(n.T.tobytes(), _dtype_name(n.dtype), list(n.shape[::-1])).T
         n = n.copy(order="C")
     r = _vmnp._from_bytes(n.tobytes(), _dtype_name(n.dtype), list(n.shape))
     return copy_(r, order="F") if order in ("F", "f") and r.ndim > 1 else r
@@ -197,6 +205,16 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
 
 #: Element types of a sequence of plain numbers (no vmnp array inside, at any depth).
 _NUMBERS = frozenset((float, int, _b.bool))
+
+
+def frombuffer(buffer, dtype=float, count=-1, offset=0, *, like=None):
+    """The elements of ``buffer`` as a vmnp array (a copy: a vmnp array's memory is the
+    VM's), read-only where the buffer is (``bytes``), as NumPy's view of it would be."""
+    n = _np.frombuffer(buffer, dtype, count, offset)
+    r = asarray(n)
+    if not n.flags.writeable:
+        r.flags.writeable = False
+    return r
 
 
 def _flat(seq):
@@ -216,6 +234,8 @@ def array(a, dtype=None, *, device=None, copy=True, order="K", subok=False, ndmi
         raise _no_copy()
     if order in ("F", "f") and r.ndim > 1 and not r.flags.f_contiguous:
         r = asfortranarray(r)
+    elif order in ("C", "c") and _column_major(r):
+        r = r.copy("C")
     elif copy and r is a:
         r = r.copy(order)
     while r.ndim < ndmin:
@@ -289,13 +309,33 @@ def asfortranarray(a, dtype=None, *, like=None):
 
 
 def _to_numpy(a):
-    """The array's elements as a new NumPy array (runs what they depend on)."""
+    """The array's elements as a new NumPy array (runs what they depend on), laid out
+    column-major when ``a`` is (so that NumPy's functions meeting the layout, ``save``,
+    ``ravel(order='K')``, see NumPy's)."""
+    if _column_major(a):
+        return _to_numpy(a.T).T
     data = a._host()
     return _np.frombuffer(data, dtype=a.dtype).reshape(a.shape)
 
 
-def _rebuild(data, dtype, shape):
-    """The array a pickle holds (see ``ndarray.__reduce__``)."""
+def _column_major(a):
+    """True when ``a`` (of 2 or more dimensions) is dense in column-major order and not in
+    row-major order."""
+    if a.ndim < 2 or a._contiguous:
+        return False
+    step = 1
+    for n, st in zip(a.shape, a._strides, strict=True):
+        if n != 1 and st != step:
+            return False
+        step *= n
+    return True
+
+
+def _rebuild(data, dtype, shape, fortran=False):
+    """The array a pickle holds (see ``ndarray.__reduce__``): ``data`` in row-major order, or
+    column-major where ``fortran``."""
+    if fortran:
+        return asarray(_np.frombuffer(data, dtype=dtype).reshape(shape[::-1])).T
     return asarray(_np.frombuffer(data, dtype=dtype).reshape(shape))
 
 
@@ -345,7 +385,13 @@ def _fallback(name, func, args, kwargs):
         raise FallbackError(f"vmnp: {name} is not implemented on the VM (VMNP_FALLBACK=error)")
     if name not in _warned:
         _warned.add(name)
-        _warnings.warn(f"vmnp: {name} falls back to NumPy", FallbackWarning, stacklevel=3)
+        try:
+            _warnings.warn(f"vmnp: {name} falls back to NumPy", FallbackWarning, stacklevel=3)
+        except FallbackWarning:
+            # A program's filter turning warnings into errors (`simplefilter("error")`, `-W
+            # error`) is about NumPy's warnings: vmnp's note does not stop an unchanged NumPy
+            # program (VMNP_FALLBACK=error is vmnp's way to make fallbacks errors).
+            pass
 
     # Each vmnp array becomes one NumPy copy (the same copy wherever it appears, so that
     # aliasing holds). Functions that write into arguments (`out=`, `copyto`, `put`, ...) get
@@ -389,6 +435,8 @@ def _foreign(x):
         return False
     if isinstance(x, complex):
         return True
+    if isinstance(x, _np.ndarray) and type(x) is not _np.ndarray:
+        return True  # a subclass (a masked array, a matrix): NumPy's semantics
     if isinstance(x, (_np.ndarray, _np.generic)):
         return _dtype_name(x.dtype) not in _SUPPORTED and _dtype_name(x.dtype) != "float16"
     if isinstance(x, (list, tuple)):
@@ -1056,7 +1104,10 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     truncates the mean, as NumPy's)."""
     a = asarray(a)
     s = _red("sum", a, axis, _float_dtype(a, dtype), None, keepdims, None, where)
-    r = _per_count(s, _count(a, axis, keepdims, where))
+    n = _count(a, axis, keepdims, where)
+    if not isinstance(n, ndarray) and n == 0:
+        _warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=3)  # NumPy's
+    r = _per_count(s, n)
     if dtype is not None and _dt(dtype) != _dtype_name(r.dtype):
         r = r.astype(_dt(dtype))
     return _store(r, out)
@@ -1075,6 +1126,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     d = a - m
     s = _red("sum", d * d, axis, dtype, None, keepdims, None, where)
     n = _count(a, axis, keepdims, where)
+    if not isinstance(n, ndarray) and ddof >= n:
+        _warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=3)  # NumPy's
     return _store(_per_count(s, maximum(n - ddof, 0) if isinstance(n, ndarray) else _b.max(n - ddof, 0)), out)  # noqa: F821
 
 
@@ -1125,6 +1178,82 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     a = asarray(a)
     nz = a if _dtype_name(a.dtype) == "bool" else a != 0
     return _vmnp._reduce("sum", nz, axis, _b.bool(keepdims), "int64")
+
+
+class nditer:
+    """``numpy.nditer`` over vmnp arrays: NumPy's iterator over NumPy copies of them (laid out
+    as they are); the copies of operands flagged ``readwrite`` or ``writeonly`` are written back
+    into their vmnp arrays when the iteration ends (``StopIteration``, ``iternext()`` returning
+    False, ``close()`` or the end of a ``with`` block)."""
+
+    def __init__(self, op, flags=None, op_flags=None, *args, **kwargs):
+        ops = list(op) if isinstance(op, (list, tuple)) else [op]
+        if op_flags is None or (op_flags and isinstance(op_flags[0], str)):
+            per_op = [op_flags or ()] * len(ops)
+        else:
+            per_op = list(op_flags)
+        copies = [_to_numpy(x) if isinstance(x, ndarray) else x for x in ops]
+        self._written = [
+            (x, n)
+            for x, n, f in zip(ops, copies, per_op + [()] * (len(ops) - len(per_op)))
+            if isinstance(x, ndarray) and ("readwrite" in f or "writeonly" in f)
+        ]
+        op = copies if isinstance(op, (list, tuple)) else copies[0]
+        self._it = _np.nditer(op, flags, op_flags, *args, **kwargs)
+
+    def _write_back(self):
+        for x, n in self._written:
+            _vmnp._assign(x, asarray(n))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            return next(self._it)
+        except StopIteration:
+            self._write_back()
+            raise
+
+    def iternext(self):
+        more = self._it.iternext()
+        if not more:
+            self._write_back()
+        return more
+
+    def close(self):
+        self._write_back()
+        self._it.close()
+
+    def __enter__(self):
+        self._it.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._write_back()
+        return self._it.__exit__(*exc)
+
+    def __len__(self):
+        return len(self._it)
+
+    def __getitem__(self, key):
+        return self._it[key]
+
+    def __setitem__(self, key, value):
+        self._it[key] = value
+
+    def __copy__(self):
+        return self._it.copy()
+
+    copy = __copy__
+
+    @property
+    def operands(self):
+        self._write_back()
+        return self._it.operands
+
+    def __getattr__(self, name):
+        return getattr(self._it, name)
 
 
 def nonzero(a):

@@ -217,6 +217,9 @@ def __int__(a):
 
 
 def __index__(a):
+    if a.ndim == 0 and a.dtype.kind not in "iub":
+        # A 0-d array stands for a NumPy scalar (`range(x.mean())`): its error.
+        raise TypeError(f"'numpy.{a.dtype.type.__name__}' object cannot be interpreted as an integer")
     if a.ndim != 0 or a.dtype.kind not in "iub":
         raise TypeError("only integer scalar arrays can be converted to a scalar index")
     return int(item(a))
@@ -296,6 +299,8 @@ def __deepcopy__(a, memo=None):
 def __reduce__(a):
     # Bytes, not a NumPy array: under `python -m vmnp` the name `numpy.ndarray` is vmnp's, so
     # pickle could not name NumPy's class.
+    if _v._column_major(a):  # NumPy's pickle keeps a column-major layout
+        return (_v._rebuild, (a.T._host(), _v._dtype_name(a.dtype), tuple(a.shape), True))
     return (_v._rebuild, (a._host(), _v._dtype_name(a.dtype), tuple(a.shape)))
 
 
@@ -409,8 +414,12 @@ def __array_function__(a, func, types, args, kwargs):
     them, else through the fallback."""
     if func.__module__ == "numpy.linalg":
         mine = _linalg.FUNCTIONS.get(func.__name__)
-    else:
+    elif getattr(_np, func.__name__, None) is func:
         mine = _v.__dict__.get(func.__name__)
+    else:
+        # A function of another NumPy module (`numpy.emath.sqrt`, `numpy.char.mod`): vmnp's
+        # function of the same name is another function.
+        mine = None
     if mine is not None and callable(mine) and func.__module__.startswith("numpy") and mine is not func:
         try:
             return mine(*args, **kwargs)
@@ -565,7 +574,16 @@ def __reversed__(a):
 
 # Methods of Python's numbers that a 0-d array (vmnp's stand-in for a NumPy scalar) answers
 # with its value: `statistics` and `fractions` call them.
-_SCALAR_METHODS = {"as_integer_ratio", "is_integer", "bit_length", "bit_count", "hex", "fromhex"}
+_SCALAR_METHODS = {
+    "as_integer_ratio",
+    "is_integer",
+    "bit_length",
+    "bit_count",
+    "hex",
+    "fromhex",
+    "numerator",
+    "denominator",
+}
 
 
 # Methods that are the namespace's functions of the array (the same parameters).
@@ -574,8 +592,9 @@ _FUNCTION_METHODS = {"take", "trace", "repeat"}
 
 def getattr_(a, name):
     """Attributes of ``numpy.ndarray`` that vmnp's class does not define."""
-    if name in _SCALAR_METHODS and a.ndim == 0:
-        return getattr(item(a), name)
+    if name in _SCALAR_METHODS and a.ndim == 0 and hasattr(a.dtype.type, name):
+        # Those the NumPy scalar of the dtype has (`np.int64` has `numerator`, no `as_integer_ratio`).
+        return getattr(_v._to_numpy(a)[()], name)
     if name in _FUNCTION_METHODS:
         func = getattr(_v, name)
         return lambda *args, **kwargs: func(a, *args, **kwargs)
@@ -604,9 +623,16 @@ def getattr_(a, name):
         return _v.swapaxes(a, -1, -2)
     if name == "device":
         return "vm"
+    if name == "ctypes":
+        # Of a view of the synced data (which stays put while the view lives), as NumPy's
+        # `a.ctypes.data` is the address of the array's own elements.
+        return _np.asarray(a).ctypes
+    if name == "data":
+        return memoryview(a)
     attr = None if name.startswith("__") else getattr(_np.ndarray, name, None)
     if attr is None:
-        raise AttributeError(f"'vmnp.ndarray' object has no attribute '{name}'")
+        owner = f"numpy.{a.dtype.type.__name__}" if a.ndim == 0 else "vmnp.ndarray"  # a 0-d one: the scalar's
+        raise AttributeError(f"'{owner}' object has no attribute '{name}'")
     if not callable(attr):
         return getattr(_v._to_numpy(a), name)
 
@@ -654,6 +680,14 @@ def set_shape(a, shape):
     )
 
 
+def set_real(a, value):
+    a[...] = value
+
+
+def set_imag(a, value):
+    raise TypeError("array does not have imaginary part to set")
+
+
 def hooks():
     """The dict the native class calls into."""
     h = {name: _forward(name) for name in _FORWARDED}
@@ -665,6 +699,7 @@ def hooks():
     h["set_shape"] = set_shape
     h["flat"] = flatiter
     h["set_flat"] = lambda a, value: flatiter(a).__setitem__(slice(None), value)
+    h["set_real"], h["set_imag"] = set_real, set_imag
     h["operator_fallback"] = _v._operator_fallback
     h["inplace_fallback"] = _v._inplace_fallback
     h["conj"] = h["conjugate"] = conj
