@@ -861,9 +861,11 @@ pub fn axes(py: Python<'_>, axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyR
     Ok(out)
 }
 
-/// Reduces `a` over `axis` (None: all) with the reduction NumPy calls `name`.
+/// Reduces `a` over `axis` (None: all) with the reduction NumPy calls `name`. Float sums start,
+/// as NumPy's, from the identity +0.0 (a sum of -0.0s is +0.0), unless `from_identity` is false
+/// (the caller joins an `initial` instead).
 #[pyfunction]
-#[pyo3(signature = (name, a, axis=None, keepdims=false, dtype=None))]
+#[pyo3(signature = (name, a, axis=None, keepdims=false, dtype=None, from_identity=true))]
 fn _reduce(
     py: Python<'_>,
     name: &str,
@@ -871,6 +873,7 @@ fn _reduce(
     axis: Option<&Bound<'_, PyAny>>,
     keepdims: bool,
     dtype: Option<&str>,
+    from_identity: bool,
 ) -> PyResult<Py<NdArray>> {
     let mut op = reduce_op(name)?;
     // A maximum or minimum has no identity, whatever the dtype computes it (bools: or, and).
@@ -955,6 +958,11 @@ fn _reduce(
         vm()?.submit(py, instr)?;
         v = o;
         keep = h;
+    }
+    if from_identity && op == Opcode::AddReduce && out_dtype.is_float() {
+        // The engines' sums start from the first element (-0.0 stays -0.0); NumPy's from +0.0.
+        let zero = Operand::Const(Scalar::F64(0.0).cast(out_dtype));
+        vm()?.submit(py, Instruction::new(Opcode::Add, [Operand::View(v.clone()), Operand::View(v.clone()), zero]))?;
     }
     finish_keepdims(py, v, keep, &ax, a.view().ndim(), keepdims)
 }

@@ -303,6 +303,11 @@ CASES = {
     "values with leading unit dimensions": "a, b, c = np.zeros((3, 5)), np.zeros(4), np.zeros((2, 3))\n"
     "a[0] = np.ones((1, 5)); b[1:3] = np.arange(2.0)[None, None]; c[...] = np.arange(3)[None, None, None]\n"
     "a[1:, 1:] = np.full((1, 1, 2, 4), 7.0); out = (a, b, c)",
+    # NumPy's float sums start from +0.0 (cumulative sums and an `initial` from their own).
+    "sums of negative zeros": "a = np.full((3, 4), -0.0)\n"
+    "out = [np.signbit(x).tolist() for x in (a.sum(), a.sum(axis=0), a.sum(axis=1), a.astype(np.float32).sum(0), "
+    "np.add.reduce(a, axis=None), a.mean(), np.nansum(a), np.cumsum(a[0]), a.sum(initial=-0.0), "
+    "np.sum(a, axis=(0, 1), keepdims=True), a.prod(), a[:, :0].sum(axis=1))]",
 }
 
 

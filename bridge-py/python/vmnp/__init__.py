@@ -943,7 +943,7 @@ def _red(name, a, axis, dtype, out, keepdims, initial=None, where=True):
         shape = _reduced_shape(a.shape, axis, keepdims)
         r = full(shape, initial, dtype=_dt(dtype) or _dtype_name(a.dtype))  # noqa: F821
         return _store(r, out)
-    r = _vmnp._reduce(name, a, axis, _b.bool(keepdims), _dt(dtype))
+    r = _vmnp._reduce(name, a, axis, _b.bool(keepdims), _dt(dtype), not joins_initial)
     if joins_initial:
         if name not in _JOIN:
             raise TypeError(f"vmnp cannot reduce with {name} from an initial value")
