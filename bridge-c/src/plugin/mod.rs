@@ -532,16 +532,7 @@ impl Component for PluginComponent {
     }
 
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
-        // The C form, in a buffer kept from batch to batch (an instruction is 1.7 KB of C).
-        if self.c_batch.len() < batch.len() {
-            self.c_batch
-                .try_reserve(batch.len() - self.c_batch.len())
-                .map_err(|_| Error::OutOfMemory(format!("the C form of a batch of {} instructions", batch.len())))?;
-            self.c_batch.resize(batch.len(), VmInstruction::ZERO);
-        }
-        for (c, instr) in self.c_batch.iter_mut().zip(batch) {
-            c.encode(instr);
-        }
+        vm_abi::encode_batch(&mut self.c_batch, batch)?;
         let mut bases = std::mem::take(&mut self.bases);
         bases.clear();
         // Consecutive operands mostly name the same base (an instruction's output is the next

@@ -352,6 +352,22 @@ impl VmInstruction {
     }
 }
 
+/// Writes the C form of `batch` into `buffer`, a buffer kept from batch to batch (only the fields
+/// the tags select are written: see [`VmInstruction::encode`]), and returns the batch's part of
+/// it; `OutOfMemory` when the buffer cannot grow (an instruction is 1.7 KB of C).
+pub fn encode_batch<'a>(buffer: &'a mut Vec<VmInstruction>, batch: &[Instruction]) -> Result<&'a [VmInstruction]> {
+    if buffer.len() < batch.len() {
+        buffer
+            .try_reserve(batch.len() - buffer.len())
+            .map_err(|_| Error::OutOfMemory(format!("the C form of a batch of {} instructions", batch.len())))?;
+        buffer.resize(batch.len(), VmInstruction::ZERO);
+    }
+    for (c, instr) in buffer.iter_mut().zip(batch) {
+        c.encode(instr);
+    }
+    Ok(&buffer[..batch.len()])
+}
+
 /// Sizes and field offsets of the C types, in the order the layout test prints them from C.
 pub fn layout() -> Vec<(&'static str, usize)> {
     use std::mem::{offset_of, size_of};

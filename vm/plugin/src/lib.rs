@@ -175,17 +175,9 @@ impl Component for HostChild {
 
     fn execute(&mut self, batch: &[Instruction], _mem: &mut HostMemory) -> Result<()> {
         let h = current(&self.host)?;
-        if self.c_batch.len() < batch.len() {
-            self.c_batch
-                .try_reserve(batch.len() - self.c_batch.len())
-                .map_err(|_| Error::OutOfMemory(format!("the C form of a batch of {} instructions", batch.len())))?;
-            self.c_batch.resize(batch.len(), VmInstruction::ZERO);
-        }
-        for (c, instr) in self.c_batch.iter_mut().zip(batch) {
-            c.encode(instr);
-        }
+        let raw = vm_abi::encode_batch(&mut self.c_batch, batch)?;
         // SAFETY: the host's service, called during its call with a batch valid for it.
-        let status = unsafe { ((*h.api).child_execute)(h.host, self.c_batch.as_ptr(), batch.len()) };
+        let status = unsafe { ((*h.api).child_execute)(h.host, raw.as_ptr(), raw.len()) };
         status_result(status, "child")
     }
 
