@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyModule};
 use smallvec::SmallVec;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use vm::context::{self, Context};
 use vm_ir::{Base, BaseId, DType, Error, Instruction, Opcode, Operand, Scalar, View, with_dtype};
@@ -66,6 +67,7 @@ impl Vm {
     pub fn submit(&self, py: Python<'_>, instr: Instruction) -> PyResult<()> {
         if let Some(Operand::View(out)) = instr.operands.first() {
             crate::bounds::forget(out.base.id);
+            end_streak(out.base.id);
         }
         let full = self.with(|rt| {
             rt.submit_one(instr)?;
@@ -132,6 +134,7 @@ pub struct BaseHandle {
 impl Drop for BaseHandle {
     fn drop(&mut self) {
         crate::bounds::forget(self.base.id);
+        end_streak(self.base.id);
         if let Some(Ok(vm)) = VM.get() {
             // A failed FREE (the context was shut down) leaves nothing to clean up.
             let _ = vm.ctx.with(|rt| rt.free(self.base.id));
@@ -220,13 +223,44 @@ fn element_access(rt: &mut Runtime, id: BaseId) -> vm_ir::Result<bool> {
     Ok(rt.is_host_current(id)? || (rt.pending_len() <= SYNC_FOR_ELEMENT && !rt.pending_computes(id)))
 }
 
+/// Element reads in a row, of one base that nothing queued since writes, after which the base
+/// is synced for the next read: a Python loop over the elements of an array still being
+/// computed (`for i in range(n): s += x[i]`) reads it from memory after a few lazy copies,
+/// rather than queueing one copy per element, while a loop of array operations that reads an
+/// element or a few of each step's result keeps its batches whole (each step writes the base
+/// again, or makes a new one).
+const ELEMENT_LOOP_READS: u32 = 8;
+
+/// The base of the current streak of lazy element reads (its id + 1; 0: none) and their count.
+static STREAK_BASE: AtomicU64 = AtomicU64::new(0);
+static STREAK_READS: AtomicU32 = AtomicU32::new(0);
+
+/// Ends the streak of reads of base `id` (it is written or freed).
+fn end_streak(id: BaseId) {
+    if STREAK_BASE.load(Ordering::Relaxed) == id.0.wrapping_add(1) {
+        STREAK_BASE.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Counts a lazy element read of base `id`; true once the streak is long enough to sync it.
+fn element_loop(id: BaseId) -> bool {
+    let key = id.0.wrapping_add(1);
+    let reads =
+        if STREAK_BASE.swap(key, Ordering::Relaxed) == key { STREAK_READS.load(Ordering::Relaxed) + 1 } else { 1 };
+    STREAK_READS.store(reads, Ordering::Relaxed);
+    reads >= ELEMENT_LOOP_READS
+}
+
 /// Element `index` of base `id`, read from its host copy (synced first when stale; see
 /// [`element_access`]); `None` when the element must be computed with the queue. `observe`: the
 /// value is needed now (a conversion to a Python number), so the base is synced whatever is
 /// queued.
 pub fn host_element(py: Python<'_>, id: BaseId, index: usize, observe: bool) -> PyResult<Option<Scalar>> {
     let vm = vm()?;
-    let (current, accessible) = vm.with(|rt| Ok((rt.is_host_current(id)?, observe || element_access(rt, id)?)))?;
+    let (current, mut accessible) = vm.with(|rt| Ok((rt.is_host_current(id)?, observe || element_access(rt, id)?)))?;
+    if !accessible {
+        accessible = element_loop(id);
+    }
     if !accessible {
         return Ok(None);
     }

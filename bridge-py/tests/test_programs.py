@@ -61,6 +61,15 @@ def test_every_import_form_resolves_to_vmnp(tmp_path):
     assert out == ["vmnp", "vmnp", "vmnp", "vmnp.random", "vmnp.random", "vmnp"]
 
 
+def run_with_fallbacks(prog):
+    """The words `python -m vmnp prog` prints with fallbacks allowed (VMNP_FALLBACK unset)."""
+    e = dict(os.environ)
+    e.pop("VMNP_FALLBACK", None)
+    p = subprocess.run([sys.executable, "-m", "vmnp", str(prog)], capture_output=True, text=True, env=e)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.split()
+
+
 def test_a_fallback_warns_once_and_can_be_made_an_error(tmp_path):
     prog = tmp_path / "prog.py"
     prog.write_text(
@@ -69,11 +78,7 @@ def test_a_fallback_warns_once_and_can_be_made_an_error(tmp_path):
         "    a = np.sort(np.asarray([3.0, 1.0, 2.0]))\n    b = np.sort(a)\n"
         "print(type(a).__module__, a.tolist(), len(w), w[0].category.__name__, 'sort' in str(w[0].message))\n"
     )
-    e = dict(os.environ)
-    e.pop("VMNP_FALLBACK", None)
-    p = subprocess.run([sys.executable, "-m", "vmnp", str(prog)], capture_output=True, text=True, env=e)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.split() == ["vmnp", "[1.0,", "2.0,", "3.0]", "1", "FallbackWarning", "True"]
+    assert run_with_fallbacks(prog) == ["vmnp", "[1.0,", "2.0,", "3.0]", "1", "FallbackWarning", "True"]
     p = subprocess.run([sys.executable, "-m", "vmnp", str(prog)], capture_output=True, text=True)
     assert p.returncode != 0 and "FallbackError" in p.stderr
 
@@ -135,8 +140,4 @@ def test_a_programs_error_filter_does_not_turn_fallback_notes_into_errors(tmp_pa
         "import warnings\nimport numpy as np\nwarnings.simplefilter('error')\n"
         "print(np.median(np.array([3.0, 1.0, 2.0])), np.sort(np.arange(3))[0])\n"
     )
-    e = dict(os.environ)
-    e.pop("VMNP_FALLBACK", None)
-    p = subprocess.run([sys.executable, "-m", "vmnp", str(prog)], capture_output=True, text=True, env=e)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.split() == ["2.0", "0"]
+    assert run_with_fallbacks(prog) == ["2.0", "0"]

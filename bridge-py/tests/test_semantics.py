@@ -56,6 +56,15 @@ CASES = {
     "elements as dict keys": "a = np.arange(3); d = {a[1]: 'x'}; out = (d[1], a[2] in {2, 3}, hash(a[0]) == hash(0))",
     # Element loops: values read and stored in memory once the array is at hand, in order with
     # what is queued.
+    "element loop over a computed array": "a = np.arange(40.0) * 0.5 + 1; s = 0.0\n"
+    "for i in range(len(a)): s += a[i] * i\na[3] = -1.0\nout = (s, a[3], a[20], a)",
+    "elements of each step's result": "a = np.arange(6.0); h = []\n"
+    "for k in range(12):\n    a *= 1.5\n    h += [a[0], a[1], a[5]]\nout = (h, a)",
+    "scalar draws": "rng = np.random.default_rng(3); v = [rng.random() for _ in range(300)]\n"
+    "w = [rng.random(dtype=np.float32), rng.standard_normal(), np.random.rand(), rng.random(2).shape]\n"
+    "out = ([type(x).__name__ for x in v[:2] + w], all(0 <= x < 1 for x in v), len(set(v)))",
+    "element loop over rows": "m = (np.arange(30.0) * 3).reshape(10, 3); s = 0.0\n"
+    "for row in m: s += row[0] * row[1] - row[2]\nm += 1\nout = (s, m[2, 1], m)",
     "element types": "a = np.arange(4.0); b = a.astype(np.float32); c = a > 1; float(a.sum())\n"
     "out = [type(x[1]).__name__ for x in (a, b, c, a.astype(np.int16), a.astype(np.uint8))]",
     "scalar recurrence": "x = np.linspace(0, 1, 50); y = np.zeros(50)\n"
@@ -567,6 +576,16 @@ def test_generators_take_every_seed_numpy_takes():
     assert streams["bit generator"] == draw(numpy.random.SeedSequence(7))
     assert streams["numpy generator"] == draw(numpy.random.SeedSequence(8))
     assert len({tuple(s) for s in streams.values()}) == len(forms), streams
+
+
+def test_scalar_and_array_draws_continue_one_stream():
+    # As NumPy's generators: one stream, whether drawn a number or an array at a time.
+    for module in (numpy, vmnp):
+        a, b = module.random.default_rng(11), module.random.default_rng(11)
+        mixed = [a.random()] + module.asarray(a.random(300)).tolist() + [a.random(), a.random()]
+        assert mixed == module.asarray(b.random(303)).tolist(), module.__name__
+        a, b = module.random.default_rng(11), module.random.default_rng(12)
+        assert a.random() != b.random(), module.__name__
 
 
 def test_random_draws_broadcast_array_parameters_and_fill_out():

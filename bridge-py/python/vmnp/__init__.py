@@ -1277,17 +1277,26 @@ def argwhere(a):
 def _shape(shape):
     """A shape argument (an integer or a sequence of them, NumPy's or vmnp's included) as a
     list, with NumPy's errors for anything else and for negative extents."""
-    try:
-        dims = [_operator.index(shape)]
-    except TypeError:
-        if shape is None:
-            raise TypeError("Use () not None as shape arguments") from None
-        if not hasattr(shape, "__iter__") or (isinstance(shape, ndarray) and shape.ndim == 0):
-            raise TypeError(f"expected a sequence of integers or a single integer, got '{shape!r}'") from None
-        dims = [_operator.index(s) for s in shape]
-    if _b.any(d < 0 for d in dims):
+    t = type(shape)
+    if t is int:
+        dims = [shape]
+    elif (t is tuple or t is list) and _INTS.issuperset(map(type, shape)):
+        dims = list(shape)  # the common spellings, without an exception per call
+    else:
+        try:
+            dims = [_operator.index(shape)]
+        except TypeError:
+            if shape is None:
+                raise TypeError("Use () not None as shape arguments") from None
+            if not hasattr(shape, "__iter__") or (isinstance(shape, ndarray) and shape.ndim == 0):
+                raise TypeError(f"expected a sequence of integers or a single integer, got '{shape!r}'") from None
+            dims = [_operator.index(s) for s in shape]
+    if dims and _b.min(dims) < 0:
         raise ValueError("negative dimensions are not allowed")
     return dims
+
+
+_INTS = frozenset([int])
 
 
 def _in_order(make, shape, order):

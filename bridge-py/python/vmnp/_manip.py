@@ -427,29 +427,36 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     if nd == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")
     axis = _norm_axis(axis, nd)
+    shapes = [a.shape for a in arrays]
+    first = shapes[0]
     for i, a in enumerate(arrays):
         if a.ndim != nd:
             raise ValueError(
                 "all the input arrays must have same number of dimensions, but the array at index 0 has "
                 f"{nd} dimension(s) and the array at index {i} has {a.ndim} dimension(s)"
             )
+        sh = shapes[i]
         for d in range(nd):
-            if d != axis and a.shape[d] != arrays[0].shape[d]:
+            if d != axis and sh[d] != first[d]:
                 raise ValueError(
                     "all the input array dimensions except for the concatenation axis must match exactly, but along "
-                    f"dimension {d}, the array at index 0 has size {arrays[0].shape[d]} and the array at index {i} "
-                    f"has size {a.shape[d]}"
+                    f"dimension {d}, the array at index 0 has size {first[d]} and the array at index {i} "
+                    f"has size {sh[d]}"
                 )
-    shape = list(arrays[0].shape)
-    shape[axis] = _b.sum(a.shape[axis] for a in arrays)
-    dt = dtype if dtype is not None else _np.result_type(*[a.dtype for a in arrays])
+    shape = list(first)
+    shape[axis] = _b.sum([sh[axis] for sh in shapes])
+    if dtype is not None:
+        dt = dtype
+    else:
+        dts = {a.dtype for a in arrays}
+        dt = dts.pop() if len(dts) == 1 else _np.result_type(*[a.dtype for a in arrays])
     r = empty(shape, dt) if out is None else out
     pos = 0
-    for a in arrays:
-        key = [slice(None)] * nd
-        key[axis] = slice(pos, pos + a.shape[axis])
+    key = [slice(None)] * nd
+    for a, sh in zip(arrays, shapes, strict=True):
+        key[axis] = slice(pos, pos + sh[axis])
         r[tuple(key)] = a
-        pos += a.shape[axis]
+        pos += sh[axis]
     return r
 
 

@@ -11,6 +11,8 @@ import os as _os
 from . import _dt, _fallback, _foreign, _np, _through_fallback, _vmnp, asnumpy, cos, floor, log, sin, sqrt  # noqa: F401
 from . import _shape as _dims
 
+_BLOCK = 256  # scalar draws made at once (see ``Generator._scalar``)
+
 
 def _shape(size):
     return None if size is None else _dims(size)
@@ -97,9 +99,27 @@ class Generator:
 
     def _draw(self, size, dtype="float64"):
         shape = _shape(size)
-        r = _vmnp._random(shape or [], _dt(dtype), self._seed, self._offset)
+        if shape is None:
+            return self._scalar(_dt(dtype))
+        r = _vmnp._random(shape, _dt(dtype), self._seed, self._offset)
         self._offset += r.size
-        return r if shape is not None else r.item()
+        return r
+
+    _block = None  # (dtype name, seed, first position, values): scalar draws read ahead
+
+    def _scalar(self, name):
+        """One draw as a Python number. Element ``k`` of the stream depends only on the seed,
+        ``k`` and the dtype, so a scalar is read from a block of ``_BLOCK`` draws made at once:
+        a loop drawing one number per step runs the VM once per block, not per number."""
+        block = self._block
+        same = block is not None and block[0] == name and block[1] == self._seed
+        k = self._offset - block[2] if same else -1
+        if not 0 <= k < _BLOCK:
+            values = asnumpy(_vmnp._random([_BLOCK], name, self._seed, self._offset)).tolist()
+            block = self._block = (name, self._seed, self._offset, values)
+            k = 0
+        self._offset += 1
+        return block[3][k]
 
     def random(self, size=None, dtype="float64", out=None):
         """Uniform floats in [0, 1) (``out``: as many as it holds, into it)."""
@@ -282,8 +302,16 @@ class Generator:
         return r.item() if isinstance(a, int) else r.dtype.type(r.item())
 
 
+_FLOAT_DTYPES = frozenset(["float64", "float32", "f8", "f4", "d", "f", float, _np.float64, _np.float32])
+
+
 def _float_dtype(dtype, method):
     """NumPy's error for a floating-point draw asked for in another dtype."""
+    try:
+        if dtype in _FLOAT_DTYPES:  # the common spellings, without NumPy's dtype lookup (~2 us)
+            return
+    except TypeError:  # an unhashable dtype-like: NumPy's lookup says what it is
+        pass
     if _np.dtype(dtype).name not in ("float32", "float64"):
         raise TypeError(f"Unsupported dtype {_np.dtype(dtype)!r} for {method}")
 
