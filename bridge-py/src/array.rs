@@ -17,7 +17,7 @@ use vm_ir::view::Shape;
 use vm_ir::{DType, Opcode, Scalar, View};
 
 /// A NumPy-compatible array whose data lives in the VM.
-#[pyclass(module = "vmnp", name = "ndarray", frozen)]
+#[pyclass(module = "vmnp", name = "ndarray", frozen, sequence)]
 pub struct NdArray {
     /// The window onto the base (replaced by an assignment to `shape`).
     view: RwLock<View>,

@@ -53,6 +53,9 @@ CASES = {
     "2-d element": "a = np.arange(6).reshape(2, 3); e = a[1, -1]; a *= 2; out = (e, a)",
     "row view": "a = np.arange(6).reshape(2, 3); r = a[1]; a *= 2; out = r",
     "element with ellipsis is a view": "a = np.arange(3); e = a[1, ...]; a += 1; out = e",
+    # The C sequence protocol (a length and items by position), which bisect uses.
+    "bisect over an array": "import bisect\na = np.arange(10) * 2\n"
+    "out = (bisect.bisect(a, 7), bisect.bisect_left(a, 8), bisect.bisect_right(a[::-1][::-1], 8, 2, 9))",
     "elements as dict keys": "a = np.arange(3); d = {a[1]: 'x'}; out = (d[1], a[2] in {2, 3}, hash(a[0]) == hash(0))",
     # Element loops: values read and stored in memory once the array is at hand, in order with
     # what is queued.
@@ -836,6 +839,21 @@ def test_linspace_computes_in_the_dtype_of_its_bounds():
             want, got = run(code, numpy), run(code, vmnp)
             agree(got[0], want[0])
             assert repr(got[1]) == repr(want[1]), (b, num)  # the step: a scalar of the same type, or nan
+
+
+def test_arange_fills_as_numpy_from_its_first_two_elements():
+    # NumPy stores start and start + step into the dtype, then steps by their difference.
+    for args in [
+        "0, 5, 1.5, int", "0.5, 5, 1.5, int", "-3, 3, 0.7, np.int8", "10, 0, -2.5, np.int16", "0, 300, 7, np.uint8",
+        "1, 2, 0.3, np.uint8", "0.1, 1.0, 0.1", "0.1, 2.3, 0.7", "0.3, 5.0, 0.37, np.float32", "1e-3, 1, 0.013",
+        "np.int8(3), 40, np.int8(5)", "0, 2, 1, bool", "1, 3, 1, bool", "5.9, None, None, int", "2, 9, 3, np.uint64",
+    ]:  # fmt: skip
+        code = f"out = np.arange({args})"
+        want, got = run(code, numpy), run(code, vmnp)
+        assert got.dtype == want.dtype and got.tolist() == want.tolist(), (args, got, want)
+    for code in ["np.arange(5, dtype=bool)", "np.arange(0, 3, dtype=np.bool_)"]:
+        want, got = errors_of(code, TypeError)
+        assert got == want, code
 
 
 def test_flat_is_an_iterator_as_numpys():

@@ -1383,14 +1383,34 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
         ints = _b.all(isinstance(x, (int, _np.integer)) for x in (start, stop, step))
         dtype = int64 if ints else float64
     name = _dt(dtype)
-    r = _vmnp._range(n, name)
-    if step != 1:
-        r = (r * step).astype(name)
-    if start != 0:
-        r = (r + start).astype(name)
-    if n and r.dtype.kind in "iu" and _b.all(isinstance(x, (int, _np.integer)) for x in (start, step)):
-        last = start + (n - 1) * step
-        _vmnp._set_bounds(r, _b.min(start, last), _b.max(start, last))  # for indexing with it
+    if n > 2 and name == "bool":
+        raise TypeError("arange() is only supported for booleans when the result has at most length 2.")
+    if n <= 2 or name == "bool":
+        return asarray(_np.arange(start, stop, step, dtype=name))
+    # NumPy's fill: the first two elements are `start` and `start + step` stored into the dtype
+    # (a float into an integer dtype truncates), the rest `first + i * (second - first)` in the
+    # dtype's arithmetic (integers in 64 bits, then wrapped into the dtype).
+    begin, by = (x.item() if isinstance(x, _np.generic) else x for x in (start, step))
+    first, second = _np.arange(begin, begin + 2 * by, by, dtype=name)[:2].tolist()
+    if name in ("float32", "float64"):
+        ft = _np.dtype(name).type
+        delta = ft(second) - ft(first)
+        r = _vmnp._range(n, name) * delta + ft(first)
+        r[1] = second
+    else:
+        wide = "uint64" if name == "uint64" else "int64"
+        delta = (second - first) % (1 << 64) if wide == "uint64" else second - first
+        r = _vmnp._range(n, wide)
+        if delta != 1:
+            r = r * _np.dtype(wide).type(delta)
+        if first != 0:
+            r = r + _np.dtype(wide).type(first)
+        if wide != name:
+            r = r.astype(name)
+        last = first + (n - 1) * (second - first)
+        info = _np.iinfo(name)
+        if info.min <= _b.min(first, last) and _b.max(first, last) <= info.max:
+            _vmnp._set_bounds(r, _b.min(first, last), _b.max(first, last))  # for indexing with it
     return r
 
 
