@@ -315,6 +315,11 @@ CASES = {
     "values with leading unit dimensions": "a, b, c = np.zeros((3, 5)), np.zeros(4), np.zeros((2, 3))\n"
     "a[0] = np.ones((1, 5)); b[1:3] = np.arange(2.0)[None, None]; c[...] = np.arange(3)[None, None, None]\n"
     "a[1:, 1:] = np.full((1, 1, 2, 4), 7.0); out = (a, b, c)",
+    # Many in-place updates of one array through slices of different strides, in one batch.
+    "strided updates of one array": "n = 3000; omega = np.zeros(n + 1, dtype=np.int64)\n"
+    "for q in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73) * 4:\n"
+    "    omega[q::q] += 1\n"
+    "omega[::97] *= 2; out = (omega, omega.sum())",
     # NumPy's float sums start from +0.0 (cumulative sums and an `initial` from their own).
     "sums of negative zeros": "a = np.full((3, 4), -0.0)\n"
     "out = [np.signbit(x).tolist() for x in (a.sum(), a.sum(axis=0), a.sum(axis=1), a.astype(np.float32).sum(0), "

@@ -307,9 +307,11 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
                     && o.kernel.shape == shape
                     && (options.max_instructions == 0 || o.kernel.instrs.len() < options.max_instructions)
                     && o.footprint.admits(instr);
-                let free = o.deferred.is_empty()
-                    || (!o.deferred_footprint.conflicts(instr) && continues(batch, i, &o.footprint));
-                let joins = fits && free;
+                // Checked only for an instruction that fits: the set-aside instructions may be
+                // many views of one base, each compared with the instruction's.
+                let joins = fits
+                    && (o.deferred.is_empty()
+                        || (!o.deferred_footprint.conflicts(instr) && continues(batch, i, &o.footprint)));
                 (joins, !joins && !o.isolated && o.deferred.len() < DEFER_WINDOW)
             }
             None => (false, false),

@@ -307,6 +307,13 @@ fn bounded_solution_exists(terms: &mut [(i64, i64)], target: i64) -> Option<bool
         if g[k] != 0 && target % g[k] as i128 != 0 {
             return Some(false);
         }
+        if let [(c1, m1), (c2, m2)] = terms[k..] {
+            // Two terms left (two 1-d views): solved in closed form rather than by trying every
+            // index of the first (a strided slice against another visits up to millions).
+            if let Some(found) = two_terms(c1.into(), m1.into(), c2.into(), m2.into(), target) {
+                return Some(found);
+            }
+        }
         let (c, m) = (terms[k].0 as i128, terms[k].1 as i128);
         // x must leave a remainder the later terms can reach: lo[k+1] <= target - c*x <= hi[k+1].
         let (a, b) = (target - hi[k + 1], target - lo[k + 1]);
@@ -319,6 +326,48 @@ fn bounded_solution_exists(terms: &mut [(i64, i64)], target: i64) -> Option<bool
         Some(false)
     }
     search(0, target as i128, terms, &lo, &hi, &g, &mut work)
+}
+
+/// Whether `c1 * x + c2 * y == t` has a solution with `0 <= x <= m1` and `0 <= y <= m2`
+/// (`c1`, `c2` nonzero): the solutions are `x0 + k * c2 / g, y0 - k * c1 / g` for one found by
+/// the extended Euclidean algorithm, so the answer is whether the bounds leave some `k`. `None`
+/// when a product would overflow.
+fn two_terms(c1: i128, m1: i128, c2: i128, m2: i128, t: i128) -> Option<bool> {
+    let (mut g, mut u, mut v) = extended_gcd(c1, c2);
+    if g < 0 {
+        (g, u, v) = (-g, -u, -v);
+    }
+    if g == 0 || t % g != 0 {
+        return Some(false);
+    }
+    let q = t / g;
+    let (x0, y0) = (u.checked_mul(q)?, v.checked_mul(q)?);
+    // 0 <= x0 + k * (c2 / g) <= m1 and 0 <= y0 - k * (c1 / g) <= m2.
+    let (kx_lo, kx_hi) = k_range(x0, c2 / g, m1)?;
+    let (ky_lo, ky_hi) = k_range(y0, -(c1 / g), m2)?;
+    Some(kx_lo.max(ky_lo) <= kx_hi.min(ky_hi))
+}
+
+/// The `k` with `0 <= base + k * step <= max` (`step` nonzero), as an interval; `None` on overflow.
+fn k_range(base: i128, step: i128, max: i128) -> Option<(i128, i128)> {
+    let (low, high) = (base.checked_neg()?, max.checked_sub(base)?);
+    Some(if step > 0 {
+        (div_ceil(low, step), div_floor(high, step))
+    } else {
+        (div_ceil(high, step), div_floor(low, step))
+    })
+}
+
+/// `(g, u, v)` with `a * u + b * v == g`, `|g|` the greatest common divisor of `a` and `b`.
+fn extended_gcd(a: i128, b: i128) -> (i128, i128, i128) {
+    let (mut r0, mut r1, mut u0, mut u1, mut v0, mut v1) = (a, b, 1i128, 0i128, 0i128, 1i128);
+    while r1 != 0 {
+        let q = r0 / r1;
+        (r0, r1) = (r1, r0 - q * r1);
+        (u0, u1) = (u1, u0 - q * u1);
+        (v0, v1) = (v1, v0 - q * v1);
+    }
+    (r0, u0, v0)
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -391,6 +440,19 @@ mod tests {
         out
     }
 
+    #[test]
+    fn long_strided_slices_overlap_where_they_share_a_multiple() {
+        // `x[p::p]` and `x[q::q]` of 200,001 elements share element k*lcm(p, q) when it fits.
+        let n = 200_001u64;
+        let slice = |p: i64| View::new(base(n), p, &[((n as i64 - 1 - p) / p + 1) as usize], &[p]).unwrap();
+        let gcd = |a: i64, b: i64| (1..=a.min(b)).rev().find(|d| a % d == 0 && b % d == 0).unwrap();
+        for (p, q) in [(2, 3), (3, 5), (449, 443), (449, 457), (1999, 2003), (6, 4), (997, 1994), (50_000, 70_000)] {
+            let shared = p / gcd(p, q) * q <= n as i64 - 1;
+            let expected = if shared { Overlap::Partial } else { Overlap::Disjoint };
+            assert_eq!(slice(p).overlap(&slice(q)), expected, "{p} {q}");
+        }
+    }
+
     fn arb_view(nelem: u64) -> impl Strategy<Value = View> {
         (1usize..=3)
             .prop_flat_map(|nd| {
@@ -412,6 +474,20 @@ mod tests {
                 Overlap::Identical => prop_assert_eq!(sa, sb),
             }
             prop_assert_eq!(a.overlap(&b), b.overlap(&a));
+        }
+
+        #[test]
+        fn bounded_solutions_are_found_exactly(
+            terms in proptest::collection::vec((prop_oneof![-60i64..0, 1i64..61], 0i64..25), 1..=4),
+            target in -900i64..900,
+        ) {
+            // Every combination of indices, against the search (which solves two terms in closed form).
+            let mut sums = HashSet::from([0i64]);
+            for &(c, m) in &terms {
+                sums = sums.iter().flat_map(|&s| (0..=m).map(move |x| s + c * x)).collect();
+            }
+            let mut sorted = terms.clone();
+            prop_assert_eq!(bounded_solution_exists(&mut sorted, target), Some(sums.contains(&target)));
         }
 
         #[test]
