@@ -6,6 +6,7 @@
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Type, Value, types};
 use cranelift_frontend::FunctionBuilder;
+use vm_ir::semantics::Float;
 use vm_ir::{BinaryOp, DType, Error, OpClass, Opcode, Result, UnaryOp};
 
 /// The IR type holding one element of `d` (`bool` is a byte holding 0 or 1).
@@ -200,13 +201,12 @@ fn unary(b: &mut FunctionBuilder, op: UnaryOp, d: DType, ind: DType, a: Value) -
         }
         O::Sqrt => b.ins().sqrt(a),
         O::Deg2rad | O::Rad2deg => {
-            // As Rust's to_radians/to_degrees: one multiplication by the factor they use (f32's
-            // to_degrees uses 180/pi rounded once, not 180 over the rounded pi).
+            // One multiplication by the factor of vm-ir's semantics (NumPy's, in the dtype).
             let k = match (op, d) {
-                (O::Deg2rad, DType::F32) => f64::from(1f32.to_radians()),
-                (O::Deg2rad, _) => 1f64.to_radians(),
-                (_, DType::F32) => f64::from(1f32.to_degrees()),
-                _ => 1f64.to_degrees(),
+                (O::Deg2rad, DType::F32) => f64::from(<f32 as Float>::RADIANS_PER_DEGREE),
+                (O::Deg2rad, _) => <f64 as Float>::RADIANS_PER_DEGREE,
+                (_, DType::F32) => f64::from(<f32 as Float>::DEGREES_PER_RADIAN),
+                _ => <f64 as Float>::DEGREES_PER_RADIAN,
             };
             let k = fconst(b, d, k);
             b.ins().fmul(a, k)

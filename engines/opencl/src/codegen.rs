@@ -32,6 +32,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 use vm_fusion::Kernel;
+use vm_ir::semantics::Float;
 use vm_ir::{Base, BaseId, BinaryOp, DType, Instruction, OpClass, Opcode, Operand, Scalar, TypeRule, UnaryOp, View};
 
 /// One entry point of a program, run over `items` x `rows` work items.
@@ -406,10 +407,10 @@ fn unary(op: UnaryOp, d: DType, to: DType, a: &str, h: &mut Helpers) -> Option<S
             format!("(({a}) > ({t})0 ? ({t})1 : (({a}) < ({t})0 ? ({t})-1 : (({a}) == ({t})0 ? ({t})0 : ({a}))))")
         }
         O::Reciprocal if float => format!("(({t})1 / ({a}))"),
-        O::Deg2rad if d == DType::F32 => format!("(({a}) * {})", literal(Scalar::F32(1f32.to_radians()))),
-        O::Deg2rad if float => format!("(({a}) * {})", literal(Scalar::F64(1f64.to_radians()))),
-        O::Rad2deg if d == DType::F32 => format!("(({a}) * {})", literal(Scalar::F32(1f32.to_degrees()))),
-        O::Rad2deg if float => format!("(({a}) * {})", literal(Scalar::F64(1f64.to_degrees()))),
+        O::Deg2rad if d == DType::F32 => format!("(({a}) * {})", literal(Scalar::F32(f32::RADIANS_PER_DEGREE))),
+        O::Deg2rad if float => format!("(({a}) * {})", literal(Scalar::F64(f64::RADIANS_PER_DEGREE))),
+        O::Rad2deg if d == DType::F32 => format!("(({a}) * {})", literal(Scalar::F32(f32::DEGREES_PER_RADIAN))),
+        O::Rad2deg if float => format!("(({a}) * {})", literal(Scalar::F64(f64::DEGREES_PER_RADIAN))),
         // Below 2^-24 (f32) or 2^-53 (f64), log1p(a) rounds to `a` itself; the built-in of some
         // devices (PoCL) flushes subnormals there, to 0 or to the smallest normal.
         O::Log1p if d == DType::F32 => format!("(fabs({a}) < 0x1p-24f ? ({a}) : log1p({a}))"),

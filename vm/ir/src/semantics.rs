@@ -188,6 +188,11 @@ pub trait Float:
     fn exp2(self) -> Self;
     /// ln(1 + self), accurate near 0 (libm's).
     fn ln_1p(self) -> Self;
+    /// 180 / pi, divided in the type from its own rounded pi, as NumPy's `rad2deg` loop does
+    /// (for f32 one ulp from Rust's `to_degrees`, which rounds 180 / pi once).
+    const DEGREES_PER_RADIAN: Self;
+    /// pi / 180, divided in the type (NumPy's `deg2rad` factor; Rust's `to_radians` too).
+    const RADIANS_PER_DEGREE: Self;
 }
 
 macro_rules! float_impl {
@@ -212,10 +217,22 @@ macro_rules! float_impl {
             fn exp(self) -> $t { <$t>::exp(self) }
             fn exp2(self) -> $t { <$t>::exp2(self) }
             fn ln_1p(self) -> $t { <$t>::ln_1p(self) }
+            const DEGREES_PER_RADIAN: $t = 180.0 / (std::f64::consts::PI as $t);
+            const RADIANS_PER_DEGREE: $t = (std::f64::consts::PI as $t) / 180.0;
         }
     )* };
 }
 float_impl!(f32, f64);
+
+/// `rad2deg`: `a` times [`Float::DEGREES_PER_RADIAN`].
+pub fn rad2deg<T: Float>(a: T) -> T {
+    a * T::DEGREES_PER_RADIAN
+}
+
+/// `deg2rad`: `a` times [`Float::RADIANS_PER_DEGREE`].
+pub fn deg2rad<T: Float>(a: T) -> T {
+    a * T::RADIANS_PER_DEGREE
+}
 
 /// NumPy's `npy_divmod` for a nonzero `b`: `(floor_divide(a, b), remainder(a, b))`, computed as
 /// NumPy (and CPython) do so that `a == q * b + r` as nearly as rounding allows, the remainder
@@ -382,6 +399,15 @@ pub fn arg_combine<T: PartialOrd + Copy>(max: bool, a: (T, i64), b: (T, i64)) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn angle_factors_are_numpys() {
+        // np.degrees(np.float32(1)), np.radians(np.float32(1)), np.degrees(1.0), np.radians(1.0)
+        assert_eq!(rad2deg(1f32).to_bits(), 57.295_776_f32.to_bits());
+        assert_eq!(deg2rad(1f32).to_bits(), 0.017_453_292_f32.to_bits());
+        assert_eq!(rad2deg(1f64), 57.29577951308232);
+        assert_eq!(deg2rad(1f64), 0.017453292519943295);
+    }
 
     /// The position a walk along `xs` reports.
     fn walk<T: PartialOrd + Copy>(max: bool, xs: &[T]) -> i64 {

@@ -236,8 +236,17 @@ pub fn ref_float_unary(op: Opcode, x: Scalar) -> Scalar {
         Arcsinh => fl1!(x, |v| v.asinh()),
         Arccosh => fl1!(x, |v| v.acosh()),
         Arctanh => fl1!(x, |v| v.atanh()),
-        Deg2rad => fl1!(x, |v| v.to_radians()),
-        Rad2deg => fl1!(x, |v| v.to_degrees()),
+        // NumPy's factors: divided in the dtype from its rounded pi (npy_math's NPY_PIf for f32).
+        Deg2rad => match x {
+            Scalar::F32(v) => Scalar::F32(v * (std::f32::consts::PI / 180.0)),
+            Scalar::F64(v) => Scalar::F64(v * (std::f64::consts::PI / 180.0)),
+            s => panic!("{s:?} is not a float"),
+        },
+        Rad2deg => match x {
+            Scalar::F32(v) => Scalar::F32(v * (180.0 / std::f32::consts::PI)),
+            Scalar::F64(v) => Scalar::F64(v * (180.0 / std::f64::consts::PI)),
+            s => panic!("{s:?} is not a float"),
+        },
         Floor => fl1!(x, |v| v.floor()),
         Ceil => fl1!(x, |v| v.ceil()),
         Trunc => fl1!(x, |v| v.trunc()),
