@@ -127,7 +127,12 @@ pub fn unary_types(op: Opcode, d: DType) -> PyResult<(Opcode, DType, DType)> {
             ));
         }
         O::Absolute if b => (O::Identity, d, d),
-        O::Square | O::Sign if b => (op, DType::I8, DType::I8),
+        O::Sign if b => {
+            return Err(type_error(
+                "ufunc 'sign' did not contain a loop with signature matching types <class 'numpy.dtypes.BoolDType'> -> None".into(),
+            ));
+        }
+        O::Square if b => (op, DType::I8, DType::I8),
         O::Invert if d.is_float() => {
             return Err(type_error(
                 "ufunc 'invert' not supported for the input types, and the inputs could not be safely coerced to any supported types according to the casting rule ''safe''".into(),
@@ -304,6 +309,19 @@ pub fn binary(
         // multiplication rather than a call of pow per element.
         let [x, _] = args;
         return finish(py, Opcode::Multiply, [x.clone(), x], ct, od, out);
+    }
+    let half = |a: &Arg| match a {
+        Arg::Weak(Weak::Float(f)) => *f == 0.5,
+        Arg::Strong(c) => c.dtype().is_float() && c.as_f64() == 0.5,
+        _ => false,
+    };
+    let array = |a: &Arg| matches!(a, Arg::Arr(v) if !v.shape.is_empty());
+    if op == Opcode::Power && ct.is_float() && array(&args[0]) && half(&args[1]) {
+        // NumPy's float power loop takes a scalar exponent of 0.5 as `sqrt` (so `-0.0 ** 0.5`
+        // is -0.0 and `-inf ** 0.5` NaN, where pow gives 0.0 and inf). A 0-d base stands for a
+        // scalar, whose `**` is pow.
+        let [x, _] = args;
+        return finish(py, Opcode::Sqrt, [x], ct, od, out);
     }
     if matches!(op, Opcode::Arctan2 | Opcode::Hypot | Opcode::Copysign | Opcode::Logaddexp | Opcode::Logaddexp2) {
         // NumPy's float loop for integer inputs: the smallest float each input casts to safely.

@@ -315,6 +315,9 @@ CASES = {
     "values with leading unit dimensions": "a, b, c = np.zeros((3, 5)), np.zeros(4), np.zeros((2, 3))\n"
     "a[0] = np.ones((1, 5)); b[1:3] = np.arange(2.0)[None, None]; c[...] = np.arange(3)[None, None, None]\n"
     "a[1:, 1:] = np.full((1, 1, 2, 4), 7.0); out = (a, b, c)",
+    "degrees and radians": "x = np.array([1.0, -0.5, 3.0, 1e-3, 720.0])\n"
+    "out = [[repr(e) for e in v.tolist()] for v in (np.degrees(x), np.radians(x), np.degrees(x.astype(np.float32)), "
+    "np.rad2deg(x.astype(np.float32)), np.deg2rad(x.astype(np.float32)))]",
     # Many in-place updates of one array through slices of different strides, in one batch.
     "strided updates of one array": "n = 3000; omega = np.zeros(n + 1, dtype=np.int64)\n"
     "for q in (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73) * 4:\n"
@@ -325,6 +328,27 @@ CASES = {
     "out = [np.signbit(x).tolist() for x in (a.sum(), a.sum(axis=0), a.sum(axis=1), a.astype(np.float32).sum(0), "
     "np.add.reduce(a, axis=None), a.mean(), np.nansum(a), np.cumsum(a[0]), a.sum(initial=-0.0), "
     "np.sum(a, axis=(0, 1), keepdims=True), a.prod(), a[:, :0].sum(axis=1))]",
+    # NumPy's float power loop takes a scalar exponent of 0.5 as sqrt: -0.0 stays -0.0 and -inf
+    # is NaN (pow gives 0.0 and inf); a scalar's `**` (a reduction's result) is pow.
+    "power by a scalar half is sqrt": "x = np.array([-0.0, -np.inf, 4.0, 2.0, np.nan])\n"
+    "f = x.astype(np.float32); y = np.array([-0.0, 1.0])\n"
+    "r = [x ** 0.5, np.power(x, 0.5), x ** np.float64(0.5), f ** 0.5, f ** np.float32(0.5), np.power(f, 0.5)]\n"
+    "out = ([np.signbit(v) for v in r], [np.isnan(v) for v in r], (x ** 0.5)[2:4].tolist(), "
+    "(f ** 0.5)[2:4].tolist(), np.signbit(y.min() ** 0.5), np.array([4, 9], np.int8) ** 0.5)",
+    # NumPy's round: x * 10**d, rint, / 10**d (x / 10**-d, rint, * 10**-d for negative d), with its
+    # factor 10**d multiplied up from 1e9 past d = 8; a bool is rounded by rint (a float).
+    "round scales as NumPy": "x = np.array([1e300, 2.5, -1234.5, 0.125, 2.675, 1.5, -0.0])\n"
+    "out = (np.round(x, -300).tolist(), np.round(x, 2).tolist(), np.round(x, -1).tolist(), np.round(x, 20).tolist(), "
+    "np.round(x.astype(np.float32), 2).tolist(), np.round(np.array([15, 25, -35, 149], np.int16), -1), "
+    "np.round(np.array([True, False])).dtype.kind, np.round(np.array([5, 6], np.uint8), 3), "
+    "np.signbit(np.round(x, 1)))",
+    # isclose computes as NumPy's: Python numbers stay weak (float32 arrays compare in float32),
+    # an array `b` is made inexact, `a` is not cast.
+    "isclose in the operands' dtype": "f = np.array([1e10, 1.0, np.inf, np.nan], np.float32)\n"
+    "out = (np.isclose(f, 1.00001e10), np.isclose(f, np.float64(1.00001e10)), np.allclose(f[:1], 1.00001e10), "
+    "np.isclose(np.array([1, 2, -128], np.int8), 2), np.isclose(np.array([-128], np.int8), np.array([-128], np.int8)), "
+    "np.isclose(f, f, equal_nan=True), np.isclose(f, np.inf), np.isclose(np.array([True, False]), True), "
+    "np.isclose(5, f), np.isclose(np.array([1.0]), np.array([1.1]), rtol=np.array([0.2])))",
 }
 
 
@@ -386,6 +410,8 @@ def test_arrays_larger_than_memory_are_memory_errors_not_aborts():
 
 
 ERRORS = {
+    "sign of bools": ("np.sign(np.array([True, False]))", TypeError),
+    "round of bools to decimals": ("np.round(np.array([True]), 1)", TypeError),
     "repeated moveaxis source": ("np.moveaxis(np.zeros((2, 3, 4)), [0, 0], [1, 2])", ValueError),
     "repeated expand_dims axis": ("np.expand_dims(np.zeros(3), (1, 1))", ValueError),
     "float take index": ("np.take(np.arange(5), np.array([1.0]))", TypeError),

@@ -856,19 +856,37 @@ acosh, asinh, atanh, pow = arccosh, arcsinh, arctanh, power  # noqa: A001, F821
 conj = conjugate  # noqa: F821 (complex arrays are NumPy's, through the fallback)
 
 
+def _power_of_ten(n):
+    """NumPy's ``power_of_ten``: 10**n by repeated multiplication past 1e8 (``1e300`` is
+    ``1.0000000000000002e+300`` there), the factor its ``round`` scales by."""
+    if n < 9:
+        return float(10**n)
+    r = 1e9
+    for _ in range(n - 9):
+        r *= 10.0
+    return r
+
+
 def round(a, decimals=0, out=None):  # noqa: A001 (NumPy's name)
     """Rounds half to even at ``decimals`` digits (NumPy's algorithm: scale, rint, unscale)."""
     a = asarray(a)
-    if a.dtype.kind in "biu":
+    decimals = _operator.index(decimals)
+    if decimals == 0 and a.dtype.kind not in "iu":
+        return rint(a, out=out)  # noqa: F821 (bools too: NumPy's rint of them is a float)
+    if a.dtype.kind == "b":
+        op = "multiply" if decimals > 0 else "divide"
+        raise TypeError(
+            f"Cannot cast ufunc '{op}' output from dtype('float64') to dtype('bool') with casting rule 'same_kind'"
+        )
+    f = _power_of_ten(_b.abs(decimals))
+    if a.dtype.kind in "iu":
         if decimals >= 0:
             return _store(a.copy(), out)
         # NumPy's integer rounding: through float64, half to even, back to the dtype.
-        f = 10.0 ** (-decimals)
         return _store((rint(a.astype("float64") / f) * f).astype(_dtype_name(a.dtype)), out)  # noqa: F821
-    if decimals == 0:
-        return rint(a, out=out)  # noqa: F821
-    f = 10.0**decimals
-    return _store(rint(a * f) / f, out)  # noqa: F821
+    if decimals > 0:
+        return _store(rint(a * f) / f, out)  # noqa: F821
+    return _store(rint(a / f) * f, out)  # noqa: F821
 
 
 around = round_ = round

@@ -7,17 +7,20 @@ from . import asarray, ndarray
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Element-wise ``|a - b| <= atol + rtol * |b|`` for finite ``b``, or ``a == b`` (NumPy's
-    definition: an infinity is close only to itself)."""
-    from . import absolute, isfinite, isnan, logical_and, where
+    definition: an infinity is close only to itself), computed as NumPy computes it: Python
+    numbers stay weak (a float32 array is compared in float32), an array ``b`` is made inexact
+    (``result_type(b, 1.0)``), ``a`` is not cast."""
+    from . import absolute, isfinite, isnan, less_equal
 
-    a, b = asarray(a), asarray(b)
-    a = a.astype("float64") if a.dtype.kind in "biu" else a
-    b = b.astype("float64") if b.dtype.kind in "biu" else b
-    close = (absolute(a - b) <= atol + rtol * absolute(b)) & isfinite(b)
-    close = close | (a == b)
+    x, y, atol, rtol = (v if isinstance(v, (int, float)) else asarray(v) for v in (a, b, atol, rtol))
+    if hasattr(y, "dtype"):
+        y = asarray(y, _np.result_type(y.dtype, 1.0))
+    elif isinstance(y, int):
+        y = float(y)
+    result = less_equal(absolute(x - y), atol + rtol * absolute(y)) & isfinite(y) | (x == y)
     if equal_nan:
-        close = close | logical_and(isnan(a), isnan(b))
-    return where(close, True, False)
+        result = result | (isnan(x) & isnan(y))
+    return result
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
