@@ -1298,7 +1298,7 @@ def _shape(shape):
     t = type(shape)
     if t is int:
         dims = [shape]
-    elif (t is tuple or t is list) and _INTS.issuperset(map(type, shape)):
+    elif (t is tuple or t is list) and _b.all(type(s) is int for s in shape):
         dims = list(shape)  # the common spellings, without an exception per call
     else:
         try:
@@ -1312,9 +1312,6 @@ def _shape(shape):
     if dims and _b.min(dims) < 0:
         raise ValueError("negative dimensions are not allowed")
     return dims
-
-
-_INTS = frozenset([int])
 
 
 def _in_order(make, shape, order):
