@@ -246,6 +246,7 @@ impl Cache {
         let failed = |text: String, e: ModuleError| Error::Internal(format!("compiling a kernel: {text}")).caused_by(e);
         // The routines take their arguments as the System V ABI passes them.
         let system_v = cc == cranelift_codegen::isa::CallConv::SystemV;
+        rowcode::audit(p);
         let routine = self
             .row_code
             .filter(|&i| system_v && rowcode::eligible(p, i))

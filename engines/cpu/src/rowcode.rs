@@ -198,7 +198,7 @@ const SAVED: [u8; 6] = [RBX, RBP, R12, R13, R14, R15];
 
 /// A memory operand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mem {
+pub enum Mem {
     /// `[base + rcx*esize + disp]`: the current position of a contiguous row (and `disp` bytes
     /// on).
     Row(u8, i32),
@@ -210,8 +210,10 @@ enum Mem {
 
 /// The r/m operand of a vector instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Rm {
+pub enum Rm {
+    /// A vector register.
     Reg(u8),
+    /// Memory.
     Mem(Mem),
 }
 
@@ -229,6 +231,94 @@ const POOL_F32: [u64; 12] = [0x8000_0000, 0x7fff_ffff, 0x3f80_0000, 0, !0, !0, !
 /// AVX2's register holding the tail's mask.
 const AVX2_MASK: u8 = 15;
 
+/// One instruction as the assembler was asked for it: the arguments of the encoder, not its
+/// bytes. A routine keeps the list of its instructions (a few hundred at most), so that a
+/// decoder can read the bytes back and compare them with what was meant (the tests do, with
+/// an x86 decoder of its own), and [`replay`] encodes any such list again. Registers are by
+/// their encoding (vector 0-31, general-purpose 0-15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Emitted {
+    /// A full-width vector instruction of the element type (see `Asm::vop`): EVEX map
+    /// selector and opcode byte, the ModRM.reg register, the second source `v` (vvvv), the
+    /// r/m operand, the opmask (0: none), zeroing masking, an element broadcast from memory,
+    /// and the immediate byte of `vcmppd` or `vblendvpd`.
+    #[allow(missing_docs)]
+    Vector { map: u8, opcode: u8, reg: u8, v: u8, rm: Rm, mask: u8, zero: bool, bcst: bool, imm: Option<u8> },
+    /// A scalar instruction of the element type (`vmovsd`, `vaddsd`, `vmulsd`, or the `ss`
+    /// forms), 0F opcode byte, registers and r/m as for `Vector`.
+    #[allow(missing_docs)]
+    Scalar { opcode: u8, reg: u8, v: u8, rm: Rm },
+    /// A vector loaded from memory (under the tail's mask when `mask` is not 0).
+    #[allow(missing_docs)]
+    Load { dst: u8, mem: Mem, mask: u8 },
+    /// A vector stored to memory (under the tail's mask when `mask` is not 0).
+    #[allow(missing_docs)]
+    Store { mem: Mem, src: u8, mask: u8 },
+    /// An element of memory broadcast to every lane.
+    #[allow(missing_docs)]
+    Broadcast { dst: u8, mem: Mem },
+    /// `op rm, reg` on 64-bit registers (opcode 0x89 `mov`, 0x29 `sub`, 0x39 `cmp`).
+    #[allow(missing_docs)]
+    RegReg { opcode: u8, reg: u8, rm: u8 },
+    /// `op r64, imm8`: opcode 0x83 with ModRM.reg extension `ext` (0 `add`, 5 `sub`, 7 `cmp`)
+    /// or 0xC1 /4 (`shl`).
+    #[allow(missing_docs)]
+    RegImm8 { opcode: u8, ext: u8, reg: u8, imm: i8 },
+    /// `op r64, imm32`: opcode 0x81 with extension `ext` (0 `add`, 5 `sub`).
+    #[allow(missing_docs)]
+    RegImm32 { ext: u8, reg: u8, imm: i32 },
+    /// `mov r32, imm32`.
+    #[allow(missing_docs)]
+    MovImm32 { reg: u8, imm: u32 },
+    /// `xor r32, r32` of a register with itself.
+    Zero32(u8),
+    /// `mov r64, [base + disp]`.
+    #[allow(missing_docs)]
+    MovLoad { dst: u8, base: u8, disp: i32 },
+    /// `lea r64, [rip + ...]` of a constant pool entry.
+    #[allow(missing_docs)]
+    LeaPool { dst: u8, entry: usize },
+    /// `bzhi dst, src, index` on 32-bit registers.
+    #[allow(missing_docs)]
+    Bzhi { dst: u8, src: u8, index: u8 },
+    /// `kmovw k, r32`.
+    #[allow(missing_docs)]
+    Kmovw { k: u8, src: u8 },
+    /// `push r64`.
+    Push(u8),
+    /// `pop r64`.
+    Pop(u8),
+    /// `jcc rel32` (`cc` the condition's low opcode nibble) to code offset `target`.
+    #[allow(missing_docs)]
+    Jcc { cc: u8, target: usize },
+    /// `vzeroupper`.
+    Vzeroupper,
+    /// `ret`.
+    Ret,
+}
+
+/// A routine's machine code and the instructions it was assembled from.
+#[derive(Debug, Clone)]
+pub struct Routine {
+    /// The instruction set.
+    pub isa: Isa,
+    /// Elements are f32, else f64.
+    pub f32: bool,
+    /// The code: the instructions, `int3` up to 8-byte alignment, then the constant pool.
+    pub code: Vec<u8>,
+    /// Each instruction with the offset of its first byte, in order.
+    pub listing: Vec<(usize, Emitted)>,
+    /// Offset of the constant pool.
+    pub pool: usize,
+}
+
+impl Routine {
+    /// The constant pool's 8-byte entries.
+    pub fn pool_entries(&self) -> &'static [u64] {
+        if self.f32 { &POOL_F32 } else { &POOL }
+    }
+}
+
 /// Bytes of machine code under construction.
 #[derive(Default)]
 struct Asm {
@@ -237,8 +327,11 @@ struct Asm {
     /// Elements are f32, else f64.
     f32: bool,
     code: Vec<u8>,
-    /// Positions of RIP-relative displacements to the constant pool, with their entries.
-    pool_refs: Vec<(usize, usize)>,
+    /// Positions of RIP-relative displacements to the constant pool, with their entries and
+    /// the end of their instruction (an immediate may follow the displacement).
+    pool_refs: Vec<(usize, usize, usize)>,
+    /// The instructions emitted, each with its offset.
+    listing: Vec<(usize, Emitted)>,
 }
 
 /// EVEX map selectors.
@@ -251,6 +344,12 @@ const MAP_0F3A: u8 = 3;
 const ORDERED: u8 = 7;
 const NOT_GREATER_EQUAL: u8 = 0x19;
 const NOT_LESS_EQUAL: u8 = 0x16;
+
+/// The encodings of `op r64, imm8` (opcode, ModRM.reg extension).
+const ADD_IMM8: (u8, u8) = (0x83, 0);
+const SUB_IMM8: (u8, u8) = (0x83, 5);
+const CMP_IMM8: (u8, u8) = (0x83, 7);
+const SHL_IMM8: (u8, u8) = (0xC1, 4);
 
 impl Asm {
     fn bytes(&mut self, b: &[u8]) {
@@ -275,6 +374,85 @@ impl Asm {
     /// Vector registers.
     fn vregs(&self) -> u8 {
         if self.isa == Isa::Avx512 { 32 } else { 16 }
+    }
+
+    /// Appends instruction `e` to the code and the listing.
+    fn emit(&mut self, e: Emitted) {
+        self.listing.push((self.code.len(), e));
+        let refs = self.pool_refs.len();
+        match e {
+            Emitted::Vector { map, opcode, reg, v, rm, mask, zero, bcst, imm } => {
+                self.enc_vector(map, opcode, reg, v, rm, mask, zero, bcst);
+                self.code.extend(imm);
+            }
+            Emitted::Scalar { opcode, reg, v, rm } => self.enc_scalar(opcode, reg, v, rm),
+            Emitted::Load { dst, mem, mask } => self.enc_load(dst, mem, mask),
+            Emitted::Store { mem, src, mask } => self.enc_store(mem, src, mask),
+            Emitted::Broadcast { dst, mem } => {
+                let opcode = if self.f32 { 0x18 } else { 0x19 };
+                self.enc_vector(MAP_0F38, opcode, dst, 0, Rm::Mem(mem), 0, false, false);
+            }
+            Emitted::RegReg { opcode, reg, rm } => {
+                self.code.push(0x48 | ((reg >> 3) << 2) | (rm >> 3));
+                self.code.push(opcode);
+                self.code.push(0xC0 | ((reg & 7) << 3) | (rm & 7));
+            }
+            Emitted::RegImm8 { opcode, ext, reg, imm } => {
+                self.bytes(&[0x48 | (reg >> 3), opcode, 0xC0 | (ext << 3) | (reg & 7), imm as u8]);
+            }
+            Emitted::RegImm32 { ext, reg, imm } => {
+                self.bytes(&[0x48 | (reg >> 3), 0x81, 0xC0 | (ext << 3) | (reg & 7)]);
+                self.bytes(&imm.to_le_bytes());
+            }
+            Emitted::MovImm32 { reg, imm } => {
+                if reg >= 8 {
+                    self.code.push(0x41);
+                }
+                self.code.push(0xB8 | (reg & 7));
+                self.bytes(&imm.to_le_bytes());
+            }
+            Emitted::Zero32(r) => {
+                if r >= 8 {
+                    self.code.push(0x45);
+                }
+                self.bytes(&[0x31, 0xC0 | ((r & 7) << 3) | (r & 7)]);
+            }
+            Emitted::MovLoad { dst, base, disp } => {
+                self.code.push(0x48 | ((dst >> 3) << 2) | (base >> 3));
+                self.code.push(0x8B);
+                self.modrm_mem(dst, Mem::At(base, disp), 0);
+            }
+            Emitted::LeaPool { dst, entry } => {
+                self.bytes(&[0x48 | ((dst >> 3) << 2), 0x8D]);
+                self.modrm_mem(dst, Mem::Pool(entry), 0);
+            }
+            Emitted::Bzhi { dst, src, index } => self.vex(MAP_0F38, 0b00, false, false, 0xF5, dst, index, Rm::Reg(src)),
+            Emitted::Kmovw { k, src } => self.vex(MAP_0F, 0b00, false, false, 0x92, k, 0, Rm::Reg(src)),
+            Emitted::Push(r) => {
+                if r >= 8 {
+                    self.code.push(0x41);
+                }
+                self.code.push(0x50 | (r & 7));
+            }
+            Emitted::Pop(r) => {
+                if r >= 8 {
+                    self.code.push(0x41);
+                }
+                self.code.push(0x58 | (r & 7));
+            }
+            Emitted::Jcc { cc, target } => {
+                self.bytes(&[0x0F, 0x80 | cc, 0, 0, 0, 0]);
+                if target != usize::MAX {
+                    self.patch_rel(self.code.len() - 4, target);
+                }
+            }
+            Emitted::Vzeroupper => self.bytes(&[0xC5, 0xF8, 0x77]),
+            Emitted::Ret => self.code.push(0xC3),
+        }
+        let end = self.code.len();
+        for r in &mut self.pool_refs[refs..] {
+            r.2 = end;
+        }
     }
 
     /// A ModRM (and SIB, displacement) for register field `reg` and memory `m`; `n` is the
@@ -313,10 +491,51 @@ impl Asm {
             }
             Mem::Pool(k) => {
                 self.code.push(reg | 0b101);
-                self.pool_refs.push((self.code.len(), k));
+                self.pool_refs.push((self.code.len(), k, self.code.len() + 4));
                 self.bytes(&[0; 4]);
             }
         }
+    }
+
+    /// A full-width vector instruction of the element type (see [`Emitted::Vector`]).
+    #[allow(clippy::too_many_arguments)]
+    fn vop(&mut self, map: u8, opcode: u8, reg: u8, v: u8, rm: Rm, mask: u8, zero: bool, bcst: bool) {
+        self.emit(Emitted::Vector { map, opcode, reg, v, rm, mask, zero, bcst, imm: None });
+    }
+
+    /// `vcmppd dst, a, b` under `predicate` (`vcmpps`): into opmask `dst` (AVX-512, under
+    /// `mask`) or a vector register (AVX2).
+    fn cmp(&mut self, dst: u8, a: u8, b: u8, mask: u8, predicate: u8) {
+        let rm = Rm::Reg(b);
+        self.emit(Emitted::Vector {
+            map: MAP_0F,
+            opcode: 0xC2,
+            reg: dst,
+            v: a,
+            rm,
+            mask,
+            zero: false,
+            bcst: false,
+            imm: Some(predicate),
+        });
+    }
+
+    /// AVX2's `vblendvpd dst, a, b, select` (`vblendvps`): `b` where `select`'s lanes have the
+    /// sign bit, else `a`.
+    fn blendv(&mut self, dst: u8, a: u8, b: u8, select: u8) {
+        let opcode = if self.f32 { 0x4A } else { 0x4B };
+        let rm = Rm::Reg(b);
+        self.emit(Emitted::Vector {
+            map: MAP_0F3A,
+            opcode,
+            reg: dst,
+            v: a,
+            rm,
+            mask: 0,
+            zero: false,
+            bcst: false,
+            imm: Some(select << 4),
+        });
     }
 
     /// A full-width vector instruction of the element type (the `pd` form with the 66 prefix,
@@ -326,7 +545,7 @@ impl Asm {
     /// the opmask (0 = none), `zero` zeroing masking, `bcst` an element in memory broadcast to
     /// every lane (the last three AVX-512's only).
     #[allow(clippy::too_many_arguments)]
-    fn vop(&mut self, map: u8, opcode: u8, reg: u8, v: u8, rm: Rm, mask: u8, zero: bool, bcst: bool) {
+    fn enc_vector(&mut self, map: u8, opcode: u8, reg: u8, v: u8, rm: Rm, mask: u8, zero: bool, bcst: bool) {
         let pp = if self.f32 && map == MAP_0F && !matches!(opcode, 0xEF | 0xDB) { 0b00 } else { 0b01 };
         if self.isa == Isa::Avx2 {
             debug_assert!(mask == 0 && !zero && !bcst, "AVX2 has no masks or broadcast operands");
@@ -334,13 +553,20 @@ impl Asm {
             self.vex(map, pp, false, true, opcode, reg, v, rm);
             return;
         }
-        let n = if bcst || map == MAP_0F38 { self.esize() } else { 64 };
+        // The compressed displacement's scale: an element for broadcasts (an operand's or
+        // `vbroadcastsd`'s), the vector for the rest.
+        let n = if bcst || (map == MAP_0F38 && matches!(opcode, 0x18 | 0x19)) { self.esize() } else { 64 };
         self.evex_with(map, pp, !self.f32, 0b10, opcode, reg, v, rm, mask, zero, bcst, n);
+    }
+
+    /// A scalar instruction of the element type (see [`Emitted::Scalar`]).
+    fn scalar(&mut self, opcode: u8, reg: u8, v: u8, rm: Rm) {
+        self.emit(Emitted::Scalar { opcode, reg, v, rm });
     }
 
     /// A scalar instruction of the element type (`vmovsd`, `vaddsd`, `vmulsd`: F2 and W1;
     /// `vmovss`, `vaddss`, `vmulss`: F3 and W0).
-    fn scalar(&mut self, opcode: u8, reg: u8, v: u8, rm: Rm) {
+    fn enc_scalar(&mut self, opcode: u8, reg: u8, v: u8, rm: Rm) {
         let (pp, esize) = if self.f32 { (0b10, 4) } else { (0b11, 8) };
         if self.isa == Isa::Avx2 {
             self.vex(MAP_0F, pp, false, false, opcode, reg, v, rm);
@@ -404,74 +630,95 @@ impl Asm {
 
     /// `vmovupd zmm{mask}{z}, m` (`vmovups`); AVX2: `vmovupd ymm, m`, or under a mask
     /// `vmaskmovpd ymm, ymm15, m` (`vmaskmovps`).
-    fn load(&mut self, dst: u8, m: Mem, mask: u8) {
+    fn load(&mut self, dst: u8, mem: Mem, mask: u8) {
+        self.emit(Emitted::Load { dst, mem, mask });
+    }
+
+    fn enc_load(&mut self, dst: u8, m: Mem, mask: u8) {
         if self.isa == Isa::Avx2 && mask != 0 {
             let opcode = if self.f32 { 0x2C } else { 0x2D };
             self.vex(MAP_0F38, 0b01, false, true, opcode, dst, AVX2_MASK, Rm::Mem(m));
             return;
         }
-        self.vop(MAP_0F, 0x10, dst, 0, Rm::Mem(m), mask, mask != 0, false);
+        self.enc_vector(MAP_0F, 0x10, dst, 0, Rm::Mem(m), mask, mask != 0, false);
     }
 
     /// `vmovupd m{mask}, zmm` (`vmovups`); AVX2: `vmovupd m, ymm`, or under a mask
     /// `vmaskmovpd m, ymm15, ymm` (`vmaskmovps`).
-    fn store(&mut self, m: Mem, src: u8, mask: u8) {
+    fn store(&mut self, mem: Mem, src: u8, mask: u8) {
+        self.emit(Emitted::Store { mem, src, mask });
+    }
+
+    fn enc_store(&mut self, m: Mem, src: u8, mask: u8) {
         if self.isa == Isa::Avx2 && mask != 0 {
             let opcode = if self.f32 { 0x2E } else { 0x2F };
             self.vex(MAP_0F38, 0b01, false, true, opcode, src, AVX2_MASK, Rm::Mem(m));
             return;
         }
-        self.vop(MAP_0F, 0x11, src, 0, Rm::Mem(m), mask, false, false);
+        self.enc_vector(MAP_0F, 0x11, src, 0, Rm::Mem(m), mask, false, false);
     }
 
     /// `vbroadcastsd zmm, m64` (`vbroadcastss zmm, m32`).
-    fn broadcast(&mut self, dst: u8, m: Mem) {
-        let opcode = if self.f32 { 0x18 } else { 0x19 };
-        self.vop(MAP_0F38, opcode, dst, 0, Rm::Mem(m), 0, false, false);
+    fn broadcast(&mut self, dst: u8, mem: Mem) {
+        self.emit(Emitted::Broadcast { dst, mem });
     }
 
     /// `REX.W`-prefixed instruction with ModRM register `reg` and register r/m `rm`.
-    fn rex_rr(&mut self, opcode: &[u8], reg: u8, rm: u8) {
-        self.code.push(0x48 | ((reg >> 3) << 2) | (rm >> 3));
-        self.bytes(opcode);
-        self.code.push(0xC0 | ((reg & 7) << 3) | (rm & 7));
+    fn rex_rr(&mut self, opcode: u8, reg: u8, rm: u8) {
+        self.emit(Emitted::RegReg { opcode, reg, rm });
+    }
+
+    /// `op r64, imm8` (one of [`ADD_IMM8`], [`SUB_IMM8`], [`CMP_IMM8`], [`SHL_IMM8`]).
+    fn reg_imm8(&mut self, (opcode, ext): (u8, u8), reg: u8, imm: u8) {
+        self.emit(Emitted::RegImm8 { opcode, ext, reg, imm: imm as i8 });
     }
 
     /// `mov r64, [base + disp]`.
     fn mov_load(&mut self, dst: u8, base: u8, disp: i32) {
-        self.code.push(0x48 | ((dst >> 3) << 2) | (base >> 3));
-        self.code.push(0x8B);
-        self.modrm_mem(dst, Mem::At(base, disp), 0);
+        self.emit(Emitted::MovLoad { dst, base, disp });
     }
 
     fn push(&mut self, r: u8) {
-        if r >= 8 {
-            self.code.push(0x41);
-        }
-        self.code.push(0x50 | (r & 7));
+        self.emit(Emitted::Push(r));
     }
 
     fn pop(&mut self, r: u8) {
-        if r >= 8 {
-            self.code.push(0x41);
-        }
-        self.code.push(0x58 | (r & 7));
+        self.emit(Emitted::Pop(r));
     }
 
     /// A `jcc rel32` (`cc` the condition's low opcode nibble) whose target is patched later.
     fn jcc(&mut self, cc: u8) -> usize {
-        self.bytes(&[0x0F, 0x80 | cc, 0, 0, 0, 0]);
+        self.emit(Emitted::Jcc { cc, target: usize::MAX });
         self.code.len() - 4
     }
 
-    /// Points the rel32 at `at` to `target`.
+    /// Points the jump whose rel32 is at `at` to `target`.
     fn patch(&mut self, at: usize, target: usize) {
+        self.patch_rel(at, target);
+        let jump =
+            self.listing.iter_mut().rev().find(|(start, e)| *start + 2 == at && matches!(e, Emitted::Jcc { .. }));
+        if let Some((_, Emitted::Jcc { target: t, .. })) = jump {
+            *t = target;
+        }
+    }
+
+    /// Points the rel32 at `at` to `target`.
+    fn patch_rel(&mut self, at: usize, target: usize) {
         let rel = target as i64 - (at as i64 + 4);
         self.code[at..at + 4].copy_from_slice(&(rel as i32).to_le_bytes());
     }
 
+    /// Sets the imm32 of instruction `k` of the listing, a [`Emitted::RegImm32`], to `imm`.
+    fn set_imm32(&mut self, k: usize, imm: i32) {
+        let (start, e) = &mut self.listing[k];
+        let Emitted::RegImm32 { imm: old, .. } = e else { unreachable!("an instruction with an imm32") };
+        *old = imm;
+        // The imm32 follows REX, opcode and ModRM.
+        self.code[*start + 3..*start + 7].copy_from_slice(&imm.to_le_bytes());
+    }
+
     /// Appends the constant pool (8-byte aligned) and resolves the references to it.
-    fn finish(mut self) -> Vec<u8> {
+    fn finish(mut self) -> Routine {
         while !self.code.len().is_multiple_of(8) {
             self.code.push(0xCC);
         }
@@ -479,11 +726,22 @@ impl Asm {
         for c in if self.f32 { POOL_F32 } else { POOL } {
             self.bytes(&c.to_le_bytes());
         }
-        for &(at, k) in &self.pool_refs.clone() {
-            self.patch(at, pool + 8 * k);
+        for (at, k, end) in std::mem::take(&mut self.pool_refs) {
+            let rel = (pool + 8 * k) as i64 - end as i64;
+            self.code[at..at + 4].copy_from_slice(&(rel as i32).to_le_bytes());
         }
-        self.code
+        Routine { isa: self.isa, f32: self.f32, code: self.code, listing: self.listing, pool }
     }
+}
+
+/// The routine of instructions `list` in `isa` for elements of f32 (else f64), encoded as
+/// [`assemble`] encodes them: for tests that encode any instruction the assembler can.
+pub fn replay(isa: Isa, f32: bool, list: &[Emitted]) -> Routine {
+    let mut a = Asm { isa, f32, ..Asm::default() };
+    for &e in list {
+        a.emit(e);
+    }
+    a.finish()
 }
 
 const JG: u8 = 0xF;
@@ -729,22 +987,17 @@ impl<'p> Body<'p> {
                     match nan_mask {
                         Some((t1, t2)) => {
                             // t1 = a0 ordered & predicate(a0, y); dst = t1 ? y : a0
-                            a.vop(MAP_0F, 0xC2, t1, a0, Rm::Reg(a0), 0, false, false);
-                            a.code.push(ORDERED);
-                            a.vop(MAP_0F, 0xC2, t2, a0, Rm::Reg(y), 0, false, false);
-                            a.code.push(predicate);
+                            a.cmp(t1, a0, a0, 0, ORDERED);
+                            a.cmp(t2, a0, y, 0, predicate);
                             a.vop(MAP_0F, 0x54, t1, t1, Rm::Reg(t2), 0, false, false);
-                            a.vop(MAP_0F3A, if a.f32 { 0x4A } else { 0x4B }, dst, a0, Rm::Reg(y), 0, false, false);
-                            a.code.push(t1 << 4);
+                            a.blendv(dst, a0, y, t1);
                             regs.holder[t1 as usize] = None;
                             regs.holder[t2 as usize] = None;
                         }
                         None => {
                             // k2 = a0 ordered; k2 &= predicate(a0, y); vblendmpd dst {k2}, a0, y
-                            a.vop(MAP_0F, 0xC2, 2, a0, Rm::Reg(a0), 0, false, false);
-                            a.code.push(ORDERED);
-                            a.vop(MAP_0F, 0xC2, 2, a0, Rm::Reg(y), 2, false, false);
-                            a.code.push(predicate);
+                            a.cmp(2, a0, a0, 0, ORDERED);
+                            a.cmp(2, a0, y, 2, predicate);
                             a.vop(MAP_0F38, 0x65, dst, a0, Rm::Reg(y), 2, false, false);
                         }
                     }
@@ -821,14 +1074,40 @@ pub const MAX_FRAME: i32 = 4096;
 /// of stack. The address table holds the slots' addresses, then the reductions' partial
 /// results'.
 pub fn assemble(p: &Program, isa: Isa) -> Option<Vec<u8>> {
+    assemble_listed(p, isa).map(|r| r.code)
+}
+
+/// A check run on the routines of every kernel compiled (see [`set_audit`]).
+static AUDIT: OnceLock<fn(&Routine)> = OnceLock::new();
+
+/// Has `check` called with the routines of every kernel the engines of this process compile
+/// from now on, in each instruction set the kernel is [`eligible`] for, whether or not this
+/// CPU runs it (building a routine needs no CPU feature) and whether or not the engine's
+/// setting gives it one: the tests decode them. The first check set stays.
+pub fn set_audit(check: fn(&Routine)) {
+    let _ = AUDIT.set(check);
+}
+
+/// Runs the check of [`set_audit`], if any, on `p`'s routines.
+pub(crate) fn audit(p: &Program) {
+    if let Some(check) = AUDIT.get() {
+        for isa in [Isa::Avx512, Isa::Avx2] {
+            if let Some(r) = eligible(p, isa).then(|| assemble_listed(p, isa)).flatten() {
+                check(&r);
+            }
+        }
+    }
+}
+
+/// [`assemble`], with the instructions the code was assembled from.
+pub fn assemble_listed(p: &Program, isa: Isa) -> Option<Routine> {
     let mut a = Asm { isa, f32: p.ops.first().is_some_and(|op| op.dtype == DType::F32), ..Asm::default() };
     for r in SAVED {
         a.push(r);
     }
     // sub rsp, frame (patched once the spills are known)
-    a.bytes(&[0x48, 0x81, 0xEC]);
-    let frame_at = a.code.len();
-    a.bytes(&[0; 4]);
+    let frame_at = a.listing.len();
+    a.emit(Emitted::RegImm32 { ext: 5, reg: RSP, imm: 0 });
     for (k, &r) in SLOT_REGS.iter().enumerate().take(p.slots.len() + p.partials.len()) {
         a.mov_load(r, RDI, k as i32 * 8);
     }
@@ -850,17 +1129,17 @@ pub fn assemble(p: &Program, isa: Isa) -> Option<Vec<u8>> {
         a.broadcast(lo, identity);
         a.broadcast(hi, identity);
     }
-    a.bytes(&[0x31, 0xC9]); // xor ecx, ecx
-    a.rex_rr(&[0x89], RDX, RAX); // mov rax, rdx
-    a.bytes(&[0x48, 0x83, 0xE8, step]); // sub rax, step
-    a.rex_rr(&[0x39], RAX, RCX); // cmp rcx, rax
+    a.emit(Emitted::Zero32(RCX)); // xor ecx, ecx
+    a.rex_rr(0x89, RDX, RAX); // mov rax, rdx
+    a.reg_imm8(SUB_IMM8, RAX, step); // sub rax, step
+    a.rex_rr(0x39, RAX, RCX); // cmp rcx, rax
     let to_tail = a.jcc(JG);
     let main = a.code.len();
     for half in 0..halves {
         body.emit(&mut a, 0, half);
     }
-    a.bytes(&[0x48, 0x83, 0xC1, step]); // add rcx, step
-    a.rex_rr(&[0x39], RAX, RCX); // cmp rcx, rax
+    a.reg_imm8(ADD_IMM8, RCX, step); // add rcx, step
+    a.rex_rr(0x39, RAX, RCX); // cmp rcx, rax
     let back = a.jcc(JLE);
     a.patch(back, main);
     let tail = a.code.len();
@@ -883,20 +1162,19 @@ pub fn assemble(p: &Program, isa: Isa) -> Option<Vec<u8>> {
     let set_mask = |a: &mut Asm| {
         if a.isa == Isa::Avx2 {
             // ymm15 = the 32 bytes of the mask table at 32 - rem * esize: rem lanes of ones.
-            a.bytes(&[0x4C, 0x8D]); // lea r11, [rip + masks]
-            a.modrm_mem(R11, Mem::Pool(TAIL_MASKS), 0);
-            a.bytes(&[0x48, 0xC1, 0xE0, if a.f32 { 2 } else { 3 }]); // shl rax, log2(esize)
-            a.rex_rr(&[0x29], RAX, R11); // sub r11, rax
+            a.emit(Emitted::LeaPool { dst: R11, entry: TAIL_MASKS }); // lea r11, [rip + masks]
+            a.reg_imm8(SHL_IMM8, RAX, if a.f32 { 2 } else { 3 }); // shl rax, log2(esize)
+            a.rex_rr(0x29, RAX, R11); // sub r11, rax
             a.load(AVX2_MASK, Mem::At(R11, 32), 0);
         } else {
-            a.bytes(&[0x41, 0xBB, 0xFF, 0xFF, 0, 0]); // mov r11d, 0xffff
-            a.bytes(&[0xC4, 0xC2, 0x78, 0xF5, 0xC3]); // bzhi eax, r11d, eax
-            a.bytes(&[0xC5, 0xF8, 0x92, 0xC8]); // kmovw k1, eax
+            a.emit(Emitted::MovImm32 { reg: R11, imm: 0xffff }); // mov r11d, 0xffff
+            a.emit(Emitted::Bzhi { dst: RAX, src: R11, index: RAX }); // bzhi eax, r11d, eax
+            a.emit(Emitted::Kmovw { k: 1, src: RAX }); // kmovw k1, eax
         }
     };
     let remaining = |a: &mut Asm| {
-        a.rex_rr(&[0x89], RDX, RAX); // mov rax, rdx
-        a.rex_rr(&[0x29], RCX, RAX); // sub rax, rcx
+        a.rex_rr(0x89, RDX, RAX); // mov rax, rdx
+        a.rex_rr(0x29, RCX, RAX); // sub rax, rcx
     };
     remaining(&mut a);
     let to_done = a.jcc(JLE);
@@ -904,9 +1182,9 @@ pub fn assemble(p: &Program, isa: Isa) -> Option<Vec<u8>> {
     let mut to_chain = None;
     if halves == 2 {
         // The first vector: min(rem, lanes) positions.
-        a.bytes(&[0x48, 0x83, 0xF8, lanes]); // cmp rax, lanes
+        a.reg_imm8(CMP_IMM8, RAX, lanes); // cmp rax, lanes
         let short = a.jcc(JLE);
-        a.bytes(&[0xB8, lanes, 0, 0, 0]); // mov eax, lanes
+        a.emit(Emitted::MovImm32 { reg: RAX, imm: u32::from(lanes) }); // mov eax, lanes
         let at = a.code.len();
         a.patch(short, at);
     }
@@ -915,9 +1193,9 @@ pub fn assemble(p: &Program, isa: Isa) -> Option<Vec<u8>> {
     if halves == 2 {
         // The second: rem - lanes positions, if any.
         remaining(&mut a);
-        a.bytes(&[0x48, 0x83, 0xF8, lanes]); // cmp rax, lanes
+        a.reg_imm8(CMP_IMM8, RAX, lanes); // cmp rax, lanes
         to_chain = Some(a.jcc(JLE));
-        a.bytes(&[0x48, 0x83, 0xE8, lanes]); // sub rax, lanes
+        a.reg_imm8(SUB_IMM8, RAX, lanes); // sub rax, lanes
         set_mask(&mut a);
         body.emit(&mut a, 1, 1);
     }
@@ -933,7 +1211,7 @@ pub fn assemble(p: &Program, isa: Isa) -> Option<Vec<u8>> {
         let opc = combiner(q).unwrap_or(ADD);
         let mut ends = Vec::new();
         for lane in 0..step - 1 {
-            a.bytes(&[0x48, 0x83, 0xF8, lane]); // cmp rax, lane
+            a.reg_imm8(CMP_IMM8, RAX, lane); // cmp rax, lane
             ends.push(a.jcc(JLE));
             let at = Body::acc_stack(i) + a.esize() * i32::from(lane);
             a.scalar(opc, lo, lo, Rm::Mem(Mem::At(RSP, at)));
@@ -953,13 +1231,13 @@ pub fn assemble(p: &Program, isa: Isa) -> Option<Vec<u8>> {
     if frame > MAX_FRAME {
         return None;
     }
-    a.code[frame_at..frame_at + 4].copy_from_slice(&frame.to_le_bytes());
-    a.bytes(&[0x48, 0x81, 0xC4]); // add rsp, frame
-    a.bytes(&frame.to_le_bytes());
+    a.set_imm32(frame_at, frame);
+    a.emit(Emitted::RegImm32 { ext: 0, reg: RSP, imm: frame }); // add rsp, frame
     for r in SAVED.iter().rev() {
         a.pop(*r);
     }
-    a.bytes(&[0xC5, 0xF8, 0x77, 0xC3]); // vzeroupper; ret
+    a.emit(Emitted::Vzeroupper);
+    a.emit(Emitted::Ret);
     Some(a.finish())
 }
 
@@ -1034,13 +1312,13 @@ mod tests {
         let mut a = Asm::default();
         a.vop(MAP_0F, 0xEF, 1, 2, Rm::Mem(Mem::Pool(SIGN_MASK)), 0, false, true);
         a.bytes(&[0xCC; 6]);
-        let code = a.finish();
+        let code = a.finish().code;
         assert_eq!(code[..10], [0x62, 0xF1, 0xED, 0x58, 0xEF, 0x0D, 0x06, 0x00, 0x00, 0x00]);
         assert_eq!(code[16..24], 0x8000_0000_0000_0000u64.to_le_bytes());
         // mov rax, rdx; sub rax, rcx; cmp rcx, rax
-        assert_eq!(enc(&|a| a.rex_rr(&[0x89], RDX, RAX)), [0x48, 0x89, 0xD0]);
-        assert_eq!(enc(&|a| a.rex_rr(&[0x29], RCX, RAX)), [0x48, 0x29, 0xC8]);
-        assert_eq!(enc(&|a| a.rex_rr(&[0x39], RAX, RCX)), [0x48, 0x39, 0xC1]);
+        assert_eq!(enc(&|a| a.rex_rr(0x89, RDX, RAX)), [0x48, 0x89, 0xD0]);
+        assert_eq!(enc(&|a| a.rex_rr(0x29, RCX, RAX)), [0x48, 0x29, 0xC8]);
+        assert_eq!(enc(&|a| a.rex_rr(0x39, RAX, RCX)), [0x48, 0x39, 0xC1]);
         // vmovsd xmm31, qword ptr [r8]; vaddsd xmm31, xmm31, qword ptr [rsp + 72]
         assert_eq!(enc(&|a| a.scalar(0x10, 31, 0, Rm::Mem(Mem::At(R8, 0)))), [0x62, 0x41, 0xFF, 0x08, 0x10, 0x38]);
         assert_eq!(

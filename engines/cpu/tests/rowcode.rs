@@ -3,13 +3,90 @@
 //! eight (views with a gap between rows, so that rows stay rows, and blocks that start and end
 //! inside rows), operands broadcast along rows or everywhere, constants on either side, in-place
 //! updates and reductions, against interp. On a CPU without AVX-512 the same kernels run
-//! Cranelift's code (and the tests check that no routine was made).
+//! Cranelift's code (and the tests check that no routine was made); on one with it (by its own
+//! CPUID, not the engine's), that routines were made. Every routine of every kernel these tests
+//! compile is decoded with iced-x86 in both instruction sets, whatever the CPU, and compared
+//! with what the assembler meant ([`decode`]); a property test does the same for random
+//! instructions of every form the assembler has.
 
 mod common;
+#[path = "rowcode/decode.rs"]
+mod decode;
 
 use common::*;
+use proptest::prelude::*;
+use std::cell::Cell;
+use std::sync::Mutex;
 use vm_cpu::CpuEngine;
+use vm_cpu::rowcode::{Emitted, Isa, Mem, Rm, Routine};
 use vm_ir::{Base, DType, Instruction, Opcode, Operand, Scalar};
+
+thread_local! {
+    /// Routines decoded for the kernels compiled on this thread: AVX-512, AVX2.
+    static DECODED: Cell<[u64; 2]> = const { Cell::new([0, 0]) };
+}
+
+/// What the decode check found wrong (it panics too, but an engine may turn a panic into an
+/// error).
+static MISMATCHES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// The check the engines run on the routines of each kernel they compile.
+fn audit(r: &Routine) {
+    DECODED.with(|d| {
+        let mut n = d.get();
+        n[usize::from(r.isa == Isa::Avx2)] += 1;
+        d.set(n);
+    });
+    if let Err(e) = decode::check(r) {
+        MISMATCHES.lock().unwrap().push(e.clone());
+        panic!("{e}");
+    }
+}
+
+/// Routines decoded on this thread since [`decoding`].
+struct Decoding([u64; 2]);
+
+/// Has the engines decode every routine from now on (see [`audit`]).
+fn decoding() -> Decoding {
+    vm_cpu::rowcode::set_audit(audit);
+    Decoding(DECODED.with(Cell::get))
+}
+
+impl Decoding {
+    /// Checks that routines of both instruction sets were decoded, and all agreed.
+    fn check(self, what: &str) {
+        let now = DECODED.with(Cell::get);
+        assert!(now[0] > self.0[0] && now[1] > self.0[1], "{what}: no AVX-512 or no AVX2 routine decoded");
+        let bad = MISMATCHES.lock().unwrap();
+        assert!(bad.is_empty(), "{what}: decoded code differs from the listing: {bad:#?}");
+    }
+}
+
+/// True when this CPU runs routines of `row_code`, by its own CPUID: a routine of a CPU
+/// feature the engine fails to detect must fail the tests, not fall back to Cranelift's code.
+fn cpu_has(row_code: &str) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        match row_code {
+            "avx512" => is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("bmi2"),
+            "avx2" => is_x86_feature_detected!("avx2"),
+            "auto" => cpu_has("avx512") || cpu_has("avx2"),
+            _ => false,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = row_code;
+        false
+    }
+}
+
+#[test]
+fn the_engine_finds_the_instruction_sets_this_cpu_has() {
+    for name in ["avx512", "avx2", "auto", "none"] {
+        assert_eq!(Isa::named(name).is_some(), cpu_has(name), "{name}");
+    }
+}
 
 fn op(opcode: Opcode, operands: impl IntoIterator<Item = Operand>) -> Instruction {
     Instruction::new(opcode, operands.into_iter().collect::<Vec<_>>())
@@ -81,9 +158,10 @@ fn agree(
     differential_on(cpu, batch, init, compared, false, what)
 }
 
-/// Checks that the kernels got routines exactly when the CPU has AVX-512 and the setting allows.
+/// Checks that the kernels got routines exactly when the CPU has the instruction set and the
+/// setting allows.
 fn check_routines(p: &vm_cpu::profile::Profile, row_code: &str, what: &str) {
-    if vm_cpu::rowcode::Isa::named(row_code).is_some() {
+    if cpu_has(row_code) {
         assert!(p.cache.row_code >= 1, "{what}: no routine made");
     } else {
         assert_eq!(p.cache.row_code, 0, "{what}: a routine made where none may be");
@@ -92,6 +170,7 @@ fn check_routines(p: &vm_cpu::profile::Profile, row_code: &str, what: &str) {
 
 #[test]
 fn more_live_values_than_registers_and_operands_than_address_registers_match_interp() {
+    let decoding = decoding();
     for (d, (r, c)) in [DType::F64, DType::F32].into_iter().flat_map(|d| SHAPES.map(|s| (d, s))) {
         for row_code in ROW_CODES {
             let n = size(r, c);
@@ -119,10 +198,12 @@ fn more_live_values_than_registers_and_operands_than_address_registers_match_int
             check_routines(&p, row_code, &what);
         }
     }
+    decoding.check("more live values than registers and operands than address registers match interp");
 }
 
 #[test]
 fn broadcasts_constants_first_every_unary_and_in_place_updates_match_interp() {
+    let decoding = decoding();
     for (d, (r, c)) in [DType::F64, DType::F32].into_iter().flat_map(|d| SHAPES.map(|s| (d, s))) {
         for (threads, row_code) in [(1, "avx512"), (2, "avx512"), (1, "avx2"), (2, "avx2")] {
             let n = size(r, c);
@@ -154,6 +235,7 @@ fn broadcasts_constants_first_every_unary_and_in_place_updates_match_interp() {
             check_routines(&p, row_code, &what);
         }
     }
+    decoding.check("broadcasts constants first every unary and in place updates match interp");
 }
 
 fn reduce(opcode: Opcode, out: Operand, input: Operand, axis: i64) -> Instruction {
@@ -184,6 +266,7 @@ fn reductions(r: usize, c: usize) -> (Vec<Instruction>, Vec<Base>, Vec<Base>) {
 
 #[test]
 fn sums_and_products_in_the_kernels_match_interp() {
+    let decoding = decoding();
     for (r, c) in SHAPES.into_iter().chain([(4, 1000), (1, 7)]) {
         for row_code in ["avx512", "avx2"] {
             let (batch, init, compared) = reductions(r, c);
@@ -192,12 +275,14 @@ fn sums_and_products_in_the_kernels_match_interp() {
             check_routines(&p, row_code, &what);
         }
     }
+    decoding.check("sums and products in the kernels match interp");
 }
 
 /// The routine sums the lanes and the last positions of a row in the order of Cranelift's
 /// vector loop: the results do not depend on whether the CPU has AVX-512.
 #[test]
 fn sums_and_products_are_bit_for_bit_those_of_the_engine_without_routines() {
+    let decoding = decoding();
     use vm_runtime::{Component, HostMemory};
     for (r, c) in SHAPES.into_iter().chain([(4, 1000), (1, 7)]) {
         let (batch, init, compared) = reductions(r, c);
@@ -213,6 +298,7 @@ fn sums_and_products_are_bit_for_bit_those_of_the_engine_without_routines() {
         assert_eq!(run("avx512"), reference, "{r}x{c}, avx512");
         assert_eq!(run("avx2"), reference, "{r}x{c}, avx2");
     }
+    decoding.check("sums and products are bit for bit those of the engine without routines");
 }
 
 /// `maximum` and `minimum` in the routines: a NaN in either input wins (the first's when both
@@ -220,6 +306,7 @@ fn sums_and_products_are_bit_for_bit_those_of_the_engine_without_routines() {
 /// and constants on either side.
 #[test]
 fn maximum_and_minimum_keep_numpys_nans_and_zeros() {
+    let decoding = decoding();
     use vm_runtime::{Component, HostMemory};
     let specials = [0.0, -0.0, 1.5, -2.5, f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 3.0];
     // Several blocks of 300 positions: rows long enough for the routine.
@@ -270,12 +357,14 @@ fn maximum_and_minimum_keep_numpys_nans_and_zeros() {
             check_routines(&cpu.profile(), row_code, &format!("{d} {row_code}"));
         }
     }
+    decoding.check("maximum and minimum keep numpys nans and zeros");
 }
 
 /// The random programs of the test kit, on engines whose blocks hold whole rows, so that the
 /// routines run wherever a kernel can have one: AVX-512, AVX2, against interp.
 #[test]
 fn random_programs_with_routines_match_interp() {
+    let decoding = decoding();
     let count = std::env::var("VM_RANDOM_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(300u64);
     for spec in [vm_testkit::ProgramSpec::default(), vm_testkit::ProgramSpec::uneven()] {
         for row_code in ["avx512", "avx2"] {
@@ -293,6 +382,152 @@ fn random_programs_with_routines_match_interp() {
                 routines += cpu.profile().cache.row_code;
             }
             eprintln!("{row_code}: {routines} kernels with routines in {count} programs");
+            if cpu_has(row_code) && count >= 100 {
+                assert!(routines > 0, "{row_code}: no routine in {count} programs");
+            }
+        }
+    }
+    if count > 0 {
+        decoding.check("random programs with routines match interp");
+    }
+}
+
+// ---- every form of every instruction, encoded and decoded ----------------------------------
+
+/// Displacements: none, 8-bit, multiples of every compressed-displacement scale (in and out of
+/// the 8-bit range after scaling), 32-bit.
+fn disp() -> impl Strategy<Value = i32> {
+    prop_oneof![
+        Just(0),
+        -130i32..130,
+        (-130i32..130).prop_map(|k| k * 4),
+        (-130i32..130).prop_map(|k| k * 8),
+        (-130i32..130).prop_map(|k| k * 64),
+        any::<i32>(),
+    ]
+}
+
+/// Memory operands with every base register (rsp, rbp, r12 and r13 included: SIB and
+/// displacement-only forms), rows indexed by rcx, and constant pool entries.
+fn mem() -> impl Strategy<Value = Mem> {
+    prop_oneof![
+        (0u8..16, disp()).prop_map(|(b, d)| Mem::Row(b, d)),
+        (0u8..16, disp()).prop_map(|(b, d)| Mem::At(b, d)),
+        (0usize..12).prop_map(Mem::Pool),
+    ]
+}
+
+/// Vector instructions of `isa` in every form: every register, memory or register operands,
+/// masks, zeroing and broadcasts where the instruction takes them.
+fn vector(isa: Isa) -> impl Strategy<Value = Emitted> {
+    let avx512 = isa == Isa::Avx512;
+    let vregs: u8 = if avx512 { 32 } else { 16 };
+    let rm = prop_oneof![(0..vregs).prop_map(Rm::Reg), mem().prop_map(Rm::Mem)];
+    // (map, opcode, takes a second source, takes an immediate)
+    let kinds: Vec<(u8, u8, bool, bool)> = if avx512 {
+        vec![
+            (1, 0x58, true, false),
+            (1, 0x59, true, false),
+            (1, 0x5C, true, false),
+            (1, 0x5E, true, false),
+            (1, 0x51, false, false),
+            (1, 0x28, false, false),
+            (1, 0xEF, true, false),
+            (1, 0xDB, true, false),
+            (1, 0xC2, true, true),
+            (2, 0x65, true, false),
+        ]
+    } else {
+        vec![
+            (1, 0x58, true, false),
+            (1, 0x59, true, false),
+            (1, 0x5C, true, false),
+            (1, 0x5E, true, false),
+            (1, 0x51, false, false),
+            (1, 0x28, false, false),
+            (1, 0x54, true, false),
+            (1, 0x57, true, false),
+            (1, 0xC2, true, true),
+            (3, 0x4B, true, true),
+            (3, 0x4A, true, true),
+        ]
+    };
+    (prop::sample::select(kinds), 0..vregs, 0..vregs, rm, 0u8..8, any::<bool>(), any::<bool>(), 0u8..32).prop_map(
+        move |((map, opcode, two, has_imm), reg, v, rm, mask, zero, bcst, imm)| {
+            let compare = opcode == 0xC2;
+            let memory = matches!(rm, Rm::Mem(_));
+            let mask = if avx512 { mask } else { 0 };
+            Emitted::Vector {
+                map,
+                opcode,
+                // A compare's destination is an opmask with AVX-512.
+                reg: if compare && avx512 { reg % 8 } else { reg },
+                v: if two { v } else { 0 },
+                rm,
+                mask,
+                zero: mask != 0 && zero && !compare,
+                bcst: avx512 && memory && bcst && opcode != 0x28,
+                imm: has_imm.then_some(if map == 3 { (imm % 16) << 4 } else { imm }),
+            }
+        },
+    )
+}
+
+/// Every instruction the assembler has, in every form, for `isa`.
+fn instruction(isa: Isa) -> impl Strategy<Value = Emitted> {
+    let vregs: u8 = if isa == Isa::Avx512 { 32 } else { 16 };
+    let masks: u8 = if isa == Isa::Avx512 { 8 } else { 2 };
+    let gpr = || 0u8..16;
+    prop_oneof![
+        4 => vector(isa),
+        1 => (prop::sample::select(vec![0x10u8, 0x11]), 0..vregs, mem())
+            .prop_map(|(opcode, reg, m)| Emitted::Scalar { opcode, reg, v: 0, rm: Rm::Mem(m) }),
+        1 => (prop::sample::select(vec![0x58u8, 0x59]), 0..vregs, 0..vregs, prop_oneof![(0..vregs).prop_map(Rm::Reg), mem().prop_map(Rm::Mem)])
+            .prop_map(|(opcode, reg, v, rm)| Emitted::Scalar { opcode, reg, v, rm }),
+        1 => (0..vregs, mem(), 0..masks).prop_map(|(dst, mem, mask)| Emitted::Load { dst, mem, mask }),
+        1 => (0..vregs, mem(), 0..masks).prop_map(|(src, mem, mask)| Emitted::Store { mem, src, mask }),
+        1 => (0..vregs, mem()).prop_map(|(dst, mem)| Emitted::Broadcast { dst, mem }),
+        1 => (prop::sample::select(vec![0x89u8, 0x29, 0x39]), gpr(), gpr())
+            .prop_map(|(opcode, reg, rm)| Emitted::RegReg { opcode, reg, rm }),
+        1 => (prop::sample::select(vec![(0x83u8, 0u8), (0x83, 5), (0x83, 7), (0xC1, 4)]), gpr(), any::<i8>())
+            .prop_map(|((opcode, ext), reg, imm)| Emitted::RegImm8 { opcode, ext, reg, imm }),
+        1 => (prop::sample::select(vec![0u8, 5]), gpr(), any::<i32>())
+            .prop_map(|(ext, reg, imm)| Emitted::RegImm32 { ext, reg, imm }),
+        1 => (gpr(), any::<u32>()).prop_map(|(reg, imm)| Emitted::MovImm32 { reg, imm }),
+        1 => gpr().prop_map(Emitted::Zero32),
+        1 => (gpr(), gpr(), disp()).prop_map(|(dst, base, disp)| Emitted::MovLoad { dst, base, disp }),
+        1 => (gpr(), 0usize..12).prop_map(|(dst, entry)| Emitted::LeaPool { dst, entry }),
+        1 => (gpr(), gpr(), gpr()).prop_map(|(dst, src, index)| Emitted::Bzhi { dst, src, index }),
+        1 => (0u8..8, gpr()).prop_map(|(k, src)| Emitted::Kmovw { k, src }),
+        1 => gpr().prop_map(Emitted::Push),
+        1 => gpr().prop_map(Emitted::Pop),
+        1 => (prop::sample::select(vec![0xFu8, 0xE]), 0usize..100_000).prop_map(|(cc, target)| Emitted::Jcc { cc, target }),
+        1 => Just(Emitted::Vzeroupper),
+        1 => Just(Emitted::Ret),
+    ]
+}
+
+/// Instruction sets with the instructions only the other has left out (`kmovw`, `bzhi`:
+/// AVX-512 routines only).
+fn listing() -> impl Strategy<Value = (Isa, bool, Vec<Emitted>)> {
+    (prop::sample::select(vec![Isa::Avx512, Isa::Avx2]), any::<bool>()).prop_flat_map(|(isa, f32)| {
+        let only512 = |e: &Emitted| matches!(e, Emitted::Kmovw { .. } | Emitted::Bzhi { .. });
+        let list = prop::collection::vec(instruction(isa), 1..40)
+            .prop_map(move |l| l.into_iter().filter(|e| isa == Isa::Avx512 || !only512(e)).collect::<Vec<_>>());
+        (Just(isa), Just(f32), list)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    /// Random lists of instructions of every form, encoded as the routines encode them,
+    /// decode to what was meant.
+    #[test]
+    fn every_form_of_every_instruction_decodes_as_meant((isa, f32, list) in listing()) {
+        let r = vm_cpu::rowcode::replay(isa, f32, &list);
+        if let Err(e) = decode::check(&r) {
+            prop_assert!(false, "{e}");
         }
     }
 }
