@@ -9,7 +9,7 @@ use cranelift_codegen::ir::{AbiParam, types};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{Module, ModuleError, default_libcall_names};
+use cranelift_module::{Linkage, Module, ModuleError, default_libcall_names};
 use rustc_hash::FxHashMap as HashMap;
 use std::time::{Duration, Instant};
 use vm_ir::{Error, Result};
@@ -257,7 +257,8 @@ impl Cache {
             for _ in 0..3 {
                 sig.params.push(AbiParam::new(types::I64));
             }
-            let id = module.declare_anonymous_function(&sig).map_err(|e| failed(e.to_string(), e))?;
+            let name = crate::perfmap::unique(crate::perfmap::routine_name(p, isa));
+            let id = module.declare_function(&name, Linkage::Local, &sig).map_err(|e| failed(e.to_string(), e))?;
             module.define_function_bytes(id, 64, &code, &[]).map_err(|e| failed(e.to_string(), e))?;
             module.finalize_definitions().map_err(|e| failed(e.to_string(), e))?;
             if self.dump {
@@ -265,7 +266,9 @@ impl Cache {
                 eprintln!("---- {isa:?} row routine ({} bytes) of {p:?}\n{}", code.len(), hex.join(" "));
             }
             self.stats.row_code += 1;
-            Some(module.get_finalized_function(id) as usize)
+            let start = module.get_finalized_function(id) as usize;
+            crate::perfmap::record(start, code.len(), || name);
+            Some(start)
         } else {
             None
         };
@@ -281,9 +284,13 @@ impl Cache {
             codegen::build(&mut b, p, cc, row)?;
             b.finalize(tc);
         }
-        let id = module.declare_anonymous_function(&ctx.func.signature).map_err(|e| failed(e.to_string(), e))?;
+        let name = crate::perfmap::unique(crate::perfmap::kernel_name(p, good));
+        let id = module
+            .declare_function(&name, Linkage::Local, &ctx.func.signature)
+            .map_err(|e| failed(e.to_string(), e))?;
         ctx.set_disasm(self.dump);
         module.define_function(id, ctx).map_err(|e| failed(format!("{e:?}\n{}", ctx.func), e))?;
+        let size = ctx.compiled_code().map_or(0, |c| c.code_buffer().len());
         if self.dump {
             // Debugging aid: the kernel's IR and machine code.
             let code = ctx.compiled_code().and_then(|c| c.vcode.clone()).unwrap_or_default();
@@ -293,6 +300,7 @@ impl Cache {
         module.clear_context(ctx);
         module.finalize_definitions().map_err(|e| failed(e.to_string(), e))?;
         let code = module.get_finalized_function(id);
+        crate::perfmap::record(code as usize, size, || name);
         // SAFETY: the function was built with exactly this signature (four i64 parameters, no
         // results, the platform's C calling convention).
         Ok((unsafe { std::mem::transmute::<*const u8, KernelFn>(code) }, row.is_some()))

@@ -69,7 +69,8 @@
 //! code generator already hoists constants and addresses out of loops.
 //!
 //! Settings (`[cpu]` table): see [`Config`]. `VM_PROFILE=1` or `profile = true` prints kernel,
-//! compile and cache statistics to stderr at shutdown.
+//! compile and cache statistics to stderr at shutdown. `VM_PERF_MAP=1` names the JIT's code for
+//! `perf` in `/tmp/perf-<pid>.map` ([`perfmap`]).
 
 pub mod cache;
 pub mod calls;
@@ -83,6 +84,7 @@ pub mod gemm;
 pub mod hoist;
 pub mod lazy;
 pub mod native;
+pub mod perfmap;
 pub mod philox;
 pub mod pool;
 pub mod positions;
