@@ -898,7 +898,9 @@ impl NdArray {
         out.resize(n * es, 0);
         if n > 0 {
             let dst = &mut out;
-            host_bytes(py, v.base.id, |src: &[u8]| copy_view(v, src, dst, es))?;
+            crate::buffer::sync_once(py, v.base.id, || {
+                host_bytes(py, v.base.id, |src: &[u8]| copy_view(v, src, dst, es))
+            })?;
         }
         Ok(PyByteArray::new(py, &out))
     }
@@ -942,8 +944,22 @@ impl NdArray {
     fn __setitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = slf.py();
         match slf.get().basic(key)? {
-            Some((v, _)) => {
+            Some((v, element)) => {
                 slf.get().check_writeable("assignment destination")?;
+                if element && !value.is_exact_instance_of::<PyFloat>() && !value.is_exact_instance_of::<PyInt>() {
+                    // One element takes a scalar: NumPy 2.4 no longer unpacks an array of one
+                    // element (`a[0] = np.array([5.0])`, `a[0] += a` of one element).
+                    let ndim = match value.cast::<NdArray>() {
+                        Ok(a) => a.get().view().ndim(),
+                        Err(_) if value.hasattr("__array_interface__")? || value.hasattr("__array__")? => {
+                            value.getattr("ndim").and_then(|n| n.extract::<usize>()).unwrap_or(0)
+                        }
+                        Err(_) => 0,
+                    };
+                    if ndim > 0 {
+                        return Err(value_err("setting an array element with a sequence."));
+                    }
+                }
                 let target = Bound::new(py, NdArray::new(v, slf.get().handle.clone()))?;
                 ops::_assign(py, &target, value)
             }

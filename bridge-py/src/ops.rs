@@ -323,8 +323,11 @@ pub fn binary(
         let [x, _] = args;
         return finish(py, Opcode::Sqrt, [x], ct, od, out);
     }
-    if matches!(op, Opcode::Arctan2 | Opcode::Hypot | Opcode::Copysign | Opcode::Logaddexp | Opcode::Logaddexp2) {
-        // NumPy's float loop for integer inputs: the smallest float each input casts to safely.
+    if matches!(op, Opcode::Arctan2 | Opcode::Hypot | Opcode::Copysign | Opcode::Logaddexp | Opcode::Logaddexp2)
+        && !args.iter().any(|a| matches!(a, Arg::Weak(Weak::Float(_))))
+    {
+        // NumPy's float loop for integer inputs: the smallest float each input casts to safely
+        // (a Python float has promoted them to the default float already: float64).
         let typed = args.iter().filter_map(|a| match a {
             Arg::Arr(v) => Some(v.dtype()),
             Arg::Strong(c) => Some(c.dtype()),

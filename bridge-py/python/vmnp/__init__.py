@@ -705,6 +705,11 @@ class ufunc:
         """Reduces ``a`` along ``axis`` (None: all axes) with this ufunc."""
         if isinstance(out, tuple):
             (out,) = out
+        if axis is not None and not isinstance(axis, tuple) and _np.ndim(a) == 0:
+            # A 0-d array reduces along its one pseudo-axis (0 or -1) to its value, as NumPy's.
+            if _operator.index(axis) not in (0, -1):
+                raise _np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension 0")
+            axis = ()
         if self.__name__ in ("fmax", "fmin"):
             return _nan_ignoring(self.__name__[1:], a, axis, dtype, out, keepdims, initial, where)
         if self.__name__ not in _REDUCIBLE:
@@ -718,6 +723,8 @@ class ufunc:
     def accumulate(self, a, axis=0, dtype=None, out=None):
         """Running reduction along ``axis``."""
         names = {"add": "cumsum", "multiply": "cumprod"}
+        if _np.ndim(a) == 0:
+            raise TypeError("cannot accumulate on a scalar")
         if self.__name__ not in names:
             func = getattr(_np, self.__name__).accumulate
             r = _fallback(f"{self.__name__}.accumulate", func, (a,), {"axis": axis, "dtype": dtype})
@@ -737,6 +744,8 @@ class ufunc:
 
     def reduceat(self, a, indices, axis=0, dtype=None, out=None):
         """Reductions over slices: NumPy's, through the fallback."""
+        if _np.ndim(a) == 0:
+            raise TypeError("cannot reduceat on a scalar")
         func = getattr(_np, self.__name__).reduceat
         return _fallback(f"{self.__name__}.reduceat", func, (a, indices), {"axis": axis, "dtype": dtype, "out": out})
 
@@ -944,12 +953,10 @@ def _red(name, a, axis, dtype, out, keepdims, initial=None, where=True):
     identity, or as ``initial``), ``initial`` joins every reduced group."""
     a = asarray(a)
     # Excluded elements count as the reduction's identity (min and max have none: `initial`
-    # stands in for it, which is the same as joining it once).
+    # stands in for it, and is joined as well, for groups where nothing is excluded).
     joins_initial = initial is not None
     if where is not True:
-        fill = _IDENTITY.get(name)
-        if fill is None:
-            fill, joins_initial = initial, False
+        fill = _IDENTITY.get(name, initial)
         if fill is None:
             np_name = _NP_REDUCTION.get(name, name)
             raise ValueError(
@@ -957,7 +964,9 @@ def _red(name, a, axis, dtype, out, keepdims, initial=None, where=True):
                 "has to specify 'initial'"
             )
         a = _vmnp._where(broadcast_to(asarray(where), a.shape), a, asarray(fill, _dtype_name(a.dtype)))  # noqa: F821
-    if initial is not None and a.size == 0:
+    if initial is not None and a.size == 0 and name not in _IDENTITY:
+        # Min and max of nothing: `initial` alone (a reduction with an identity reduces to it,
+        # in the dtype it accumulates in, and joins `initial` below).
         shape = _reduced_shape(a.shape, axis, keepdims)
         r = full(shape, initial, dtype=_dt(dtype) or _dtype_name(a.dtype))  # noqa: F821
         return _store(r, out)
@@ -1074,6 +1083,8 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         w = w.reshape((-1,) + (1,) * (a.ndim - _operator.index(axis) % a.ndim - 1))
         w = broadcast_to(w, a.shape)  # noqa: F821
     total = sum(w, axis, _float_dtype(w, None), None, keepdims)
+    if bool(any(total == 0.0)):  # NumPy's check, on the weights' sums (it runs what they depend on)
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
     r = sum(a * w, axis, None, None, keepdims) / total
     return (r, broadcast_to(total, r.shape)) if returned else r  # noqa: F821
 
@@ -1311,7 +1322,17 @@ def _shape(shape):
             dims = [_operator.index(s) for s in shape]
     if dims and _b.min(dims) < 0:
         raise ValueError("negative dimensions are not allowed")
+    if dims and _b.max(dims) > _INTP_MAX:
+        raise ValueError("Maximum allowed dimension exceeded")
+    if len(dims) > _MAX_NDIM:
+        raise ValueError(f"maximum supported dimension for an ndarray is currently {_MAX_NDIM}, found {len(dims)}")
     return dims
+
+
+_MAX_NDIM = 16  # the VM's views (NumPy allows 64)
+
+
+_INTP_MAX = _np.iinfo(_np.intp).max
 
 
 def _in_order(make, shape, order):
@@ -1394,6 +1415,8 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
     if step == 0:
         raise ZeroDivisionError("division by zero")
     n = _b.max(int(_math.ceil((stop - start) / step)), 0)
+    if n > _INTP_MAX:
+        raise ValueError("Maximum allowed size exceeded")
     if dtype is None:
         ints = _b.all(isinstance(x, (int, _np.integer)) for x in (start, stop, step))
         dtype = int64 if ints else float64
@@ -1435,6 +1458,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     num = _operator.index(num)
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    if num > _INTP_MAX:
+        raise ValueError("Maximum allowed size exceeded")
     div = (num - 1) if endpoint else num
     dt = _linspace_dtype(start, stop)
     if _np.ndim(start) or _np.ndim(stop) or isinstance(start, ndarray) or isinstance(stop, ndarray):

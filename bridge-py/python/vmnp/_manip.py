@@ -592,7 +592,7 @@ def diag(v, k=0):
     """The diagonal of a 2-D array, or a 2-D array with ``v`` on its diagonal."""
     v = asarray(v)
     if v.ndim == 2:
-        return diagonal(v, k).copy()
+        return diagonal(v, k)  # NumPy's: a read-only view
     if v.ndim != 1:
         raise ValueError("Input must be 1- or 2-d.")
     n = v.shape[0] + _b.abs(k)
@@ -752,12 +752,14 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened array when None)."""
 
     a = asarray(a)
-    if mode not in ("raise", "clip", "wrap") or a.size == 0 and mode != "raise":
+    if mode not in ("raise", "clip", "wrap"):
         return _v._fallback("take", _np.take, (a, indices), {"axis": axis, "out": out, "mode": mode})
     if axis is None:
         a, axis = ravel(a), 0
     axis = _norm_axis(axis, a.ndim)
     idx = asarray(indices)
+    if a.shape[axis] == 0 and idx.size > 0:
+        raise IndexError("cannot do a non-empty take from an empty axes.")
     if idx.size == 0 and not isinstance(indices, (ndarray, _np.ndarray)):
         idx = idx.astype("int64")  # `take(a, [])`: no positions
     elif idx.dtype.kind == "b":
@@ -777,7 +779,22 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
 
     a_min = min if a_min is None else a_min
     a_max = max if a_max is None else a_max
+    if _v._foreign(a_min) or _v._foreign(a_max):
+        raise _v._UnsupportedDType("vmnp does not support complex bounds")
     r = asarray(a)
+    # NumPy's clip is one ufunc of the array and both bounds: they promote together (NumPy
+    # scalars and arrays by their dtypes, Python numbers as weak scalars), before either bound
+    # is applied in that dtype.
+    bounds = [x for x in (a_min, a_max) if x is not None]
+    strong = [x for x in bounds if type(x) not in (int, float, _b.bool)]
+    dt = r.dtype
+    if strong:
+        dt = _np.result_type(dt, *(x.dtype if hasattr(x, "dtype") else _np.asarray(x).dtype for x in strong))
+    if dt.kind in "biu" and _b.any(type(x) is float for x in bounds):
+        dt = _np.dtype(_np.float64)
+    source = r
+    if dt != r.dtype:
+        r = r.astype(dt)
     if r.dtype.kind in "iu":
         # Python ints beyond the dtype's range clip nothing (NumPy compares them exactly).
         info = _np.iinfo(r.dtype)
@@ -791,6 +808,8 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
             r = _v.maximum(r, a_min)
         if a_max is not None:
             r = _v.minimum(r, a_max)
+        if r is source and out is None:
+            r = r.copy()  # a new array, as NumPy's, even when no bound applies
         return _v._store(r, out, "clip")
     except ValueError as e:
         if "broadcast" not in str(e):

@@ -93,6 +93,12 @@ def setitem(a, key, value):
     ``where``; anything else runs on the synced data and is written back."""
     if not a.flags.writeable:
         raise ValueError("assignment destination is read-only")
+    if _v._foreign(value):
+        # A value the VM cannot hold (complex): NumPy's assignment, on the synced data.
+        n = _v._to_numpy(a).copy()
+        n[_np_key(key)] = value
+        _vmnp._assign(a, _v.asarray(n))
+        return
     if isinstance(value, _np.generic) and value.dtype != a.dtype and value.dtype.kind in "biuf":
         # A NumPy scalar through an index array or a mask is cast as an array (integers wrap).
         value = _v.asarray(value).astype(a.dtype)
@@ -330,7 +336,12 @@ def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
     try:
         target = _v._dt(dtype)
     except _v._UnsupportedDType:  # NumPy's array of that dtype
-        return _v._fallback("ndarray.astype", _np.ndarray.astype, (a, dtype), {"order": order, "casting": casting})
+
+        def numpy_astype(x, dtype, **kwargs):
+            # A 0-d vmnp array reaches NumPy as the scalar it stands for, which has `astype` too.
+            return _np.asarray(x).astype(dtype, **kwargs)[()] if _np.ndim(x) == 0 else x.astype(dtype, **kwargs)
+
+        return _v._fallback("ndarray.astype", numpy_astype, (a, dtype), {"order": order, "casting": casting})
     return _vmnp._cast(a, target)
 
 
@@ -368,7 +379,15 @@ def _forward(name):
     func = getattr(_v, name)
 
     def method(a, *args, **kwargs):
-        return func(a, *args, **kwargs)
+        try:
+            return func(a, *args, **kwargs)
+        except _v._UnsupportedDType:
+            # An argument of a dtype the VM lacks (`x.clip(1j)`): NumPy's method, through the
+            # fallback (on an array: a 0-d one stands for a scalar, whose methods are the same).
+            def numpy_method(x, *args, **kwargs):
+                return getattr(_np.asarray(x), name)(*args, **kwargs)
+
+            return _v._fallback(f"ndarray.{name}", numpy_method, (a, *args), kwargs)
 
     method.__name__ = name
     return method

@@ -1,0 +1,286 @@
+"""Results that once differed from NumPy 2.4 (found by differential fuzzing): each case runs the
+same statements with ``np`` bound to NumPy and to vmnp and compares what they leave or raise;
+the cases where vmnp deliberately differs test the behaviour ``docs/python.md`` documents."""
+
+import numpy
+import pytest
+
+import vmnp
+
+
+def both(code):
+    """``out`` as ``code`` leaves it with ``np`` bound to NumPy and to vmnp (NumPy's first)."""
+    outs = []
+    for module in (numpy, vmnp):
+        scope = {"np": module}
+        exec(code, scope)  # noqa: S102 (the test's own programs)
+        outs.append(scope["out"])
+    return outs
+
+
+def same(code):
+    want, got = both(code)
+    g, w = numpy.asarray(got), numpy.asarray(want)
+    assert (g.shape, g.dtype) == (w.shape, w.dtype), (g.shape, g.dtype, w.shape, w.dtype)
+    numpy.testing.assert_array_equal(g, w)
+
+
+def same_error(code, error):
+    """``code`` raises ``error`` under both, with NumPy's message."""
+    texts = []
+    for module in (numpy, vmnp):
+        with pytest.raises(error) as e:
+            exec(code, {"np": module})  # noqa: S102
+        texts.append(str(e.value))
+    assert texts[1] == texts[0]
+
+
+# 1. min and max with both where= and initial=
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "out = np.max(np.array([-3, -1, -2]), where=np.array([True, False, True]), initial=0)",
+        "out = np.min(np.array([3, 1, 2]), where=np.array([True, False, True]), initial=0)",
+        "out = np.min(np.array([[3, 1], [2, 5]]), axis=0, where=np.array([[True, False], [True, True]]), initial=0)",
+        "out = np.max(np.array([[-3.0, 1], [-2, 5]]), axis=1, where=np.array([[1, 1], [1, 0]], bool), initial=0)",
+        "out = np.maximum.reduce(np.array([-3, -1]), where=np.array([True, True]), initial=0)",
+    ],
+)
+def test_min_max_join_initial_with_a_where_mask(code):
+    same(code)
+
+
+# 2. integer and bool sums with initial= accumulate in the platform integer, empty ones too
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "uint8", "uint32"])
+@pytest.mark.parametrize("shape", ["(3,)", "(0,)", "(0, 2)"])
+@pytest.mark.parametrize("func", ["sum", "prod", "add.reduce", "multiply.reduce"])
+def test_small_integer_sums_with_initial_widen(dtype, shape, func):
+    same(f"out = np.{func}(np.ones({shape}, np.{dtype}), initial=1)")
+    same(f"out = np.{func}(np.ones({shape}, np.{dtype}), axis=0, initial=1)")
+
+
+# 3. clip never returns its input
+
+
+@pytest.mark.parametrize("bounds", ["None, None", "-1000, None", "None, 300", "-1000, 1000"])
+def test_clip_returns_a_new_array_when_no_bound_applies(bounds):
+    for module in (numpy, vmnp):
+        a = module.arange(3, dtype=module.int8)
+        r = module.clip(a, *eval(bounds))  # noqa: S307 (the test's own literals)
+        assert r is not a
+        r[0] = 9
+        assert int(a[0]) == 0
+
+
+# 4. diag of a 2-d array is a view
+
+
+def test_diag_of_a_matrix_is_a_read_only_view():
+    same("b = np.arange(9.0).reshape(3, 3); d = np.diag(b); b[0, 0] = 100; b[2, 2] = -1; out = d")
+    same("b = np.arange(12.0).reshape(3, 4); d = np.diag(b, 1); b[1, 2] = 7; out = d")
+    same_error("b = np.arange(9.0).reshape(3, 3); np.diag(b)[0] = 1", ValueError)
+
+
+# 5. a failed computation stays failed when NumPy converts the result
+
+
+@pytest.mark.parametrize("convert", [numpy.asarray, numpy.array, float])
+def test_a_failed_result_is_not_converted_to_zero(convert):
+    # 2**40 elements of int64 are 8 TiB: the array or its computation is a MemoryError.
+    with pytest.raises(MemoryError):
+        x = vmnp.arange(2**40)[-1]
+        convert(x)
+
+
+# 6. a Python float promotes small integers to float64 in the float functions of two arguments
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "uint8", "uint16", "int32", "float32", "float64"])
+@pytest.mark.parametrize("name", ["arctan2", "hypot", "copysign", "logaddexp", "logaddexp2"])
+def test_float_functions_take_a_python_float_as_the_default_float(name, dtype):
+    want, got = both(f"out = np.{name}(np.ones(3, np.{dtype}), 1.5)")
+    assert got.dtype == want.dtype
+    numpy.testing.assert_allclose(numpy.asarray(got), want, rtol=1e-6)
+    want, got = both(f"out = np.{name}(2.5, np.ones(3, np.{dtype}))")
+    assert got.dtype == want.dtype
+
+
+# 7. clip's bounds promote together with the array
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "out = np.clip(np.arange(3, dtype=np.int8), 128, np.float64(6.5))",
+        "out = np.clip(np.array([1.0, 5.0], np.float32), 3.8, np.float64(6))",
+        "out = np.clip(np.ones(2, np.int8), np.float32(1), 2.5)",
+        "out = np.clip(np.ones(2, np.int8), np.int16(3), None)",
+        "out = np.clip(np.ones(2, np.int8), np.array(1, np.int16), 2)",
+        "out = np.clip(np.arange(4, dtype=np.uint8), -1, 2)",
+        "out = np.arange(4, dtype=np.int16).clip(1.5)",
+    ],
+)
+def test_clip_promotes_its_bounds_like_numpys_ufunc(code):
+    same(code)
+
+
+# 8. NumPy's results where vmnp raised
+
+
+def test_astype_to_a_dtype_the_vm_lacks_on_scalar_results(monkeypatch):
+    monkeypatch.setenv("VMNP_FALLBACK", "warn")
+    with pytest.warns(vmnp.FallbackWarning):
+        r = vmnp.arange(3).sum().astype(complex)
+    assert r == numpy.arange(3).sum().astype(complex) and r.dtype == numpy.complex128
+    assert vmnp.array(6).astype(complex) == 6 + 0j
+
+
+@pytest.mark.parametrize("name", ["add", "multiply", "maximum", "minimum", "logical_xor", "bitwise_or"])
+@pytest.mark.parametrize("value", ["5", "np.int8(5)", "True"])
+@pytest.mark.parametrize("axis", ["", ", axis=-1", ", axis=None", ", axis=()", ", keepdims=True"])
+def test_reduce_of_a_0d_array_is_its_value(name, value, axis):
+    same(f"out = np.{name}.reduce(np.array({value}){axis})")
+
+
+@pytest.mark.parametrize(
+    "code, error",
+    [
+        ("np.add.reduce(np.array(5), axis=1)", numpy.exceptions.AxisError),
+        ("np.add.reduce(np.array(5), axis=(0,))", numpy.exceptions.AxisError),
+        ("np.add.accumulate(np.array(5))", TypeError),
+        ("np.multiply.accumulate(np.array(5.0))", TypeError),
+        ("np.add.reduceat(np.array(5), [0])", TypeError),
+    ],
+)
+def test_ufunc_methods_of_a_0d_array_raise_numpys_errors(code, error):
+    same_error(code, error)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "out = np.arange(3).clip(1j)",
+        "out = np.arange(3.0).clip(None, 1 + 0j)",
+        "b = np.array([True, False]); b[np.array([True, False])] = 0.5j; out = b",
+        "b = np.array([True, False, True]); b[[0, 1]] = 0.5j; out = b",
+    ],
+)
+def test_complex_scalars_go_through_numpys_fallback(code, monkeypatch):
+    monkeypatch.setenv("VMNP_FALLBACK", "warn")
+    want, got = both(code)
+    assert got.dtype == want.dtype
+    numpy.testing.assert_array_equal(numpy.asarray(got), want)
+
+
+def test_in_place_operators_on_a_scalar_result_keep_its_dtype():
+    # Documented deviation: an element of an array still being computed is a 0-d vmnp array,
+    # and `op=` on it writes into it under NumPy's same_kind rule (NumPy's scalar rebinds).
+    a = vmnp.arange(4) * 3
+    with pytest.raises(TypeError, match="same_kind"):
+        a[1] /= 2
+    a[1] = a[1] / 2  # the spelling that stores the cast result
+    assert a.tolist() == [0, 1, 6, 9]
+    b = vmnp.arange(4) * 3
+    b[1] += 2
+    assert b.tolist() == [0, 5, 6, 9]
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "out = np.zeros((1,) * 17)",
+        "out = np.ones([2] * 20, np.int8)",
+        "out = np.arange(2).reshape((2,) + (1,) * 16)",
+    ],
+)
+def test_more_than_16_dimensions_are_a_value_error(code):
+    # Documented deviation: the VM's views have at most 16 dimensions (NumPy's 64).
+    with pytest.raises(ValueError, match="16"):
+        exec(code, {"np": vmnp})  # noqa: S102
+    exec(code, {"np": numpy})  # noqa: S102
+    assert vmnp.zeros((1,) * 16).ndim == 16
+
+
+# 9. NumPy's errors
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "np.average(np.zeros((0, 3)), axis=0, weights=np.zeros(0))",
+        "np.average(np.zeros((0, 3)), weights=np.zeros((0, 3)))",
+        "np.average(np.ones((2, 3)), axis=0, weights=np.array([1.0, -1.0]))",
+        "np.average(np.ones((2, 3)), weights=np.zeros((2, 3)))",
+    ],
+)
+def test_average_with_weights_summing_to_zero_is_a_zero_division(code):
+    same_error(code, ZeroDivisionError)
+
+
+@pytest.mark.parametrize(
+    "shape, axis, indices, mode",
+    [((0, 3), 0, [0], "raise"), ((0, 3), 0, [0], "clip"), ((0, 3), 0, [1], "wrap"), ((3, 0), 1, [0], "clip")],
+)
+def test_take_from_an_empty_axis(shape, axis, indices, mode):
+    same_error(f"np.take(np.zeros({shape}), {indices}, axis={axis}, mode={mode!r})", IndexError)
+
+
+@pytest.mark.parametrize(
+    "shape, axis, indices, mode",
+    [((0, 3), 0, [], "raise"), ((3, 0), 0, [0, 2], "raise"), ((3, 0), 0, [5], "wrap"), ((0,), None, [], "clip")],
+)
+def test_take_of_nothing_or_along_a_full_axis_of_an_empty_array(shape, axis, indices, mode):
+    same(f"out = np.take(np.zeros({shape}), {indices}, axis={axis}, mode={mode!r})")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "a = np.zeros(3); a[0] = np.array([5.0])",
+        "a = np.ones(1); a[0] += a",
+        "a = np.ones((2, 2)); a[0, 0] = np.array([5.0])",
+        "a = np.ones((2, 3)); a[np.int64(0), 1] = np.array([5.0])",
+        "a = np.ones(3); a[-1] = np.zeros((1, 1))",
+        "a = np.array(1.0); a[()] = np.array([5.0])",
+    ],
+)
+def test_one_element_takes_no_array_of_one_element(code):
+    for module in (numpy, vmnp):
+        with pytest.raises(ValueError, match="setting an array element with a sequence"):
+            exec(code, {"np": module})  # noqa: S102
+
+
+def test_an_element_still_being_computed_takes_no_array_either():
+    for module in (numpy, vmnp):
+        with pytest.raises(ValueError):
+            exec("a = np.ones(3) * 2; a[0] += a[:1]", {"np": module})  # noqa: S102
+
+
+def test_one_element_takes_0d_arrays_and_rows_take_arrays():
+    same("a = np.ones(3); a[0] = np.array(5.0); out = a")
+    same("a = np.ones((2, 2)); a[0] = np.array([[5.0]]); out = a")
+    same("a = np.ones((2, 3)); a[0, 1:2] = np.array([[5.0]]); out = a")
+    same("a = np.array(1.0); a[...] = np.array([5.0]); out = a")
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "np.zeros((2**64,))",
+        "np.zeros(2**63)",
+        "np.ones([2**64, 2])",
+        "np.empty(2**64)",
+        "np.full(2**64, 1)",
+        "np.eye(2**64)",
+        "np.arange(0, 1e20)",
+        "np.arange(2**64)",
+        "np.arange(0, 1e19)",
+        "np.linspace(0, 1, 2**64)",
+    ],
+)
+def test_sizes_past_the_index_range_are_numpys_value_errors(code):
+    same_error(code, ValueError)
