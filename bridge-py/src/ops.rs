@@ -327,11 +327,13 @@ pub fn binary(
         && !args.iter().any(|a| matches!(a, Arg::Weak(Weak::Float(_))))
     {
         // NumPy's float loop for integer inputs: the smallest float each input casts to safely
-        // (a Python float has promoted them to the default float already: float64).
+        // (a Python float has promoted them to the default float already: float64; a Python int
+        // next to bools only is an int64).
         let typed = args.iter().filter_map(|a| match a {
             Arg::Arr(v) => Some(v.dtype()),
             Arg::Strong(c) => Some(c.dtype()),
-            Arg::Weak(_) => None,
+            Arg::Weak(Weak::Bool(_) | Weak::Float(_)) => None,
+            Arg::Weak(_) => (result_type(&args) == DType::I64).then_some(DType::I64),
         });
         if let Some(f) = typed.map(float_of).max_by_key(|d| d.size()) {
             (ct, od) = (f, f);

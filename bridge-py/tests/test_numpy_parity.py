@@ -107,6 +107,9 @@ def test_float_functions_take_a_python_float_as_the_default_float(name, dtype):
     numpy.testing.assert_allclose(numpy.asarray(got), want, rtol=1e-6)
     want, got = both(f"out = np.{name}(2.5, np.ones(3, np.{dtype}))")
     assert got.dtype == want.dtype
+    # A Python int is the array's dtype, but an int64 next to bools.
+    want, got = both(f"out = np.{name}(np.ones(3, np.{dtype}), 2)")
+    assert got.dtype == want.dtype or want.dtype == numpy.float16
 
 
 # 7. clip's bounds promote together with the array
@@ -154,10 +157,20 @@ def test_reduce_of_a_0d_array_is_its_value(name, value, axis):
         ("np.add.accumulate(np.array(5))", TypeError),
         ("np.multiply.accumulate(np.array(5.0))", TypeError),
         ("np.add.reduceat(np.array(5), [0])", TypeError),
+        ("np.add.accumulate(np.array(5), axis=1)", numpy.exceptions.AxisError),
     ],
 )
 def test_ufunc_methods_of_a_0d_array_raise_numpys_errors(code, error):
     same_error(code, error)
+
+
+@pytest.mark.parametrize(
+    "code", ["np.bitwise_and.reduce(np.array(0.0))", "np.bitwise_or.reduce(np.array(1.5), axis=0)"]
+)
+def test_reduce_of_a_0d_array_checks_the_ufuncs_loops(code):
+    for module in (numpy, vmnp):
+        with pytest.raises(TypeError):
+            exec(code, {"np": module})  # noqa: S102
 
 
 @pytest.mark.parametrize(

@@ -710,6 +710,9 @@ class ufunc:
             if _operator.index(axis) not in (0, -1):
                 raise _np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension 0")
             axis = ()
+        if self.__name__ in _REDUCIBLE and _np.ndim(a) == 0:
+            x = asarray(a)
+            self(x, x)  # NumPy's TypeError where the ufunc has no loop for the dtype (`bitwise_and` of floats)
         if self.__name__ in ("fmax", "fmin"):
             return _nan_ignoring(self.__name__[1:], a, axis, dtype, out, keepdims, initial, where)
         if self.__name__ not in _REDUCIBLE:
@@ -724,7 +727,7 @@ class ufunc:
         """Running reduction along ``axis``."""
         names = {"add": "cumsum", "multiply": "cumprod"}
         if _np.ndim(a) == 0:
-            raise TypeError("cannot accumulate on a scalar")
+            raise _scalar_method_error("accumulate", axis)
         if self.__name__ not in names:
             func = getattr(_np, self.__name__).accumulate
             r = _fallback(f"{self.__name__}.accumulate", func, (a,), {"axis": axis, "dtype": dtype})
@@ -745,7 +748,7 @@ class ufunc:
     def reduceat(self, a, indices, axis=0, dtype=None, out=None):
         """Reductions over slices: NumPy's, through the fallback."""
         if _np.ndim(a) == 0:
-            raise TypeError("cannot reduceat on a scalar")
+            raise _scalar_method_error("reduceat", axis)
         func = getattr(_np, self.__name__).reduceat
         return _fallback(f"{self.__name__}.reduceat", func, (a, indices), {"axis": axis, "dtype": dtype, "out": out})
 
@@ -759,6 +762,14 @@ class ufunc:
         """``self(a[..., None, ...], b)``: every pair of elements."""
         a, b = asarray(a), asarray(b)
         return self(a.reshape(a.shape + (1,) * b.ndim), b, **kwargs)
+
+
+def _scalar_method_error(method, axis):
+    """NumPy's error for ufunc method ``method`` (``accumulate``, ``reduceat``) of a 0-d array:
+    its axis, other than 0 and -1, is out of bounds; else the method needs an axis."""
+    if axis is not None and _operator.index(axis) not in (0, -1):
+        return _np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension 0")
+    return TypeError(f"cannot {method} on a scalar")
 
 
 def _store(r, out, ufunc=None):

@@ -792,7 +792,6 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
         dt = _np.result_type(dt, *(x.dtype if hasattr(x, "dtype") else _np.asarray(x).dtype for x in strong))
     if dt.kind in "biu" and _b.any(type(x) is float for x in bounds):
         dt = _np.dtype(_np.float64)
-    source = r
     if dt != r.dtype:
         r = r.astype(dt)
     if r.dtype.kind in "iu":
@@ -803,13 +802,13 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
         if type(a_max) is int and a_max >= info.max:
             a_max = None
     operands = [r] + [x for x in (a_min, a_max) if x is not None] + ([out] if out is not None else [])
+    if a_min is None and a_max is None:
+        return _v._store(_v.positive(r), out, "clip")  # NumPy's: a copy (and its error for bools)
     try:
         if a_min is not None:
             r = _v.maximum(r, a_min)
         if a_max is not None:
             r = _v.minimum(r, a_max)
-        if r is source and out is None:
-            r = r.copy()  # a new array, as NumPy's, even when no bound applies
         return _v._store(r, out, "clip")
     except ValueError as e:
         if "broadcast" not in str(e):
