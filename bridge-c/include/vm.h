@@ -45,6 +45,7 @@ extern "C" {
 #define VM_ERR_DEVICE              11   /* an engine's device or library is unavailable */
 #define VM_ERR_OUT_OF_MEMORY       12   /* an allocation failed */
 #define VM_ERR_INTERNAL            13   /* a bug in the VM (a panic is reported as this) */
+#define VM_ERR_INTERRUPTED         14   /* the flush was stopped by vm_interrupt; the bases it wrote are unspecified */
 
 /* ---- Element types (vm_base_new, vm_constant.dtype) */
 #define VM_DTYPE_BOOL 0    /* bool: 1 byte(s), elements are uint8_t holding 0 or 1 */
@@ -255,6 +256,14 @@ int vm_submit(vm_context *ctx, const vm_instruction *instrs, size_t n);
 
 /** Runs all queued instructions. */
 int vm_flush(vm_context *ctx);
+
+/**
+ * Asks the flush running on ctx (in another thread's vm_flush, vm_sync, vm_write or vm_submit)
+ * to stop: it returns VM_ERR_INTERRUPTED within milliseconds, the bases its batch wrote are in
+ * an unspecified state, and the context stays usable. Returns at once and never waits for the
+ * context's lock; a request made while no flush runs is dropped when the next one starts.
+ */
+int vm_interrupt(vm_context *ctx);
 
 /** Makes the host copy of base current: queues a SYNC of the whole base and runs the batch. */
 int vm_sync(vm_context *ctx, vm_base base);

@@ -265,6 +265,9 @@ class context {
     vm_context *get() const noexcept { return state_->get(); }
     /** Submits the buffered instructions and runs everything queued (vm_flush). */
     void flush() const { state_->flush(); }
+    /** Asks the flush running on this context in another thread to stop (vm_interrupt): it
+     * throws vm::error with status VM_ERR_INTERRUPTED. Returns at once. */
+    void interrupt() const { detail::check(vm_interrupt(state_->get()), "vm_interrupt"); }
     /** How many instructions are buffered before one vm_submit (1 to 64; default 64). */
     void set_batch(size_t n) const { state_->set_batch(n); }
 

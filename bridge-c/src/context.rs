@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 use vm_ir::{Error, Result};
-use vm_runtime::Runtime;
+use vm_runtime::{Interrupt, Runtime};
 
 /// `vm_context`: the opaque type C programs hold pointers to. It has no fields and is never
 /// instantiated; pointers to it are tokens of the table of live contexts.
@@ -24,12 +24,15 @@ pub struct Context {
     runtime: Mutex<Option<Runtime>>,
     /// What `vm info` would print about this context's configuration and stack.
     pub description: String,
+    /// The runtime's interrupt request, reachable without the lock a running flush holds.
+    pub interrupt: Interrupt,
 }
 
 impl Context {
     /// A context driving `runtime`.
     pub fn new(runtime: Runtime, description: String) -> Context {
-        Context { runtime: Mutex::new(Some(runtime)), description }
+        let interrupt = runtime.interrupt_handle();
+        Context { runtime: Mutex::new(Some(runtime)), description, interrupt }
     }
 
     fn lock(&self) -> Result<MutexGuard<'_, Option<Runtime>>> {

@@ -49,6 +49,9 @@ fn describe(e: &Error) -> (&'static CStr, &'static str) {
         Error::Device(_) => (c"VM_ERR_DEVICE", "an engine's device or library is unavailable"),
         Error::OutOfMemory(_) => (c"VM_ERR_OUT_OF_MEMORY", "an allocation failed"),
         Error::Internal(_) => (c"VM_ERR_INTERNAL", "a bug in the VM (a panic is reported as this)"),
+        Error::Interrupted => {
+            (c"VM_ERR_INTERRUPTED", "the flush was stopped by vm_interrupt; the bases it wrote are unspecified")
+        }
         // A foreign cause keeps the status of the error it caused.
         Error::Caused { error, .. } => describe(error),
     }
@@ -71,6 +74,7 @@ fn samples() -> Vec<Error> {
         Error::Device(s()),
         Error::OutOfMemory(s()),
         Error::Internal(s()),
+        Error::Interrupted,
     ]
 }
 
@@ -149,6 +153,7 @@ pub fn error_of_status(status: c_int, message: String) -> Error {
         Some(Error::Device(_)) => Error::Device(message),
         Some(Error::OutOfMemory(_)) => Error::OutOfMemory(message),
         Some(Error::Internal(_)) => Error::Internal(message),
+        Some(Error::Interrupted) => Error::Interrupted,
         // The codes of input a plugin never parses (opcode and dtype ids, base handles, text) and
         // of failed execution.
         Some(_) => Error::Execution(message),

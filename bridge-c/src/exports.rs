@@ -150,6 +150,20 @@ pub unsafe extern "C" fn vm_flush(ctx: *mut VmContext) -> c_int {
     guard(|| context::lookup(ctx)?.with(|rt| rt.flush()))
 }
 
+/// `int vm_interrupt(vm_context *ctx)`: asks the flush running on `ctx` to stop (it returns
+/// `VM_ERR_INTERRUPTED`); does not take the context's lock, so it returns at once while another
+/// thread's flush holds it.
+///
+/// # Safety
+/// None beyond the C signature.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn vm_interrupt(ctx: *mut VmContext) -> c_int {
+    guard(|| {
+        context::lookup(ctx)?.interrupt.request();
+        Ok(())
+    })
+}
+
 /// `int vm_sync(vm_context *ctx, vm_base base)`: makes the host copy of `base` current.
 ///
 /// # Safety

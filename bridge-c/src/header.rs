@@ -261,6 +261,14 @@ int vm_submit(vm_context *ctx, const vm_instruction *instrs, size_t n);
 /** Runs all queued instructions. */
 int vm_flush(vm_context *ctx);
 
+/**
+ * Asks the flush running on ctx (in another thread's vm_flush, vm_sync, vm_write or vm_submit)
+ * to stop: it returns VM_ERR_INTERRUPTED within milliseconds, the bases its batch wrote are in
+ * an unspecified state, and the context stays usable. Returns at once and never waits for the
+ * context's lock; a request made while no flush runs is dropped when the next one starts.
+ */
+int vm_interrupt(vm_context *ctx);
+
 /** Makes the host copy of base current: queues a SYNC of the whole base and runs the batch. */
 int vm_sync(vm_context *ctx, vm_base base);
 

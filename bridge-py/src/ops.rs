@@ -37,14 +37,59 @@ pub fn dtype_of(name: &str) -> PyResult<DType> {
 }
 
 /// The number of elements of `shape`; NumPy's `ValueError` when it overflows.
+///
+/// An array of more bytes than the machine's memory and swap together is NumPy's `MemoryError`
+/// at once, as NumPy's allocation is under Linux's default overcommit policy, although the VM
+/// allocates lazily: otherwise `zeros(2**40).sum()` would run a fused loop over 10^12 elements
+/// that no memory could ever hold.
 pub fn element_count(shape: &[usize], dtype: DType) -> PyResult<usize> {
-    shape
+    let nelem = shape
         .iter()
         .try_fold(1usize, |n, &d| n.checked_mul(d))
         .filter(|n| n.checked_mul(dtype.size()).is_some_and(|b| b <= isize::MAX as usize))
         .ok_or_else(|| {
             value_err("array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.")
-        })
+        })?;
+    let nbytes = (nelem * dtype.size()) as u64;
+    if nbytes > machine_memory() {
+        return Err(pyo3::exceptions::PyMemoryError::new_err(format!(
+            "Unable to allocate {} for an array with shape {} and data type {}",
+            human_bytes(nbytes),
+            crate::array::tuple_text(shape),
+            np_name(dtype)
+        )));
+    }
+    Ok(nelem)
+}
+
+/// The bytes of memory and swap this machine has (`/proc/meminfo`), read once; unlimited where
+/// it cannot be read.
+fn machine_memory() -> u64 {
+    static TOTAL: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TOTAL.get_or_init(|| {
+        let Ok(info) = std::fs::read_to_string("/proc/meminfo") else { return u64::MAX };
+        let kib = |key: &str| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        };
+        match kib("MemTotal:") {
+            Some(mem) => (mem + kib("SwapTotal:").unwrap_or(0)).saturating_mul(1024),
+            None => u64::MAX,
+        }
+    })
+}
+
+/// `nbytes` as NumPy's allocation errors write sizes (`8.00 TiB`).
+fn human_bytes(nbytes: u64) -> String {
+    let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut value = nbytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < units.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 { format!("{nbytes} bytes") } else { format!("{value:.2} {}", units[unit]) }
 }
 
 /// A new row-major array of `shape` (memory is allocated lazily by the engine that writes it).

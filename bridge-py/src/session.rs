@@ -30,6 +30,22 @@ pub struct Vm {
 
 static VM: OnceLock<std::result::Result<Vm, String>> = OnceLock::new();
 
+/// Calls of [`Vm::run`] in progress (the VM may be executing work).
+static RUNNING: AtomicU32 = AtomicU32::new(0);
+
+/// Stops the VM's work in progress, if any (Python's SIGINT wakeup calls this from a thread of
+/// its own while the main thread waits in [`Vm::run`] with the GIL released); the waiting call
+/// then raises `KeyboardInterrupt`. Without work in progress it does nothing: Python raises
+/// `KeyboardInterrupt` itself.
+#[pyfunction]
+fn _interrupt() {
+    if RUNNING.load(Ordering::SeqCst) > 0
+        && let Some(Ok(vm)) = VM.get()
+    {
+        vm.ctx.interrupt.request();
+    }
+}
+
 /// The process's VM, built on first use; an error to Python when the stack cannot be built.
 pub fn vm() -> PyResult<&'static Vm> {
     let v = VM.get_or_init(|| {
@@ -58,9 +74,17 @@ impl Vm {
         self.ctx.with(f).map_err(vm_err)
     }
 
-    /// Runs `f` on the runtime with the GIL released (for work that may execute batches).
+    /// Runs `f` on the runtime with the GIL released (for work that may execute batches). A
+    /// flush stopped by Ctrl-C ([`_interrupt`]) is Python's `KeyboardInterrupt`, raised by
+    /// running the signal's Python handler now (so it is not raised a second time later).
     pub fn run<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Runtime) -> vm_ir::Result<T> + Send) -> PyResult<T> {
-        py.detach(|| self.ctx.with(f)).map_err(vm_err)
+        RUNNING.fetch_add(1, Ordering::SeqCst);
+        let result = py.detach(|| self.ctx.with(f));
+        RUNNING.fetch_sub(1, Ordering::SeqCst);
+        result.map_err(|e| match e {
+            Error::Interrupted => py.check_signals().err().unwrap_or_else(|| vm_err(e)),
+            e => vm_err(e),
+        })
     }
 
     /// Queues one instruction; flushes (GIL released) once [`FLUSH_AFTER`] are queued.
@@ -300,6 +324,7 @@ pub fn index_err(msg: impl Into<String>) -> PyErr {
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_set_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(flush, m)?)?;
+    m.add_function(wrap_pyfunction!(_interrupt, m)?)?;
     m.add_function(wrap_pyfunction!(_context_token, m)?)?;
     m.add_function(wrap_pyfunction!(_live_bases, m)?)?;
     m.add_function(wrap_pyfunction!(_shutdown, m)?)?;

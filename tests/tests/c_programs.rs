@@ -1,10 +1,11 @@
 //! The C and C++ programs of `tests/c/`, compiled against `libvm.so` and run on every stack
 //! (see [`vm_tests::check_program`]): each must exit 0 and print the same on every stack.
 
-use vm_tests::{c_dir, check_program, workspace_root};
+use vm_tests::{Scratch, c_dir, check_program, compile, run, stacks, workspace_root};
 
 /// The programs with a test below; every program in `tests/c` must be one of them.
-const PROGRAMS: &[&str] = &["heat.c", "basics.c", "errors.c", "out_of_memory.c", "doc_example.c", "cxx_smoke.cpp"];
+const PROGRAMS: &[&str] =
+    &["heat.c", "basics.c", "errors.c", "out_of_memory.c", "faults.c", "doc_example.c", "cxx_smoke.cpp"];
 
 #[test]
 fn heat_stencil_matches_the_c_loop() {
@@ -66,6 +67,33 @@ fn allocation_failures_are_errors_not_aborts() {
         assert!(out.contains(case), "`{case}` missing from:\n{out}");
     }
     assert!(out.ends_with("out_of_memory ok\n"), "{out}");
+}
+
+#[test]
+fn interrupts_and_kernel_panics_leave_the_context_usable() {
+    let out = check_program("faults.c");
+    for case in [
+        "ok interrupted flush: VM_ERR_INTERRUPTED\n",
+        "ok the context computes after an interrupt\n",
+        "ok a panic on the worker leaves the context usable\n",
+        "ok a panic on the caller leaves the context usable\n",
+    ] {
+        assert!(out.contains(case), "`{case}` missing from:\n{out}");
+    }
+    assert!(out.ends_with("faults ok\n"), "{out}");
+    // The panics were injected, and reported, where the cpu engine ran the kernels.
+    let dir = Scratch::new("faults");
+    let exe = compile("faults.c", &dir.0);
+    for stack in stacks().into_iter().filter(|s| *s != Some("interp")) {
+        let run = run(&exe, stack);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        for site in ["worker", "caller"] {
+            let line = format!(
+                "panic on the {site}: VM_ERR_INTERNAL: internal error (a bug in the VM): a kernel block panicked"
+            );
+            assert!(stderr.contains(&line), "{stack:?}: `{line}` missing from:\n{stderr}");
+        }
+    }
 }
 
 #[test]

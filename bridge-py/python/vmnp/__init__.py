@@ -22,7 +22,7 @@ import warnings as _warnings
 import numpy as _np
 import numpy.random  # noqa: F401 (NumPy's own, loaded before `python -m vmnp` maps the name)
 
-from . import _vmnp
+from . import _interrupt, _vmnp
 from ._vmnp import VMError, flush, ndarray
 
 __all__ = ["ndarray", "VMError", "FallbackWarning", "flush"]
@@ -1696,6 +1696,8 @@ _vmnp._set_hooks(_methods.hooks())
 # The VM shuts down (queued work dropped, engines reporting under VM_PROFILE) before the
 # interpreter goes away.
 _atexit.register(_vmnp._shutdown)
+# Ctrl-C stops a flush in progress instead of waiting for it.
+_interrupt.install()
 
 copy_ = copy  # `asarray`'s and `array`'s parameter `copy` hides the function there
 

@@ -406,7 +406,8 @@ impl CpuEngine {
         // SAFETY: the members make a group by the rules of `rows` (checked by `Group::admit`),
         // bound to buffers that stay allocated until the steps set aside run (after this), and
         // the locals are needed by nothing outside the group (`scratch_bases`).
-        unsafe { rows::run_blocks(&self.pool, &launches, &locals, rows, rows_per_block) };
+        unsafe { rows::run_blocks(&self.pool, &launches, &locals, rows, rows_per_block, mem.interrupt()) }
+            .map_err(|e| tag_at(e, members[0]))?;
         self.profile.row_scratch += locals.len() as u64;
         let mut moved = 0u64;
         for (l, s) in launches.into_iter().zip(launched) {
@@ -760,7 +761,11 @@ impl Component for CpuEngine {
         let mut bound: Vec<Option<Bound>> = Vec::new(); // kernels bound while looking for groups
         let mut i = 0;
         while i < steps.len() {
-            result = match self.row_group(&steps, i, &mut bound, work.batch(), work.origin(), mem) {
+            let grouped = mem
+                .interrupt()
+                .check()
+                .and_then(|()| self.row_group(&steps, i, &mut bound, work.batch(), work.origin(), mem));
+            result = match grouped {
                 Ok(0) => match (&steps[i], bound.get_mut(i).and_then(Option::take)) {
                     // Bound already when looking for a group: run as bound.
                     (Step::Kernel(k), Some(b)) => self.run_bound_kernel(k, b, work.batch(), work.origin(), mem),

@@ -215,8 +215,8 @@ pub fn run(
     let Some(launch) = Launch::new(f, p, bind, mem, cfg, None, &|_| false)? else {
         return Ok(0);
     };
-    // SAFETY: see `Launch::call`; the pool returns only when every block has run.
-    pool.run(launch.nblocks, &|b| unsafe { launch.call(b) });
+    // SAFETY: see `Launch::call`; the pool returns only when no block runs any more.
+    pool.run(launch.nblocks, &|b| unsafe { launch.call(b) }, mem.interrupt())?;
     launch.finish(bind, mem)
 }
 

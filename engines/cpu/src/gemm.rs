@@ -236,8 +236,8 @@ impl Gemm {
                 }
             }
         };
-        pool.run(tasks, &task);
+        let ran = pool.run(tasks, &task, mem.interrupt());
         drop(wide);
-        Ok(())
+        ran
     }
 }

@@ -113,7 +113,7 @@ pub fn execute(instr: &Instruction, mem: &mut HostMemory, pool: &Pool, config: &
             if m * len <= config.min_parallel || pool.threads() == 1 || tasks == 1 {
                 (0..tasks).for_each(&task);
             } else {
-                pool.run(tasks, &task);
+                pool.run(tasks, &task, mem.interrupt())?;
             }
         }
         let per_line = best.chunks(cut.pieces).map(|pieces| {

@@ -40,7 +40,8 @@ use crate::program::{Binding, Program, Src};
 use crate::reduce;
 use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
-use vm_ir::BaseId;
+use vm_ir::{BaseId, Result};
+use vm_runtime::Interrupt;
 
 /// Bytes of all the members' operands per block of rows that a group aims at: its rows stay in
 /// a core's L2 cache between one kernel and the next.
@@ -228,7 +229,8 @@ pub unsafe fn run_blocks(
     locals: &[(Local, usize)],
     rows: usize,
     rows_per_block: usize,
-) {
+    interrupt: &Interrupt,
+) -> Result<()> {
     // Each local's region of a block's scratch: rows_per_block rows, 64-byte aligned.
     let mut offsets = Vec::with_capacity(locals.len());
     let mut total = 0usize;
@@ -237,7 +239,7 @@ pub unsafe fn run_blocks(
         total += (rows_per_block * l.stride as usize * size).next_multiple_of(64);
     }
     let nblocks = rows.div_ceil(rows_per_block);
-    pool.run(nblocks, &|b| {
+    let block = |b: usize| {
         SCRATCH.with(|cell| {
             let mut scratch = cell.borrow_mut();
             let words = total / 8 + 8;
@@ -283,7 +285,8 @@ pub unsafe fn run_blocks(
                 unsafe { launch.call_with(&args, &block_words, b) };
             }
         });
-    });
+    };
+    pool.run(nblocks, &block, interrupt)
 }
 
 /// The bases a kernel reads and writes (for kernels waiting until after a group).

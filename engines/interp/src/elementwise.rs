@@ -35,7 +35,7 @@ fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: fn(A) ->
     let out = output(instr)?;
     prepare(mem, instr)?;
     let a = operand::<A>(mem, &instr.operands[1], &out.shape)?;
-    let r = result(out, a.map(f))?;
+    let r = result(out, a.map(f), mem.interrupt())?;
     write_view(mem, out, r)
 }
 
@@ -45,7 +45,7 @@ fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: fn(A, A)
     prepare(mem, instr)?;
     let a = operand::<A>(mem, &instr.operands[1], &out.shape)?;
     let b = operand::<A>(mem, &instr.operands[2], &out.shape)?;
-    let r = result(out, a.zip(b).map(|(x, y)| f(x, y)))?;
+    let r = result(out, a.zip(b).map(|(x, y)| f(x, y)), mem.interrupt())?;
     write_view(mem, out, r)
 }
 
@@ -97,7 +97,7 @@ pub fn select(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
         let cond = operand::<bool>(mem, &instr.operands[1], &out.shape)?;
         let a = operand::<T>(mem, &instr.operands[2], &out.shape)?;
         let b = operand::<T>(mem, &instr.operands[3], &out.shape)?;
-        let r = result(out, cond.zip(a.zip(b)).map(|(c, (x, y))| if c { x } else { y }))?;
+        let r = result(out, cond.zip(a.zip(b)).map(|(c, (x, y))| if c { x } else { y }), mem.interrupt())?;
         write_view(mem, out, r)
     })
 }

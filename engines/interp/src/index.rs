@@ -95,7 +95,7 @@ pub fn gather(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     with_dtype!(out.dtype(), T => {
         // The source is indexed where it lies: a broadcast source may be far larger than its base.
         let from = data::<T>(mem, src)?;
-        let values = result(out, positions(mem, index)?.map(|k| from[src.offset_at(k) as usize]))?;
+        let values = result(out, positions(mem, index)?.map(|k| from[src.offset_at(k) as usize]), mem.interrupt())?;
         write_view(mem, out, values)
     })
 }
@@ -113,7 +113,7 @@ pub fn scatter(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
         // in full first; there is one per index element, the size of the instruction's result.
         let values: Elements<T> = operand(mem, &instr.operands[1], &index.shape)?;
         let writes = positions(mem, index)?.zip(values).map(|(k, v)| (dst.offset_at(k) as usize, v));
-        let writes = result(dst, writes)?;
+        let writes = result(dst, writes, mem.interrupt())?;
         let data = buffer(mem, &dst.base)?.as_mut_slice::<T>();
         for (o, v) in writes {
             data[o] = v;

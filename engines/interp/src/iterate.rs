@@ -9,11 +9,18 @@
 //! its `Vec` is allocated fallibly ([`room`], [`result`]), so asking for more memory than the
 //! machine has is [`vm_ir::Error::OutOfMemory`], never an abort. Instructions that read
 //! nothing (`range`, `random`) write their values directly.
+//!
+//! Interrupts: reading an input polls the flush's [`Interrupt`] every [`POLL_EVERY`] elements
+//! and, when a stop was requested, ends early; [`result`] polls it too and then fails with
+//! [`vm_ir::Error::Interrupted`], as the engine does after any instruction that saw a request.
 
 use crate::elem::Elem;
 use vm_ir::{Base, Error, Instruction, Operand, Result, View};
 use vm_runtime::memory::try_vec;
-use vm_runtime::{Buffer, HostMemory};
+use vm_runtime::{Buffer, HostMemory, Interrupt};
+
+/// Elements read between two looks at the flush's [`Interrupt`] (a power of two).
+pub const POLL_EVERY: usize = 1 << 14;
 
 /// The base offsets of a view's elements in row-major order of the view's index space (the
 /// last dimension varies fastest). A 0-d view yields its one element; a view with an extent 0
@@ -24,6 +31,8 @@ pub struct Offsets<'a> {
     idx: Vec<usize>,
     offset: i64,
     remaining: usize,
+    /// Polled every [`POLL_EVERY`] offsets: a request ends the traversal early.
+    interrupt: Option<&'a Interrupt>,
 }
 
 /// The base offsets of `view`'s elements, row-major. The view must lie inside its base
@@ -35,6 +44,7 @@ pub fn offsets(view: &View) -> Offsets<'_> {
         idx: vec![0; view.ndim()],
         offset: view.start,
         remaining: view.nelem(),
+        interrupt: None,
     }
 }
 
@@ -43,6 +53,10 @@ impl Iterator for Offsets<'_> {
 
     fn next(&mut self) -> Option<usize> {
         if self.remaining == 0 {
+            return None;
+        }
+        if self.remaining.is_multiple_of(POLL_EVERY) && self.interrupt.is_some_and(Interrupt::is_requested) {
+            self.remaining = 0;
             return None;
         }
         self.remaining -= 1;
@@ -154,9 +168,11 @@ impl<T: Copy> Iterator for Elements<'_, T> {
 
 impl<T: Copy> ExactSizeIterator for Elements<'_, T> {}
 
-/// The elements of `view`, row-major, read in place (its base must be [`prepare`]d).
+/// The elements of `view`, row-major, read in place (its base must be [`prepare`]d); they end
+/// early when the flush is interrupted.
 pub fn elements<'m, T: Elem>(mem: &'m HostMemory, view: &'m View) -> Result<Elements<'m, T>> {
-    Ok(Elements::View(data::<T>(mem, view)?, offsets(view)))
+    let offsets = Offsets { interrupt: Some(mem.interrupt()), ..offsets(view) };
+    Ok(Elements::View(data::<T>(mem, view)?, offsets))
 }
 
 /// The elements of a data operand, row-major, as an array of `shape`: a view (which must have
@@ -188,11 +204,19 @@ pub fn room<T>(out: &View, len: usize) -> Result<Vec<T>> {
 }
 
 /// The values of `iter` (an instruction's result, row-major) in a `Vec` from [`room`], for
-/// writing into `out` once every input has been read.
-pub fn result<I: ExactSizeIterator>(out: &View, iter: I) -> Result<Vec<I::Item>> {
+/// writing into `out` once every input has been read; [`vm_ir::Error::Interrupted`] when a stop
+/// is requested meanwhile (looked at every [`POLL_EVERY`] values, each of which may be costly:
+/// a matrix product's).
+pub fn result<I: ExactSizeIterator>(out: &View, mut iter: I, interrupt: &Interrupt) -> Result<Vec<I::Item>> {
     let mut values = room(out, iter.len())?;
-    values.extend(iter);
-    Ok(values)
+    loop {
+        let before = values.len();
+        values.extend(iter.by_ref().take(POLL_EVERY / 16));
+        interrupt.check()?;
+        if values.len() - before < POLL_EVERY / 16 {
+            return Ok(values);
+        }
+    }
 }
 
 /// Writes `values` (row-major) into `view`, allocating its base if needed.

@@ -12,6 +12,10 @@
 //! a program asking for more than the machine has gets [`vm_ir::Error::OutOfMemory`] naming
 //! the base and the size, and the engine stays usable.
 //!
+//! A flush stops within milliseconds of an interrupt request ([`vm_runtime::Interrupt`]):
+//! inputs are read with polls of the request, and the batch fails with
+//! [`vm_ir::Error::Interrupted`] after the instruction that saw it.
+//!
 //! Host memory is the only memory: bases are allocated lazily (zero-filled) by the first
 //! instruction that touches them, `sync` and `discard` have nothing to do, `free` releases the
 //! buffer. Of the extension methods it implements `matmul` (see [`MATMUL`]); any other extension
@@ -136,15 +140,20 @@ impl Component for Interp {
         self.statistics.batches += 1;
         vm_ir::instr::validate_batch(batch)?;
         for (i, instr) in batch.iter().enumerate() {
+            mem.interrupt().check()?;
             let op = instr.opcode;
-            if op.kind() == Kind::Extension {
-                self.extension(instr, mem).map_err(|e| e.at_instruction(i))?;
+            let done = if op.kind() == Kind::Extension {
+                self.extension(instr, mem).map_err(|e| e.at_instruction(i))
             } else {
                 self.builtin(instr, mem).map_err(|e| match e {
                     Error::Execution(m) => Error::Execution(format!("instruction {i} ({op}): {m}")),
                     e => e.at_instruction(i),
-                })?;
-            }
+                })
+            };
+            // An instruction that saw a request stopped reading its inputs early: what it
+            // computed is not its result.
+            mem.interrupt().check()?;
+            done?;
         }
         Ok(())
     }

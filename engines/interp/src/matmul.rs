@@ -35,7 +35,7 @@ pub fn matmul(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     prepare(mem, instr)?;
     with_dtype!(out.dtype(), T => {
         let values = product((data::<T>(mem, a)?, a), (data::<T>(mem, b)?, b))?;
-        let values = result(out, values)?;
+        let values = result(out, values, mem.interrupt())?;
         write_view(mem, out, values)
     })
 }

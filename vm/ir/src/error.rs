@@ -72,6 +72,10 @@ pub enum Error {
     /// A bug in the VM itself: an invariant that should always hold did not.
     #[error("internal error (a bug in the VM): {0}")]
     Internal(String),
+    /// The flush was stopped part way by an interrupt request (`vm_interrupt`, Ctrl-C in vmnp);
+    /// the bases the batch wrote are in an unspecified state and the context stays usable.
+    #[error("interrupted: the batch was stopped before it finished")]
+    Interrupted,
     /// `error`, caused by a failure of a library or system call the VM made (Cranelift, OpenCL,
     /// the file system, the thread system), which is kept as the
     /// [`source`](std::error::Error::source). The text and the C status code are `error`'s: its
@@ -202,6 +206,7 @@ impl Error {
             Error::Device(_) => 11,
             Error::OutOfMemory(_) => 12,
             Error::Internal(_) => 13,
+            Error::Interrupted => 14,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! What sits between a frontend and the engines, over the bytecode of `vm-ir`:
 //!
 //! - [`memory`]: host buffers, allocated lazily;
+//! - [`interrupt`]: stopping a flush part way;
 //! - [`component`]: the trait every manager and engine implements;
 //! - [`settings`](mod@settings): component settings, declared once per component with [`settings!`];
 //! - [`statistics`]: what a component did, as numbers;
@@ -14,6 +15,7 @@
 
 pub mod component;
 pub mod config;
+pub mod interrupt;
 pub mod memory;
 pub mod periods;
 pub mod runtime;
@@ -23,6 +25,7 @@ pub mod statistics;
 
 pub use component::{Component, ComponentInfo, Implementation, ReductionOrder, SettingSpec, Settings};
 pub use config::{Config, Env};
+pub use interrupt::Interrupt;
 pub use memory::{Buffer, HostMemory};
 pub use runtime::{Runtime, RuntimeOptions};
 pub use stack::{PlannedComponent, Registry, StackPlan};

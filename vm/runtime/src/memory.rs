@@ -12,6 +12,7 @@
 //! many bytes as the live buffers (at least [`POOL_FLOOR_BYTES`]) and releases a buffer that no
 //! base took within [`POOL_MAX_AGE`] batches.
 
+use crate::interrupt::Interrupt;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::ptr::NonNull;
@@ -285,6 +286,8 @@ pub struct HostMemory {
     /// Bases whose buffer a frontend lent out for as long as it likes (a NumPy array viewing it):
     /// [`HostMemory::free`] keeps their buffers until [`HostMemory::unpin`].
     pinned: HashSet<BaseId>,
+    /// The request to stop the flush in progress, which engines poll ([`crate::interrupt`]).
+    interrupt: Interrupt,
 }
 
 impl std::fmt::Debug for HostMemory {
@@ -302,6 +305,12 @@ impl HostMemory {
     /// Empty memory.
     pub fn new() -> HostMemory {
         HostMemory::default()
+    }
+
+    /// The request to stop the flush running over this memory: engines poll it in long loops
+    /// and between kernels, and stop with [`vm_ir::Error::Interrupted`].
+    pub fn interrupt(&self) -> &Interrupt {
+        &self.interrupt
     }
 
     /// The buffer of `id`, if allocated.

@@ -113,6 +113,14 @@ impl Runtime {
         self.bases.get(&id).map(|s| s.base).ok_or(Error::UnknownBase(id.0))
     }
 
+    /// A handle on the request to stop this runtime's flush in progress: [`Interrupt::request`]
+    /// from another thread (or a signal handler) makes the running flush end with
+    /// [`Error::Interrupted`] within milliseconds. A request made while no flush runs is
+    /// withdrawn when the next one starts.
+    pub fn interrupt_handle(&self) -> crate::Interrupt {
+        self.memory.interrupt().clone()
+    }
+
     /// Number of live bases.
     pub fn live_bases(&self) -> usize {
         self.bases.len()
@@ -283,6 +291,8 @@ impl Runtime {
             eprintln!("--- VM_TRACE batch of {} ---\n{}", batch.len(), vm_ir::asm::print_batch(&batch));
         }
         self.stats.flushes += 1;
+        // A request made before this flush was meant for an earlier one.
+        self.memory.interrupt().clear();
         let result = self.stack.execute(&batch, &mut self.memory);
         self.memory.end_batch();
         // The next batch reuses the allocation (batches of small arrays are flushed often).
