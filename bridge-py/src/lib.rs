@@ -17,6 +17,7 @@ pub mod array;
 pub mod bounds;
 pub mod buffer;
 pub mod dtypes;
+pub mod extension;
 pub mod ops;
 pub mod session;
 
@@ -32,5 +33,6 @@ fn _vmnp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     session::register(m)?;
     bounds::register(m)?;
     ops::register(m)?;
+    extension::register(m)?;
     Ok(())
 }

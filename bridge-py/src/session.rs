@@ -33,17 +33,35 @@ static VM: OnceLock<std::result::Result<Vm, String>> = OnceLock::new();
 /// Calls of [`Vm::run`] in progress (the VM may be executing work).
 static RUNNING: AtomicU32 = AtomicU32::new(0);
 
-/// Stops the VM's work in progress, if any (Python's SIGINT wakeup calls this from a thread of
-/// its own while the main thread waits in [`Vm::run`] with the GIL released); the waiting call
-/// then raises `KeyboardInterrupt`. Without work in progress it does nothing: Python raises
-/// `KeyboardInterrupt` itself.
+/// Starts a thread that reads Python's signal wakeup descriptor `fd` (`signal.set_wakeup_fd`,
+/// whose C-level handler writes each signal's number there) and, for each SIGINT, stops the
+/// VM's work in progress, if any: the call waiting in [`Vm::run`] then raises
+/// `KeyboardInterrupt`. Without work in progress it does nothing, as Python raises
+/// `KeyboardInterrupt` itself. The thread needs no GIL, so it sees the signal at once (a Python
+/// thread would wait for the GIL and could stop the next flush instead); it owns `fd` and ends
+/// when the descriptor is closed.
 #[pyfunction]
-fn _interrupt() {
-    if RUNNING.load(Ordering::SeqCst) > 0
-        && let Some(Ok(vm)) = VM.get()
-    {
-        vm.ctx.interrupt.request();
-    }
+fn _watch_interrupts(fd: i32) -> PyResult<()> {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    const SIGINT: u8 = 2;
+    // SAFETY: the caller hands over an open descriptor that nothing else reads or closes.
+    let mut pipe = unsafe { std::fs::File::from_raw_fd(fd) };
+    std::thread::Builder::new()
+        .name("vmnp-interrupt".into())
+        .spawn(move || {
+            let mut bytes = [0u8; 64];
+            while let Ok(n @ 1..) = pipe.read(&mut bytes) {
+                if bytes[..n].contains(&SIGINT)
+                    && RUNNING.load(Ordering::SeqCst) > 0
+                    && let Some(Ok(vm)) = VM.get()
+                {
+                    vm.ctx.interrupt.request();
+                }
+            }
+        })
+        .map(|_| ())
+        .map_err(|e| VMError::new_err(format!("cannot start the interrupt watcher: {e}")))
 }
 
 /// The process's VM, built on first use; an error to Python when the stack cannot be built.
@@ -75,7 +93,7 @@ impl Vm {
     }
 
     /// Runs `f` on the runtime with the GIL released (for work that may execute batches). A
-    /// flush stopped by Ctrl-C ([`_interrupt`]) is Python's `KeyboardInterrupt`, raised by
+    /// flush stopped by Ctrl-C ([`_watch_interrupts`]) is Python's `KeyboardInterrupt`, raised by
     /// running the signal's Python handler now (so it is not raised a second time later).
     pub fn run<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Runtime) -> vm_ir::Result<T> + Send) -> PyResult<T> {
         RUNNING.fetch_add(1, Ordering::SeqCst);
@@ -324,7 +342,7 @@ pub fn index_err(msg: impl Into<String>) -> PyErr {
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_set_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(flush, m)?)?;
-    m.add_function(wrap_pyfunction!(_interrupt, m)?)?;
+    m.add_function(wrap_pyfunction!(_watch_interrupts, m)?)?;
     m.add_function(wrap_pyfunction!(_context_token, m)?)?;
     m.add_function(wrap_pyfunction!(_live_bases, m)?)?;
     m.add_function(wrap_pyfunction!(_shutdown, m)?)?;

@@ -257,10 +257,15 @@ def test_error_messages_are_numpys(expr):
 
 def test_vm_errors_become_vmerror():
     a = vmnp.arange(3)
+    assert a.tolist() == [0, 1, 2]
     bad = vmnp._vmnp._gather(a, vmnp.asarray([0, 5]))  # out of range: found when the VM runs it
+    doubled = a * 2  # computed by the same batch, which fails: no value either
     with pytest.raises(vmnp.VMError, match="5"):
         bad.tolist()
-    assert a.tolist() == [0, 1, 2]  # the VM goes on working
+    with pytest.raises(vmnp.VMError, match="5"):
+        doubled.tolist()
+    assert a.tolist() == [0, 1, 2]  # computed before: unaffected
+    assert (a * 3).tolist() == [0, 3, 6]  # the VM goes on working
     assert issubclass(vmnp.VMError, Exception)
 
 

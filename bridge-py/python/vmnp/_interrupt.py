@@ -3,7 +3,7 @@
 While the VM works, the main thread waits in native code with the GIL released, so Python's
 SIGINT handler (which runs only between bytecodes of the main thread) cannot raise
 `KeyboardInterrupt` until the work ends. Python's C-level handler also writes the signal's
-number to the wakeup file descriptor (`signal.set_wakeup_fd`): a daemon thread reads it and asks
+number to the wakeup file descriptor (`signal.set_wakeup_fd`): a native thread reads it and asks
 the VM to stop the flush in progress, which then returns within milliseconds and raises
 `KeyboardInterrupt` in the main thread.
 
@@ -17,19 +17,6 @@ import signal
 import threading
 
 from . import _vmnp
-
-
-def _watch(read_fd):
-    while True:
-        try:
-            data = os.read(read_fd, 512)
-        except OSError:
-            return
-        if not data:
-            return
-        if signal.SIGINT in data:
-            _vmnp._interrupt()
-
 
 _pipe = (-1, -1)  # the watcher's (read, write) descriptors
 
@@ -56,9 +43,15 @@ def install():
         # A fork's child: its parent's watcher thread does not exist here.
         for fd in _pipe:
             os.close(fd)
+    try:
+        _vmnp._watch_interrupts(read_fd)
+    except _vmnp.VMError:  # no thread to be had: Ctrl-C waits for the flush, as without vmnp's help
+        signal.set_wakeup_fd(-1)
+        os.close(read_fd)
+        os.close(write_fd)
+        _pipe = (-1, -1)
+        return
     _pipe = (read_fd, write_fd)
-    thread = threading.Thread(target=_watch, args=(read_fd,), name="vmnp-interrupt", daemon=True)
-    thread.start()
 
 
 if hasattr(os, "register_at_fork"):

@@ -682,7 +682,11 @@ def matmul(a, b, out=None, **kwargs):
             f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
             f"(n?,k),(k,m?)->(n?,m?) (size {b.shape[-2]} is different from {a.shape[-1]})"
         )
-    r = _v.sum(a[..., :, :, None] * b[..., None, :, :], axis=-2, dtype=_product_dtype(a, b))
+    # Float matrices: one `matmul` instruction where the stack implements it (an engine without
+    # fusion would otherwise hold the whole broadcast product).
+    r = _vmnp._matmul(a, b) if a.ndim == 2 and b.ndim == 2 else None
+    if r is None:
+        r = _v.sum(a[..., :, :, None] * b[..., None, :, :], axis=-2, dtype=_product_dtype(a, b))
     if va:
         r = r[..., 0, :]
     if vb:

@@ -737,7 +737,13 @@ impl Component for OpenClEngine {
         let steps = self.plans.partition(batch, &opts);
         let actions = self.plan(&steps, batch);
         self.build_together(&actions);
+        let mut interrupted = false;
         for action in &actions {
+            // A stop request ends the batch between kernels (those enqueued still finish).
+            if mem.interrupt().is_requested() {
+                interrupted = true;
+                break;
+            }
             match action {
                 Action::System(i) => self.system(&batch[*i], mem)?,
                 Action::Run(src, positions) => self.run_or_fallback(src.as_ref(), batch, positions, mem)?,
@@ -745,7 +751,9 @@ impl Component for OpenClEngine {
         }
         let finished = self.queue.finish();
         let programs = std::mem::take(&mut self.unfinished);
-        finished.map_err(|e| self.cl_fail(format!("running the batch's OpenCL programs ({})", programs.join(", ")), e))
+        finished
+            .map_err(|e| self.cl_fail(format!("running the batch's OpenCL programs ({})", programs.join(", ")), e))?;
+        if interrupted { Err(vm_ir::Error::Interrupted) } else { Ok(()) }
     }
 
     fn child(&self) -> Option<&(dyn Component + 'static)> {

@@ -67,6 +67,10 @@ pub struct Runtime {
     stack: Box<dyn Component>,
     memory: HostMemory,
     bases: HashMap<BaseId, BaseState>,
+    /// Live bases whose contents are unspecified, with the error that made them so: a batch
+    /// that failed wrote them, or read such a base to compute them. Reading one is that error,
+    /// until a host write replaces all of it.
+    failed: HashMap<BaseId, Error>,
     next_base: u64,
     pending: Vec<Instruction>,
     /// Instructions that left the queue so far (run or dropped): `pending[i]` is the
@@ -86,6 +90,7 @@ impl Runtime {
             stack,
             memory: HostMemory::new(),
             bases: HashMap::default(),
+            failed: HashMap::default(),
             next_base: 1,
             pending: Vec::new(),
             left_queue: 0,
@@ -295,6 +300,7 @@ impl Runtime {
         self.memory.interrupt().clear();
         let result = self.stack.execute(&batch, &mut self.memory);
         self.memory.end_batch();
+        self.mark_failed(&batch, result.as_ref().err());
         // The next batch reuses the allocation (batches of small arrays are flushed often).
         batch.clear();
         self.pending = batch;
@@ -308,8 +314,52 @@ impl Runtime {
         result
     }
 
+    /// Records which live bases `batch` left unspecified: every base it wrote when it failed
+    /// with `error`, else those it computed from such bases. A FREE in the batch ends a base's
+    /// record, and so does an instruction of a batch that ran writing all of the base from
+    /// specified inputs.
+    fn mark_failed(&mut self, batch: &[Instruction], error: Option<&Error>) {
+        if error.is_none() && self.failed.is_empty() {
+            return;
+        }
+        for instr in batch {
+            if instr.opcode == Opcode::Free {
+                instr.views().for_each(|v| _ = self.failed.remove(&v.base.id));
+                continue;
+            }
+            let Some(out) = instr.output() else { continue };
+            if instr.opcode.kind() == vm_ir::Kind::System {
+                continue;
+            }
+            let cause = error.or_else(|| instr.views().skip(1).find_map(|v| self.failed.get(&v.base.id)));
+            match cause.cloned() {
+                Some(cause) if self.bases.contains_key(&out.base.id) => _ = self.failed.insert(out.base.id, cause),
+                // (A scatter writes only where its index points.)
+                None if out.is_whole_base() && instr.opcode.kind() != vm_ir::Kind::Scatter => {
+                    _ = self.failed.remove(&out.base.id)
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The error that left base `id` unspecified, if one did ([`Runtime::flush`]).
+    fn check_failed(&self, id: BaseId) -> Result<()> {
+        match self.failed.get(&id) {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
+        }
+    }
+
     /// Makes the host copy of base `id` current (queues a SYNC of the whole base and flushes).
+    /// A base a failed batch wrote (or that was computed from one) stays that batch's error.
     pub fn sync(&mut self, id: BaseId) -> Result<()> {
+        self.sync_unchecked(id)?;
+        self.check_failed(id)
+    }
+
+    /// [`Runtime::sync`] of a base whose contents may be unspecified.
+    fn sync_unchecked(&mut self, id: BaseId) -> Result<()> {
         let base = self.base(id)?;
         self.submit(vec![Instruction::new(Opcode::Sync, [Operand::View(View::of_base(base))])])
     }
@@ -318,6 +368,7 @@ impl Runtime {
     pub fn free(&mut self, id: BaseId) -> Result<()> {
         // The FREE of a live base's whole view is valid by construction: no check needed.
         let state = self.bases.remove(&id).ok_or(Error::UnknownBase(id.0))?;
+        self.failed.remove(&id);
         self.memory.unpin(id);
         self.stats.instructions += 1;
         // Built where it stays: an instruction is a few hundred bytes, a FREE follows every
@@ -346,6 +397,7 @@ impl Runtime {
     /// The host bytes of base `id`, which must be synced and not written since.
     pub fn host_data(&mut self, id: BaseId) -> Result<&[u8]> {
         let state = *self.bases.get(&id).ok_or(Error::UnknownBase(id.0))?;
+        self.check_failed(id)?;
         if !state.host_current {
             return Err(Error::Protocol(format!(
                 "base {} is not synced: its host data may be stale (sync it first; writes since the last sync invalidate it)",
@@ -410,10 +462,13 @@ impl Runtime {
         if used && (whole || state.host_current) {
             self.flush()?;
         } else if !whole && !state.host_current {
-            self.sync(id)?;
+            self.sync_unchecked(id)?;
         }
         let buffer = self.memory.ensure(&state.base)?;
         buffer.write_bytes(offset as usize * size, bytes)?;
+        if whole {
+            self.failed.remove(&id);
+        }
         // One DISCARD stands for a run of writes (a loop storing element by element).
         let discarded = self.pending.last().is_some_and(|i| {
             i.opcode == Opcode::Discard
@@ -503,7 +558,8 @@ mod tests {
     use super::*;
     use vm_ir::scalar::Scalar;
 
-    /// A stack that records what it is given and fills every output with 7.
+    /// A stack that records what it is given and fills every output with 7; a batch holding a
+    /// `sqrt` fails after writing the outputs before it.
     struct Fill7 {
         batches: std::sync::Arc<std::sync::Mutex<Vec<usize>>>,
     }
@@ -515,6 +571,9 @@ mod tests {
         fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
             self.batches.lock().unwrap().push(batch.len());
             for i in batch {
+                if i.opcode == Opcode::Sqrt {
+                    return Err(Error::Execution("sqrt refused".into()));
+                }
                 if let Some(out) = i.output() {
                     let buf = mem.ensure(&out.base)?;
                     buf.as_mut_slice::<f64>().fill(7.0);
@@ -558,6 +617,42 @@ mod tests {
         assert_eq!(*batches.lock().unwrap(), vec![2], "add and sync in one batch");
         rt.submit(vec![add_one(b)]).unwrap();
         assert!(rt.host_data(b.id).is_err(), "a pending write makes the host copy stale");
+    }
+
+    #[test]
+    fn what_a_failed_batch_wrote_is_its_error_until_written_whole() {
+        let (mut rt, _) = runtime();
+        let [a, b, c, d] = [(); 4].map(|()| rt.new_base(DType::F64, 4).unwrap());
+        let op = |opcode, out: Base, x: Base| {
+            Instruction::new(opcode, [View::of_base(out).into(), View::of_base(x).into(), Scalar::F64(1.0).into()])
+        };
+        let sqrt =
+            |out: Base, x: Base| Instruction::new(Opcode::Sqrt, [View::of_base(out).into(), View::of_base(x).into()]);
+        rt.submit(vec![add_one(a)]).unwrap();
+        rt.flush().unwrap();
+        rt.submit(vec![op(Opcode::Add, b, a), sqrt(c, a)]).unwrap();
+        rt.flush().unwrap_err();
+        // The batch wrote b before it failed and would have written c: both are its error.
+        for x in [b, c] {
+            assert_eq!(rt.sync(x.id), Err(Error::Execution("sqrt refused".into())));
+            assert!(rt.host_data(x.id).is_err());
+        }
+        rt.sync(a.id).unwrap();
+        assert_eq!(rt.host_slice::<f64>(a.id).unwrap(), &[7.0; 4], "a was written by a batch that ran");
+        // Computed from a failed base by a batch that runs: failed too; from good ones: fine.
+        rt.submit(vec![op(Opcode::Add, d, b)]).unwrap();
+        assert!(rt.sync(d.id).is_err());
+        rt.submit(vec![op(Opcode::Add, d, a)]).unwrap();
+        rt.sync(d.id).unwrap();
+        // A partial host write leaves the rest unspecified; a whole one replaces it.
+        rt.write(b.id, 0, &1.0f64.to_ne_bytes()).unwrap();
+        assert!(rt.sync(b.id).is_err());
+        rt.write(b.id, 0, &[0u8; 32]).unwrap();
+        rt.sync(b.id).unwrap();
+        // A freed base's record goes with it.
+        rt.free(c.id).unwrap();
+        rt.flush().unwrap();
+        assert!(rt.failed.is_empty() || !rt.failed.contains_key(&c.id));
     }
 
     #[test]
