@@ -14,6 +14,9 @@ outputs and pairs the wrong values in a few programs:
   ``w`` with ``x``: here a reference output is paired with the tool's value of the same name or
   return position when that one validates, else with another returned value of the same shape
   that does;
+- a kernel may both change an argument and return it (``adi``'s ``return u``), where another
+  implementation does only one of the two (numba's ``adi`` returns nothing): such an argument
+  is validated once, as the returned value, which may be found in the argument of that name;
 - an output that NumPy's run leaves (within the tolerance) as it came in (``heat_3d``'s
   inputs are linear in each index, so its stencil adds zero) validates any kernel that does
   nothing: such outputs get a note, and are validated anyway.
@@ -71,10 +74,14 @@ def detect_outputs(info, inputs, returned, args_after, rtol=1e-5, atol=1e-8):
     notes = []
     declared = list(info.get("output_args", []))
     undeclared = []
+    returned_ids = {id(v) for v in returned}
     for name in info["input_args"]:
         if name not in args_after:
             continue
         before, after = inputs[name], args_after[name]
+        if id(after) in returned_ids:
+            notes.append(f"{name} is changed in place and returned: validated once, as the returned value")
+            continue
         changed = not _same(before, after)
         if name in declared:
             outputs.append(Output(name, after, arg=True))
@@ -146,6 +153,10 @@ def match_outputs(outputs, returned, args_after, check, same_program=True):
             for j, v in enumerate(returned)
             if ("return", j) not in used and ("return", j) != natural and np.shape(v) == np.shape(out.value)
         ]
+        if not out.arg:
+            # A value NumPy's kernel returns and also changes in place (adi's `return u`) may be
+            # left in the argument only (numba's adi returns nothing).
+            candidates += [("arg", a) for a, v in args_after.items() if np.shape(v) == np.shape(out.value)]
         found = None
         for cand in candidates:
             value = args_after[cand[1]] if cand[0] == "arg" else returned[cand[1]]

@@ -141,7 +141,8 @@ class Runner:
                 ref, own = numpy_run.get(base), run.get(base)
                 run[key] = ref / own if ref and own and run.get("status") in ("valid", "reference") else None
             for position, o in enumerate(run.get("outputs") or []):
-                if o["valid"] and o["source"] and o["source"] not in (o["name"], f"return[{position}]"):
+                source = o["source"] or ""
+                if o["valid"] and source.startswith("return[") and source not in (o["name"], f"return[{position}]"):
                     rec["notes"].append(
                         f"{tool} returns {o['name']} as its {o['source']} (NPBench's positional comparison "
                         "pairs another value with it)"

@@ -172,3 +172,13 @@ def test_a_no_op_on_these_inputs_is_noted():
 def test_nothing_to_validate_is_said():
     outputs, notes = _outputs.detect_outputs(_info(["A"], []), {"A": np.ones(2)}, [], {"A": np.ones(2)})
     assert outputs == [] and any("nothing to validate" in n for n in notes)
+
+
+def test_an_argument_changed_and_returned_is_one_output():
+    # adi: NumPy's kernel changes u and returns it; numba's only changes it, JAX's only returns it.
+    u = np.zeros(3)
+    after = u + 1
+    outputs, notes = _outputs.detect_outputs(_info(["u"], ["u"]), {"u": u}, [after], {"u": after})
+    assert [o.name for o in outputs] == ["return[0]"]
+    assert _outputs.match_outputs(outputs, [], {"u": u + 1}, _check) == [("return[0]", "u", True)]
+    assert _outputs.match_outputs(outputs, [u + 1], {"u": u}, _check) == [("return[0]", "return[0]", True)]
