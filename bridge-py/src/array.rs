@@ -898,9 +898,7 @@ impl NdArray {
         out.resize(n * es, 0);
         if n > 0 {
             let dst = &mut out;
-            crate::buffer::sync_once(py, v.base.id, || {
-                host_bytes(py, v.base.id, |src: &[u8]| copy_view(v, src, dst, es))
-            })?;
+            host_bytes(py, v.base.id, |src: &[u8]| copy_view(v, src, dst, es))?;
         }
         Ok(PyByteArray::new(py, &out))
     }

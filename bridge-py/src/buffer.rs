@@ -10,14 +10,12 @@
 
 use crate::array::NdArray;
 use crate::session::vm;
-use pyo3::exceptions::{PyBufferError, PyKeyboardInterrupt};
+use pyo3::exceptions::PyBufferError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
-use std::collections::HashMap;
 use std::ffi::{CStr, c_int, c_void};
-use std::sync::{LazyLock, Mutex, PoisonError};
-use vm_ir::{BaseId, DType, View};
+use vm_ir::{DType, View};
 
 /// The struct-module format character of a dtype (PEP 3118).
 fn format(d: DType) -> &'static CStr {
@@ -51,37 +49,15 @@ fn typestr(d: DType) -> String {
     format!("{order}{kind}{}", d.size())
 }
 
-/// Bases whose sync failed when their data was asked for, with the error. The failed batch is
-/// dropped, so a second sync would find nothing queued and hand out data never computed; but
-/// NumPy's `asarray` clears an error of the buffer protocol and asks `__array_interface__` (then
-/// `__array__`) next. The base's error is raised again instead. Base ids are never reused.
-static FAILED: LazyLock<Mutex<HashMap<BaseId, PyErr>>> = LazyLock::new(Default::default);
-
-/// The error a sync of base `id` failed with earlier, if it did.
-pub fn failed(py: Python<'_>, id: BaseId) -> Option<PyErr> {
-    FAILED.lock().unwrap_or_else(PoisonError::into_inner).get(&id).map(|e| e.clone_ref(py))
-}
-
-/// Runs `sync`, which syncs base `id`; its error (other than Ctrl-C's) is the base's from then on.
-pub fn sync_once<T>(py: Python<'_>, id: BaseId, sync: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
-    if let Some(e) = failed(py, id) {
-        return Err(e);
-    }
-    sync().inspect_err(|e| {
-        if !e.is_instance_of::<PyKeyboardInterrupt>(py) {
-            FAILED.lock().unwrap_or_else(PoisonError::into_inner).insert(id, e.clone_ref(py));
-        }
-    })
-}
-
 /// The address of element (0, ..., 0) of `view` in its base's synced, pinned host buffer.
 fn element_zero(py: Python<'_>, view: &View) -> PyResult<usize> {
     let id = view.base.id;
-    let base_addr = sync_once(py, id, || {
-        vm()?.run(py, |rt| {
-            rt.sync(id)?;
-            Ok(rt.pinned_host_data(id)?.as_ptr() as usize)
-        })
+    // A base that a failed batch left unspecified is that batch's error here, every time (the
+    // runtime keeps it): NumPy's `asarray`, which clears a buffer-protocol error and tries
+    // `__array_interface__` next, never receives data that was not computed.
+    let base_addr = vm()?.run(py, |rt| {
+        rt.sync(id)?;
+        Ok(rt.pinned_host_data(id)?.as_ptr() as usize)
     })?;
     Ok(base_addr + view.start as usize * view.dtype().size())
 }
