@@ -21,8 +21,9 @@ use vm_ir::{DType, Opcode, Scalar, View};
 pub struct NdArray {
     /// The window onto the base (replaced by an assignment to `shape`).
     view: RwLock<View>,
-    /// Keeps the base alive; the last clone's drop frees it.
-    pub handle: Arc<BaseHandle>,
+    /// Keeps the base alive; the last clone's drop frees it (replaced with the view by
+    /// [`NdArray::become_result`]).
+    handle: RwLock<Arc<BaseHandle>>,
     /// NumPy's WRITEABLE flag: writes through a read-only array are refused.
     pub writeable: AtomicBool,
 }
@@ -30,7 +31,21 @@ pub struct NdArray {
 impl NdArray {
     /// A writeable array of `view`, owning a share of `handle`.
     pub fn new(view: View, handle: Arc<BaseHandle>) -> NdArray {
-        NdArray { view: RwLock::new(view), handle, writeable: AtomicBool::new(true) }
+        NdArray { view: RwLock::new(view), handle: RwLock::new(handle), writeable: AtomicBool::new(true) }
+    }
+
+    /// A share of the base's handle, which keeps it alive.
+    pub fn handle(&self) -> Arc<BaseHandle> {
+        self.handle.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Makes this array `result` (its view and base): how an in-place operator on a 0-d array,
+    /// which stands for an immutable NumPy scalar, rebinds it to a result of another dtype
+    /// (`t = x.sum(); t /= 2`, `a[i] /= 2`).
+    fn become_result(&self, result: &NdArray) {
+        let (view, handle) = (result.view().clone(), result.handle());
+        *self.handle.write().unwrap_or_else(PoisonError::into_inner) = handle;
+        *self.view.write().unwrap_or_else(PoisonError::into_inner) = view;
     }
 
     /// The window onto the base.
@@ -332,7 +347,7 @@ impl NdArray {
     /// Another view of the same base, as writeable as this array.
     pub fn with_view(&self, py: Python<'_>, view: View) -> PyResult<Py<NdArray>> {
         let writeable = AtomicBool::new(self.writeable.load(Ordering::Relaxed));
-        Py::new(py, NdArray { view: RwLock::new(view), handle: self.handle.clone(), writeable })
+        Py::new(py, NdArray { view: RwLock::new(view), handle: RwLock::new(self.handle()), writeable })
     }
 }
 
@@ -349,6 +364,17 @@ fn np_dtype(py: Python<'_>, d: vm_ir::DType) -> PyResult<Py<PyAny>> {
 /// `a op= b`: writes into `a`'s view (NumPy's `same_kind` casting rule applies).
 fn inplace(slf: &Bound<'_, NdArray>, op: Opcode, other: &Bound<'_, PyAny>) -> PyResult<()> {
     let py = slf.py();
+    if slf.get().view().ndim() == 0
+        && let Some(r) = ops::binary(py, op, slf.as_any(), other, None)?
+        && let Ok(r) = r.bind(py).cast::<NdArray>()
+    {
+        // A 0-d array stands for a NumPy scalar, which an in-place operator rebinds to the
+        // result, whatever its dtype (`t = x.sum(); t /= 2` of integers is a float) and without
+        // writing where the scalar was read from (`x = a[3]; x += 1` leaves `a` alone, and
+        // `a[3] += 1` stores the result back through `__setitem__`).
+        slf.get().become_result(r.get());
+        return Ok(());
+    }
     match ops::binary(py, op, slf.as_any(), other, Some(slf))? {
         Some(_) => Ok(()),
         // An operand the VM cannot hold: NumPy's ufunc decides (its error, mostly).
@@ -729,7 +755,7 @@ impl NdArray {
     ) -> PyResult<NdArray> {
         let made = hook(py, "ndarray_new")?.call1((shape, dtype, buffer, offset, strides, order))?;
         let a = made.cast::<NdArray>()?.get();
-        Ok(NdArray::new(a.view().clone(), a.handle.clone()))
+        Ok(NdArray::new(a.view().clone(), a.handle()))
     }
 
     /// The shape, as a tuple.
@@ -958,7 +984,7 @@ impl NdArray {
                         return Err(value_err("setting an array element with a sequence."));
                     }
                 }
-                let target = Bound::new(py, NdArray::new(v, slf.get().handle.clone()))?;
+                let target = Bound::new(py, NdArray::new(v, slf.get().handle()))?;
                 ops::_assign(py, &target, value)
             }
             None => hook(py, "setitem")?.call1((slf, key, value)).map(drop),

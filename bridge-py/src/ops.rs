@@ -970,7 +970,7 @@ fn _reduce(
     };
     let ax = axes(py, axis, a.view().ndim())?;
     let mut v = a.view().clone();
-    let mut keep: Arc<BaseHandle> = a.handle.clone();
+    let mut keep: Arc<BaseHandle> = a.handle();
     if ax.iter().any(|&i| v.shape[i] == 0) {
         let identity = match op {
             _ if let Some(extremum) = extremum => {
@@ -1071,7 +1071,7 @@ fn _accumulate(
         Some(t) => dtype_of(t)?,
         None => accumulating(a.view().dtype()),
     };
-    let (mut v, mut keep) = (a.view().clone(), a.handle.clone());
+    let (mut v, mut keep) = (a.view().clone(), a.handle());
     if v.dtype() != ct || (axis.is_none() && !v.is_contiguous()) {
         (v, keep) = cast_view(py, &v, ct)?;
     }
