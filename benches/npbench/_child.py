@@ -56,7 +56,6 @@ def run(spec):
     with open(spec["inputs"], "rb") as f:
         inputs = pickle.load(f)
     copy, sync, to_numpy, fallback = _tool(spec["tool"])
-    impl = getattr(importlib.import_module(spec["module"]), spec["func"])
     input_args, array_args = spec["input_args"], set(spec["array_args"])
 
     def call():
@@ -71,6 +70,7 @@ def run(spec):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
+            impl = getattr(importlib.import_module(spec["module"]), spec["func"])
             out, args, result["first"] = call()
             returned = out if isinstance(out, (tuple, list)) else ([] if out is None else [out])
             outputs = {
