@@ -970,15 +970,18 @@ impl NdArray {
         match slf.get().basic(key)? {
             Some((v, element)) => {
                 slf.get().check_writeable("assignment destination")?;
-                if element && !value.is_exact_instance_of::<PyFloat>() && !value.is_exact_instance_of::<PyInt>() {
+                if element && !value.is_instance_of::<PyFloat>() && !value.is_instance_of::<PyInt>() {
                     // One element takes a scalar: NumPy 2.4 no longer unpacks an array of one
-                    // element (`a[0] = np.array([5.0])`, `a[0] += a` of one element).
+                    // element (`a[0] = np.array([5.0])`, `a[0] += a` of one element). Arrays say
+                    // their `ndim` (NumPy's scalars 0); asking for it costs far less than for an
+                    // array interface, which NumPy's scalars build afresh each time.
                     let ndim = match value.cast::<NdArray>() {
                         Ok(a) => a.get().view().ndim(),
-                        Err(_) if value.hasattr("__array_interface__")? || value.hasattr("__array__")? => {
-                            value.getattr("ndim").and_then(|n| n.extract::<usize>()).unwrap_or(0)
-                        }
-                        Err(_) => 0,
+                        Err(_) => value
+                            .getattr(pyo3::intern!(py, "ndim"))
+                            .ok()
+                            .and_then(|n| n.extract::<usize>().ok())
+                            .unwrap_or(0),
                     };
                     if ndim > 0 {
                         return Err(value_err("setting an array element with a sequence."));
