@@ -108,14 +108,15 @@ fn frontend_bases_only<'a>(mut instrs: impl Iterator<Item = &'a Instruction>) ->
 const MAX_SMALL_STRUCTURES: usize = 4096;
 
 /// The element operations of `batch`: the positions each blockable instruction iterates over,
-/// and those of the others' outputs.
+/// and the elements of the others' operands, which they read or write at least once (a
+/// matrix-vector product's output is a small part of its work).
 fn batch_work(batch: &[Instruction]) -> u64 {
     batch
         .iter()
         .filter(|i| !i.opcode.is_system())
         .map(|i| match vm_fusion::iteration_shape(i) {
             Some(shape) => shape.iter().map(|&n| n as u64).fold(1u64, u64::saturating_mul),
-            None => i.output().map_or(0, |o| o.nelem() as u64),
+            None => i.views().map(|v| v.nelem() as u64).fold(0u64, u64::saturating_add),
         })
         .fold(0u64, u64::saturating_add)
 }

@@ -10,7 +10,10 @@
 //!
 //! Float32 products summed in float64 (as the engine sums every float32 reduction) widen their
 //! factors once and run as float64 GEMM. The `matmul` extension method runs the same way
-//! ([`of_extension`]).
+//! ([`of_extension`]). A product whose result is one column or one row (a matrix times a
+//! vector, a vector times a matrix) reads its matrix once instead, without GEMM's packing,
+//! which would copy it: dot products by rows, or rows of the matrix scaled and added into
+//! partial rows that are summed in order at the end.
 //!
 //! The tasks depend only on the sizes, never on the number of threads, and each element of `c`
 //! sums its `k` products in the order GEMM's blocking gives, the same in every task: results
@@ -117,6 +120,187 @@ pub fn of_extension(out: &View, a: &View, b: &View) -> Option<Gemm> {
     })
 }
 
+/// The float types GEMV computes in.
+trait Real: Copy + Default + std::ops::Add<Output = Self> + std::ops::Mul<Output = Self> + Send + Sync {}
+impl Real for f32 {}
+impl Real for f64 {}
+
+/// Columns of `c` per task of a vector-matrix product.
+const COLS: usize = 1024;
+
+/// A product whose `c` is one column (`m == 1`: a matrix times a vector) or one row (`n == 1`:
+/// a vector times a matrix), for each batch index: GEMM would pack (copy) the matrix, which such
+/// a product reads once, and cut a single row into one task. A column is computed by dot
+/// products, rows of `c` in tasks of [`ROWS`], each summing its `k` products in eight running
+/// sums; a row by scaled rows of `b` added in order of `p`, columns in tasks of [`COLS`].
+/// `origin` holds each operand's element `(0, .., 0)` as an address and `strides` its strides
+/// in elements over the product's `(..., n, k, m)` space (the factors' broadcast axes 0); `out`
+/// is `c`'s base.
+fn gemv<T: Real>(
+    out: vm_ir::BaseId,
+    pool: &Pool,
+    interrupt: &vm_runtime::Interrupt,
+    [n, kk, m]: [usize; 3],
+    batch: &[usize],
+    origin: [usize; 3],
+    [sa, sb, sc]: [&Vec<isize>; 3],
+) -> Result<()> {
+    let r = sa.len();
+    let nbatch: usize = batch.iter().product();
+    let column = m == 1;
+    if !column && nbatch == 1 && sb[r - 1] == 1 && sc[r - 2] == 1 && kk * m >= 1 << 16 {
+        return vector_times_matrix::<T>(out, pool, interrupt, [kk, m], origin, [sa[r - 2], sb[r - 2]]);
+    }
+    let per_batch = if column { n.div_ceil(ROWS) } else { m.div_ceil(COLS) };
+    let tasks =
+        nbatch.checked_mul(per_batch).ok_or_else(|| Error::Internal("a matrix product of too many rows".into()))?;
+    let size = std::mem::size_of::<T>() as isize;
+    let task = |t: usize| {
+        let (bi, part) = (t / per_batch, t % per_batch);
+        let mut idx = vec![0usize; batch.len()];
+        unravel(batch, bi, &mut idx);
+        let lead = |st: &[isize]| idx.iter().zip(st).map(|(&i, &s)| i as isize * s).sum::<isize>();
+        let (oa, ob, oc) = (
+            origin[0] as isize + lead(sa) * size,
+            origin[1] as isize + lead(sb) * size,
+            origin[2] as isize + lead(sc) * size,
+        );
+        // Element (i, p) of `a`, (p, j) of `b`, (i, j) of `c`.
+        let a = |i: usize, p: usize| (oa + (i as isize * sa[r - 3] + p as isize * sa[r - 2]) * size) as *const T;
+        let b = |p: usize, j: usize| (ob + (p as isize * sb[r - 2] + j as isize * sb[r - 1]) * size) as *const T;
+        let c = |i: usize, j: usize| (oc + (i as isize * sc[r - 3] + j as isize * sc[r - 2]) * size) as *mut T;
+        // SAFETY: as for GEMM in `Gemm::run`: every element read or written lies inside the
+        // operands' checked views, tasks write disjoint elements of `c`, which none reads.
+        unsafe {
+            if column && sa[r - 2] == 1 && sb[r - 2] == 1 {
+                // Contiguous rows of `a` and a contiguous `b`: slices the compiler vectorises.
+                let y = std::slice::from_raw_parts(b(0, 0), kk);
+                for i in part * ROWS..((part + 1) * ROWS).min(n) {
+                    let x = std::slice::from_raw_parts(a(i, 0), kk);
+                    let mut sums = [T::default(); 8];
+                    for (xs, ys) in x.chunks_exact(8).zip(y.chunks_exact(8)) {
+                        for l in 0..8 {
+                            sums[l] = sums[l] + xs[l] * ys[l];
+                        }
+                    }
+                    let whole = kk - kk % 8;
+                    let mut total =
+                        (sums[0] + sums[4]) + (sums[1] + sums[5]) + ((sums[2] + sums[6]) + (sums[3] + sums[7]));
+                    for p in whole..kk {
+                        total = total + x[p] * y[p];
+                    }
+                    *c(i, 0) = total;
+                }
+            } else if column {
+                for i in part * ROWS..((part + 1) * ROWS).min(n) {
+                    let mut sums = [T::default(); 8];
+                    let whole = kk - kk % 8;
+                    for p in (0..whole).step_by(8) {
+                        for (l, s) in sums.iter_mut().enumerate() {
+                            *s = *s + *a(i, p + l) * *b(p + l, 0);
+                        }
+                    }
+                    let mut total =
+                        (sums[0] + sums[4]) + (sums[1] + sums[5]) + ((sums[2] + sums[6]) + (sums[3] + sums[7]));
+                    for p in whole..kk {
+                        total = total + *a(i, p) * *b(p, 0);
+                    }
+                    *c(i, 0) = total;
+                }
+            } else {
+                let (j0, j1) = (part * COLS, ((part + 1) * COLS).min(m));
+                if sb[r - 1] == 1 && sc[r - 2] == 1 {
+                    // Contiguous rows of `b` and `c`: slices the compiler vectorises.
+                    let out = std::slice::from_raw_parts_mut(c(0, j0), j1 - j0);
+                    out.fill(T::default());
+                    for p in 0..kk {
+                        let x = *a(0, p);
+                        let row = std::slice::from_raw_parts(b(p, j0), j1 - j0);
+                        for (o, &y) in out.iter_mut().zip(row) {
+                            *o = *o + x * y;
+                        }
+                    }
+                } else {
+                    for j in j0..j1 {
+                        *c(0, j) = T::default();
+                    }
+                    for p in 0..kk {
+                        let x = *a(0, p);
+                        for j in j0..j1 {
+                            *c(0, j) = *c(0, j) + x * *b(p, j);
+                        }
+                    }
+                }
+            }
+        }
+    };
+    pool.run(tasks, &task, interrupt)
+}
+
+/// Parts of `p` a vector-matrix product is cut into, at most.
+const PARTS: usize = 16;
+
+/// `c = a @ b` of a row `a` of `k` elements (element stride `sa`) and a `(k, m)` matrix `b` with
+/// contiguous rows (row stride `sb`) into the contiguous row `c`: the rows of `b` are cut into
+/// parts, each summed in order into a partial row of its own while streaming its rows of `b`
+/// once, and the partial rows are added in order of the parts. `origin` holds the operands'
+/// first elements as addresses; `out` is `c`'s base.
+fn vector_times_matrix<T: Real>(
+    out: vm_ir::BaseId,
+    pool: &Pool,
+    interrupt: &vm_runtime::Interrupt,
+    [kk, m]: [usize; 2],
+    origin: [usize; 3],
+    [sa, sb]: [isize; 2],
+) -> Result<()> {
+    let parts = ((kk * m) >> 16).clamp(1, PARTS).min(kk);
+    let rows = kk.div_ceil(parts);
+    let mut partial: Vec<T> = try_vec(parts * m, out, "the partial rows of a vector-matrix product into")?;
+    partial.resize(parts * m, T::default());
+    let slots: Vec<std::sync::Mutex<&mut [T]>> = partial.chunks_mut(m).map(std::sync::Mutex::new).collect();
+    let size = std::mem::size_of::<T>() as isize;
+    // Element `p` of `a` and row `p` of `b`, for `p < k`.
+    let x = |p: usize| {
+        // SAFETY: the views were checked to lie inside their buffers: `a[p]` is in bounds.
+        unsafe { *((origin[0] as isize + p as isize * sa * size) as *const T) }
+    };
+    let row = |p: usize| {
+        // SAFETY: as for `x`: the `m` contiguous elements of row `p` of `b` are in bounds.
+        unsafe { std::slice::from_raw_parts((origin[1] as isize + p as isize * sb * size) as *const T, m) }
+    };
+    let task = |t: usize| {
+        let mut out = slots[t].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (p0, p1) = (t * rows, ((t + 1) * rows).min(kk));
+        // Four rows a pass: the partial row is read and written a quarter as often.
+        let mut p = p0;
+        while p + 4 <= p1 {
+            let (x0, x1, x2, x3) = (x(p), x(p + 1), x(p + 2), x(p + 3));
+            let (r0, r1, r2, r3) = (row(p), row(p + 1), row(p + 2), row(p + 3));
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = *o + x0 * r0[j] + x1 * r1[j] + x2 * r2[j] + x3 * r3[j];
+            }
+            p += 4;
+        }
+        for p in p..p1 {
+            let (xp, rp) = (x(p), row(p));
+            for (o, &y) in out.iter_mut().zip(rp) {
+                *o = *o + xp * y;
+            }
+        }
+    };
+    pool.run(parts, &task, interrupt)?;
+    drop(slots);
+    // SAFETY: `c` is a checked contiguous view of `m` elements, which nothing else touches now.
+    let c = unsafe { std::slice::from_raw_parts_mut(origin[2] as *mut T, m) };
+    c.copy_from_slice(&partial[..m]);
+    for part in partial.chunks(m).skip(1) {
+        for (o, &x) in c.iter_mut().zip(part) {
+            *o = *o + x;
+        }
+    }
+    Ok(())
+}
+
 /// Row-major multi-index of `f` in `shape`.
 fn unravel(shape: &[usize], mut f: usize, idx: &mut [usize]) {
     for d in (0..shape.len()).rev() {
@@ -174,6 +358,16 @@ impl Gemm {
             }
         }
         let (sa, sb, sc) = (&strides[0], &strides[1], &strides[2]);
+        if m == 1 || n == 1 {
+            let ran = match self.c.dtype() {
+                DType::F64 => {
+                    gemv::<f64>(self.c.base.id, pool, mem.interrupt(), [n, kk, m], &batch, origin, [sa, sb, sc])
+                }
+                _ => gemv::<f32>(self.c.base.id, pool, mem.interrupt(), [n, kk, m], &batch, origin, [sa, sb, sc]),
+            };
+            drop(wide);
+            return ran;
+        }
         let rows = n.div_ceil(ROWS);
         let tasks =
             nbatch.checked_mul(rows).ok_or_else(|| Error::Internal("a matrix product of too many rows".into()))?;
