@@ -130,17 +130,6 @@ pub fn last_error() -> String {
     LAST_ERROR.try_with(|e| e.borrow().to_string_lossy().into_owned()).unwrap_or_default()
 }
 
-/// The text of a panic payload.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-text payload".to_string()
-    }
-}
-
 /// The error a status code stands for, with `message`: what a plugin's `VM_ERR_*` return becomes
 /// on the host. An unknown status is an internal error naming it.
 pub fn error_of_status(status: c_int, message: String) -> Error {
@@ -165,8 +154,9 @@ pub fn error_of_status(status: c_int, message: String) -> Error {
 /// the error's code and message otherwise. A panic inside `f` is caught and reported as
 /// `VM_ERR_INTERNAL`; it never unwinds into C.
 pub fn guard(f: impl FnOnce() -> Result<()>) -> c_int {
-    let outcome = catch_unwind(AssertUnwindSafe(f))
-        .unwrap_or_else(|payload| Err(Error::Internal(format!("panic: {}", panic_message(payload.as_ref())))));
+    let outcome = catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        Err(Error::Internal(format!("panic: {}", vm_ir::error::panic_message(payload.as_ref()))))
+    });
     match outcome {
         Ok(()) => {
             clear_last_error();

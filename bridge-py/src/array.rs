@@ -958,12 +958,7 @@ impl NdArray {
         // An array larger than memory is NumPy's MemoryError, never an abort.
         let mut out = Vec::new();
         if out.try_reserve_exact(n * es).is_err() {
-            return Err(pyo3::exceptions::PyMemoryError::new_err(format!(
-                "Unable to allocate {} for an array with shape {} and data type {}",
-                human_bytes(n * es),
-                tuple_text(&v.shape),
-                np_name(v.dtype())
-            )));
+            return Err(ops::allocation_error(&v.shape, v.dtype()));
         }
         out.resize(n * es, 0);
         if n > 0 {
@@ -1086,31 +1081,6 @@ impl NdArray {
         // Above NumPy's, so `numpy_array + vmnp_array` defers to vmnp.
         100.0
     }
-}
-
-/// `bytes` as NumPy writes sizes in its allocation errors (`8 TiB`, `7.45 GiB`, `12 bytes`):
-/// three significant digits of the largest binary unit.
-fn human_bytes(bytes: usize) -> String {
-    let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut unit = (usize::BITS - bytes.max(2).leading_zeros() - 1) as usize / 10;
-    let mut x = bytes as f64 / (1u128 << (10 * unit)) as f64;
-    if x.round() == 1024.0 && unit + 1 < units.len() {
-        unit += 1;
-        x /= 1024.0;
-    }
-    if unit == 0 {
-        return format!("{bytes} bytes");
-    }
-    let digits = if x >= 100.0 {
-        0
-    } else if x >= 10.0 {
-        1
-    } else {
-        2
-    };
-    let text = format!("{x:.digits$}");
-    let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.') } else { &text };
-    format!("{text} {}", units[unit])
 }
 
 /// Copies the elements of `v` (row-major order) out of its base's bytes `src` into `dst`.

@@ -50,16 +50,21 @@ pub fn element_count(shape: &[usize], dtype: DType) -> PyResult<usize> {
         .ok_or_else(|| {
             value_err("array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum possible size.")
         })?;
-    let nbytes = (nelem * dtype.size()) as u64;
-    if nbytes > machine_memory() {
-        return Err(pyo3::exceptions::PyMemoryError::new_err(format!(
-            "Unable to allocate {} for an array with shape {} and data type {}",
-            human_bytes(nbytes),
-            crate::array::tuple_text(shape),
-            np_name(dtype)
-        )));
+    if (nelem * dtype.size()) as u64 > machine_memory() {
+        return Err(allocation_error(shape, dtype));
     }
     Ok(nelem)
+}
+
+/// NumPy's `MemoryError` for an array of `shape` and `dtype` that cannot be allocated.
+pub fn allocation_error(shape: &[usize], dtype: DType) -> PyErr {
+    let nbytes = shape.iter().fold(dtype.size() as u128, |n, &d| n * d as u128);
+    pyo3::exceptions::PyMemoryError::new_err(format!(
+        "Unable to allocate {} for an array with shape {} and data type {}",
+        size_text(nbytes),
+        crate::array::tuple_text(shape),
+        np_name(dtype)
+    ))
 }
 
 /// The bytes of memory and swap this machine has (`/proc/meminfo`), read once; unlimited where
@@ -80,16 +85,25 @@ fn machine_memory() -> u64 {
     })
 }
 
-/// `nbytes` as NumPy's allocation errors write sizes (`8.00 TiB`).
-fn human_bytes(nbytes: u64) -> String {
-    let units = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut value = nbytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < units.len() {
-        value /= 1024.0;
+/// `nbytes` as NumPy's allocation errors write sizes (its `_size_to_string`): in the largest
+/// binary unit, to three significant digits, keeping zeros and the point (`8.00 TiB`, `10.4 TiB`,
+/// `123. TiB`, `12 bytes`).
+fn size_text(nbytes: u128) -> String {
+    const UNITS: [&str; 7] = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let bits = 128 - nbytes.max(2).leading_zeros() as usize - 1;
+    let mut unit = (bits / 10).min(UNITS.len() - 1);
+    let mut x = nbytes as f64 / (1u128 << (10 * unit)) as f64;
+    if x.round() == 1024.0 && unit + 1 < UNITS.len() {
         unit += 1;
+        x /= 1024.0;
     }
-    if unit == 0 { format!("{nbytes} bytes") } else { format!("{value:.2} {}", units[unit]) }
+    if unit == 0 {
+        return format!("{nbytes} bytes");
+    }
+    // `{:#.3g}`: the digits after the point that three significant ones leave, after rounding.
+    let digits = 2 - (format!("{x:.2}").parse::<f64>().unwrap_or(x).log10().floor() as i32).clamp(0, 2);
+    let text = format!("{x:.prec$}", prec = digits as usize);
+    if digits == 0 { format!("{text}. {}", UNITS[unit]) } else { format!("{text} {}", UNITS[unit]) }
 }
 
 /// A new row-major array of `shape` (memory is allocated lazily by the engine that writes it).

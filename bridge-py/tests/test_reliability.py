@@ -88,6 +88,19 @@ def test_arrays_larger_than_memory_and_swap_are_a_memory_error_when_made(make):
     assert float(np.arange(4.0).sum()) == 6.0
 
 
+@pytest.mark.parametrize("n", [2**40, 13 * 2**40 // 10, 123 * 2**40 // 8])
+def test_the_memory_error_says_what_numpys_says(n):
+    import numpy
+
+    import vmnp as np
+
+    with pytest.raises(MemoryError) as want:
+        numpy.zeros(n)
+    with pytest.raises(MemoryError) as got:
+        np.zeros(n)
+    assert str(got.value) == str(want.value)
+
+
 def test_a_float_matrix_product_takes_memory_for_its_result_only():
     # The broadcast product of two 400 x 400 matrices would hold 512 MB.
     out = run_child(

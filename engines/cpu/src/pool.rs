@@ -51,7 +51,10 @@ impl Job<'_> {
             (self.f)(i)
         }));
         if let Err(payload) = ran {
-            self.stop(Error::Internal(format!("a kernel block panicked: {}", panic_message(payload.as_ref()))));
+            self.stop(Error::Internal(format!(
+                "a kernel block panicked: {}",
+                vm_ir::error::panic_message(payload.as_ref())
+            )));
         }
     }
 
@@ -60,15 +63,6 @@ impl Job<'_> {
             Some(e) => Err(e),
             None => Ok(()),
         }
-    }
-}
-
-/// The text of a panic's payload.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    match (payload.downcast_ref::<&str>(), payload.downcast_ref::<String>()) {
-        (Some(s), _) => (*s).to_string(),
-        (_, Some(s)) => s.clone(),
-        _ => "(a panic without a message)".to_string(),
     }
 }
 

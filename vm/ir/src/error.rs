@@ -123,6 +123,18 @@ impl PartialEq for Cause {
     }
 }
 
+/// The text of a caught panic's payload (what [`std::panic::catch_unwind`] returns), for the
+/// [`Error::Internal`] that reports it.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-text payload".to_string()
+    }
+}
+
 fn fmt_invalid(index: Option<usize>, operand: Option<usize>, message: &str) -> String {
     let mut s = String::from("invalid instruction");
     if let Some(i) = index {
