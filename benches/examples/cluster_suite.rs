@@ -47,7 +47,7 @@ fn main() {
                         return; // a rank other than 0: it served every session, and rank 0 has exited
                     };
                     let ranks = cluster.ranks();
-                    let vm = Vm::from_stack(Box::new(cluster));
+                    let vm = Vm::from_stack(Box::new(cluster)).expect("the cluster VM");
                     let tol = if exact || def.exact { Tolerance::EXACT } else { Tolerance::for_precision(precision) };
                     let label = if exact { "cluster(node->interp)" } else { "cluster(cpu)" };
                     match (def.vm)(&vm, size.dims(), precision) {

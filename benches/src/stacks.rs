@@ -84,7 +84,7 @@ impl StackSpec {
     pub fn build(&self, threads: Option<usize>) -> Result<(Vm, StackPlan)> {
         let (plan, registry) = self.plan(threads)?;
         let top = plan.build(&registry)?;
-        Ok((Vm::new(Runtime::new(top, RuntimeOptions::from_env(&Env::process()))), plan))
+        Ok((Vm::new(Runtime::new(top, RuntimeOptions::from_env(&Env::process())?)), plan))
     }
 }
 

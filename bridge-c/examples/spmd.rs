@@ -43,7 +43,7 @@ fn heat(vm: &Vm) -> Result<Vec<f64>> {
 
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "ok".into());
-    let want = heat(&Vm::from_stack(Box::new(vm_interp::Interp::default()))).expect("interp runs");
+    let want = heat(&Vm::from_stack(Box::new(vm_interp::Interp::default())).expect("the VM")).expect("interp runs");
     let sessions = if mode == "ok" { 2 } else { 1 };
     for session in 0..sessions {
         // On ranks other than 0 this never returns: they serve, then exit with status 0.
@@ -51,7 +51,10 @@ fn main() {
             eprintln!("spmd: cannot build the cluster stack: {e}");
             std::process::exit(2)
         });
-        let vm = Vm::from_stack(stack);
+        let vm = Vm::from_stack(stack).unwrap_or_else(|e| {
+            eprintln!("spmd: {e}");
+            std::process::exit(2)
+        });
         let got = heat(&vm).expect("the cluster runs");
         if got != want {
             eprintln!("spmd: session {session}: MISMATCH with the reference");

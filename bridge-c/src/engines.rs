@@ -89,7 +89,7 @@ pub fn build_runtime(config_path: Option<&Path>, stack: Option<&str>) -> Result<
     let env = Env::process();
     let (plan, registry) = plan_with_registry(config_path, stack, &env)?;
     let top = plan.build(&registry)?;
-    Ok((Runtime::new(top, RuntimeOptions::from_env(&env)), plan))
+    Ok((Runtime::new(top, RuntimeOptions::from_env(&env)?), plan))
 }
 
 #[cfg(test)]

@@ -86,9 +86,28 @@ fn numpy_scalar_types(py: Python<'_>) -> PyResult<&Vec<(Py<PyType>, DType)>> {
 /// base; `None` when that would run queued work early (see [`session::host_element`]).
 fn host_scalar(py: Python<'_>, v: &View) -> PyResult<Option<Py<PyAny>>> {
     let Some(x) = crate::session::host_element(py, v.base.id, v.start as usize, false)? else { return Ok(None) };
+    numpy_scalar_of(py, x).map(Some)
+}
+
+/// A 0-d result as NumPy's scalar, which is what NumPy returns (`x.sum()`, `u @ v`), when its
+/// value is computed already (small instructions run at once on a stack computing in host
+/// memory); else the array itself, which stands for the scalar until the value is needed.
+pub fn scalar_if_computed(py: Python<'_>, a: Py<NdArray>) -> PyResult<Py<PyAny>> {
+    let v = a.get().view().clone();
+    if v.ndim() != 0 {
+        return Ok(a.into_any());
+    }
+    match crate::session::computed_element(v.base.id, v.start as usize)? {
+        Some(x) => numpy_scalar_of(py, x),
+        None => Ok(a.into_any()),
+    }
+}
+
+/// `x` as NumPy's scalar of its dtype.
+fn numpy_scalar_of(py: Python<'_>, x: Scalar) -> PyResult<Py<PyAny>> {
     let types = numpy_scalar_types(py)?;
     let ty = types.iter().find(|(_, d)| *d == x.dtype()).expect("every dtype has its NumPy scalar type");
-    Ok(Some(ty.0.bind(py).call1((python_number(py, x)?,))?.unbind()))
+    Ok(ty.0.bind(py).call1((python_number(py, x)?,))?.unbind())
 }
 
 /// `x` as a Python number (bool, int or float).
@@ -620,15 +639,9 @@ macro_rules! forwarded {
 }
 
 forwarded!(
-    sum,
-    prod,
-    min,
-    max,
     mean,
     std,
     var,
-    any,
-    all,
     argmin,
     argmax,
     cumsum,
@@ -674,9 +687,46 @@ fn call1(slf: &Bound<'_, NdArray>, name: &str, args: impl IntoIterator<Item = Py
     Ok(hook(py, name)?.call1(PyTuple::new(py, all)?)?.unbind())
 }
 
+/// The reduction method `name` (`a.sum()`, `a.max(axis)`, ...): with nothing but an axis (an
+/// integer or `None`, by position or keyword) recorded here, without the Python layer (a loop
+/// reading `x.max()` each step spends its time in that layer otherwise); any other arguments
+/// go to the Python method.
+fn reduction_method(
+    slf: &Bound<'_, NdArray>,
+    name: &str,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Py<PyAny>> {
+    let keyword_axis = match kwargs {
+        Some(k) if !k.is_empty() => match k.get_item(pyo3::intern!(slf.py(), "axis"))? {
+            Some(axis) if k.len() == 1 && args.is_empty() => Some(axis),
+            _ => return forward(slf, name, args, kwargs),
+        },
+        _ => None,
+    };
+    let axis = match (args.len(), keyword_axis) {
+        (0, axis) => axis,
+        (1, None) => Some(args.get_item(0)?),
+        _ => return forward(slf, name, args, kwargs),
+    };
+    match axis {
+        Some(a) if !a.is_none() && !a.is_instance_of::<PyInt>() => forward(slf, name, args, kwargs),
+        axis => {
+            let axis = axis.filter(|a| !a.is_none());
+            let r = ops::_reduce(slf.py(), name, slf, axis.as_ref(), false, None, true)?;
+            scalar_if_computed(slf.py(), r)
+        }
+    }
+}
+
 #[pymethods]
 impl NdArray {
     fn __matmul__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if let Ok(b) = other.cast::<NdArray>()
+            && let Some(r) = crate::extension::matmul_arrays(slf.py(), slf, b)?
+        {
+            return Ok(r);
+        }
         call1(slf, "__matmul__", [other.clone().unbind()])
     }
 
@@ -778,6 +828,60 @@ impl NdArray {
 
     fn __contains__(slf: &Bound<'_, Self>, item: &Bound<'_, PyAny>) -> PyResult<bool> {
         call1(slf, "__contains__", [item.clone().unbind()])?.extract(slf.py())
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn sum(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        reduction_method(slf, "sum", args, kwargs)
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn prod(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        reduction_method(slf, "prod", args, kwargs)
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn min(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        reduction_method(slf, "min", args, kwargs)
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn max(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        reduction_method(slf, "max", args, kwargs)
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn any(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        reduction_method(slf, "any", args, kwargs)
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn all(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        reduction_method(slf, "all", args, kwargs)
     }
 }
 

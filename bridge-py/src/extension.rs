@@ -13,7 +13,7 @@ use crate::session::vm;
 use pyo3::prelude::*;
 use smallvec::smallvec;
 use std::sync::OnceLock;
-use vm_ir::{DType, Opcode, Operand};
+use vm_ir::{DType, Opcode, Operand, View};
 
 /// The opcode the stack gave `matmul`, or `None` when no component implements it.
 fn matmul_opcode() -> PyResult<Option<Opcode>> {
@@ -38,6 +38,53 @@ fn _matmul(py: Python<'_>, a: &Bound<'_, NdArray>, b: &Bound<'_, NdArray>) -> Py
     let shape = [a.shape[0], b.shape[1]];
     let (view, handle) = vm()?.submit_new(py, &shape, dtype, op, &mut smallvec![Operand::View(a), Operand::View(b)])?;
     wrap(py, view, handle).map(Some)
+}
+
+/// `a @ b` of float vectors and matrices of one dtype (1-d and 2-d, no extent 0) recorded
+/// without the Python layer, as that layer records it: a vector dot product as a product and
+/// a sum, anything with a matrix as one `matmul` instruction (a vector as a one-column or
+/// one-row matrix view); `None` for any other operands, shapes that do not match and stacks
+/// without `matmul` (the Python layer records those, or raises NumPy's error). A loop of small
+/// products (`A[i, :j] @ A[:j, j]`) spends its time here.
+pub fn matmul_arrays(py: Python<'_>, a: &Bound<'_, NdArray>, b: &Bound<'_, NdArray>) -> PyResult<Option<Py<PyAny>>> {
+    let (va, vb) = (a.get().view().clone(), b.get().view().clone());
+    let dtype = va.dtype();
+    let float = matches!(dtype, DType::F32 | DType::F64) && vb.dtype() == dtype;
+    let ranks = (1..=2).contains(&va.ndim()) && (1..=2).contains(&vb.ndim());
+    if !float || !ranks || vb.shape[0] != va.shape[va.ndim() - 1] {
+        return Ok(None);
+    }
+    if va.ndim() == 1 && vb.ndim() == 1 {
+        // (Of empty vectors too: the sum of nothing is 0.)
+        let product = crate::ops::binary(py, Opcode::Multiply, a.as_any(), b.as_any(), None)?.expect("array operands");
+        let product = product.bind(py).cast::<NdArray>()?;
+        let sum = crate::ops::_reduce(py, "sum", product, None, false, None, true)?;
+        return crate::array::scalar_if_computed(py, sum).map(Some);
+    }
+    if va.shape.contains(&0) || vb.shape.contains(&0) {
+        return Ok(None);
+    }
+    let Some(op) = matmul_opcode()? else { return Ok(None) };
+    // A vector is a one-row (left) or one-column (right) matrix; the result drops that axis.
+    let as_matrix = |v: View, row: bool| -> PyResult<View> {
+        if v.ndim() == 2 {
+            return Ok(v);
+        }
+        let (shape, stride) =
+            if row { ([1, v.shape[0]], [0, v.stride[0]]) } else { ([v.shape[0], 1], [v.stride[0], 0]) };
+        View::new(v.base, v.start, &shape, &stride).map_err(|e| crate::session::value_err(e.to_string()))
+    };
+    let (rows, cols) = (va.ndim() == 1, vb.ndim() == 1);
+    let (ma, mb) = (as_matrix(va, true)?, as_matrix(vb, false)?);
+    let shape = [ma.shape[0], mb.shape[1]];
+    let (view, handle) =
+        vm()?.submit_new(py, &shape, dtype, op, &mut smallvec![Operand::View(ma), Operand::View(mb)])?;
+    let view = match (rows, cols) {
+        (true, _) => View { shape: [shape[1]][..].into(), stride: [1i64][..].into(), ..view },
+        (_, true) => View { shape: [shape[0]][..].into(), stride: [1i64][..].into(), ..view },
+        _ => view,
+    };
+    Ok(Some(wrap(py, view, handle)?.into_any()))
 }
 
 /// Adds this module's functions to `m`.

@@ -948,7 +948,7 @@ pub fn axes(py: Python<'_>, axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyR
 /// (the caller joins an `initial` instead).
 #[pyfunction]
 #[pyo3(signature = (name, a, axis=None, keepdims=false, dtype=None, from_identity=true))]
-fn _reduce(
+pub(crate) fn _reduce(
     py: Python<'_>,
     name: &str,
     a: &Bound<'_, NdArray>,

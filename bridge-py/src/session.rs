@@ -317,6 +317,16 @@ pub fn host_element(py: Python<'_>, id: BaseId, index: usize, observe: bool) -> 
     })
 }
 
+/// Element `index` of base `id` when its host copy is current (nothing is run to make it so).
+pub fn computed_element(id: BaseId, index: usize) -> PyResult<Option<Scalar>> {
+    vm()?.with(|rt| {
+        if !rt.is_host_current(id)? {
+            return Ok(None);
+        }
+        with_dtype!(rt.base(id)?.dtype, T => Ok(Some(Scalar::from(rt.host_slice::<T>(id)?[index]))))
+    })
+}
+
 /// Writes `bytes` at element `index` of base `id` in its host copy (see [`element_access`]);
 /// false when the store must be queued instead.
 pub fn host_store(py: Python<'_>, id: BaseId, index: usize, bytes: &[u8]) -> PyResult<bool> {

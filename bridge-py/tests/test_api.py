@@ -187,6 +187,12 @@ def test_numpy_functions_and_ufuncs_stay_on_the_vm():
     a = vmnp.arange(4.0)
     for r in [np.add(a, 1), np.sum(a), np.sqrt(a), np.add.reduce(a), np.mean(a), np.where(a > 1, a, 0), 2.0 * a]:
         assert isinstance(r, vmnp.ndarray), type(r)
+    # The methods reducing to one value give NumPy's scalar once it is computed (as NumPy
+    # does), else a 0-d array standing for it: computed on the VM either way (a fallback raises
+    # in these tests).
+    for r in [a.sum(), a.max(), a.min(axis=0), a @ a, vmnp.arange(5000.0).sum()]:
+        assert isinstance(r, (vmnp.ndarray, np.generic)) and np.ndim(r) == 0, type(r)
+    assert isinstance(a.sum(), np.float64) and a.sum() == 6.0 and a @ a == 14.0
     assert isinstance(np.arange(3) + a[:3], vmnp.ndarray)
     same(np.sum(a), np.sum(np.arange(4.0)))
 
@@ -256,16 +262,19 @@ def test_error_messages_are_numpys(expr):
 
 
 def test_vm_errors_become_vmerror():
-    a = vmnp.arange(3)
-    assert a.tolist() == [0, 1, 2]
-    bad = vmnp._vmnp._gather(a, vmnp.asarray([0, 5]))  # out of range: found when the VM runs it
+    # Large enough to be queued rather than run at once (a small instruction's error is the
+    # call's own: see test_reliability.py).
+    n = 3000
+    a = vmnp.arange(n)
+    assert a.tolist() == list(range(n))
+    bad = vmnp._vmnp._gather(a, vmnp.asarray([0, n + 5] * n))  # out of range: found when the VM runs it
     doubled = a * 2  # computed by the same batch, which fails: no value either
-    with pytest.raises(vmnp.VMError, match="5"):
+    with pytest.raises(vmnp.VMError, match=str(n + 5)):
         bad.tolist()
-    with pytest.raises(vmnp.VMError, match="5"):
+    with pytest.raises(vmnp.VMError, match=str(n + 5)):
         doubled.tolist()
-    assert a.tolist() == [0, 1, 2]  # computed before: unaffected
-    assert (a * 3).tolist() == [0, 3, 6]  # the VM goes on working
+    assert a.tolist() == list(range(n))  # computed before: unaffected
+    assert (a * 3).tolist() == [3 * i for i in range(n)]  # the VM goes on working
     assert issubclass(vmnp.VMError, Exception)
 
 

@@ -240,9 +240,9 @@ fn the_frontend_runs_unchanged_on_a_cluster() {
         v.push(grid.sum_all().to_scalar().unwrap());
         v
     };
-    let want = heat(&Vm::from_stack(Box::new(Interp::default())));
+    let want = heat(&Vm::from_stack(Box::new(Interp::default())).unwrap());
     for p in [1, 3, 4] {
-        let got = heat(&Vm::from_stack(Box::new(cluster(p))));
+        let got = heat(&Vm::from_stack(Box::new(cluster(p))).unwrap());
         assert_eq!(got, want, "{p} ranks");
     }
 }

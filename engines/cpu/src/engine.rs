@@ -799,6 +799,12 @@ impl Component for CpuEngine {
         self.child.as_deref()
     }
 
+    /// The child's, which computes in the same host memory: a small instruction on operands
+    /// current there runs sooner on the interpreter than queued, fused and compiled.
+    fn direct(&mut self) -> Option<&mut (dyn Component + 'static)> {
+        self.child.as_deref_mut().and_then(|c| c.direct())
+    }
+
     fn child_mut(&mut self) -> Option<&mut (dyn Component + 'static)> {
         self.child.as_deref_mut()
     }

@@ -3,7 +3,7 @@
 //! then writes it.
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
-use crate::iterate::{operand, prepare, result, write_view};
+use crate::iterate::{Elements, operand, prepare, result, write_view};
 use vm_ir::scalar::Cast;
 use vm_ir::{BinaryOp, DType, Error, Instruction, Opcode, Result, TypeRule, UnaryOp, View, with_dtype};
 use vm_runtime::HostMemory;
@@ -35,7 +35,11 @@ fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: fn(A) ->
     let out = output(instr)?;
     prepare(mem, instr)?;
     let a = operand::<A>(mem, &instr.operands[1], &out.shape)?;
-    let r = result(out, a.map(f), mem.interrupt())?;
+    let r = match a {
+        // A run of elements maps as a slice (no per-element traversal state).
+        Elements::Run(x) => result(out, x.as_slice().iter().map(|&x| f(x)), mem.interrupt())?,
+        a => result(out, a.map(f), mem.interrupt())?,
+    };
     write_view(mem, out, r)
 }
 
@@ -45,7 +49,16 @@ fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: fn(A, A)
     prepare(mem, instr)?;
     let a = operand::<A>(mem, &instr.operands[1], &out.shape)?;
     let b = operand::<A>(mem, &instr.operands[2], &out.shape)?;
-    let r = result(out, a.zip(b).map(|(x, y)| f(x, y)), mem.interrupt())?;
+    let interrupt = mem.interrupt();
+    // Runs of elements and constants map as slices (no per-element traversal state).
+    let r = match (a, b) {
+        (Elements::Run(x), Elements::Run(y)) => {
+            result(out, x.as_slice().iter().zip(y.as_slice()).map(|(&x, &y)| f(x, y)), interrupt)?
+        }
+        (Elements::Run(x), Elements::Const(y, _)) => result(out, x.as_slice().iter().map(|&x| f(x, y)), interrupt)?,
+        (Elements::Const(x, _), Elements::Run(y)) => result(out, y.as_slice().iter().map(|&y| f(x, y)), interrupt)?,
+        (a, b) => result(out, a.zip(b).map(|(x, y)| f(x, y)), interrupt)?,
+    };
     write_view(mem, out, r)
 }
 

@@ -136,6 +136,8 @@ pub fn data<'m, T: Elem>(mem: &'m HostMemory, view: &View) -> Result<&'m [T]> {
 pub enum Elements<'m, T> {
     /// A view's elements, at these offsets of its base's data.
     View(&'m [T], Offsets<'m>),
+    /// A contiguous view's elements, in order (no offsets to compute).
+    Run(std::slice::Iter<'m, T>),
     /// A constant, this many more times.
     Const(T, usize),
 }
@@ -147,6 +149,7 @@ impl<T: Copy> Iterator for Elements<'_, T> {
     fn next(&mut self) -> Option<T> {
         match self {
             Elements::View(data, offsets) => offsets.next().map(|o| data[o]),
+            Elements::Run(run) => run.next().copied(),
             Elements::Const(x, left) => {
                 if *left == 0 {
                     return None;
@@ -160,6 +163,7 @@ impl<T: Copy> Iterator for Elements<'_, T> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = match self {
             Elements::View(_, offsets) => offsets.len(),
+            Elements::Run(run) => run.len(),
             Elements::Const(_, left) => *left,
         };
         (n, Some(n))
@@ -169,10 +173,22 @@ impl<T: Copy> Iterator for Elements<'_, T> {
 impl<T: Copy> ExactSizeIterator for Elements<'_, T> {}
 
 /// The elements of `view`, row-major, read in place (its base must be [`prepare`]d); they end
-/// early when the flush is interrupted.
+/// early when the flush is interrupted, except a contiguous view's, which are read as a run
+/// (their consumer, [`result`], polls the interrupt as often).
 pub fn elements<'m, T: Elem>(mem: &'m HostMemory, view: &'m View) -> Result<Elements<'m, T>> {
+    let data = data::<T>(mem, view)?;
+    if let Some(run) = contiguous_run(view) {
+        return Ok(Elements::Run(data[run].iter()));
+    }
     let offsets = Offsets { interrupt: Some(mem.interrupt()), ..offsets(view) };
-    Ok(Elements::View(data::<T>(mem, view)?, offsets))
+    Ok(Elements::View(data, offsets))
+}
+
+/// The range of base offsets a contiguous `view` visits in row-major order; `None` for any
+/// other view.
+fn contiguous_run(view: &View) -> Option<std::ops::Range<usize>> {
+    let start = view.start as usize;
+    view.is_contiguous().then(|| start..start + view.nelem())
 }
 
 /// The elements of a data operand, row-major, as an array of `shape`: a view (which must have
@@ -235,8 +251,9 @@ pub fn write_view<T: Elem>(
         )));
     }
     let data = buffer(mem, &view.base)?.as_mut_slice::<T>();
-    for (o, v) in offsets(view).zip(values) {
-        data[o] = v;
+    match contiguous_run(view) {
+        Some(run) => data[run].iter_mut().zip(values).for_each(|(d, v)| *d = v),
+        None => offsets(view).zip(values).for_each(|(o, v)| data[o] = v),
     }
     Ok(())
 }

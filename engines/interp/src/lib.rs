@@ -162,6 +162,11 @@ impl Component for Interp {
         self.child.as_deref()
     }
 
+    /// Itself: host memory is its only memory.
+    fn direct(&mut self) -> Option<&mut (dyn Component + 'static)> {
+        Some(self)
+    }
+
     fn child_mut(&mut self) -> Option<&mut (dyn Component + 'static)> {
         self.child.as_deref_mut()
     }

@@ -49,6 +49,10 @@ impl Component for Node {
         Some(self.child.as_ref())
     }
 
+    fn direct(&mut self) -> Option<&mut (dyn Component + 'static)> {
+        self.child.direct()
+    }
+
     fn child_mut(&mut self) -> Option<&mut (dyn Component + 'static)> {
         Some(self.child.as_mut())
     }

@@ -10,7 +10,7 @@
 //! use vm_frontend::s;
 //! # fn engine() -> Box<dyn vm_runtime::Component> { Box::new(vm_interp::Interp::default()) }
 //!
-//! let vm = Vm::from_stack(engine()); // any stack: here the reference engine, `interp`
+//! let vm = Vm::from_stack(engine())?; // any stack: here the reference engine, `interp`
 //! // The heat equation on a 6 x 6 grid: boundary rows/columns fixed, interior relaxed.
 //! let grid = vm.full::<f64>(&[6, 6], -273.15)?;
 //! grid.slice(s![0, ..])?.fill(40.0)?;
@@ -151,9 +151,10 @@ impl Vm {
         Vm { inner: Rc::new(Inner { runtime: RefCell::new(runtime), state: RefCell::default() }) }
     }
 
-    /// A VM over a built stack, with [`RuntimeOptions::from_env`] of the process environment.
-    pub fn from_stack(stack: Box<dyn Component>) -> Vm {
-        Vm::new(Runtime::new(stack, RuntimeOptions::from_env(&vm_runtime::config::Env::process())))
+    /// A VM over a built stack, with [`RuntimeOptions::from_env`] of the process environment
+    /// (an error names a bad `VM_DIRECT`).
+    pub fn from_stack(stack: Box<dyn Component>) -> Result<Vm> {
+        Ok(Vm::new(Runtime::new(stack, RuntimeOptions::from_env(&vm_runtime::config::Env::process())?)))
     }
 
     /// An array of `shape` filled with zeros.

@@ -54,7 +54,7 @@ impl Setup {
         let log = Arc::default();
         let fail = Arc::default();
         let stack = Recorder { log: Arc::clone(&log), fail: Arc::clone(&fail) };
-        let rt = Runtime::new(Box::new(stack), RuntimeOptions { batch_limit, trace: false });
+        let rt = Runtime::new(Box::new(stack), RuntimeOptions { batch_limit, ..RuntimeOptions::default() });
         Setup { vm: Vm::new(rt), log, fail }
     }
 

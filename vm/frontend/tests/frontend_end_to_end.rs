@@ -10,7 +10,7 @@ use vm_ir::{Error, Result};
 use vm_runtime::{Runtime, RuntimeOptions};
 
 fn vm_with_limit(batch_limit: usize) -> Vm {
-    Vm::new(Runtime::new(Box::new(Interp::default()), RuntimeOptions { batch_limit, trace: false }))
+    Vm::new(Runtime::new(Box::new(Interp::default()), RuntimeOptions { batch_limit, ..RuntimeOptions::default() }))
 }
 
 fn vm() -> Vm {

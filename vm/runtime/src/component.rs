@@ -37,6 +37,18 @@ pub trait Component: Send {
         None
     }
 
+    /// The component that runs an instruction at once, in the host memory every batch gets
+    /// ([`Component::execute`]'s `mem`), when its operands are current there and the pending
+    /// batch does not touch them: the runtime's direct execution of small instructions
+    /// ([`crate::Runtime::submit`]). A stack computing in host memory offers its interpreter;
+    /// `None` (the default) where the data live elsewhere (a device, other ranks) or behind a
+    /// plugin boundary. A component whose state depends on bases (copies, recipes, cached
+    /// values) is told of every base the runtime writes this way by a DISCARD before the next
+    /// batch that names it.
+    fn direct(&mut self) -> Option<&mut (dyn Component + 'static)> {
+        None
+    }
+
     /// Announces the extension method `name` under `opcode`. Returns true when this component or
     /// one below it implements the method. By default the child answers ([`forward_extension`]);
     /// a component that implements methods itself overrides this and forwards the others.

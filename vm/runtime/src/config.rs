@@ -52,7 +52,7 @@ pub const DEFAULT_SOURCE: &str = "<default>";
 pub const IMPL_KEY: &str = "impl";
 
 /// Environment variables of the VM that are not `VM_<COMPONENT>_<KEY>` overrides.
-pub const RESERVED_VARS: &[&str] = &["VM_CONFIG", "VM_STACK", "VM_TRACE", "VM_PROFILE"];
+pub const RESERVED_VARS: &[&str] = &["VM_CONFIG", "VM_STACK", "VM_TRACE", "VM_PROFILE", "VM_DIRECT"];
 
 /// The environment the configuration is read in: variables and the current directory.
 ///

@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap as HashMap;
 use vm_ir::dtype::{DType, Element};
 use vm_ir::extension::ExtensionRule;
 use vm_ir::instr::{Instruction, Operand};
-use vm_ir::opcode::Opcode;
+use vm_ir::opcode::{Kind, Opcode};
 use vm_ir::view::{Base, BaseId, View};
 use vm_ir::{Error, Result};
 
@@ -25,19 +25,37 @@ pub struct RuntimeOptions {
     pub batch_limit: usize,
     /// Print every batch to stderr before executing it (`VM_TRACE=1`).
     pub trace: bool,
+    /// The most elements an instruction may touch to run at once on the stack's direct
+    /// executor instead of being queued ([`Runtime::submit`]); 0: every instruction is queued
+    /// (`VM_DIRECT`).
+    pub direct_elements: u64,
 }
+
+/// [`RuntimeOptions::direct_elements`] by default: up to here an instruction costs less run at
+/// once, one element after another, than queued, fused and compiled with others (recording,
+/// kernel formation and a kernel's launch cost microseconds whatever the size).
+pub const DIRECT_ELEMENTS: u64 = 512;
 
 impl Default for RuntimeOptions {
     fn default() -> Self {
-        RuntimeOptions { batch_limit: 4096, trace: false }
+        RuntimeOptions { batch_limit: 4096, trace: false, direct_elements: DIRECT_ELEMENTS }
     }
 }
 
 impl RuntimeOptions {
-    /// Defaults, with `trace` from `VM_TRACE` in `env` (set and not `0`).
-    pub fn from_env(env: &Env) -> RuntimeOptions {
+    /// Defaults, with `trace` from `VM_TRACE` in `env` (set and not `0`) and `direct_elements`
+    /// from `VM_DIRECT` (a number of elements; `0` turns direct execution off).
+    pub fn from_env(env: &Env) -> Result<RuntimeOptions> {
         let trace = env.var("VM_TRACE").is_some_and(|v| !v.is_empty() && v != "0");
-        RuntimeOptions { trace, ..RuntimeOptions::default() }
+        let direct_elements = match env.var("VM_DIRECT") {
+            None => DIRECT_ELEMENTS,
+            Some(v) => v.trim().parse().map_err(|_| {
+                Error::InvalidArgument(format!(
+                    "VM_DIRECT={v}: expected the most elements an instruction run at once may touch (0 = off)"
+                ))
+            })?,
+        };
+        Ok(RuntimeOptions { trace, direct_elements, ..RuntimeOptions::default() })
     }
 }
 
@@ -48,9 +66,23 @@ struct BaseState {
     host_current: bool,
     /// A SYNC is pending in the batch after the last pending write.
     sync_pending: bool,
-    /// The number of the first instruction queued after the base was made (see
-    /// `Runtime::left_queue`): no instruction before it can name the base.
-    born: u64,
+    /// One more than the number of the last instruction queued that names the base (0: none
+    /// yet); DISCARDs do not count. The base is used by the pending batch while this is above
+    /// `Runtime::left_queue`.
+    used_until: u64,
+    /// One more than the number of the last DISCARD of the base queued (0: none).
+    discarded_until: u64,
+    /// The stack has been (or will be, by the pending batch) told of the base: a write the
+    /// runtime makes itself must queue a DISCARD so that components drop what they hold of it.
+    /// A base the stack never heard of is freed by the runtime alone.
+    known: bool,
+}
+
+impl BaseState {
+    /// A base no queued instruction (other than DISCARDs) names.
+    fn unused_by(&self, left_queue: u64) -> bool {
+        self.used_until <= left_queue
+    }
 }
 
 /// Counters a runtime keeps about itself.
@@ -60,6 +92,8 @@ pub struct RuntimeStats {
     pub instructions: u64,
     /// Batches handed to the stack.
     pub flushes: u64,
+    /// Instructions run at once on the direct executor ([`Runtime::submit`]).
+    pub direct: u64,
 }
 
 /// Drives one stack: see the module documentation.
@@ -73,6 +107,8 @@ pub struct Runtime {
     failed: HashMap<BaseId, Error>,
     next_base: u64,
     pending: Vec<Instruction>,
+    /// Bases a SYNC of the pending batch makes current once it has run.
+    syncs: Vec<BaseId>,
     /// Instructions that left the queue so far (run or dropped): `pending[i]` is the
     /// instruction numbered `left_queue + i` since the runtime began.
     left_queue: u64,
@@ -80,19 +116,24 @@ pub struct Runtime {
     /// VM knows the method ([`vm_ir::extension::rule`]).
     extensions: Vec<(String, Option<&'static ExtensionRule>)>,
     options: RuntimeOptions,
+    /// The stack has a direct executor ([`Component::direct`]) and direct execution is on.
+    direct: bool,
     stats: RuntimeStats,
 }
 
 impl Runtime {
     /// A runtime over a built stack.
-    pub fn new(stack: Box<dyn Component>, options: RuntimeOptions) -> Runtime {
+    pub fn new(mut stack: Box<dyn Component>, options: RuntimeOptions) -> Runtime {
+        let direct = options.direct_elements > 0 && stack.direct().is_some();
         Runtime {
+            direct,
             stack,
             memory: HostMemory::new(),
             bases: HashMap::default(),
             failed: HashMap::default(),
             next_base: 1,
             pending: Vec::new(),
+            syncs: Vec::new(),
             left_queue: 0,
             extensions: Vec::new(),
             options,
@@ -108,8 +149,15 @@ impl Runtime {
         }
         let base = Base { id: BaseId(self.next_base), dtype, nelem };
         self.next_base += 1;
-        let born = self.left_queue + self.pending.len() as u64;
-        self.bases.insert(base.id, BaseState { base, host_current: false, sync_pending: false, born });
+        let state = BaseState {
+            base,
+            host_current: false,
+            sync_pending: false,
+            used_until: 0,
+            discarded_until: 0,
+            known: false,
+        };
+        self.bases.insert(base.id, state);
         Ok(base)
     }
 
@@ -179,8 +227,9 @@ impl Runtime {
             }
         }
         let mut flush = false;
-        for instr in &self.pending[start..] {
-            flush |= track(&mut self.bases, &mut self.memory, instr);
+        for i in start..self.pending.len() {
+            let number = self.left_queue + i as u64;
+            flush |= track(&mut self.bases, &mut self.memory, &mut self.syncs, &self.pending[i], number);
         }
         self.stats.instructions += n as u64;
         self.queued(flush)
@@ -198,6 +247,15 @@ impl Runtime {
     /// pending batch (`slot` holds a `none` instruction without operands): the frontends' path,
     /// which builds an instruction where it will stay instead of moving it there (an instruction
     /// is a few hundred bytes). On error (from `fill` or from validation) nothing is appended.
+    ///
+    /// A small instruction whose inputs are current in host memory, and whose output the
+    /// pending batch does not use, runs at once on the stack's direct executor
+    /// ([`Component::direct`]) instead of being queued: its output is then current in host
+    /// memory. Up to [`RuntimeOptions::direct_elements`] elements a lone instruction costs less
+    /// that way than queued, fused and compiled; a loop of small operations that reads a value
+    /// each step (`if err < tol`, `x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]`) never waits
+    /// for a flush. An error of a direct run is this call's, and leaves the output's contents
+    /// unspecified (reading it is that error, as for a failed batch).
     pub fn submit_in_place(&mut self, fill: impl FnOnce(&mut Instruction) -> Result<()>) -> Result<()> {
         let i = self.pending.len();
         self.pending.push(Instruction::empty(Opcode::None));
@@ -205,9 +263,84 @@ impl Runtime {
             self.pending.truncate(i);
             return Err(e.at_instruction(0));
         }
-        let flush = track(&mut self.bases, &mut self.memory, &self.pending[i]);
         self.stats.instructions += 1;
+        if self.direct && self.runs_direct(&self.pending[i]) {
+            let instr = self.pending.pop().expect("pushed above");
+            return self.run_direct(&instr);
+        }
+        let number = self.left_queue + i as u64;
+        let flush = track(&mut self.bases, &mut self.memory, &mut self.syncs, &self.pending[i], number);
         self.queued(flush)
+    }
+
+    /// True when checked instruction `instr` may run at once ([`Runtime::submit_in_place`]): an
+    /// element-wise, reduction, scan, range, random, gather or scatter instruction touching at
+    /// most [`RuntimeOptions::direct_elements`] elements per operand, whose inputs are current
+    /// in host memory (nothing queued writes them), and whose output base nothing queued uses
+    /// and is current too, unless the instruction writes all of it.
+    fn runs_direct(&self, instr: &Instruction) -> bool {
+        let kind = instr.opcode.kind();
+        if matches!(kind, Kind::System | Kind::Extension | Kind::Nothing) || instr.output().is_none() {
+            return false;
+        }
+        // A gather reads, and a scatter writes, only the elements its index points at: its
+        // source or destination may be large.
+        let indexed = match kind {
+            Kind::Gather => Some(1),
+            Kind::Scatter => Some(0),
+            _ => None,
+        };
+        instr.operands.iter().enumerate().all(|(k, operand)| {
+            let Operand::View(v) = operand else { return true };
+            let Some(state) = self.bases.get(&v.base.id) else { return false };
+            if v.nelem() as u64 > self.options.direct_elements && indexed != Some(k) {
+                return false;
+            }
+            let failed = self.failed.contains_key(&v.base.id);
+            if k > 0 {
+                return state.host_current && !failed;
+            }
+            let whole = v.is_whole_base() && kind != Kind::Scatter;
+            state.unused_by(self.left_queue) && (whole || (state.host_current && !failed))
+        })
+    }
+
+    /// Runs `instr` on the direct executor ([`Runtime::submit_in_place`]).
+    fn run_direct(&mut self, instr: &Instruction) -> Result<()> {
+        if self.options.trace {
+            eprintln!("--- VM_TRACE direct ---\n{}", vm_ir::asm::print_batch(std::slice::from_ref(instr)));
+        }
+        self.stats.direct += 1;
+        self.memory.interrupt().clear();
+        let out = instr.output().expect("runs_direct checked it").base;
+        let executor = self.stack.direct().expect("the runtime runs direct only with an executor");
+        let result = executor.execute(std::slice::from_ref(instr), &mut self.memory);
+        let state = self.bases.get_mut(&out.id).expect("runs_direct checked it");
+        if let Err(e) = result {
+            state.host_current = false;
+            self.failed.insert(out.id, e.clone());
+            return Err(e);
+        }
+        state.host_current = true;
+        self.failed.remove(&out.id); // (written whole)
+        if state.known {
+            self.queue_discard(out.id);
+            return self.queued(false);
+        }
+        Ok(())
+    }
+
+    /// Queues a DISCARD of base `id`, which the runtime wrote in host memory, unless one queued
+    /// already follows every queued use of it (a loop writing element after element).
+    fn queue_discard(&mut self, id: BaseId) {
+        let number = self.left_queue + self.pending.len() as u64;
+        let state = self.bases.get_mut(&id).expect("a live base");
+        state.known = true;
+        if state.discarded_until > self.left_queue && state.discarded_until > state.used_until {
+            return;
+        }
+        state.discarded_until = number + 1;
+        self.pending.push(Instruction::new(Opcode::Discard, [Operand::View(View::of_base(state.base))]));
     }
 
     /// Flushes after instructions joined the pending batch when one was a SYNC (`sync`) or the
@@ -229,6 +362,7 @@ impl Runtime {
     pub fn discard_pending(&mut self) {
         self.left_queue += self.pending.len() as u64;
         self.pending.clear();
+        self.syncs.clear();
     }
 
     /// Flushes a batch that is full (rather than observed): when it ends in a repeating
@@ -305,8 +439,10 @@ impl Runtime {
         batch.clear();
         self.pending = batch;
         // A SYNC is only as good as the batch that carried it.
-        for state in self.bases.values_mut() {
-            if state.sync_pending {
+        for id in self.syncs.drain(..) {
+            if let Some(state) = self.bases.get_mut(&id)
+                && state.sync_pending
+            {
                 state.sync_pending = false;
                 state.host_current = result.is_ok();
             }
@@ -361,6 +497,9 @@ impl Runtime {
     /// [`Runtime::sync`] of a base whose contents may be unspecified.
     fn sync_unchecked(&mut self, id: BaseId) -> Result<()> {
         let base = self.base(id)?;
+        if self.bases[&id].host_current {
+            return Ok(()); // synced, or written by the runtime, since the last write
+        }
         self.submit(vec![Instruction::new(Opcode::Sync, [Operand::View(View::of_base(base))])])
     }
 
@@ -371,6 +510,11 @@ impl Runtime {
         self.failed.remove(&id);
         self.memory.unpin(id);
         self.stats.instructions += 1;
+        if !state.known {
+            // Only the runtime ever held it (direct execution): nothing to tell the stack.
+            self.memory.free(id);
+            return Ok(());
+        }
         // Built where it stays: an instruction is a few hundred bytes, a FREE follows every
         // temporary.
         self.pending.push(Instruction::empty(Opcode::Free));
@@ -452,13 +596,7 @@ impl Runtime {
         // before (a DISCARD of it may wait: it only drops engines' copies). Writing all of a
         // base that nothing queued uses runs nothing: `np.array([x[1], y.sum(), 0.5])` stores
         // its NumPy scalar into a new base without running the instructions computing the rest.
-        let since_born = usize::try_from(state.born.saturating_sub(self.left_queue)).unwrap_or(usize::MAX);
-        let used = self
-            .pending
-            .get(since_born..)
-            .unwrap_or_default()
-            .iter()
-            .any(|i| i.opcode != Opcode::Discard && i.views().any(|v| v.base.id == id));
+        let used = !state.unused_by(self.left_queue);
         if used && (whole || state.host_current) {
             self.flush()?;
         } else if !whole && !state.host_current {
@@ -470,13 +608,7 @@ impl Runtime {
             self.failed.remove(&id);
         }
         // One DISCARD stands for a run of writes (a loop storing element by element).
-        let discarded = self.pending.last().is_some_and(|i| {
-            i.opcode == Opcode::Discard
-                && i.operands.first().and_then(Operand::as_view).is_some_and(|v| v.base.id == id)
-        });
-        if !discarded {
-            self.pending.push(Instruction::new(Opcode::Discard, [Operand::View(View::of_base(state.base))]));
-        }
+        self.queue_discard(id);
         let state = self.bases.get_mut(&id).expect("looked up above");
         state.host_current = true;
         Ok(())
@@ -525,19 +657,38 @@ impl Runtime {
     }
 }
 
-/// Updates the bases' states for a checked instruction that joined the pending batch; true
-/// when it is a SYNC (the batch must be flushed). A base a later FREE of the batch ended is
-/// no longer in the table: nothing is left to update about it.
-fn track(bases: &mut HashMap<BaseId, BaseState>, memory: &mut HostMemory, instr: &Instruction) -> bool {
+/// Updates the bases' states for checked instruction number `number`, which joined the pending
+/// batch; true when it is a SYNC (the batch must be flushed; the bases it syncs join `syncs`). A
+/// base a later FREE of the batch ended is no longer in the table: nothing is left to update
+/// about it.
+fn track(
+    bases: &mut HashMap<BaseId, BaseState>,
+    memory: &mut HostMemory,
+    syncs: &mut Vec<BaseId>,
+    instr: &Instruction,
+    number: u64,
+) -> bool {
     if let Some(state) = instr.output().and_then(|out| bases.get_mut(&out.base.id)) {
         state.host_current = false;
         state.sync_pending = false;
+    }
+    let discard = instr.opcode == Opcode::Discard;
+    for v in instr.views() {
+        if let Some(state) = bases.get_mut(&v.base.id) {
+            state.known = true;
+            if discard {
+                state.discarded_until = number + 1;
+            } else {
+                state.used_until = number + 1;
+            }
+        }
     }
     match instr.opcode {
         Opcode::Sync => {
             for v in instr.views() {
                 if let Some(state) = bases.get_mut(&v.base.id) {
                     state.sync_pending = true;
+                    syncs.push(v.base.id);
                 }
             }
             true
@@ -592,11 +743,171 @@ mod tests {
         }
     }
 
+    /// A stack of [`Fill7`] whose direct executor writes 9 into outputs (and fails on `sqrt`),
+    /// recording the batches the stack gets as text.
+    struct WithDirect {
+        stack: Fill7,
+        direct: Direct9,
+        seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    }
+
+    struct Direct9;
+
+    impl Component for Direct9 {
+        fn name(&self) -> &str {
+            "direct9"
+        }
+        fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
+            for i in batch {
+                if i.opcode == Opcode::Sqrt {
+                    return Err(Error::Execution("sqrt refused".into()));
+                }
+                let out = i.output().expect("direct instructions write");
+                mem.ensure(&out.base)?.as_mut_slice::<f64>().fill(9.0);
+            }
+            Ok(())
+        }
+        fn info(&self) -> ComponentInfo {
+            ComponentInfo::default()
+        }
+    }
+
+    impl Component for WithDirect {
+        fn name(&self) -> &str {
+            "with-direct"
+        }
+        fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
+            self.seen.lock().unwrap().push(vm_ir::asm::print_batch(batch));
+            self.stack.execute(batch, mem)
+        }
+        fn direct(&mut self) -> Option<&mut (dyn Component + 'static)> {
+            Some(&mut self.direct)
+        }
+        fn info(&self) -> ComponentInfo {
+            ComponentInfo::default()
+        }
+    }
+
+    /// A runtime over [`WithDirect`] running instructions of up to 4 elements at once.
+    fn direct_runtime() -> (Runtime, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+        let seen = std::sync::Arc::default();
+        let stack = WithDirect {
+            stack: Fill7 { batches: std::sync::Arc::default() },
+            direct: Direct9,
+            seen: std::sync::Arc::clone(&seen),
+        };
+        (Runtime::new(Box::new(stack), RuntimeOptions { direct_elements: 4, ..RuntimeOptions::default() }), seen)
+    }
+
+    fn add_into(out: Base, x: Base) -> Instruction {
+        Instruction::new(Opcode::Add, [View::of_base(out).into(), View::of_base(x).into(), Scalar::F64(1.0).into()])
+    }
+
+    #[test]
+    fn small_instructions_on_current_operands_run_at_once() {
+        let (mut rt, seen) = direct_runtime();
+        let [a, b, c] = [(); 3].map(|()| rt.new_base(DType::F64, 4).unwrap());
+        rt.write(a.id, 0, &[0u8; 32]).unwrap();
+        // a is current: b = a + 1 runs at once, then c = b + 1 too; nothing reaches the stack
+        // but a's DISCARD, and b's value is readable without a sync.
+        rt.submit_one(add_into(b, a)).unwrap();
+        rt.submit_one(add_into(c, b)).unwrap();
+        assert_eq!(rt.stats().direct, 2);
+        assert_eq!(rt.host_slice::<f64>(c.id).unwrap(), &[9.0; 4]);
+        assert_eq!(rt.pending_len(), 1, "a's DISCARD");
+        // Temporaries the stack never heard of are freed by the runtime alone.
+        rt.free(b.id).unwrap();
+        rt.free(c.id).unwrap();
+        rt.flush().unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 1);
+        assert!(seen[0].contains("discard") && !seen[0].contains("free") && !seen[0].contains("add"), "{}", seen[0]);
+    }
+
+    #[test]
+    fn what_the_pending_batch_touches_is_queued_behind_it() {
+        let (mut rt, seen) = direct_runtime();
+        let [a, b, c, d, e, g] = [(); 6].map(|()| rt.new_base(DType::F64, 4).unwrap());
+        let big = rt.new_base(DType::F64, 8).unwrap();
+        for x in [a, d] {
+            rt.write(x.id, 0, &[0u8; 32]).unwrap();
+        }
+        rt.write(big.id, 0, &[0u8; 64]).unwrap();
+        let evens = View::new(big, 0, &[4], &[2]).unwrap();
+        let add = |out: Base, x: Operand, y: Operand| Instruction::new(Opcode::Add, [View::of_base(out).into(), x, y]);
+        // Too large to run at once: queued.
+        rt.submit_one(add(big, View::of_base(big).into(), Scalar::F64(1.0).into())).unwrap();
+        // Reading what the queue computes (read after write): queued, and so is what reads that.
+        rt.submit_one(add(b, evens.clone().into(), Scalar::F64(1.0).into())).unwrap();
+        rt.submit_one(add_into(c, b)).unwrap();
+        assert_eq!(rt.stats().direct, 0);
+        // Beside the queue, on current bases nothing queued uses: at once.
+        rt.submit_one(add_into(e, a)).unwrap();
+        assert_eq!(rt.stats().direct, 1);
+        // A queued instruction reads a; writing a now would change what it reads (write after
+        // read): queued behind it.
+        rt.submit_one(add(g, View::of_base(a).into(), evens.into())).unwrap();
+        rt.submit_one(add_into(a, d)).unwrap();
+        assert_eq!(rt.stats().direct, 1);
+        rt.sync(a.id).unwrap();
+        assert_eq!(rt.host_slice::<f64>(a.id).unwrap(), &[7.0; 4], "the stack ran it");
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].matches("\nadd").count(), 5, "{}", seen[0]);
+    }
+
+    #[test]
+    fn a_direct_write_to_a_base_the_stack_knows_queues_one_discard() {
+        let (mut rt, seen) = direct_runtime();
+        let [a, b] = [(); 2].map(|()| rt.new_base(DType::F64, 4).unwrap());
+        rt.write(a.id, 0, &[0u8; 32]).unwrap();
+        rt.submit(vec![add_into(b, a)]).unwrap(); // a batch of one through `submit`: queued
+        rt.sync(b.id).unwrap();
+        assert_eq!(rt.host_slice::<f64>(b.id).unwrap(), &[7.0; 4]);
+        for _ in 0..3 {
+            rt.submit_one(add_into(b, a)).unwrap();
+        }
+        assert_eq!(rt.stats().direct, 3);
+        assert_eq!(rt.host_slice::<f64>(b.id).unwrap(), &[9.0; 4]);
+        rt.flush().unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.last().unwrap().matches("discard").count(), 1, "{}", seen.last().unwrap());
+    }
+
+    #[test]
+    fn a_direct_error_is_the_calls_and_the_outputs() {
+        let (mut rt, _) = direct_runtime();
+        let [a, b] = [(); 2].map(|()| rt.new_base(DType::F64, 4).unwrap());
+        rt.write(a.id, 0, &[0u8; 32]).unwrap();
+        let sqrt = Instruction::new(Opcode::Sqrt, [View::of_base(b).into(), View::of_base(a).into()]);
+        assert_eq!(rt.submit_one(sqrt), Err(Error::Execution("sqrt refused".into())));
+        assert_eq!(rt.sync(b.id), Err(Error::Execution("sqrt refused".into())));
+        // Written whole again: usable.
+        rt.submit_one(add_into(b, a)).unwrap();
+        assert_eq!(rt.host_slice::<f64>(b.id).unwrap(), &[9.0; 4]);
+    }
+
+    #[test]
+    fn direct_execution_is_off_at_zero_and_from_the_environment() {
+        let env = |v: &str| crate::config::Env::new().with_var("VM_DIRECT", v);
+        assert_eq!(RuntimeOptions::from_env(&env("0")).unwrap().direct_elements, 0);
+        assert_eq!(RuntimeOptions::from_env(&env("64")).unwrap().direct_elements, 64);
+        let e = RuntimeOptions::from_env(&env("lots")).unwrap_err();
+        assert!(e.to_string().contains("VM_DIRECT=lots"), "{e}");
+        let seen = std::sync::Arc::default();
+        let stack = WithDirect { stack: Fill7 { batches: std::sync::Arc::default() }, direct: Direct9, seen };
+        let mut rt = Runtime::new(Box::new(stack), RuntimeOptions { direct_elements: 0, ..RuntimeOptions::default() });
+        let [a, b] = [(); 2].map(|()| rt.new_base(DType::F64, 4).unwrap());
+        rt.write(a.id, 0, &[0u8; 32]).unwrap();
+        rt.submit_one(add_into(b, a)).unwrap();
+        assert_eq!(rt.stats().direct, 0);
+    }
+
     fn runtime() -> (Runtime, std::sync::Arc<std::sync::Mutex<Vec<usize>>>) {
         let batches = std::sync::Arc::default();
         let rt = Runtime::new(
             Box::new(Fill7 { batches: std::sync::Arc::clone(&batches) }),
-            RuntimeOptions { batch_limit: 3, trace: false },
+            RuntimeOptions { batch_limit: 3, ..RuntimeOptions::default() },
         );
         (rt, batches)
     }
@@ -671,7 +982,7 @@ mod tests {
         // operations, two FREEs), batches full at 1002.
         let batches = std::sync::Arc::default();
         let stack = Box::new(Fill7 { batches: std::sync::Arc::clone(&batches) });
-        let mut rt = Runtime::new(stack, RuntimeOptions { batch_limit: 1002, trace: false });
+        let mut rt = Runtime::new(stack, RuntimeOptions { batch_limit: 1002, ..RuntimeOptions::default() });
         let mut x = rt.new_base(DType::F64, 8).unwrap();
         for i in 0..1500 {
             let y = rt.new_base(DType::F64, 8).unwrap();
