@@ -82,9 +82,14 @@ impl StackSpec {
 
     /// Builds the stack (see [`StackSpec::plan`]) and returns a VM over it, with the plan.
     pub fn build(&self, threads: Option<usize>) -> Result<(Vm, StackPlan)> {
+        self.build_with(threads, RuntimeOptions::from_env(&Env::process())?)
+    }
+
+    /// [`StackSpec::build`] with a runtime run by `options` instead of the environment's.
+    pub fn build_with(&self, threads: Option<usize>, options: RuntimeOptions) -> Result<(Vm, StackPlan)> {
         let (plan, registry) = self.plan(threads)?;
         let top = plan.build(&registry)?;
-        Ok((Vm::new(Runtime::new(top, RuntimeOptions::from_env(&Env::process())?)), plan))
+        Ok((Vm::new(Runtime::new(top, options)), plan))
     }
 }
 

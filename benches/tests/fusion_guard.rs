@@ -7,7 +7,7 @@
 use vm_bench::size::SizeName;
 use vm_bench::stacks::StackSpec;
 use vm_bench::{Precision, suite};
-use vm_runtime::Statistics;
+use vm_runtime::{RuntimeOptions, Statistics};
 
 /// (benchmark, kernels, fused instructions, contracted temporaries, bytes moved) at the first
 /// tiny size, f64, one run on a fresh cpu stack.
@@ -22,7 +22,9 @@ const CONFIG: &str =
 fn fusion_of(name: &str, config: &std::path::Path) -> Statistics {
     let def = suite::find(name).unwrap_or_else(|| panic!("no benchmark {name}"));
     let size = def.sizes(SizeName::Tiny).into_iter().next().expect("a tiny size");
-    let (vm, _) = StackSpec::new(Some(config), Some("cpu")).build(None).expect("the cpu stack builds");
+    // Every instruction queued for the engine: none run at once on its interpreter.
+    let options = RuntimeOptions { direct_elements: 0, ..RuntimeOptions::default() };
+    let (vm, _) = StackSpec::new(Some(config), Some("cpu")).build_with(None, options).expect("the cpu stack builds");
     (def.vm)(&vm, size.dims(), Precision::F64).unwrap_or_else(|e| panic!("{name}: {e}"));
     let stats = vm.runtime().describe().iter().map(|i| i.statistics).sum::<Statistics>();
     vm.shutdown().unwrap();

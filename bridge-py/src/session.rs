@@ -262,7 +262,7 @@ const SYNC_FOR_ELEMENT: usize = 64;
 /// (stores of elements and fills may be queued; a queue computing the array waits: an element
 /// read in a loop of array operations must not cut the loop's batches).
 fn element_access(rt: &mut Runtime, id: BaseId) -> vm_ir::Result<bool> {
-    Ok(rt.is_host_current(id)? || (rt.pending_len() <= SYNC_FOR_ELEMENT && !rt.pending_computes(id)))
+    Ok(rt.is_in_host(id)? || (rt.pending_len() <= SYNC_FOR_ELEMENT && !rt.pending_computes(id)))
 }
 
 /// Element reads in a row, of one base that nothing queued since writes, after which the base
@@ -299,7 +299,7 @@ fn element_loop(id: BaseId) -> bool {
 /// queued.
 pub fn host_element(py: Python<'_>, id: BaseId, index: usize, observe: bool) -> PyResult<Option<Scalar>> {
     let vm = vm()?;
-    let (current, mut accessible) = vm.with(|rt| Ok((rt.is_host_current(id)?, observe || element_access(rt, id)?)))?;
+    let (current, mut accessible) = vm.with(|rt| Ok((rt.is_in_host(id)?, observe || element_access(rt, id)?)))?;
     if !accessible {
         accessible = element_loop(id);
     }
@@ -309,22 +309,22 @@ pub fn host_element(py: Python<'_>, id: BaseId, index: usize, observe: bool) -> 
     if !current {
         vm.run(py, |rt| rt.sync(id))?;
     }
-    vm.with(|rt| {
-        if !rt.is_host_current(id)? {
-            return Ok(None);
-        }
-        with_dtype!(rt.base(id)?.dtype, T => Ok(Some(Scalar::from(rt.host_slice::<T>(id)?[index]))))
-    })
+    vm.with(|rt| read_in_host(rt, id, index))
+}
+
+/// Element `index` of base `id` when host memory holds its value (the sync that lets the host
+/// read it then runs nothing); `None` otherwise.
+fn read_in_host(rt: &mut Runtime, id: BaseId, index: usize) -> vm_ir::Result<Option<Scalar>> {
+    if !rt.is_in_host(id)? {
+        return Ok(None);
+    }
+    rt.sync(id)?;
+    with_dtype!(rt.base(id)?.dtype, T => Ok(Some(Scalar::from(rt.host_slice::<T>(id)?[index]))))
 }
 
 /// Element `index` of base `id` when its host copy is current (nothing is run to make it so).
 pub fn computed_element(id: BaseId, index: usize) -> PyResult<Option<Scalar>> {
-    vm()?.with(|rt| {
-        if !rt.is_host_current(id)? {
-            return Ok(None);
-        }
-        with_dtype!(rt.base(id)?.dtype, T => Ok(Some(Scalar::from(rt.host_slice::<T>(id)?[index]))))
-    })
+    vm()?.with(|rt| read_in_host(rt, id, index))
 }
 
 /// Writes `bytes` at element `index` of base `id` in its host copy (see [`element_access`]);

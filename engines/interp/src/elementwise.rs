@@ -31,7 +31,7 @@ pub fn expect_operands(instr: &Instruction, n: usize) -> Result<()> {
 }
 
 /// `out = f(in)` element-wise.
-fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: fn(A) -> R) -> Result<()> {
+fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(A) -> R + Copy) -> Result<()> {
     let out = output(instr)?;
     prepare(mem, instr)?;
     let a = operand::<A>(mem, &instr.operands[1], &out.shape)?;
@@ -44,7 +44,7 @@ fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: fn(A) ->
 }
 
 /// `out = f(in1, in2)` element-wise.
-fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: fn(A, A) -> R) -> Result<()> {
+fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(A, A) -> R + Copy) -> Result<()> {
     let out = output(instr)?;
     prepare(mem, instr)?;
     let a = operand::<A>(mem, &instr.operands[1], &out.shape)?;
@@ -83,11 +83,31 @@ pub fn unary(instr: &Instruction, unary: UnaryOp, mem: &mut HostMemory) -> Resul
     }
 }
 
+/// Float arithmetic, written out here (it is the tables' `+ - * /`) so that the loop over a run
+/// of elements is compiled around it rather than calling the table's function per element: the
+/// four operations most instructions of a NumPy program are.
+macro_rules! inline_float_arithmetic {
+    ($mem:expr, $instr:expr, $dtype:expr, $op:expr, $($t:ty => $d:ident),*) => {
+        match ($dtype, $op) {
+            $(
+                (DType::$d, BinaryOp::Add) => return map2::<$t, $t>($mem, $instr, |a, b| a + b),
+                (DType::$d, BinaryOp::Subtract) => return map2::<$t, $t>($mem, $instr, |a, b| a - b),
+                (DType::$d, BinaryOp::Multiply) => return map2::<$t, $t>($mem, $instr, |a, b| a * b),
+                (DType::$d, BinaryOp::Divide) => return map2::<$t, $t>($mem, $instr, |a, b| a / b),
+            )*
+            _ => {}
+        }
+    };
+}
+
 /// Executes a [`vm_ir::Kind::Binary`] instruction.
 pub fn binary(instr: &Instruction, binary: BinaryOp, mem: &mut HostMemory) -> Result<()> {
     expect_operands(instr, 3)?;
     let op = instr.opcode;
     let in_dt = instr.operands[1].dtype();
+    if instr.operands[0].dtype() == in_dt {
+        inline_float_arithmetic!(mem, instr, in_dt, binary, f64 => F64, f32 => F32);
+    }
     match op.type_rule() {
         TypeRule::Same(_) => with_dtype!(in_dt, T => {
             let f = T::binary(binary).ok_or_else(|| not_defined(op, in_dt))?;

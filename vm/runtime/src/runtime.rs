@@ -64,6 +64,10 @@ struct BaseState {
     base: Base,
     /// The host copy is current: a SYNC executed and nothing has written the base since.
     host_current: bool,
+    /// Host memory holds the base's current value (a sync would run nothing): `host_current`,
+    /// or written by a direct run since, which the host may read after a [`Runtime::sync`]
+    /// (the ownership protocol asks for one whatever ran the write).
+    in_host: bool,
     /// A SYNC is pending in the batch after the last pending write.
     sync_pending: bool,
     /// One more than the number of the last instruction queued that names the base (0: none
@@ -152,6 +156,7 @@ impl Runtime {
         let state = BaseState {
             base,
             host_current: false,
+            in_host: false,
             sync_pending: false,
             used_until: 0,
             discarded_until: 0,
@@ -184,8 +189,9 @@ impl Runtime {
         self.pending.len()
     }
 
-    /// Validates `instructions` as a whole and appends them to the pending batch; flushes when
-    /// one of them is a SYNC or the batch is full. On error nothing is appended and the error
+    /// Validates `instructions` as a whole and appends them to the pending batch (a lone small
+    /// one may run at once instead: see [`Runtime::submit_in_place`]); flushes when one of them
+    /// is a SYNC or the batch is full. On error nothing is appended and the error
     /// names the instruction's position in `instructions`.
     pub fn submit(&mut self, instructions: Vec<Instruction>) -> Result<()> {
         let mut instructions = instructions.into_iter();
@@ -195,7 +201,8 @@ impl Runtime {
         })
     }
 
-    /// [`Runtime::submit`] of `n` instructions that `make(i, base_of, slot)` writes one at a time
+    /// [`Runtime::submit`] of `n` instructions (one may run at once, as for
+    /// [`Runtime::submit_in_place`]) that `make(i, base_of, slot)` writes one at a time
     /// into their place in the pending batch (`slot` holds a `none` instruction), looking bases
     /// up with `base_of` (the live ones): the C ABI's path, which converts each instruction
     /// where it will stay instead of building a batch to move. On error (from `make` or from
@@ -225,6 +232,11 @@ impl Runtime {
             if instr.opcode == Opcode::Free {
                 freed.extend(instr.views().filter_map(|v| self.bases.remove(&v.base.id)));
             }
+        }
+        if n == 1 && self.direct && self.runs_direct(&self.pending[start]) {
+            self.stats.instructions += 1;
+            let instr = self.pending.pop().expect("made above");
+            return self.run_direct(&instr);
         }
         let mut flush = false;
         for i in start..self.pending.len() {
@@ -298,10 +310,10 @@ impl Runtime {
             }
             let failed = self.failed.contains_key(&v.base.id);
             if k > 0 {
-                return state.host_current && !failed;
+                return state.in_host && !failed;
             }
             let whole = v.is_whole_base() && kind != Kind::Scatter;
-            state.unused_by(self.left_queue) && (whole || (state.host_current && !failed))
+            state.unused_by(self.left_queue) && (whole || (state.in_host && !failed))
         })
     }
 
@@ -317,11 +329,11 @@ impl Runtime {
         let result = executor.execute(std::slice::from_ref(instr), &mut self.memory);
         let state = self.bases.get_mut(&out.id).expect("runs_direct checked it");
         if let Err(e) = result {
-            state.host_current = false;
+            (state.host_current, state.in_host) = (false, false);
             self.failed.insert(out.id, e.clone());
             return Err(e);
         }
-        state.host_current = true;
+        (state.host_current, state.in_host) = (false, true);
         self.failed.remove(&out.id); // (written whole)
         if state.known {
             self.queue_discard(out.id);
@@ -445,6 +457,7 @@ impl Runtime {
             {
                 state.sync_pending = false;
                 state.host_current = result.is_ok();
+                state.in_host = result.is_ok();
             }
         }
         result
@@ -497,8 +510,10 @@ impl Runtime {
     /// [`Runtime::sync`] of a base whose contents may be unspecified.
     fn sync_unchecked(&mut self, id: BaseId) -> Result<()> {
         let base = self.base(id)?;
-        if self.bases[&id].host_current {
-            return Ok(()); // synced, or written by the runtime, since the last write
+        let state = self.bases.get_mut(&id).expect("looked up above");
+        if state.in_host {
+            state.host_current = true; // synced, or computed here, since the last write
+            return Ok(());
         }
         self.submit(vec![Instruction::new(Opcode::Sync, [Operand::View(View::of_base(base))])])
     }
@@ -521,6 +536,12 @@ impl Runtime {
         let slot = self.pending.last_mut().expect("just pushed");
         slot.operands.push(Operand::View(View::of_base(state.base)));
         self.queued(false)
+    }
+
+    /// True when host memory holds the current value of base `id` ([`Runtime::sync`] of it
+    /// runs nothing).
+    pub fn is_in_host(&self, id: BaseId) -> Result<bool> {
+        self.bases.get(&id).map(|s| s.in_host).ok_or(Error::UnknownBase(id.0))
     }
 
     /// True when the host copy of base `id` is current (a SYNC of it executed and nothing has
@@ -597,9 +618,9 @@ impl Runtime {
         // base that nothing queued uses runs nothing: `np.array([x[1], y.sum(), 0.5])` stores
         // its NumPy scalar into a new base without running the instructions computing the rest.
         let used = !state.unused_by(self.left_queue);
-        if used && (whole || state.host_current) {
+        if used && (whole || state.in_host) {
             self.flush()?;
-        } else if !whole && !state.host_current {
+        } else if !whole && !state.in_host {
             self.sync_unchecked(id)?;
         }
         let buffer = self.memory.ensure(&state.base)?;
@@ -610,7 +631,7 @@ impl Runtime {
         // One DISCARD stands for a run of writes (a loop storing element by element).
         self.queue_discard(id);
         let state = self.bases.get_mut(&id).expect("looked up above");
-        state.host_current = true;
+        (state.host_current, state.in_host) = (true, true);
         Ok(())
     }
 
@@ -669,7 +690,7 @@ fn track(
     number: u64,
 ) -> bool {
     if let Some(state) = instr.output().and_then(|out| bases.get_mut(&out.base.id)) {
-        state.host_current = false;
+        (state.host_current, state.in_host) = (false, false);
         state.sync_pending = false;
     }
     let discard = instr.opcode == Opcode::Discard;
@@ -813,6 +834,10 @@ mod tests {
         rt.submit_one(add_into(b, a)).unwrap();
         rt.submit_one(add_into(c, b)).unwrap();
         assert_eq!(rt.stats().direct, 2);
+        // The ownership protocol still asks for a sync (which runs nothing).
+        assert!(rt.host_data(c.id).is_err());
+        assert!(rt.is_in_host(c.id).unwrap());
+        rt.sync(c.id).unwrap();
         assert_eq!(rt.host_slice::<f64>(c.id).unwrap(), &[9.0; 4]);
         assert_eq!(rt.pending_len(), 1, "a's DISCARD");
         // Temporaries the stack never heard of are freed by the runtime alone.
@@ -861,13 +886,14 @@ mod tests {
         let (mut rt, seen) = direct_runtime();
         let [a, b] = [(); 2].map(|()| rt.new_base(DType::F64, 4).unwrap());
         rt.write(a.id, 0, &[0u8; 32]).unwrap();
-        rt.submit(vec![add_into(b, a)]).unwrap(); // a batch of one through `submit`: queued
+        rt.submit(vec![add_into(b, a), add_into(b, b)]).unwrap(); // a batch of two: queued
         rt.sync(b.id).unwrap();
         assert_eq!(rt.host_slice::<f64>(b.id).unwrap(), &[7.0; 4]);
         for _ in 0..3 {
             rt.submit_one(add_into(b, a)).unwrap();
         }
         assert_eq!(rt.stats().direct, 3);
+        rt.sync(b.id).unwrap();
         assert_eq!(rt.host_slice::<f64>(b.id).unwrap(), &[9.0; 4]);
         rt.flush().unwrap();
         let seen = seen.lock().unwrap();
@@ -884,6 +910,7 @@ mod tests {
         assert_eq!(rt.sync(b.id), Err(Error::Execution("sqrt refused".into())));
         // Written whole again: usable.
         rt.submit_one(add_into(b, a)).unwrap();
+        rt.sync(b.id).unwrap();
         assert_eq!(rt.host_slice::<f64>(b.id).unwrap(), &[9.0; 4]);
     }
 
