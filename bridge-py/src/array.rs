@@ -89,6 +89,28 @@ fn host_scalar(py: Python<'_>, v: &View) -> PyResult<Option<Py<PyAny>>> {
     numpy_scalar_of(py, x).map(Some)
 }
 
+/// Stores `value` into the one element `v` in host memory when that is at hand and `value` is
+/// a number that converts without a question (a Python float into floats, a Python int into
+/// int64 or floats, a NumPy scalar of `v`'s dtype): the common `a[i, j] = x` of a loop, without
+/// the general assignment's checks. False when the general path must do it.
+fn store_element(py: Python<'_>, v: &View, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let dt = v.dtype();
+    let c = if value.is_exact_instance_of::<PyFloat>() && dt.is_float() {
+        Scalar::F64(value.extract()?).cast(dt)
+    } else if value.is_exact_instance_of::<PyInt>() && (dt == DType::I64 || dt.is_float()) {
+        match value.extract::<i64>() {
+            Ok(i) => Scalar::I64(i).cast(dt),
+            Err(_) => return Ok(false), // past int64: the general path's conversion or error
+        }
+    } else {
+        match numpy_scalar(value)? {
+            Some(c) if c.dtype() == dt => c,
+            _ => return Ok(false),
+        }
+    };
+    crate::session::host_store(py, v.base.id, v.start as usize, &ops::scalar_bytes(c))
+}
+
 /// A 0-d result as NumPy's scalar, which is what NumPy returns (`x.sum()`, `u @ v`), when its
 /// value is computed already (small instructions run at once on a stack computing in host
 /// memory); else the array itself, which stands for the scalar until the value is needed.
@@ -1129,6 +1151,9 @@ impl NdArray {
                     if ndim > 0 {
                         return Err(value_err("setting an array element with a sequence."));
                     }
+                }
+                if element && store_element(py, &v, value)? {
+                    return Ok(());
                 }
                 let target = Bound::new(py, NdArray::new(v, slf.get().handle()))?;
                 ops::_assign(py, &target, value)

@@ -87,7 +87,18 @@ pub fn matmul_arrays(py: Python<'_>, a: &Bound<'_, NdArray>, b: &Bound<'_, NdArr
     Ok(Some(wrap(py, view, handle)?.into_any()))
 }
 
+/// `a @ b` ([`matmul_arrays`]) for two vmnp arrays; `None` for anything else (the Python
+/// layer's `dot` and `matmul` go on).
+#[pyfunction]
+fn _dot(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
+    match (a.cast::<NdArray>(), b.cast::<NdArray>()) {
+        (Ok(a), Ok(b)) => matmul_arrays(py, a, b),
+        _ => Ok(None),
+    }
+}
+
 /// Adds this module's functions to `m`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(_matmul, m)?)
+    m.add_function(wrap_pyfunction!(_matmul, m)?)?;
+    m.add_function(wrap_pyfunction!(_dot, m)?)
 }

@@ -6,7 +6,7 @@ use crate::dtypes::{Weak, float_of, promote, promote_weak};
 use crate::session::{BaseHandle, hook, value_err, vm};
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyModule, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyModule, PyTuple};
 use std::sync::Arc;
 use vm_ir::view::row_major_strides;
 use vm_ir::{DType, Instruction, Opcode, Operand, Scalar, View};
@@ -575,6 +575,59 @@ fn _ufunc(
     }
 }
 
+/// The native half of vmnp's `ufunc` class (the Python class derives from it): a call with
+/// just its inputs, vmnp arrays with Python numbers (`np.exp(x)`, `np.maximum(x, 0.0)`), is
+/// recorded here; any other call goes to the Python class's `_call_any` (keywords, NumPy's
+/// arrays and scalars, overrides, the fallback). A NumPy program calls ufuncs more than
+/// anything else.
+#[pyclass(subclass, frozen, module = "vmnp", name = "_UfuncBase")]
+pub struct UfuncBase {
+    /// The name `_ufunc` records it by.
+    op: String,
+    /// The number of inputs.
+    nin: usize,
+}
+
+#[pymethods]
+impl UfuncBase {
+    #[new]
+    fn py_new(name: &str, op: &str, nin: usize) -> UfuncBase {
+        let _ = name; // the Python class keeps NumPy's name
+        UfuncBase { op: op.to_string(), nin }
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let me = slf.get();
+        if kwargs.is_none_or(|k| k.is_empty()) && args.len() == me.nin {
+            let array = |x: &Bound<'_, PyAny>| x.is_exact_instance_of::<NdArray>();
+            let number = |x: &Bound<'_, PyAny>| {
+                array(x)
+                    || x.is_exact_instance_of::<PyFloat>()
+                    || x.is_exact_instance_of::<PyInt>()
+                    || x.is_exact_instance_of::<PyBool>()
+            };
+            let direct = match me.nin {
+                1 => array(&args.get_item(0)?),
+                2 => {
+                    let (a, b) = (args.get_item(0)?, args.get_item(1)?);
+                    (array(&a) && number(&b)) || (array(&b) && number(&a))
+                }
+                _ => false,
+            };
+            if direct && let Some(r) = _ufunc(py, &me.op, args, None)? {
+                return Ok(r);
+            }
+        }
+        Ok(slf.call_method(pyo3::intern!(py, "_call_any"), args.clone(), kwargs)?.unbind())
+    }
+}
+
 /// How the views of `a` and `b` share elements: "disjoint", "identical" or "partial" (exact;
 /// arrays of different bases are disjoint).
 #[pyfunction]
@@ -763,7 +816,7 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
 }
 
 /// The bytes of `c` in memory (native byte order, its dtype's size).
-fn scalar_bytes(c: Scalar) -> Vec<u8> {
+pub fn scalar_bytes(c: Scalar) -> Vec<u8> {
     match c {
         Scalar::Bool(b) => vec![u8::from(b)],
         Scalar::I8(x) => x.to_ne_bytes().to_vec(),
@@ -1137,6 +1190,7 @@ fn _argreduce(py: Python<'_>, name: &str, a: &Bound<'_, NdArray>, axis: isize) -
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_argreduce, m)?)?;
     m.add_function(wrap_pyfunction!(_ufunc, m)?)?;
+    m.add_class::<UfuncBase>()?;
     m.add_function(wrap_pyfunction!(_where, m)?)?;
     m.add_function(wrap_pyfunction!(_overlap, m)?)?;
     m.add_function(wrap_pyfunction!(_cast, m)?)?;

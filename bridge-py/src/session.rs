@@ -299,16 +299,18 @@ fn element_loop(id: BaseId) -> bool {
 /// queued.
 pub fn host_element(py: Python<'_>, id: BaseId, index: usize, observe: bool) -> PyResult<Option<Scalar>> {
     let vm = vm()?;
-    let (current, mut accessible) = vm.with(|rt| Ok((rt.is_in_host(id)?, observe || element_access(rt, id)?)))?;
-    if !accessible {
-        accessible = element_loop(id);
-    }
+    // Held in host memory already: read at once (the common case of an element loop).
+    let accessible = match vm.with(|rt| match read_in_host(rt, id, index)? {
+        Some(x) => Ok(Err(x)),
+        None => Ok(Ok(observe || element_access(rt, id)?)),
+    })? {
+        Err(x) => return Ok(Some(x)),
+        Ok(accessible) => accessible || element_loop(id),
+    };
     if !accessible {
         return Ok(None);
     }
-    if !current {
-        vm.run(py, |rt| rt.sync(id))?;
-    }
+    vm.run(py, |rt| rt.sync(id))?;
     vm.with(|rt| read_in_host(rt, id, index))
 }
 
@@ -331,12 +333,20 @@ pub fn computed_element(id: BaseId, index: usize) -> PyResult<Option<Scalar>> {
 /// false when the store must be queued instead.
 pub fn host_store(py: Python<'_>, id: BaseId, index: usize, bytes: &[u8]) -> PyResult<bool> {
     let vm = vm()?;
-    if !vm.with(|rt| element_access(rt, id))? {
-        return Ok(false);
-    }
     crate::bounds::forget(id);
-    vm.run(py, |rt| rt.write(id, index as u64, bytes))?;
-    Ok(true)
+    // Held in host memory and used by nothing queued: the write runs nothing (the GIL stays).
+    let stored = vm.with(|rt| {
+        if rt.is_in_host(id)? && !rt.is_queued(id)? {
+            rt.write(id, index as u64, bytes)?;
+            return Ok(Some(true));
+        }
+        Ok(element_access(rt, id)?.then_some(false))
+    })?;
+    match stored {
+        Some(true) => Ok(true),
+        Some(false) => vm.run(py, |rt| rt.write(id, index as u64, bytes)).map(|()| true),
+        None => Ok(false),
+    }
 }
 
 /// `ValueError` with NumPy's text.

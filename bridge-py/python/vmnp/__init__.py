@@ -577,12 +577,10 @@ def _is_scalar(x):
     return type(x) in (float, int, _b.bool) or isinstance(x, _np.generic)
 
 
-#: Inputs a ufunc call records straight away (no override, conversion or fallback to consider).
-_DIRECT_INPUTS = frozenset((ndarray, float, int, _b.bool))
-
-
-class ufunc:
-    """A NumPy ufunc recorded on the VM: call, ``reduce``, ``accumulate``, ``outer``."""
+class ufunc(_vmnp._UfuncBase):
+    """A NumPy ufunc recorded on the VM: call, ``reduce``, ``accumulate``, ``outer``. A call with
+    vmnp arrays and Python numbers only is recorded natively (``_vmnp._UfuncBase``); any other
+    goes to ``_call_any``."""
 
     def __init__(self, name, op, nin):
         self.__name__ = name
@@ -596,22 +594,10 @@ class ufunc:
     def __repr__(self):
         return f"<ufunc '{self.__name__}'>"
 
-    def __call__(self, *inputs, out=None, where=True, dtype=None, casting="same_kind", **kwargs):
+    def _call_any(self, *inputs, out=None, where=True, dtype=None, casting="same_kind", **kwargs):
         if out is None and where is True and not kwargs:
             if dtype is None and casting == "same_kind" and len(inputs) == self.nin:
-                if self.nin == 1:
-                    direct = type(inputs[0]) is ndarray
-                elif self.nin == 2:
-                    ta, tb = type(inputs[0]), type(inputs[1])
-                    direct = ta is ndarray and tb in _DIRECT_INPUTS or tb is ndarray and ta in _DIRECT_INPUTS
-                else:
-                    direct = False
-                if direct:
-                    # vmnp arrays and Python numbers, nothing else asked: recorded at once.
-                    r = _vmnp._ufunc(self._op, inputs, None)
-                    if r is not None:
-                        return r
-                elif _b.all(map(_is_scalar, inputs)):
+                if _b.all(map(_is_scalar, inputs)):
                     return self._numpy(*inputs)
             elif _b.all(map(_is_scalar, inputs)):
                 # Python and NumPy scalars only: NumPy's scalar result at once (`np.sin(x[i])` in

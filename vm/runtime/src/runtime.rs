@@ -538,6 +538,11 @@ impl Runtime {
         self.queued(false)
     }
 
+    /// True when an instruction of the pending batch (other than a DISCARD) names base `id`.
+    pub fn is_queued(&self, id: BaseId) -> Result<bool> {
+        self.bases.get(&id).map(|s| !s.unused_by(self.left_queue)).ok_or(Error::UnknownBase(id.0))
+    }
+
     /// True when host memory holds the current value of base `id` ([`Runtime::sync`] of it
     /// runs nothing).
     pub fn is_in_host(&self, id: BaseId) -> Result<bool> {
