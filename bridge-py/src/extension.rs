@@ -11,6 +11,7 @@ use crate::array::NdArray;
 use crate::ops::wrap;
 use crate::session::vm;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString, PyTuple};
 use smallvec::smallvec;
 use std::sync::OnceLock;
 use vm_ir::{DType, Opcode, Operand, View};
@@ -54,8 +55,9 @@ pub fn matmul_arrays(py: Python<'_>, a: &Bound<'_, NdArray>, b: &Bound<'_, NdArr
     if !float || !ranks || vb.shape[0] != va.shape[va.ndim() - 1] {
         return Ok(None);
     }
-    if va.ndim() == 1 && vb.ndim() == 1 {
-        // (Of empty vectors too: the sum of nothing is 0.)
+    let op = matmul_opcode()?;
+    if va.ndim() == 1 && vb.ndim() == 1 && (op.is_none() || va.shape[0] == 0) {
+        // A product and a sum (of empty vectors too: the sum of nothing is 0).
         let product = crate::ops::binary(py, Opcode::Multiply, a.as_any(), b.as_any(), None)?.expect("array operands");
         let product = product.bind(py).cast::<NdArray>()?;
         let sum = crate::ops::_reduce(py, "sum", product, None, false, None, true)?;
@@ -64,7 +66,7 @@ pub fn matmul_arrays(py: Python<'_>, a: &Bound<'_, NdArray>, b: &Bound<'_, NdArr
     if va.shape.contains(&0) || vb.shape.contains(&0) {
         return Ok(None);
     }
-    let Some(op) = matmul_opcode()? else { return Ok(None) };
+    let Some(op) = op else { return Ok(None) };
     // A vector is a one-row (left) or one-column (right) matrix; the result drops that axis.
     let as_matrix = |v: View, row: bool| -> PyResult<View> {
         if v.ndim() == 2 {
@@ -80,11 +82,13 @@ pub fn matmul_arrays(py: Python<'_>, a: &Bound<'_, NdArray>, b: &Bound<'_, NdArr
     let (view, handle) =
         vm()?.submit_new(py, &shape, dtype, op, &mut smallvec![Operand::View(ma), Operand::View(mb)])?;
     let view = match (rows, cols) {
+        // A vector dot product: NumPy's scalar once computed.
+        (true, true) => View { shape: [][..].into(), stride: [][..].into(), ..view },
         (true, _) => View { shape: [shape[1]][..].into(), stride: [1i64][..].into(), ..view },
         (_, true) => View { shape: [shape[0]][..].into(), stride: [1i64][..].into(), ..view },
         _ => view,
     };
-    Ok(Some(wrap(py, view, handle)?.into_any()))
+    crate::array::scalar_if_computed(py, wrap(py, view, handle)?).map(Some)
 }
 
 /// `a @ b` ([`matmul_arrays`]) for two vmnp arrays; `None` for anything else (the Python
@@ -97,8 +101,46 @@ fn _dot(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<
     }
 }
 
+/// `numpy.dot` and `numpy.matmul` as programs call them: two vmnp arrays and nothing else are
+/// recorded natively ([`matmul_arrays`]), anything else goes to the Python function `slow`
+/// (vmnp's, with its fallback to NumPy).
+#[pyclass(frozen, module = "vmnp", name = "_Product")]
+struct Product {
+    slow: Py<PyAny>,
+}
+
+#[pymethods]
+impl Product {
+    #[new]
+    fn py_new(slow: Py<PyAny>) -> Product {
+        Product { slow }
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        if args.len() == 2
+            && kwargs.is_none_or(|k| k.is_empty())
+            && let Some(r) = _dot(py, &args.get_item(0)?, &args.get_item(1)?)?
+        {
+            return Ok(r);
+        }
+        Ok(self.slow.bind(py).call(args, kwargs)?.unbind())
+    }
+
+    /// The Python function's attributes (`__name__`, `__doc__`, ...).
+    fn __getattr__(&self, py: Python<'_>, name: &Bound<'_, PyString>) -> PyResult<Py<PyAny>> {
+        Ok(self.slow.bind(py).getattr(name)?.unbind())
+    }
+}
+
 /// Adds this module's functions to `m`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_matmul, m)?)?;
-    m.add_function(wrap_pyfunction!(_dot, m)?)
+    m.add_function(wrap_pyfunction!(_dot, m)?)?;
+    m.add_class::<Product>()
 }

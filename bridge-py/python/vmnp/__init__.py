@@ -1694,6 +1694,8 @@ for _name, _func in list(globals().items()):
     if _func.__module__.startswith("vmnp") and callable(getattr(_np, _name, None)):
         globals()[_name] = _falling_back(_name, _func, getattr(_np, _name))
 del _name, _func
+# Products of two vmnp arrays are recorded natively, without the Python layers.
+dot, matmul = _vmnp._Product(dot), _vmnp._Product(matmul)  # noqa: F821 (defined above)
 
 # `from numpy import *` in a program under `python -m vmnp`: NumPy's public names, vmnp's own
 # where it has them and NumPy's through the fallback otherwise.

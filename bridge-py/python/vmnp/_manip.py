@@ -664,10 +664,6 @@ def triu(m, k=0):
 def matmul(a, b, out=None, **kwargs):
     """Matrix product (broadcast multiply and a sum over the shared axis)."""
 
-    if out is None and not kwargs:
-        r = _vmnp._dot(a, b)  # float vectors and matrices, recorded natively
-        if r is not None:
-            return r
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(
@@ -715,10 +711,6 @@ def dot(a, b, out=None):
     """Dot product: ``matmul`` for 1-D and 2-D operands, a product for scalars, and for N-D
     operands a sum over the last axis of ``a`` and the second-to-last of ``b``."""
 
-    if out is None:
-        r = _vmnp._dot(a, b)  # float vectors and matrices, recorded natively
-        if r is not None:
-            return r
     a, b = asarray(a), asarray(b)
     if a.ndim == 0 or b.ndim == 0:
         return _v.multiply(a, b, out=out)

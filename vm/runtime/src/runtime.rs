@@ -236,7 +236,7 @@ impl Runtime {
         if n == 1 && self.direct && self.runs_direct(&self.pending[start]) {
             self.stats.instructions += 1;
             let instr = self.pending.pop().expect("made above");
-            return self.run_direct(&instr);
+            return self.run_direct(instr);
         }
         let mut flush = false;
         for i in start..self.pending.len() {
@@ -278,7 +278,7 @@ impl Runtime {
         self.stats.instructions += 1;
         if self.direct && self.runs_direct(&self.pending[i]) {
             let instr = self.pending.pop().expect("pushed above");
-            return self.run_direct(&instr);
+            return self.run_direct(instr);
         }
         let number = self.left_queue + i as u64;
         let flush = track(&mut self.bases, &mut self.memory, &mut self.syncs, &self.pending[i], number);
@@ -292,8 +292,19 @@ impl Runtime {
     /// and is current too, unless the instruction writes all of it.
     fn runs_direct(&self, instr: &Instruction) -> bool {
         let kind = instr.opcode.kind();
-        if matches!(kind, Kind::System | Kind::Extension | Kind::Nothing) || instr.output().is_none() {
+        if matches!(kind, Kind::System | Kind::Nothing) || instr.output().is_none() {
             return false;
+        }
+        if kind == Kind::Extension {
+            // Of the extension methods, the matrix product the interpreter implements, when
+            // small in multiply-adds too (`m * n * k`).
+            let known = self.extension_name(instr.opcode) == Some(vm_ir::extension::MATMUL);
+            let small = vm_ir::extension::matmul_operands(instr).is_ok_and(|(out, a, _)| {
+                (out.nelem() as u64).saturating_mul(a.shape[1] as u64) <= self.options.direct_elements * 8
+            });
+            if !known || !small {
+                return false;
+            }
         }
         // A gather reads, and a scatter writes, only the elements its index points at: its
         // source or destination may be large.
@@ -318,15 +329,23 @@ impl Runtime {
     }
 
     /// Runs `instr` on the direct executor ([`Runtime::submit_in_place`]).
-    fn run_direct(&mut self, instr: &Instruction) -> Result<()> {
+    fn run_direct(&mut self, instr: Instruction) -> Result<()> {
         if self.options.trace {
-            eprintln!("--- VM_TRACE direct ---\n{}", vm_ir::asm::print_batch(std::slice::from_ref(instr)));
+            eprintln!("--- VM_TRACE direct ---\n{}", vm_ir::asm::print_batch(std::slice::from_ref(&instr)));
         }
-        self.stats.direct += 1;
         self.memory.interrupt().clear();
         let out = instr.output().expect("runs_direct checked it").base;
         let executor = self.stack.direct().expect("the runtime runs direct only with an executor");
-        let result = executor.execute(std::slice::from_ref(instr), &mut self.memory);
+        let result = executor.execute(std::slice::from_ref(&instr), &mut self.memory);
+        if matches!(result, Err(Error::Unsupported(_))) && instr.opcode.kind() == Kind::Extension {
+            // An extension method the executor lacks (it refuses before writing): the stack's.
+            let number = self.left_queue + self.pending.len() as u64;
+            self.pending.push(instr);
+            let last = self.pending.last().expect("just pushed");
+            let flush = track(&mut self.bases, &mut self.memory, &mut self.syncs, last, number);
+            return self.queued(flush);
+        }
+        self.stats.direct += 1;
         let state = self.bases.get_mut(&out.id).expect("runs_direct checked it");
         if let Err(e) = result {
             (state.host_current, state.in_host) = (false, false);
@@ -789,6 +808,9 @@ mod tests {
                     return Err(Error::Execution("sqrt refused".into()));
                 }
                 let out = i.output().expect("direct instructions write");
+                if matches!(i.opcode, Opcode::Extension(_)) && out.nelem() == 1 {
+                    return Err(Error::Unsupported("no dot products here".into()));
+                }
                 mem.ensure(&out.base)?.as_mut_slice::<f64>().fill(9.0);
             }
             Ok(())
@@ -809,6 +831,9 @@ mod tests {
         fn direct(&mut self) -> Option<&mut (dyn Component + 'static)> {
             Some(&mut self.direct)
         }
+        fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
+            self.stack.register_extension(name, opcode)
+        }
         fn info(&self) -> ComponentInfo {
             ComponentInfo::default()
         }
@@ -816,13 +841,18 @@ mod tests {
 
     /// A runtime over [`WithDirect`] running instructions of up to 4 elements at once.
     fn direct_runtime() -> (Runtime, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+        direct_runtime_of(4)
+    }
+
+    /// A runtime over [`WithDirect`] running instructions of up to `elements` at once.
+    fn direct_runtime_of(elements: u64) -> (Runtime, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
         let seen = std::sync::Arc::default();
         let stack = WithDirect {
             stack: Fill7 { batches: std::sync::Arc::default() },
             direct: Direct9,
             seen: std::sync::Arc::clone(&seen),
         };
-        (Runtime::new(Box::new(stack), RuntimeOptions { direct_elements: 4, ..RuntimeOptions::default() }), seen)
+        (Runtime::new(Box::new(stack), RuntimeOptions { direct_elements: elements, ..RuntimeOptions::default() }), seen)
     }
 
     fn add_into(out: Base, x: Base) -> Instruction {
@@ -917,6 +947,38 @@ mod tests {
         rt.submit_one(add_into(b, a)).unwrap();
         rt.sync(b.id).unwrap();
         assert_eq!(rt.host_slice::<f64>(b.id).unwrap(), &[9.0; 4]);
+    }
+
+    #[test]
+    fn small_matrix_products_run_at_once_where_the_executor_has_them() {
+        let (mut rt, _) = direct_runtime();
+        let matmul = rt.register_extension(vm_ir::extension::MATMUL).unwrap();
+        let [a, c] = [(); 2].map(|()| rt.new_base(DType::F64, 4).unwrap());
+        let dot = rt.new_base(DType::F64, 1).unwrap();
+        rt.write(a.id, 0, &[0u8; 32]).unwrap();
+        let square = |x: Base| View::new(x, 0, &[2, 2], &[2, 1]).unwrap().into();
+        rt.submit_one(Instruction::new(matmul, [square(c), square(a), square(a)])).unwrap();
+        assert_eq!(rt.stats().direct, 1);
+        // Refused by the executor (an extension it lacks): queued for the stack instead.
+        let row = View::new(a, 0, &[1, 4], &[4, 1]).unwrap().into();
+        let column = View::new(a, 0, &[4, 1], &[1, 4]).unwrap().into();
+        let one = View::new(dot, 0, &[1, 1], &[1, 1]).unwrap().into();
+        rt.submit_one(Instruction::new(matmul, [one, row, column])).unwrap();
+        assert_eq!((rt.stats().direct, rt.pending_len()), (1, 2), "a's DISCARD and the product");
+        rt.sync(dot.id).unwrap();
+        assert_eq!(rt.host_slice::<f64>(dot.id).unwrap(), &[7.0]);
+        // Views of at most 256 elements, but more multiply-adds than 8 x 256: queued.
+        let (mut rt, _) = direct_runtime_of(256);
+        let matmul = rt.register_extension(vm_ir::extension::MATMUL).unwrap();
+        let [x, y] = [(); 2].map(|()| rt.new_base(DType::F64, 256).unwrap());
+        for b in [x, y] {
+            rt.write(b.id, 0, &[0u8; 2048]).unwrap();
+        }
+        let of = |b: Base, n: usize| View::new(b, 0, &[n, n], &[n as i64, 1]).unwrap().into();
+        rt.submit_one(Instruction::new(matmul, [of(y, 8), of(x, 8), of(x, 8)])).unwrap();
+        assert_eq!(rt.stats().direct, 1, "8 x 8 x 8");
+        rt.submit_one(Instruction::new(matmul, [of(y, 16), of(x, 16), of(x, 16)])).unwrap();
+        assert_eq!(rt.stats().direct, 1, "16 x 16 x 16");
     }
 
     #[test]
