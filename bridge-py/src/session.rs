@@ -230,6 +230,17 @@ fn _shutdown(py: Python<'_>) -> PyResult<()> {
     py.detach(|| context::shutdown(std::ptr::without_provenance_mut(token))).map_err(vm_err)
 }
 
+/// The runtime's counters: instructions accepted, batches flushed, instructions run at once.
+#[pyfunction]
+fn _runtime_stats(py: Python<'_>) -> PyResult<Py<PyDict>> {
+    let s = vm()?.with(|rt| Ok(rt.stats()))?;
+    let d = PyDict::new(py);
+    d.set_item("instructions", s.instructions)?;
+    d.set_item("flushes", s.flushes)?;
+    d.set_item("direct", s.direct)?;
+    Ok(d.unbind())
+}
+
 /// Number of live bases of the VM (for memory tests).
 #[pyfunction]
 fn _live_bases() -> PyResult<usize> {
@@ -365,6 +376,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_watch_interrupts, m)?)?;
     m.add_function(wrap_pyfunction!(_context_token, m)?)?;
     m.add_function(wrap_pyfunction!(_live_bases, m)?)?;
+    m.add_function(wrap_pyfunction!(_runtime_stats, m)?)?;
     m.add_function(wrap_pyfunction!(_shutdown, m)?)?;
     m.add_function(wrap_pyfunction!(_describe, m)?)?;
     Ok(())
