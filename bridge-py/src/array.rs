@@ -75,6 +75,12 @@ pub enum Arg {
 /// per-operation path).
 static NP_SCALAR_TYPES: PyOnceLock<Vec<(Py<PyType>, DType)>> = PyOnceLock::new();
 
+/// True when `obj` is a NumPy scalar of a dtype the VM has (`np.float64(2.0)`, `np.int32(7)`).
+pub fn is_numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let ty = obj.get_type();
+    Ok(numpy_scalar_types(obj.py())?.iter().any(|(t, _)| ty.is(t.bind(obj.py()))))
+}
+
 fn numpy_scalar_types(py: Python<'_>) -> PyResult<&Vec<(Py<PyType>, DType)>> {
     NP_SCALAR_TYPES.get_or_try_init(py, || -> PyResult<Vec<(Py<PyType>, DType)>> {
         let np = py.import("numpy")?;
@@ -87,6 +93,48 @@ fn numpy_scalar_types(py: Python<'_>) -> PyResult<&Vec<(Py<PyType>, DType)>> {
 fn host_scalar(py: Python<'_>, v: &View) -> PyResult<Option<Py<PyAny>>> {
     let Some(x) = crate::session::host_element(py, v.base.id, v.start as usize, false)? else { return Ok(None) };
     numpy_scalar_of(py, x).map(Some)
+}
+
+/// The base and position of the element `key` names in `v` when `key` is one Python int per
+/// axis, each in range; `None` for any other key (the general indexing handles it, errors too).
+fn element_at(v: &View, key: &Bound<'_, PyAny>) -> PyResult<Option<(vm_ir::BaseId, usize)>> {
+    let mut offset = v.start;
+    let mut axis = 0;
+    let mut add = |i: &Bound<'_, PyAny>| -> PyResult<bool> {
+        if !i.is_exact_instance_of::<PyInt>() || axis >= v.ndim() {
+            return Ok(false);
+        }
+        let Ok(i) = i.extract::<i64>() else { return Ok(false) };
+        let n = v.shape[axis] as i64;
+        if i < -n || i >= n {
+            return Ok(false);
+        }
+        offset += i.rem_euclid(n.max(1)) * v.stride[axis];
+        axis += 1;
+        Ok(true)
+    };
+    let all = match key.cast::<PyTuple>() {
+        Ok(t) => t.len() == v.ndim() && t.iter().try_fold(true, |ok, i| Ok::<bool, PyErr>(ok && add(&i)?))?,
+        Err(_) => v.ndim() == 1 && add(key)?,
+    };
+    Ok(all.then_some((v.base.id, offset as usize)))
+}
+
+/// `a[index]` of a vector `a` by a contiguous integer vector `index` whose values are in host
+/// memory and in `0..len(a)` (a loop gathering `x[cols]` for slices `cols` of an input): the
+/// gather recorded at once, without the Python layer's range check; `None` for anything else.
+fn gather_in_range(py: Python<'_>, a: &Bound<'_, NdArray>, key: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
+    let Ok(index) = key.cast::<NdArray>() else { return Ok(None) };
+    let (av, iv) = (a.get().view().clone(), index.get().view().clone());
+    if av.ndim() != 1 || iv.ndim() != 1 || !iv.dtype().is_integer() || !iv.is_contiguous() {
+        return Ok(None);
+    }
+    let n = av.shape[0] as i64;
+    let run = iv.start as usize..iv.start as usize + iv.nelem();
+    match crate::session::in_host_within(iv.base.id, run, 0..n)? {
+        true => Ok(Some(ops::_gather(py, a, index)?.into_any())),
+        false => Ok(None),
+    }
 }
 
 /// Stores `value` into the one element `v` in host memory when that is at hand and `value` is
@@ -1115,6 +1163,13 @@ impl NdArray {
 
     fn __getitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
+        // One element by Python ints, in host memory: the read of an element loop.
+        let at = element_at(&slf.get().view(), key)?;
+        if let Some((id, index)) = at
+            && let Some(x) = crate::session::computed_element(id, index)?
+        {
+            return numpy_scalar_of(py, x);
+        }
         match slf.get().basic(key)? {
             // NumPy's scalar when the value is at hand; else a 0-d copy stands for it (later
             // writes to the array do not change it), computed with the rest of the queue.
@@ -1126,7 +1181,10 @@ impl NdArray {
                 Ok(ops::unary(py, Opcode::Identity, element.bind(py).as_any(), None)?.expect("an array operand"))
             }
             Some((v, false)) => Ok(slf.get().with_view(py, v)?.into_any()),
-            None => Ok(hook(py, "getitem")?.call1((slf, key))?.unbind()),
+            None => match gather_in_range(py, slf, key)? {
+                Some(r) => Ok(r),
+                None => Ok(hook(py, "getitem")?.call1((slf, key))?.unbind()),
+            },
         }
     }
 

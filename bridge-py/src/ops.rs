@@ -623,6 +623,20 @@ impl UfuncBase {
             if direct && let Some(r) = _ufunc(py, &me.op, args, None)? {
                 return Ok(r);
             }
+            // Numbers only (`np.sqrt(a[i])` in an element loop): NumPy's scalar, as NumPy
+            // computes it.
+            let scalar = |x: Bound<'_, PyAny>| -> PyResult<bool> {
+                Ok(x.is_exact_instance_of::<PyFloat>()
+                    || x.is_exact_instance_of::<PyInt>()
+                    || x.is_exact_instance_of::<PyBool>()
+                    || crate::array::is_numpy_scalar(&x)?)
+            };
+            if !direct && args.iter().map(scalar).collect::<PyResult<Vec<bool>>>()?.iter().all(|&s| s) {
+                let numpy = slf.getattr(pyo3::intern!(py, "_numpy"))?;
+                if !numpy.is_none() {
+                    return Ok(numpy.call1(args.clone())?.unbind());
+                }
+            }
         }
         Ok(slf.call_method(pyo3::intern!(py, "_call_any"), args.clone(), kwargs)?.unbind())
     }
@@ -906,7 +920,7 @@ fn _view(
 
 /// `out[i] = a.flat[index[i]]` (positions in `a`'s row-major order).
 #[pyfunction]
-fn _gather(py: Python<'_>, a: &Bound<'_, NdArray>, index: &Bound<'_, NdArray>) -> PyResult<Py<NdArray>> {
+pub(crate) fn _gather(py: Python<'_>, a: &Bound<'_, NdArray>, index: &Bound<'_, NdArray>) -> PyResult<Py<NdArray>> {
     let (a, index) = (a.get(), index.get());
     let (v, h) = new_array(&index.view().shape, a.view().dtype())?;
     let instr = Instruction::new(

@@ -328,11 +328,25 @@ pub fn host_element(py: Python<'_>, id: BaseId, index: usize, observe: bool) -> 
 /// Element `index` of base `id` when host memory holds its value (the sync that lets the host
 /// read it then runs nothing); `None` otherwise.
 fn read_in_host(rt: &mut Runtime, id: BaseId, index: usize) -> vm_ir::Result<Option<Scalar>> {
-    if !rt.is_in_host(id)? {
-        return Ok(None);
-    }
-    rt.sync(id)?;
-    with_dtype!(rt.base(id)?.dtype, T => Ok(Some(Scalar::from(rt.host_slice::<T>(id)?[index]))))
+    rt.read_in_host(id, index)
+}
+
+/// True when the integer elements `run` of base `id` are in host memory and all lie in
+/// `range` (nothing is run to find out: false when they are not in host memory).
+pub fn in_host_within(id: BaseId, run: std::ops::Range<usize>, range: std::ops::Range<i64>) -> PyResult<bool> {
+    vm()?.with(|rt| {
+        if !rt.is_in_host(id)? {
+            return Ok(false);
+        }
+        rt.sync(id)?;
+        with_dtype!(rt.base(id)?.dtype, T => {
+            let values = rt.host_slice::<T>(id)?.get(run).unwrap_or_default();
+            Ok(values.iter().all(|&x| {
+                let x = Scalar::from(x);
+                x.dtype().is_integer() && (x.dtype() != DType::U64 || x.as_i64() >= 0) && range.contains(&x.as_i64())
+            }))
+        })
+    })
 }
 
 /// Element `index` of base `id` when its host copy is current (nothing is run to make it so).

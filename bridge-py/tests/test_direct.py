@@ -93,6 +93,16 @@ def test_large_operations_are_still_queued():
         "a = np.arange(4.0); out = (np.add(a, 1), np.add(2, a), np.sqrt(a), np.maximum(a, True), np.add(a, a))",
         "a = np.arange(4.0); out = (np.add(a, 1, dtype=np.float32), np.add(a, np.float32(1)), np.negative(a))",
         "a = np.arange(4.0); out = np.zeros(4); np.multiply(a, 3, out=out)",
+        # ufuncs of numbers only: NumPy's scalars
+        "a = np.arange(4.0); out = (np.sqrt(a[2]), np.add(1, 2), np.maximum(a[1], 0.5), np.exp(np.float32(1)))",
+        "out = (np.add(np.float32(1), 2.0), np.logical_not(0), np.multiply(np.int8(10), np.int8(2)))",
+        # element reads by Python ints, and by anything else
+        "a = np.arange(12.0).reshape(3, 4); out = (a[1, 2], a[-1, -4], a[2][3], a[np.int64(1), 1], a[True, 0, 1])",
+        "a = np.arange(5); b = a * 2; out = (b[4], b[-5], a[a[1]])",
+        # gathers of vectors by integer vectors in host memory, and by others
+        "x = np.arange(10.0) * 3; c = np.array([9, 0, 3, 3]); out = (x[c], x[c[1:3]], x[c[::2]])",
+        "x = np.arange(10.0); c = np.array([-1, 2], np.int32); out = (x[c], x[np.array([1, 8], np.uint8)])",
+        "x = np.arange(10.0); out = (x[np.array([], np.int64)], x[np.arange(3)])",
     ],
 )
 def test_native_paths_agree_with_numpy(code):
@@ -108,6 +118,11 @@ def test_native_paths_agree_with_numpy(code):
         ("np.dot(np.arange(3.0), np.arange(4.0))", ValueError),
         ("np.ones((2, 3)) @ np.ones((2, 3))", ValueError),
         ("np.zeros(2)[0] = np.zeros(2)", ValueError),
+        ("np.arange(10.0)[np.array([3, 10])]", IndexError),
+        ("np.arange(10.0)[np.array([3, -11])]", IndexError),
+        ("np.arange(6.0).reshape(2, 3)[1, 3]", IndexError),
+        ("np.arange(6.0).reshape(2, 3)[2, 0]", IndexError),
+        ("np.arange(6.0)[1, 2]", IndexError),
     ],
 )
 def test_native_paths_raise_numpys_errors(code, error):

@@ -557,6 +557,25 @@ impl Runtime {
         self.queued(false)
     }
 
+    /// Element `index` of base `id` when host memory holds the base's value, which the host
+    /// may then read as after a sync that runs nothing (this read counts as that sync); `None`
+    /// when it does not (a sync would run queued work). The frontends' element read.
+    pub fn read_in_host(&mut self, id: BaseId, index: usize) -> Result<Option<vm_ir::Scalar>> {
+        let state = self.bases.get_mut(&id).ok_or(Error::UnknownBase(id.0))?;
+        if !state.in_host {
+            return Ok(None);
+        }
+        state.host_current = true;
+        let base = state.base;
+        self.check_failed(id)?;
+        let buffer = self.memory.ensure(&base)?;
+        let out_of_range =
+            || Error::InvalidArgument(format!("element {index} of base {} which has {}", id.0, base.nelem));
+        vm_ir::with_dtype!(base.dtype, T => {
+            buffer.as_slice::<T>().get(index).map(|&x| Some(vm_ir::Scalar::from(x))).ok_or_else(out_of_range)
+        })
+    }
+
     /// True when an instruction of the pending batch (other than a DISCARD) names base `id`.
     pub fn is_queued(&self, id: BaseId) -> Result<bool> {
         self.bases.get(&id).map(|s| !s.unused_by(self.left_queue)).ok_or(Error::UnknownBase(id.0))
