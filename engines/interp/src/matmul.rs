@@ -5,7 +5,7 @@
 use crate::elem::Elem;
 use crate::elementwise::not_defined;
 use crate::iterate::{data, prepare, result, write_view};
-use vm_ir::{BinaryOp, Instruction, Opcode, ReduceOp, Result, View, with_dtype};
+use vm_ir::{BinaryOp, DType, Instruction, Opcode, ReduceOp, Result, View, with_dtype};
 use vm_runtime::HostMemory;
 
 /// The name the extension is registered under.
@@ -19,6 +19,17 @@ fn product<'m, T: Elem>(
 ) -> Result<impl ExactSizeIterator<Item = T> + 'm> {
     let add = T::binary(BinaryOp::Add).ok_or_else(|| not_defined(Opcode::Add, T::DTYPE))?;
     let mul = T::binary(BinaryOp::Multiply).ok_or_else(|| not_defined(Opcode::Multiply, T::DTYPE))?;
+    product_with((x, a), (y, b), add, mul)
+}
+
+/// [`product`] with the element type's `+` and `*` given (floats pass them written out, so
+/// that the loop over `k` is compiled around them rather than calling the tables' functions).
+fn product_with<'m, T: Elem>(
+    (x, a): (&'m [T], &'m View),
+    (y, b): (&'m [T], &'m View),
+    add: impl Fn(T, T) -> T + Copy + 'm,
+    mul: impl Fn(T, T) -> T + Copy + 'm,
+) -> Result<impl ExactSizeIterator<Item = T> + 'm> {
     let zero = T::reduce_identity(ReduceOp::AddReduce).ok_or_else(|| not_defined(Opcode::AddReduce, T::DTYPE))?;
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
     let at = |v: &View, r: usize, c: usize| (v.start + r as i64 * v.stride[0] + c as i64 * v.stride[1]) as usize;
@@ -33,9 +44,21 @@ pub fn matmul(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     // The runtime checked the operands at submit; a stack driven without one gets the same check.
     let (out, a, b) = vm_ir::extension::matmul_operands(instr)?;
     prepare(mem, instr)?;
-    with_dtype!(out.dtype(), T => {
-        let values = product((data::<T>(mem, a)?, a), (data::<T>(mem, b)?, b))?;
-        let values = result(out, values, mem.interrupt())?;
-        write_view(mem, out, values)
-    })
+    match out.dtype() {
+        DType::F64 => {
+            let values = product_with((data(mem, a)?, a), (data(mem, b)?, b), |p: f64, q| p + q, |p, q| p * q)?;
+            let values = result(out, values, mem.interrupt())?;
+            write_view(mem, out, values)
+        }
+        DType::F32 => {
+            let values = product_with((data(mem, a)?, a), (data(mem, b)?, b), |p: f32, q| p + q, |p, q| p * q)?;
+            let values = result(out, values, mem.interrupt())?;
+            write_view(mem, out, values)
+        }
+        _ => with_dtype!(out.dtype(), T => {
+            let values = product((data::<T>(mem, a)?, a), (data::<T>(mem, b)?, b))?;
+            let values = result(out, values, mem.interrupt())?;
+            write_view(mem, out, values)
+        }),
+    }
 }

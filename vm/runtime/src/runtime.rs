@@ -307,16 +307,20 @@ impl Runtime {
             }
         }
         // A gather reads, and a scatter writes, only the elements its index points at: its
-        // source or destination may be large.
+        // source or destination may be large. A reduction's or a matrix product's inputs may
+        // hold more elements than an element-wise operand (each costs one addition, or one
+        // multiply-add, and they are bounded as a product too).
         let indexed = match kind {
             Kind::Gather => Some(1),
             Kind::Scatter => Some(0),
             _ => None,
         };
+        let folded = matches!(kind, Kind::Reduce | Kind::Extension);
         instr.operands.iter().enumerate().all(|(k, operand)| {
             let Operand::View(v) = operand else { return true };
             let Some(state) = self.bases.get(&v.base.id) else { return false };
-            if v.nelem() as u64 > self.options.direct_elements && indexed != Some(k) {
+            let limit = if folded && k > 0 { self.options.direct_elements * 8 } else { self.options.direct_elements };
+            if v.nelem() as u64 > limit && indexed != Some(k) {
                 return false;
             }
             let failed = self.failed.contains_key(&v.base.id);
