@@ -693,6 +693,25 @@ fn forward(
     Ok(hook(py, name)?.call(PyTuple::new(py, all)?, kwargs)?.unbind())
 }
 
+/// The reduction methods recorded natively when called with at most an axis
+/// ([`reduction_method`]).
+macro_rules! reductions {
+    ($($name:ident),* $(,)?) => {
+        #[pymethods]
+        impl NdArray {
+            $(
+                #[doc = concat!("NumPy's `ndarray.", stringify!($name), "` (natively with at most an axis).")]
+                #[pyo3(signature = (*args, **kwargs))]
+                fn $name(slf: &Bound<'_, Self>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
+                    reduction_method(slf, stringify!($name), args, kwargs)
+                }
+            )*
+        }
+    };
+}
+
+reductions!(sum, prod, min, max, any, all);
+
 macro_rules! forwarded {
     ($($name:ident),* $(,)?) => {
         #[pymethods]
@@ -898,60 +917,6 @@ impl NdArray {
 
     fn __contains__(slf: &Bound<'_, Self>, item: &Bound<'_, PyAny>) -> PyResult<bool> {
         call1(slf, "__contains__", [item.clone().unbind()])?.extract(slf.py())
-    }
-
-    #[pyo3(signature = (*args, **kwargs))]
-    fn sum(
-        slf: &Bound<'_, Self>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        reduction_method(slf, "sum", args, kwargs)
-    }
-
-    #[pyo3(signature = (*args, **kwargs))]
-    fn prod(
-        slf: &Bound<'_, Self>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        reduction_method(slf, "prod", args, kwargs)
-    }
-
-    #[pyo3(signature = (*args, **kwargs))]
-    fn min(
-        slf: &Bound<'_, Self>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        reduction_method(slf, "min", args, kwargs)
-    }
-
-    #[pyo3(signature = (*args, **kwargs))]
-    fn max(
-        slf: &Bound<'_, Self>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        reduction_method(slf, "max", args, kwargs)
-    }
-
-    #[pyo3(signature = (*args, **kwargs))]
-    fn any(
-        slf: &Bound<'_, Self>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        reduction_method(slf, "any", args, kwargs)
-    }
-
-    #[pyo3(signature = (*args, **kwargs))]
-    fn all(
-        slf: &Bound<'_, Self>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        reduction_method(slf, "all", args, kwargs)
     }
 }
 

@@ -8,20 +8,11 @@ import sys
 
 import numpy
 import pytest
+from differential import both, same_error
 
 import vmnp
 
 STACK = os.environ.get("VM_STACK", "interp")
-
-
-def both(code):
-    """``out`` as ``code`` leaves it with ``np`` bound to NumPy and to vmnp (NumPy's first)."""
-    outs = []
-    for module in (numpy, vmnp):
-        scope = {"np": module}
-        exec(code, scope)  # noqa: S102 (the test's own programs)
-        outs.append(scope["out"])
-    return outs
 
 
 def same(code):
@@ -30,15 +21,6 @@ def same(code):
         g, w = numpy.asarray(g), numpy.asarray(w)
         assert (g.shape, g.dtype) == (w.shape, w.dtype), (code, g.shape, g.dtype, w.shape, w.dtype)
         numpy.testing.assert_allclose(g, w, rtol=1e-13, atol=0)
-
-
-def same_error(code, error):
-    texts = []
-    for module in (numpy, vmnp):
-        with pytest.raises(error) as e:
-            exec(code, {"np": module})  # noqa: S102
-        texts.append(str(e.value))
-    assert texts[1] == texts[0]
 
 
 def test_a_loop_of_small_operations_reading_values_never_flushes():

@@ -4,18 +4,9 @@ the cases where vmnp deliberately differs test the behaviour ``docs/python.md`` 
 
 import numpy
 import pytest
+from differential import both, same_error
 
 import vmnp
-
-
-def both(code):
-    """``out`` as ``code`` leaves it with ``np`` bound to NumPy and to vmnp (NumPy's first)."""
-    outs = []
-    for module in (numpy, vmnp):
-        scope = {"np": module}
-        exec(code, scope)  # noqa: S102 (the test's own programs)
-        outs.append(scope["out"])
-    return outs
 
 
 def same(code):
@@ -23,16 +14,6 @@ def same(code):
     g, w = numpy.asarray(got), numpy.asarray(want)
     assert (g.shape, g.dtype) == (w.shape, w.dtype), (g.shape, g.dtype, w.shape, w.dtype)
     numpy.testing.assert_array_equal(g, w)
-
-
-def same_error(code, error):
-    """``code`` raises ``error`` under both, with NumPy's message."""
-    texts = []
-    for module in (numpy, vmnp):
-        with pytest.raises(error) as e:
-            exec(code, {"np": module})  # noqa: S102
-        texts.append(str(e.value))
-    assert texts[1] == texts[0]
 
 
 # 1. min and max with both where= and initial=
