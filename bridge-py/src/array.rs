@@ -174,7 +174,7 @@ pub fn scalar_if_computed(py: Python<'_>, a: Py<NdArray>) -> PyResult<Py<PyAny>>
 }
 
 /// `x` as NumPy's scalar of its dtype.
-fn numpy_scalar_of(py: Python<'_>, x: Scalar) -> PyResult<Py<PyAny>> {
+pub fn numpy_scalar_of(py: Python<'_>, x: Scalar) -> PyResult<Py<PyAny>> {
     let types = numpy_scalar_types(py)?;
     let ty = types.iter().find(|(_, d)| *d == x.dtype()).expect("every dtype has its NumPy scalar type");
     Ok(ty.0.bind(py).call1((python_number(py, x)?,))?.unbind())
@@ -802,8 +802,7 @@ fn reduction_method(
         Some(a) if !a.is_none() && !a.is_instance_of::<PyInt>() => forward(slf, name, args, kwargs),
         axis => {
             let axis = axis.filter(|a| !a.is_none());
-            let r = ops::_reduce(slf.py(), name, slf, axis.as_ref(), false, None, true)?;
-            scalar_if_computed(slf.py(), r)
+            ops::reduce_value(slf.py(), name, slf, axis.as_ref())
         }
     }
 }

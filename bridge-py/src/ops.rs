@@ -1087,7 +1087,15 @@ pub(crate) fn _reduce(
         keep = h;
     }
     if ax.is_empty() {
+        // Nothing reduced: each element joins the identity (a sum's +0.0 turns -0.0 into 0.0).
         let (c, h) = cast_view(py, &v, out_dtype)?;
+        if from_identity && op == Opcode::AddReduce && out_dtype.is_float() {
+            let zero = Operand::Const(Scalar::F64(0.0).cast(out_dtype));
+            vm()?.submit(
+                py,
+                Instruction::new(Opcode::Add, [Operand::View(c.clone()), Operand::View(c.clone()), zero]),
+            )?;
+        }
         return finish_keepdims(py, c, h, &ax, a.view().ndim(), keepdims);
     }
     // All of a row-major array: one reduction of its flat view, in NumPy's order (reducing
@@ -1114,6 +1122,41 @@ pub(crate) fn _reduce(
         vm()?.submit(py, Instruction::new(Opcode::Add, [Operand::View(v.clone()), Operand::View(v.clone()), zero]))?;
     }
     finish_keepdims(py, v, keep, &ax, a.view().ndim(), keepdims)
+}
+
+/// [`_reduce`] of `a` over `axis` with NumPy's defaults (no dtype, keepdims or initial), as the
+/// reduction methods call it, a 0-d result computed at once being NumPy's scalar: a float sum's
+/// start from +0.0 is then applied to the value instead of being one more instruction.
+pub fn reduce_value(
+    py: Python<'_>,
+    name: &str,
+    a: &Bound<'_, NdArray>,
+    axis: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let (ndim, nelem) = (a.get().view().ndim(), a.get().view().nelem());
+    if ndim == 0 || nelem == 0 || reduce_op(name)? != Opcode::AddReduce {
+        let r = _reduce(py, name, a, axis, false, None, true)?;
+        return crate::array::scalar_if_computed(py, r);
+    }
+    let r = _reduce(py, name, a, axis, false, None, false)?;
+    let v = r.get().view().clone();
+    let computed = match v.ndim() {
+        0 => crate::session::computed_element(v.base.id, v.start as usize)?,
+        _ => None,
+    };
+    match computed {
+        Some(Scalar::F64(x)) => crate::array::numpy_scalar_of(py, Scalar::F64(x + 0.0)),
+        Some(Scalar::F32(x)) => crate::array::numpy_scalar_of(py, Scalar::F32(x + 0.0)),
+        Some(x) => crate::array::numpy_scalar_of(py, x),
+        None => {
+            if v.dtype().is_float() {
+                // The engines' sums start from the first element; NumPy's from +0.0.
+                let zero = Operand::Const(Scalar::F64(0.0).cast(v.dtype()));
+                vm()?.submit(py, Instruction::new(Opcode::Add, [Operand::View(v.clone()), Operand::View(v), zero]))?;
+            }
+            Ok(r.into_any())
+        }
+    }
 }
 
 fn finish_keepdims(

@@ -155,3 +155,22 @@ def test_a_bad_vm_direct_is_a_clear_error():
         [sys.executable, "-c", "import vmnp; vmnp.ones(3).sum()"], capture_output=True, text=True, env=env, timeout=60
     )
     assert done.returncode != 0 and "VM_DIRECT=lots" in done.stderr
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 5000])
+def test_float_sums_start_from_plus_zero_as_numpys(n):
+    # run at once (the value's +0.0 applied on the host) and queued (one more instruction)
+    for module in (numpy, vmnp):
+        a = module.zeros(n) * -1.0
+        for s in (a.sum(), module.sum(a), a.reshape(1, n).sum(1)[0], a.astype(module.float32).sum()):
+            assert not numpy.signbit(s), (module.__name__, n, s)
+    want, got = numpy.array(-0.0).sum(), vmnp.array(-0.0).sum()
+    assert numpy.signbit(got) == numpy.signbit(want)
+
+
+def test_a_sum_over_no_axis_starts_from_plus_zero_as_numpys():
+    for code in ["z = np.array(-0.0); out = (np.add.reduce(z), np.sum(z), z.sum(), np.sum(z, axis=()))",
+                 "out = (np.array([[-0.0]]).sum(axis=()), np.array([-0.0, -0.0]).sum(axis=()))"]:  # fmt: skip
+        want, got = both(code)
+        for w, g in zip(want, got, strict=True):
+            assert (numpy.signbit(numpy.asarray(g)) == numpy.signbit(numpy.asarray(w))).all(), (code, w, g)
