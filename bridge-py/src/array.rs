@@ -786,24 +786,77 @@ fn reduction_method(
     args: &Bound<'_, PyTuple>,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Py<PyAny>> {
+    match native_reduction(slf, name, args, kwargs)? {
+        Some(r) => Ok(r),
+        None => forward(slf, name, args, kwargs),
+    }
+}
+
+/// Reduction `name` of `a` when `args` and `kwargs` (after the array) give at most an axis, an
+/// integer or `None` ([`ops::reduce_value`]); `None` for anything else.
+fn native_reduction(
+    a: &Bound<'_, NdArray>,
+    name: &str,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Option<Py<PyAny>>> {
     let keyword_axis = match kwargs {
-        Some(k) if !k.is_empty() => match k.get_item(pyo3::intern!(slf.py(), "axis"))? {
+        Some(k) if !k.is_empty() => match k.get_item(pyo3::intern!(a.py(), "axis"))? {
             Some(axis) if k.len() == 1 && args.is_empty() => Some(axis),
-            _ => return forward(slf, name, args, kwargs),
+            _ => return Ok(None),
         },
         _ => None,
     };
     let axis = match (args.len(), keyword_axis) {
         (0, axis) => axis,
         (1, None) => Some(args.get_item(0)?),
-        _ => return forward(slf, name, args, kwargs),
+        _ => return Ok(None),
     };
     match axis {
-        Some(a) if !a.is_none() && !a.is_instance_of::<PyInt>() => forward(slf, name, args, kwargs),
+        Some(x) if !x.is_none() && !x.is_instance_of::<PyInt>() => Ok(None),
         axis => {
-            let axis = axis.filter(|a| !a.is_none());
-            ops::reduce_value(slf.py(), name, slf, axis.as_ref())
+            let axis = axis.filter(|x| !x.is_none());
+            ops::reduce_value(a.py(), name, a, axis.as_ref()).map(Some)
         }
+    }
+}
+
+/// `numpy.sum`, `numpy.max`, ... as programs call them: one vmnp array with at most an axis is
+/// reduced natively ([`native_reduction`]: NumPy's scalar once computed); anything else goes to
+/// the Python function `slow` (vmnp's, with its fallback to NumPy).
+#[pyclass(frozen, module = "vmnp", name = "_Reduction")]
+pub struct Reduction {
+    /// The reduction's name for [`ops::reduce_value`] (`sum`, `max`, ...).
+    name: String,
+    slow: Py<PyAny>,
+}
+
+#[pymethods]
+impl Reduction {
+    #[new]
+    fn py_new(name: String, slow: Py<PyAny>) -> Reduction {
+        Reduction { name, slow }
+    }
+
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        if let Ok(first) = args.get_item(0)
+            && let Ok(a) = first.cast::<NdArray>()
+            && let Some(r) = native_reduction(a, &self.name, &args.get_slice(1, args.len()), kwargs)?
+        {
+            return Ok(r);
+        }
+        Ok(self.slow.bind(py).call(args, kwargs)?.unbind())
+    }
+
+    /// The Python function's attributes (`__name__`, `__doc__`, ...).
+    fn __getattr__(&self, py: Python<'_>, name: &Bound<'_, PyString>) -> PyResult<Py<PyAny>> {
+        Ok(self.slow.bind(py).getattr(name)?.unbind())
     }
 }
 

@@ -185,14 +185,15 @@ def test_conversions_and_scalar_protocols():
 
 def test_numpy_functions_and_ufuncs_stay_on_the_vm():
     a = vmnp.arange(4.0)
-    for r in [np.add(a, 1), np.sum(a), np.sqrt(a), np.add.reduce(a), np.mean(a), np.where(a > 1, a, 0), 2.0 * a]:
+    for r in [np.add(a, 1), np.sqrt(a), np.add.reduce(a), np.mean(a), np.where(a > 1, a, 0), 2.0 * a]:
         assert isinstance(r, vmnp.ndarray), type(r)
-    # The methods reducing to one value give NumPy's scalar once it is computed (as NumPy
-    # does), else a 0-d array standing for it: computed on the VM either way (a fallback raises
-    # in these tests).
-    for r in [a.sum(), a.max(), a.min(axis=0), a @ a, vmnp.arange(5000.0).sum()]:
+    # Reductions to one value (the methods, and sum prod min max any all with at most an axis)
+    # give NumPy's scalar once it is computed (as NumPy does), else a 0-d array standing for it:
+    # computed on the VM either way (a fallback raises in these tests).
+    for r in [a.sum(), np.sum(a), a.max(), np.amax(a), np.min(a, 0), a @ a, vmnp.arange(5000.0).sum()]:
         assert isinstance(r, (vmnp.ndarray, np.generic)) and np.ndim(r) == 0, type(r)
-    assert isinstance(a.sum(), np.float64) and a.sum() == 6.0 and a @ a == 14.0
+    assert isinstance(np.sum(a), np.float64) and np.sum(a) == 6.0 and a @ a == 14.0
+    assert np.sum.__name__ == "sum" and "Sum" in np.sum.__doc__
     assert isinstance(np.arange(3) + a[:3], vmnp.ndarray)
     same(np.sum(a), np.sum(np.arange(4.0)))
 

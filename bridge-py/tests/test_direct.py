@@ -64,6 +64,9 @@ def test_large_operations_are_still_queued():
         "a = np.arange(12).reshape(3, 4); out = (a.prod(1), a.any(), a.all(axis=0), a.sum(dtype=np.float32))",
         "a = np.arange(12.0).reshape(3, 4); out = (a.sum(axis=(0, 1)), a.sum(0, keepdims=True), a.max(initial=50))",
         "a = np.array([True, False]); out = (a.sum(), a.max(), a.min(0))",
+        "a = np.arange(12.0).reshape(3, 4); out = (np.sum(a), np.sum(a, 0), np.max(a, axis=1), np.amin(a, None))",
+        "a = np.arange(12).reshape(3, 4); out = (np.prod(a, 1), np.any(a), np.all(a, axis=0), np.sum(a, dtype='i1'))",
+        "out = (np.sum([1.5, 2.5]), np.max(np.arange(3.0), initial=7.0), np.sum(np.arange(4.0), axis=(0,)))",
         # products of vectors and matrices
         "a = np.arange(5.0); out = (a @ a, np.dot(a, a), np.matmul(a, a))",
         "a = np.arange(6.0).reshape(2, 3); v = np.arange(3.0); out = (a @ v, np.dot(a, v), v @ a.T, a @ a.T)",

@@ -1694,8 +1694,12 @@ for _name, _func in list(globals().items()):
     if _func.__module__.startswith("vmnp") and callable(getattr(_np, _name, None)):
         globals()[_name] = _falling_back(_name, _func, getattr(_np, _name))
 del _name, _func
-# Products of two vmnp arrays are recorded natively, without the Python layers.
+# Products of two vmnp arrays, and reductions of one with at most an axis, are recorded
+# natively, without the Python layers.
 dot, matmul = _vmnp._Product(dot), _vmnp._Product(matmul)  # noqa: F821 (defined above)
+sum, prod, any, all = (_vmnp._Reduction(_n, globals()[_n]) for _n in ("sum", "prod", "any", "all"))  # noqa: A001
+min, max, amin, amax = (_vmnp._Reduction(_n, globals()[_a]) for _n, _a in  # noqa: A001
+                        (("min", "min"), ("max", "max"), ("min", "amin"), ("max", "amax")))  # fmt: skip
 
 # `from numpy import *` in a program under `python -m vmnp`: NumPy's public names, vmnp's own
 # where it has them and NumPy's through the fallback otherwise.
