@@ -821,21 +821,22 @@ fn native_reduction(
     }
 }
 
-/// `numpy.sum`, `numpy.max`, ... as programs call them: one vmnp array with at most an axis is
-/// reduced natively ([`native_reduction`]: NumPy's scalar once computed); anything else goes to
-/// the Python function `slow` (vmnp's, with its fallback to NumPy).
-#[pyclass(frozen, module = "vmnp", name = "_Reduction")]
-pub struct Reduction {
-    /// The reduction's name for [`ops::reduce_value`] (`sum`, `max`, ...).
-    name: String,
+/// A NumPy function as programs call it, recorded natively for the common arguments and
+/// otherwise by the Python function `slow` (vmnp's, with its fallback to NumPy): `dot` and
+/// `matmul` of two vmnp arrays ([`crate::extension::matmul_arrays`]), and the reductions `sum
+/// prod min max any all` of one vmnp array with at most an axis ([`native_reduction`]).
+#[pyclass(frozen, module = "vmnp", name = "_NativeFirst")]
+pub struct NativeFirst {
+    /// `product` for `dot`/`matmul`, else the reduction's name for [`ops::reduce_value`].
+    native: String,
     slow: Py<PyAny>,
 }
 
 #[pymethods]
-impl Reduction {
+impl NativeFirst {
     #[new]
-    fn py_new(name: String, slow: Py<PyAny>) -> Reduction {
-        Reduction { name, slow }
+    fn py_new(native: String, slow: Py<PyAny>) -> NativeFirst {
+        NativeFirst { native, slow }
     }
 
     #[pyo3(signature = (*args, **kwargs))]
@@ -845,13 +846,21 @@ impl Reduction {
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        if let Ok(first) = args.get_item(0)
-            && let Ok(a) = first.cast::<NdArray>()
-            && let Some(r) = native_reduction(a, &self.name, &args.get_slice(1, args.len()), kwargs)?
-        {
-            return Ok(r);
+        let native = match (self.native.as_str(), args.get_item(0)) {
+            ("product", Ok(a)) if args.len() == 2 && kwargs.is_none_or(|k| k.is_empty()) => {
+                crate::extension::_dot(py, &a, &args.get_item(1)?)?
+            }
+            ("product", _) => None,
+            (name, Ok(a)) => match a.cast::<NdArray>() {
+                Ok(a) => native_reduction(a, name, &args.get_slice(1, args.len()), kwargs)?,
+                Err(_) => None,
+            },
+            _ => None,
+        };
+        match native {
+            Some(r) => Ok(r),
+            None => Ok(self.slow.bind(py).call(args, kwargs)?.unbind()),
         }
-        Ok(self.slow.bind(py).call(args, kwargs)?.unbind())
     }
 
     /// The Python function's attributes (`__name__`, `__doc__`, ...).

@@ -11,7 +11,6 @@ use crate::array::NdArray;
 use crate::ops::wrap;
 use crate::session::vm;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
 use smallvec::smallvec;
 use std::sync::OnceLock;
 use vm_ir::{DType, Opcode, Operand, View};
@@ -94,53 +93,15 @@ pub fn matmul_arrays(py: Python<'_>, a: &Bound<'_, NdArray>, b: &Bound<'_, NdArr
 /// `a @ b` ([`matmul_arrays`]) for two vmnp arrays; `None` for anything else (the Python
 /// layer's `dot` and `matmul` go on).
 #[pyfunction]
-fn _dot(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
+pub(crate) fn _dot(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
     match (a.cast::<NdArray>(), b.cast::<NdArray>()) {
         (Ok(a), Ok(b)) => matmul_arrays(py, a, b),
         _ => Ok(None),
     }
 }
 
-/// `numpy.dot` and `numpy.matmul` as programs call them: two vmnp arrays and nothing else are
-/// recorded natively ([`matmul_arrays`]), anything else goes to the Python function `slow`
-/// (vmnp's, with its fallback to NumPy).
-#[pyclass(frozen, module = "vmnp", name = "_Product")]
-struct Product {
-    slow: Py<PyAny>,
-}
-
-#[pymethods]
-impl Product {
-    #[new]
-    fn py_new(slow: Py<PyAny>) -> Product {
-        Product { slow }
-    }
-
-    #[pyo3(signature = (*args, **kwargs))]
-    fn __call__(
-        &self,
-        py: Python<'_>,
-        args: &Bound<'_, PyTuple>,
-        kwargs: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Py<PyAny>> {
-        if args.len() == 2
-            && kwargs.is_none_or(|k| k.is_empty())
-            && let Some(r) = _dot(py, &args.get_item(0)?, &args.get_item(1)?)?
-        {
-            return Ok(r);
-        }
-        Ok(self.slow.bind(py).call(args, kwargs)?.unbind())
-    }
-
-    /// The Python function's attributes (`__name__`, `__doc__`, ...).
-    fn __getattr__(&self, py: Python<'_>, name: &Bound<'_, PyString>) -> PyResult<Py<PyAny>> {
-        Ok(self.slow.bind(py).getattr(name)?.unbind())
-    }
-}
-
 /// Adds this module's functions to `m`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_matmul, m)?)?;
-    m.add_function(wrap_pyfunction!(_dot, m)?)?;
-    m.add_class::<Product>()
+    m.add_function(wrap_pyfunction!(_dot, m)?)
 }

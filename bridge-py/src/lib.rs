@@ -30,7 +30,7 @@ pyo3::create_exception!(vmnp, VMError, pyo3::exceptions::PyRuntimeError, "An err
 fn _vmnp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VMError", m.py().get_type::<VMError>())?;
     m.add_class::<array::NdArray>()?;
-    m.add_class::<array::Reduction>()?;
+    m.add_class::<array::NativeFirst>()?;
     session::register(m)?;
     bounds::register(m)?;
     ops::register(m)?;

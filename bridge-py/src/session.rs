@@ -311,7 +311,7 @@ fn element_loop(id: BaseId) -> bool {
 pub fn host_element(py: Python<'_>, id: BaseId, index: usize, observe: bool) -> PyResult<Option<Scalar>> {
     let vm = vm()?;
     // Held in host memory already: read at once (the common case of an element loop).
-    let accessible = match vm.with(|rt| match read_in_host(rt, id, index)? {
+    let accessible = match vm.with(|rt| match rt.read_in_host(id, index)? {
         Some(x) => Ok(Err(x)),
         None => Ok(Ok(observe || element_access(rt, id)?)),
     })? {
@@ -322,13 +322,7 @@ pub fn host_element(py: Python<'_>, id: BaseId, index: usize, observe: bool) -> 
         return Ok(None);
     }
     vm.run(py, |rt| rt.sync(id))?;
-    vm.with(|rt| read_in_host(rt, id, index))
-}
-
-/// Element `index` of base `id` when host memory holds its value (the sync that lets the host
-/// read it then runs nothing); `None` otherwise.
-fn read_in_host(rt: &mut Runtime, id: BaseId, index: usize) -> vm_ir::Result<Option<Scalar>> {
-    rt.read_in_host(id, index)
+    vm.with(|rt| rt.read_in_host(id, index))
 }
 
 /// True when the integer elements `run` of base `id` are in host memory and all lie in
@@ -351,7 +345,7 @@ pub fn in_host_within(id: BaseId, run: std::ops::Range<usize>, range: std::ops::
 
 /// Element `index` of base `id` when its host copy is current (nothing is run to make it so).
 pub fn computed_element(id: BaseId, index: usize) -> PyResult<Option<Scalar>> {
-    vm()?.with(|rt| read_in_host(rt, id, index))
+    vm()?.with(|rt| rt.read_in_host(id, index))
 }
 
 /// Writes `bytes` at element `index` of base `id` in its host copy (see [`element_access`]);

@@ -1696,10 +1696,11 @@ for _name, _func in list(globals().items()):
 del _name, _func
 # Products of two vmnp arrays, and reductions of one with at most an axis, are recorded
 # natively, without the Python layers.
-dot, matmul = _vmnp._Product(dot), _vmnp._Product(matmul)  # noqa: F821 (defined above)
-sum, prod, any, all = (_vmnp._Reduction(_n, globals()[_n]) for _n in ("sum", "prod", "any", "all"))  # noqa: A001
-min, max, amin, amax = (_vmnp._Reduction(_n, globals()[_a]) for _n, _a in  # noqa: A001
-                        (("min", "min"), ("max", "max"), ("min", "amin"), ("max", "amax")))  # fmt: skip
+for _native, _name in [("product", "dot"), ("product", "matmul"), ("min", "amin"), ("max", "amax")] + [
+    (_n, _n) for _n in ("sum", "prod", "min", "max", "any", "all")
+]:
+    globals()[_name] = _vmnp._NativeFirst(_native, globals()[_name])
+del _native, _name
 
 # `from numpy import *` in a program under `python -m vmnp`: NumPy's public names, vmnp's own
 # where it has them and NumPy's through the fallback otherwise.
