@@ -41,14 +41,18 @@ pub fn forget(id: BaseId) {
 #[pyfunction]
 fn _set_bounds(a: &Bound<'_, NdArray>, lo: i64, hi: i64) {
     let v = &a.get().view();
-    if !v.is_whole_base() || !v.dtype().is_integer() {
-        return;
+    if v.is_whole_base() && v.dtype().is_integer() {
+        record(v.base.id, lo, hi);
     }
+}
+
+/// Records that every value of integer base `id` lies in `lo..=hi`.
+pub fn record(id: BaseId, lo: i64, hi: i64) {
     let mut k = known();
     if k.len() >= MAX_KNOWN {
         k.clear();
     }
-    k.insert(v.base.id, (lo, hi));
+    k.insert(id, (lo, hi));
     ANY.store(true, Ordering::Relaxed);
 }
 

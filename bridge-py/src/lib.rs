@@ -19,6 +19,7 @@ pub mod buffer;
 pub mod dtypes;
 pub mod extension;
 pub mod ops;
+pub mod positions;
 pub mod session;
 
 use pyo3::prelude::*;
@@ -35,5 +36,6 @@ fn _vmnp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     bounds::register(m)?;
     ops::register(m)?;
     extension::register(m)?;
+    positions::register(m)?;
     Ok(())
 }

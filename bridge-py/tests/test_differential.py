@@ -283,6 +283,68 @@ def test_masks_get_and_set(a, data):
 
 
 @SETTINGS
+@given(arrays(["int32", "float64", "bool"], max_dims=3), st.data())
+def test_masks_over_leading_axes_get_and_set_arrays(a, data):
+    """A mask over the first k axes selects rows (a gather by the mask's positions); assigning an
+    array of the rows' shape, or one that broadcasts to it, scatters; a strided array too."""
+    assume(a.ndim >= 1)
+    if data.draw(st.booleans(), label="strided"):
+        a = a[..., ::-1] if a.ndim > 1 else a[::2]
+    k = data.draw(st.integers(1, a.ndim), label="mask axes")
+    mask = data.draw(hnp.arrays("bool", a.shape[:k]), label="mask")
+    v = vmnp.asarray(a)
+    check(v[vmnp.asarray(mask)], a[mask], exact=True)
+    check(v[mask], a[mask], exact=True)  # a NumPy mask
+    rows = (int(mask.sum()),) + a.shape[k:]
+    value_shape = data.draw(st.sampled_from([rows, rows[1:], (1,) + rows[1:]]), label="value shape")
+    value = data.draw(hnp.arrays(a.dtype, value_shape), label="value")
+    a2, v2 = a.copy(), vmnp.asarray(a)
+    a2[mask] = value
+    v2[vmnp.asarray(mask)] = vmnp.asarray(value)
+    check(v2, a2, exact=True)
+    a3, v3 = a.copy(), vmnp.asarray(a)
+    a3[mask] = 3
+    v3[vmnp.asarray(mask)] = 3
+    check(v3, a3, exact=True)
+
+
+@SETTINGS
+@given(arrays(["int64", "float64", "bool"], max_dims=3, min_side=0))
+def test_nonzero_positions(a):
+    assume(a.ndim >= 1)
+    v = vmnp.asarray(a)
+    got, want = vmnp.nonzero(v), np.nonzero(a)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        check(g, w, exact=True)
+    check(vmnp.flatnonzero(v), np.flatnonzero(a), exact=True)
+    check(vmnp.argwhere(v), np.argwhere(a), exact=True)
+    check(vmnp.where(v)[0], np.where(a)[0], exact=True)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "a = np.arange(5.0); a[np.array([True, False])]",
+        "a = np.arange(6.0).reshape(2, 3); a[np.ones((2, 2), bool)]",
+        "a = np.arange(5.0); a[a > 1] = np.ones(2)",
+        "a = np.arange(5.0); a[a > 1] = np.ones((3, 1))",
+        "a = np.arange(12.0).reshape(4, 3); a[a[:, 0] > 2] = np.ones((5, 3))",
+        "a = np.arange(5); a[a > 1] = np.array([1.5, np.nan, 2.0])",
+    ],
+)
+def test_mask_errors_are_numpys(code):
+    def run(np):
+        try:
+            exec(code, {"np": np})
+        except Exception as e:  # noqa: BLE001 (the error itself is compared)
+            return type(e), str(e)
+        return None
+
+    assert run(vmnp) == run(np)
+
+
+@SETTINGS
 @given(arrays(["int32", "float64"], max_dims=1, min_side=1, max_side=8), st.data())
 def test_fancy_indexing_gather(a, data):
     n = a.shape[0] if a.ndim else 1

@@ -1282,19 +1282,35 @@ class nditer:
         return getattr(self._it, name)
 
 
+def _nonzero_positions(a):
+    """Row-major positions of ``a``'s nonzero elements (a result-dependent length: ``a`` is
+    computed and its truth values scanned; the positions stay on the VM)."""
+    return _vmnp._true_positions(a if a.dtype == bool_ else a.astype(bool_))
+
+
 def nonzero(a):
-    """Indexes of the nonzero elements (a result-dependent shape: computed on the synced data)."""
-    return tuple(asarray(i) for i in _np.nonzero(_to_numpy(asarray(a))))
+    """Indexes of the nonzero elements, one array per axis."""
+    a = asarray(a)
+    if a.ndim == 0:
+        return tuple(asarray(i) for i in _np.nonzero(_to_numpy(a)))  # NumPy's error
+    flat = _nonzero_positions(a)
+    if a.ndim == 1:
+        return (flat,)
+    strides = [_math.prod(a.shape[k + 1 :]) for k in range(a.ndim)]
+    return tuple((flat // s) % n if k else flat // s for k, (s, n) in enumerate(zip(strides, a.shape)))
 
 
 def flatnonzero(a):
     """Flat indexes of the nonzero elements."""
-    return asarray(_np.flatnonzero(_to_numpy(asarray(a))))
+    return _nonzero_positions(asarray(a).ravel())
 
 
 def argwhere(a):
     """Indexes of the nonzero elements, one row each."""
-    return asarray(_np.argwhere(_to_numpy(asarray(a))))
+    a = asarray(a)
+    if a.ndim == 0:
+        return asarray(_np.argwhere(_to_numpy(a)))
+    return stack(nonzero(a), axis=1)  # noqa: F821
 
 
 # ----------------------------------------------------------------------------------- creation

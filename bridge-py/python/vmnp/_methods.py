@@ -28,6 +28,25 @@ def _is_mask(key, a):
     return isinstance(key, (_v.ndarray, _np.ndarray)) and key.dtype == _np.bool_ and key.shape == a.shape
 
 
+def _leading_mask(a, key):
+    """``key`` as a vmnp array when it is a boolean mask over the leading axes of ``a`` (of
+    shape ``a.shape[:key.ndim]``, at least 1-d); None otherwise (NumPy's errors for a mask of
+    another shape come from the host path)."""
+    if not (isinstance(key, (_v.ndarray, _np.ndarray)) and key.dtype == _np.bool_):
+        return None
+    if key.ndim == 0 or key.shape != a.shape[: key.ndim]:
+        return None
+    return key if isinstance(key, _v.ndarray) else _v.asarray(key)
+
+
+def _masked_rows(a, mask):
+    """``a`` with the axes ``mask`` covers made one (a view where ``a``'s layout allows), and
+    the row-major positions in it of the elements ``mask`` selects: what a gather or scatter
+    of ``a[mask]`` takes (the mask is computed: its count is the result's length)."""
+    rows = a if mask.ndim == 1 else a.reshape((-1,) + a.shape[mask.ndim :])
+    return rows, _flat_index(rows, _vmnp._true_positions(mask))
+
+
 def _flat_index(a, key):
     """``key``, an integer array or list indexing the first axis of ``a``, as the checked
     row-major positions in ``a`` of the elements it selects (of shape ``key.shape +
@@ -75,8 +94,16 @@ def getitem(a, key):
     idx = _flat_index(a, key)
     if idx is not None:
         return _vmnp._gather(a, idx)
+    mask = _leading_mask(a, key)
+    if mask is not None:
+        return _vmnp._gather(*_masked_rows(a, mask))
     r = _v._to_numpy(a)[_np_key(key)]
     return _v.asarray(r)
+
+
+def _broadcasts(shape, target):
+    """True when an array of ``shape`` broadcasts to ``target`` unchanged."""
+    return len(shape) <= len(target) and _b.all(s in (1, t) for s, t in zip(shape[::-1], target[::-1]))
 
 
 def _checked_scalar(a, value):
@@ -115,13 +142,21 @@ def setitem(a, key, value):
                 f"to indexing result of shape {_shape_text(a[key].shape)}"
             ) from None
         return
-    if _is_mask(key, a):
+    mask = _leading_mask(a, key)
+    if mask is not None:
         v = value if isinstance(value, (int, float, bool, _v.ndarray)) else _v.asarray(value)
         if not isinstance(v, _v.ndarray):
             v = _checked_scalar(a, v)
         if v.ndim == 0:
-            _vmnp._assign(a, _v.where(key, v, a))
+            # One value: a lazy ``where`` (nothing computed), the mask broadcast over the rest.
+            _vmnp._assign(a, _v.where(mask.reshape(mask.shape + (1,) * (a.ndim - mask.ndim)), v, a))
             return
+        if mask.ndim == 1 or a.flags.c_contiguous:
+            rows, idx = _masked_rows(a, mask)
+            if _broadcasts(v.shape, idx.shape):
+                _vmnp._scatter(rows, idx, v)
+                return
+            # NumPy's error for values that do not fit comes from the host path.
     n = _v._to_numpy(a).copy()
     n[_np_key(key)] = value.__array__() if isinstance(value, _v.ndarray) else value
     _vmnp._assign(a, _v.asarray(n))

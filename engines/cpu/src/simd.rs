@@ -61,6 +61,24 @@ fn vector_cmp(op: Opcode) -> Option<FloatCC> {
     })
 }
 
+/// True for the operations on bools computed on lane masks in vector loops (all their inputs
+/// masks: float comparisons or these): logic, and bitwise logic of bools.
+fn mask_logic(op: Opcode, dtype: DType) -> bool {
+    use Opcode as O;
+    dtype == DType::Bool
+        && matches!(
+            op,
+            O::LogicalAnd
+                | O::LogicalOr
+                | O::LogicalXor
+                | O::LogicalNot
+                | O::BitwiseAnd
+                | O::BitwiseOr
+                | O::BitwiseXor
+                | O::Invert
+        )
+}
+
 /// True for the reductions with a vector combiner (floats).
 fn vector_reduce(op: Opcode) -> bool {
     matches!(op, Opcode::AddReduce | Opcode::MultiplyReduce | Opcode::MinimumReduce | Opcode::MaximumReduce)
@@ -80,10 +98,15 @@ fn emit_vec(b: &mut FunctionBuilder, op: Opcode, vty: Type, args: &[Value]) -> V
     use Opcode as O;
     let a = args[0];
     if let Some(cc) = vector_cmp(op) {
-        // An integer lane mask (all ones where true), consumed only by selects.
+        // An integer lane mask (all ones where true): for selects, logic, or stored as bools.
         return b.ins().fcmp(cc, a, args[1]);
     }
     match op {
+        // Logic on lane masks (see `mask_logic`).
+        O::LogicalAnd | O::BitwiseAnd => b.ins().band(a, args[1]),
+        O::LogicalOr | O::BitwiseOr => b.ins().bor(a, args[1]),
+        O::LogicalXor | O::BitwiseXor => b.ins().bxor(a, args[1]),
+        O::LogicalNot | O::Invert => b.ins().bnot(a),
         O::Select => {
             let flags = MemFlagsData::new().with_endianness(Endianness::Little);
             let mask = b.ins().bitcast(vty, flags, a);
@@ -140,12 +163,16 @@ impl Gen<'_> {
                 }
                 Item::Op(k) if vector_cmp(self.p.ops[k].opcode).is_some() => {
                     let op: &Op = &self.p.ops[k];
-                    self.mask_only(k) && same(op.in_dtype) && op.srcs.iter().all(src_ok)
+                    self.is_mask(k) && self.mask_kept(k) && same(op.in_dtype) && op.srcs.iter().all(src_ok)
+                }
+                Item::Op(k) if self.is_mask(k) => {
+                    self.mask_kept(k)
+                        && self.p.ops[k].srcs.iter().all(|s| matches!(*s, Src::Val(c) if self.mask_kept(c as usize)))
                 }
                 Item::Op(k) if self.p.ops[k].opcode == Opcode::Select => {
                     let op: &Op = &self.p.ops[k];
-                    let mask = matches!(op.srcs[0], Src::Val(c) if vector_cmp(self.p.ops[c as usize].opcode).is_some()
-                        && self.mask_only(c as usize));
+                    let mask =
+                        matches!(op.srcs[0], Src::Val(c) if self.is_mask(c as usize) && self.mask_kept(c as usize));
                     mask && op.dtype == op.in_dtype
                         && !matches!(op.dst, Dst::Reduce(_))
                         && same(op.dtype)
@@ -187,17 +214,95 @@ impl Gen<'_> {
         }
     }
 
-    /// True when value `k` lives in registers only and every use of it is as the condition of
-    /// a select (so a comparison may produce a lane mask instead of bools).
-    fn mask_only(&self, k: usize) -> bool {
-        self.p.ops[k].dst == Dst::Value
+    /// True when operation `k` computes bools a vector loop holds as a lane mask: a float
+    /// comparison, or logic whose inputs are all such masks.
+    fn is_mask(&self, k: usize) -> bool {
+        let op = &self.p.ops[k];
+        if vector_cmp(op.opcode).is_some() {
+            return op.in_dtype.is_float();
+        }
+        mask_logic(op.opcode, op.dtype)
+            && op.srcs.iter().all(|s| matches!(*s, Src::Val(c) if (c as usize) < k && self.is_mask(c as usize)))
+    }
+
+    /// True when the mask of operation `k` ([`Gen::is_mask`]) never leaves the vector loop
+    /// as anything but bools stored to a contiguous bool operand: it lives in registers (not
+    /// in scratch, not reduced) and every use of it is a select's condition or mask logic.
+    fn mask_kept(&self, k: usize) -> bool {
+        let stored = match self.p.ops[k].dst {
+            Dst::Value => true,
+            Dst::Store(m) => {
+                let slot = &self.p.slots[m as usize];
+                slot.dtype == DType::Bool && slot.inner == Inner::Unit
+            }
+            Dst::Reduce(_) => false,
+        };
+        stored
             && !self.plan.scratch_of.contains_key(&k)
-            && self.p.ops.iter().all(|op| {
+            && self.p.ops.iter().enumerate().all(|(at, op)| {
                 op.srcs.iter().enumerate().all(|(i, s)| match *s {
-                    Src::Val(v) if v as usize == k => op.opcode == Opcode::Select && i == 0,
+                    Src::Val(v) if v as usize == k => (op.opcode == Opcode::Select && i == 0) || self.is_mask(at),
                     _ => true,
                 })
             })
+    }
+
+    /// Bytes per element of pointer `p` in a vector loop of `esize`-byte lanes (bool operands
+    /// take the loop's masks as one byte per element).
+    fn vector_esize(&self, p: Ptr, esize: i64) -> i64 {
+        match p {
+            Ptr::Slot(k) if self.p.slots[k].dtype == DType::Bool => 1,
+            _ => esize,
+        }
+    }
+
+    /// Stores the lane masks `masks` (one per unrolled copy, in order, all ones where true) as
+    /// bytes of 0 or 1 at `addr`: narrowed pairwise to bytes (two masks of i64 lanes into one of
+    /// i32 lanes by a shuffle, then `snarrow`, which keeps all ones all ones) and stored 16 or
+    /// 8 bytes at a time.
+    fn store_masks(&self, b: &mut FunctionBuilder, masks: Vec<Value>, addr: Value) {
+        let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+        let mut v = masks;
+        let mut valid = 16; // meaningful bytes of each final vector
+        if b.func.dfg.value_type(v[0]).lane_type() == types::I64 {
+            // [a0 a1] [b0 b1] -> [a0 a1 b0 b1] on the low 32 bits of each lane.
+            let pick: [u8; 16] = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
+            let imm = b.func.dfg.immediates.push(pick.to_vec().into());
+            v = v
+                .chunks(2)
+                .map(|p| {
+                    let x = b.ins().bitcast(types::I8X16, flags, p[0]);
+                    let y = b.ins().bitcast(types::I8X16, flags, *p.get(1).unwrap_or(&p[0]));
+                    let s = b.ins().shuffle(x, y, imm);
+                    b.ins().bitcast(types::I32X4, flags, s)
+                })
+                .collect();
+        }
+        while b.func.dfg.value_type(v[0]).lane_type() != types::I8 {
+            if v.len() == 1 {
+                valid /= 2;
+            }
+            v = v
+                .chunks(2)
+                .map(|p| {
+                    let y = *p.get(1).unwrap_or(&p[0]);
+                    b.ins().snarrow(p[0], y)
+                })
+                .collect();
+        }
+        let one = b.ins().iconst(types::I8, 1);
+        let one = b.ins().splat(types::I8X16, one);
+        for (i, x) in v.into_iter().enumerate() {
+            let bytes = b.ins().band(x, one);
+            let off = (i * 16) as i32;
+            if valid == 16 {
+                b.ins().store(MEM, bytes, addr, off);
+            } else {
+                let wide = b.ins().bitcast(types::I64X2, flags, bytes);
+                let low = b.ins().extractlane(wide, 0);
+                b.ins().store(MEM, low, addr, off);
+            }
+        }
     }
 
     fn is_broadcast(&self, p: Ptr) -> bool {
@@ -313,6 +418,8 @@ impl Gen<'_> {
         // otherwise bound by latency, not throughput).
         let mut regs: Vec<HashMap<usize, Value>> = vec![HashMap::new(); unroll as usize];
         for it in items {
+            // Masks stored as bools: gathered from every copy, then narrowed and stored once.
+            let mut stored_masks: Vec<Value> = Vec::new();
             // The other constants: loaded and splatted once per iteration, for every copy.
             let local: Vec<u16> = self.item_consts(it).into_iter().filter(|c| !splats.contains_key(c)).collect();
             for &c in &local {
@@ -367,6 +474,12 @@ impl Gen<'_> {
                         }
                         let r = emit_vec(b, op.opcode, vty, &args);
                         regs.insert(k, r);
+                        if self.is_mask(k) {
+                            if let Dst::Store(_) = op.dst {
+                                stored_masks.push(r);
+                            }
+                            continue;
+                        }
                         if let Dst::Store(m) = op.dst {
                             b.ins().store(MEM, r, addrs[&Ptr::Slot(m as usize)], off);
                         }
@@ -387,13 +500,17 @@ impl Gen<'_> {
                     }
                 }
             }
+            if let (Item::Op(k), false) = (*it, stored_masks.is_empty()) {
+                let Dst::Store(m) = self.p.ops[k].dst else { unreachable!("only stored masks are gathered") };
+                self.store_masks(b, stored_masks, addrs[&Ptr::Slot(m as usize)]);
+            }
             for c in local {
                 splats.remove(&c);
             }
         }
         for (&p, &v) in vars {
             if !self.is_broadcast(p) {
-                let a = b.ins().iadd_imm_s(addrs[&p], step * esize);
+                let a = b.ins().iadd_imm_s(addrs[&p], step * self.vector_esize(p, esize));
                 b.def_var(v, a);
             }
         }
