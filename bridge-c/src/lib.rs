@@ -12,6 +12,14 @@
 //!
 //! The reference for C programmers is `docs/c-abi.md`.
 
+/// mimalloc for every Rust allocation of `libvm.so` and of what links this crate (vmnp's
+/// extension, `vm-bench`, the `vm` tool): a program's operations make and drop many small
+/// objects (instructions, views, kernels' bindings, short-lived arrays), which glibc's allocator
+/// serves at several times the cost. Its dynamic-TLS build: the libraries are loaded with
+/// `dlopen` (Python extensions, plugins' hosts), where the static TLS block has no room for it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The `#[repr(C)]` types of `vm.h` (the crate `vm-abi`).
 pub use vm_abi as abi;
 pub mod context;

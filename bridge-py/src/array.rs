@@ -13,7 +13,7 @@ use pyo3::types::{
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
-use vm_ir::view::Shape;
+use vm_ir::view::{Shape, row_major_strides};
 use vm_ir::{DType, Opcode, Scalar, View};
 
 /// A NumPy-compatible array whose data lives in the VM.
@@ -735,13 +735,11 @@ forwarded!(
     argmax,
     cumsum,
     cumprod,
-    reshape,
     ravel,
     flatten,
     transpose,
     swapaxes,
     astype,
-    copy,
     fill,
     item,
     tolist,
@@ -768,6 +766,86 @@ forwarded!(
     __reversed__,
     __setstate__,
 );
+
+/// True when `kwargs` holds nothing.
+fn no_keywords(kwargs: Option<&Bound<'_, PyDict>>) -> bool {
+    kwargs.is_none_or(|k| k.is_empty())
+}
+
+/// The shape a `reshape` call asks for (`reshape(2, -1)`, `reshape((2, -1))`), resolved for
+/// `nelem` elements; `None` for anything else (keywords, other types, a shape that does not
+/// fit), which the Python layer answers or refuses with NumPy's error.
+fn reshape_target(args: &Bound<'_, PyTuple>, nelem: usize) -> Option<Vec<usize>> {
+    let ints = |items: Vec<Bound<'_, PyAny>>| -> Option<Vec<i64>> {
+        items.iter().map(|x| x.is_exact_instance_of::<PyInt>().then(|| x.extract::<i64>().ok()).flatten()).collect()
+    };
+    let dims = match args.len() {
+        1 => {
+            let only = args.get_item(0).ok()?;
+            if only.is_exact_instance_of::<PyTuple>() || only.is_exact_instance_of::<PyList>() {
+                ints(only.try_iter().ok()?.collect::<PyResult<Vec<_>>>().ok()?)?
+            } else {
+                ints(vec![only])?
+            }
+        }
+        _ => ints(args.iter().collect())?,
+    };
+    if dims.len() > vm_ir::view::MAX_NDIM
+        || dims.iter().filter(|&&d| d == -1).count() > 1
+        || dims.iter().any(|&d| d < -1)
+    {
+        return None;
+    }
+    let known: usize = dims.iter().filter(|&&d| d >= 0).try_fold(1usize, |p, &d| p.checked_mul(d as usize))?;
+    let shape: Vec<usize> = dims
+        .iter()
+        .map(|&d| if d >= 0 { Some(d as usize) } else { (known > 0 && nelem.is_multiple_of(known)).then(|| nelem / known) })
+        .collect::<Option<_>>()?;
+    (shape.iter().product::<usize>() == nelem).then_some(shape)
+}
+
+#[pymethods]
+impl NdArray {
+    /// NumPy's `ndarray.copy`: a row-major copy recorded here; another order goes to the Python
+    /// layer.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn copy(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        if args.is_empty() && no_keywords(kwargs) {
+            return Ok(ops::unary(slf.py(), Opcode::Identity, slf.as_any(), None)?.expect("an array operand"));
+        }
+        forward(slf, "copy", args, kwargs)
+    }
+
+    /// NumPy's `ndarray.reshape`: a view of a row-major array made here (shape given as integers
+    /// or one tuple or list of them, `-1` for one extent); anything else in the Python layer.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn reshape(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let v = slf.get().view();
+        if no_keywords(kwargs)
+            && v.is_contiguous()
+            && let Some(shape) = reshape_target(args, v.nelem())
+        {
+            let view = View {
+                base: v.base,
+                start: v.start,
+                stride: row_major_strides(&shape),
+                shape: shape.as_slice().into(),
+            };
+            drop(v);
+            return Ok(slf.get().with_view(slf.py(), view)?.into_any());
+        }
+        drop(v);
+        forward(slf, "reshape", args, kwargs)
+    }
+}
 
 fn call1(slf: &Bound<'_, NdArray>, name: &str, args: impl IntoIterator<Item = Py<PyAny>>) -> PyResult<Py<PyAny>> {
     let py = slf.py();
@@ -1157,7 +1235,7 @@ impl NdArray {
         let n = v.nelem();
         // An array larger than memory is NumPy's MemoryError, never an abort.
         let mut out = Vec::new();
-        if out.try_reserve_exact(n * es).is_err() {
+        if !n.checked_mul(es).is_some_and(vm_runtime::memory::grantable) || out.try_reserve_exact(n * es).is_err() {
             return Err(ops::allocation_error(&v.shape, v.dtype()));
         }
         out.resize(n * es, 0);

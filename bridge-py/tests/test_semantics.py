@@ -754,6 +754,24 @@ def test_reshape_errors_write_unknown_dimensions_as_numpy_does():
         assert str(got.value) == str(want.value)
 
 
+@pytest.mark.parametrize(
+    "args", [(3, 4), ((3, 4),), ([2, -1],), (-1,), (12,), ((2, 2, 3),), (1, 12, 1), ((),)], ids=repr
+)
+def test_reshape_spellings_are_views_and_copies_are_not(args):
+    size = 1 if args == ((),) else 12
+    for module in (numpy, vmnp):
+        a = module.arange(float(size))
+        r = a.reshape(*args)
+        r[(0,) * r.ndim] = -1.0  # a view: writes through
+        c = a.copy()
+        c[0] = 7.0  # a copy: does not
+        assert numpy.asarray(a)[0] == -1.0 and numpy.asarray(c)[0] == 7.0
+    assert vmnp.arange(float(size)).reshape(*args).shape == numpy.arange(float(size)).reshape(*args).shape
+    # A strided array reshapes by copy, as NumPy's.
+    t = vmnp.arange(12.0).reshape(3, 4).T
+    assert numpy.asarray(t.reshape(12)).tolist() == numpy.arange(12.0).reshape(3, 4).T.reshape(12).tolist()
+
+
 def test_operators_with_text_or_none_raise_numpys_errors():
     for code in [
         "x < 'a'", "x + 'a'", "'a' + x", "None - x", "x * b'a'", "x // None", "x ** None", "'a' >= x",

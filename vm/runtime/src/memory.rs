@@ -14,7 +14,7 @@
 
 use crate::interrupt::Interrupt;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::alloc::{GlobalAlloc, Layout, System, alloc_zeroed, dealloc};
 use std::ptr::NonNull;
 use vm_ir::dtype::{DType, Element};
 use vm_ir::view::{Base, BaseId};
@@ -42,11 +42,16 @@ unsafe impl Send for Buffer {}
 // users (engines) guarantee disjoint writes.
 unsafe impl Sync for Buffer {}
 
+/// Buffers of at least this many bytes come from the system allocator ([`Buffer::new`]).
+pub const SYSTEM_BYTES: usize = 64 << 20;
+
 impl Buffer {
     /// A zero-filled buffer for `base`, or [`Error::OutOfMemory`] naming the base and its size.
     ///
-    /// The zeroed allocation comes straight from the system allocator (fresh pages for large
-    /// sizes), so a request that cannot be met fails here without touching any memory.
+    /// A large buffer (from [`SYSTEM_BYTES`]) comes zeroed straight from the system allocator
+    /// (fresh pages), so a request that cannot be met fails here without touching any memory,
+    /// whatever global allocator the program installed (some reserve address space for any
+    /// request and fail only when the pages are touched); smaller ones from the global one.
     pub fn new(base: &Base) -> Result<Buffer> {
         let fail = || {
             Error::OutOfMemory(format!(
@@ -61,7 +66,7 @@ impl Buffer {
             usize::try_from(base.nelem).ok().and_then(|n| n.checked_mul(base.dtype.size())).ok_or_else(fail)?;
         let layout = Layout::from_size_align(nbytes.max(1), BUFFER_ALIGN).map_err(|_| fail())?;
         // SAFETY: the layout has a nonzero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
+        let ptr = unsafe { if nbytes >= SYSTEM_BYTES { System.alloc_zeroed(layout) } else { alloc_zeroed(layout) } };
         let ptr = NonNull::new(ptr).ok_or_else(fail)?;
         Ok(Buffer { ptr, nbytes, dtype: base.dtype, owned: true })
     }
@@ -149,8 +154,15 @@ impl Buffer {
 impl Drop for Buffer {
     fn drop(&mut self) {
         if self.owned {
-            // SAFETY: allocated in `new` with this very layout.
-            unsafe { dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.nbytes.max(1), BUFFER_ALIGN)) }
+            // SAFETY: allocated in `new` with this very layout, by the allocator its size picks.
+            unsafe {
+                let layout = Layout::from_size_align_unchecked(self.nbytes.max(1), BUFFER_ALIGN);
+                if self.nbytes >= SYSTEM_BYTES {
+                    System.dealloc(self.ptr.as_ptr(), layout)
+                } else {
+                    dealloc(self.ptr.as_ptr(), layout)
+                }
+            }
         }
     }
 }
@@ -195,8 +207,33 @@ fn scratch_error<T>(len: usize, base: BaseId, what: &str) -> Error {
 /// memory here, so a request the system would only grant lazily costs nothing until used.
 pub fn try_vec<T>(len: usize, base: BaseId, what: &str) -> Result<Vec<T>> {
     let mut v = Vec::new();
+    let bytes = len.checked_mul(std::mem::size_of::<T>());
+    if !bytes.is_some_and(grantable) {
+        return Err(scratch_error::<T>(len, base, what));
+    }
     v.try_reserve_exact(len).map_err(|_| scratch_error::<T>(len, base, what))?;
     Ok(v)
+}
+
+/// True when an allocation of `bytes` may be made: below [`SYSTEM_BYTES`] always; from there
+/// only when the system allocator grants it now (asked, and given back at once). The global
+/// allocator a program installs may reserve address space for any request (mimalloc does) and
+/// fail only when the pages are touched, which kills the process instead of reporting
+/// [`Error::OutOfMemory`]; the system's refuses what memory cannot hold.
+pub fn grantable(bytes: usize) -> bool {
+    if bytes < SYSTEM_BYTES {
+        return true;
+    }
+    let Ok(layout) = Layout::from_size_align(bytes, BUFFER_ALIGN) else { return false };
+    // SAFETY: the layout has a nonzero size; the memory is released at once, untouched.
+    unsafe {
+        let ptr = System.alloc(layout);
+        if ptr.is_null() {
+            return false;
+        }
+        System.dealloc(ptr, layout);
+    }
+    true
 }
 
 /// The items of `iter` in a `Vec` allocated by [`try_vec`] (once: the iterator's length is
@@ -620,6 +657,10 @@ mod tests {
         let e = try_collect(std::iter::repeat_n(0u64, usize::MAX), BaseId(4), "values for").unwrap_err();
         assert!(e.to_string().contains("147573952589676412920 bytes") && e.to_string().contains("base #4"), "{e}");
         assert_eq!(try_collect([1, 2, 3].into_iter(), BaseId(1), "x").unwrap(), vec![1, 2, 3]);
+        // Past what memory holds, refused up front (whatever the global allocator would do).
+        assert!(!grantable(1 << 60));
+        assert!(try_vec::<u64>(1 << 57, BaseId(2), "x").is_err());
+        assert!(grantable(SYSTEM_BYTES) && grantable(100));
     }
 
     #[test]
