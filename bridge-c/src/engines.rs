@@ -86,6 +86,7 @@ pub const REQUESTED_STACK: &str = "<requested stack>";
 /// Plans and builds the stack (see [`plan`]) in the process environment and returns a runtime
 /// over it (`VM_TRACE` from the environment) with the plan it was built from.
 pub fn build_runtime(config_path: Option<&Path>, stack: Option<&str>) -> Result<(Runtime, StackPlan)> {
+    crate::tune_allocator();
     let env = Env::process();
     let (plan, registry) = plan_with_registry(config_path, stack, &env)?;
     let top = plan.build(&registry)?;

@@ -797,10 +797,16 @@ fn reshape_target(args: &Bound<'_, PyTuple>, nelem: usize) -> Option<Vec<usize>>
         return None;
     }
     let known: usize = dims.iter().filter(|&&d| d >= 0).try_fold(1usize, |p, &d| p.checked_mul(d as usize))?;
-    let shape: Vec<usize> = dims
-        .iter()
-        .map(|&d| if d >= 0 { Some(d as usize) } else { (known > 0 && nelem.is_multiple_of(known)).then(|| nelem / known) })
-        .collect::<Option<_>>()?;
+    let shape: Vec<usize> =
+        dims.iter()
+            .map(|&d| {
+                if d >= 0 {
+                    Some(d as usize)
+                } else {
+                    (known > 0 && nelem.is_multiple_of(known)).then(|| nelem / known)
+                }
+            })
+            .collect::<Option<_>>()?;
     (shape.iter().product::<usize>() == nelem).then_some(shape)
 }
 

@@ -115,23 +115,50 @@ fn complement(base: Base, shape: &[usize], at: &[usize], len: &[usize]) -> Vec<V
     out
 }
 
-/// True when the element-wise instructions computing base `t` (the write at `write` and, back
-/// from it, the writes of the bases it reads, transitively) read `dst`'s base through a view that
-/// partially overlaps `dst`.
-fn reads_around(batch: &[Instruction], write: usize, t: BaseId, dst: &View) -> bool {
-    let mut wanted = vec![t];
-    for instr in batch[..=write].iter().rev() {
-        let Some(out) = instr.output() else { continue };
-        if !instr.opcode.kind().is_elementwise() || !wanted.contains(&out.base.id) {
+/// Positions of the element-wise instructions of `batch`, by the base they write.
+fn elementwise_writers(batch: &[Instruction]) -> HashMap<BaseId, Vec<usize>> {
+    let mut writers: HashMap<BaseId, Vec<usize>> = HashMap::default();
+    for (i, instr) in batch.iter().enumerate() {
+        if let Some(out) = instr.output()
+            && instr.opcode.kind().is_elementwise()
+        {
+            writers.entry(out.base.id).or_default().push(i);
+        }
+    }
+    writers
+}
+
+/// True when the element-wise instructions computing base `t` (the write at `write` and, before
+/// it, the writes of the bases it reads, transitively: each base's writers before the position
+/// that reads it) read `dst`'s base through a view that partially overlaps `dst`. `writers`
+/// is [`elementwise_writers`] of `batch`: the walk visits the instructions `t` depends on,
+/// not the batch before it (a loop storing rows into one array has a copy per row).
+fn reads_around(
+    batch: &[Instruction],
+    writers: &HashMap<BaseId, Vec<usize>>,
+    write: usize,
+    t: BaseId,
+    dst: &View,
+) -> bool {
+    // (base, positions below which its writers count); per base, the bound explored so far.
+    let mut todo = vec![(t, write + 1)];
+    let mut explored: HashMap<BaseId, usize> = HashMap::default();
+    while let Some((base, below)) = todo.pop() {
+        let from = explored.get(&base).copied().unwrap_or(0);
+        if from >= below {
             continue;
         }
-        for v in instr.inputs().iter().filter_map(Operand::as_view) {
-            if v.base.id == dst.base.id {
-                if v.overlap(dst) == Overlap::Partial {
-                    return true;
+        explored.insert(base, below);
+        let Some(positions) = writers.get(&base) else { continue };
+        for &p in positions.iter().filter(|&&p| (from..below).contains(&p)) {
+            for v in batch[p].inputs().iter().filter_map(Operand::as_view) {
+                if v.base.id == dst.base.id {
+                    if v.overlap(dst) == Overlap::Partial {
+                        return true;
+                    }
+                } else {
+                    todo.push((v.base.id, p));
                 }
-            } else if !wanted.contains(&v.base.id) {
-                wanted.push(v.base.id);
             }
         }
     }
@@ -159,6 +186,7 @@ fn candidates(batch: &[Instruction], mem: &HostMemory) -> HashMap<BaseId, Vec<Ca
             }
         }
     }
+    let writers = elementwise_writers(batch);
     let mut found: HashMap<BaseId, Vec<Candidate>> = HashMap::default();
     for (copy, instr) in batch.iter().enumerate() {
         let (Opcode::Identity, Some(Operand::View(dst)), Some(Operand::View(tmp))) =
@@ -186,8 +214,13 @@ fn candidates(batch: &[Instruction], mem: &HostMemory) -> HashMap<BaseId, Vec<Ca
         // Worth it only when the copy cannot join the kernel that computes the temporary: that
         // kernel reads the array where the copy writes, but shifted (a stencil). An update in
         // place (`a[1:-1] = a[1:-1] - f(b)`) fuses with its copy already.
-        let stencil = reads_around(batch, write, t.id, dst);
-        if written_first && only_this_view && stencil && !u.synced && free > copy && !mem.is_allocated(t.id) {
+        if written_first
+            && only_this_view
+            && !u.synced
+            && free > copy
+            && !mem.is_allocated(t.id)
+            && reads_around(batch, &writers, write, t.id, dst)
+        {
             found.entry(b.id).or_default().push(Candidate { write, copy, free, dst: dst.clone(), tmp: tmp.clone() });
         }
     }
