@@ -1098,14 +1098,12 @@ pub(crate) fn _reduce(
         }
         return finish_keepdims(py, c, h, &ax, a.view().ndim(), keepdims);
     }
-    // All of a row-major array: one reduction of its flat view, in NumPy's order (reducing
-    // axis by axis would combine in another order: a zero before an overflowing product stays
-    // a zero in NumPy's).
-    let mut reduced = ax.clone();
-    if ax.len() == v.ndim() && v.ndim() > 1 && v.is_contiguous() {
-        v = View::contiguous(v.base, v.start, &[v.nelem()]).map_err(|e| value_err(e.to_string()))?;
-        reduced = vec![0];
-    }
+    // Adjacent reduced axes laid out as one (all of a row-major array, `axis=(1, 2, 3)` of a
+    // fresh product) are one reduction of that axis, in NumPy's order (reducing axis by axis
+    // would combine in another: a zero before an overflowing product stays a zero in NumPy's),
+    // and one instruction instead of several.
+    let (merged, reduced) = merge_reduced_axes(&v, &ax);
+    v = merged;
     for &i in reduced.iter().rev() {
         let mut shape = v.shape.clone();
         shape.remove(i);
@@ -1122,6 +1120,32 @@ pub(crate) fn _reduce(
         vm()?.submit(py, Instruction::new(Opcode::Add, [Operand::View(v.clone()), Operand::View(v.clone()), zero]))?;
     }
     finish_keepdims(py, v, keep, &ax, a.view().ndim(), keepdims)
+}
+
+/// `v` with each run of adjacent axes of `axes` (sorted) that its strides lay out as one axis
+/// merged into one, and the reduced axes of the result.
+fn merge_reduced_axes(v: &View, axes: &[usize]) -> (View, Vec<usize>) {
+    let (mut shape, mut stride, mut reduced): (Vec<usize>, Vec<i64>, Vec<usize>) = (vec![], vec![], vec![]);
+    for d in 0..v.ndim() {
+        let joins = d > 0
+            && axes.contains(&d)
+            && axes.contains(&(d - 1))
+            && reduced.last() == Some(&(shape.len() - 1))
+            && *stride.last().expect("an axis before") == v.shape[d] as i64 * v.stride[d];
+        if joins {
+            *shape.last_mut().expect("an axis before") *= v.shape[d];
+            *stride.last_mut().expect("an axis before") = v.stride[d];
+            continue;
+        }
+        if axes.contains(&d) {
+            reduced.push(shape.len());
+        }
+        shape.push(v.shape[d]);
+        stride.push(v.stride[d]);
+    }
+    let merged =
+        View { base: v.base, start: v.start, shape: shape.as_slice().into(), stride: stride.as_slice().into() };
+    (merged, reduced)
 }
 
 /// [`_reduce`] of `a` over `axis` with NumPy's defaults (no dtype, keepdims or initial), as the

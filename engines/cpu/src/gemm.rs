@@ -6,7 +6,8 @@
 //! row of `a`: past the caches (`n = 1000`: 8 GB from L3 for 16 MB of operands) it runs at a
 //! tenth of a blocked matrix product. A kernel of exactly that shape, in `f32` or `f64`, runs
 //! instead as `matrixmultiply`'s GEMM (packed panels, register tiles, the machine's vector
-//! width chosen at run time), cut into tasks of [`ROWS`] rows of `c` on the engine's pool.
+//! width chosen at run time), cut into tasks of [`ROWS`] rows of `c` on the engine's pool (and of
+//! [`FEW_ROWS_COLS`] columns when there are fewer rows).
 //!
 //! Float32 products summed in float64 (as the engine sums every float32 reduction) widen their
 //! factors once and run as float64 GEMM. The `matmul` extension method runs the same way
@@ -30,6 +31,9 @@ use vm_runtime::memory::try_vec;
 /// Rows of `c` per task: enough for GEMM's packing to pay off, small enough to balance a few
 /// hundred rows over the pool's threads.
 const ROWS: usize = 64;
+
+/// Columns of `c` per task of a product of at most [`ROWS`] rows.
+const FEW_ROWS_COLS: usize = 256;
 
 /// A matrix product recognised in a kernel: `c[..., i, j] = sum_p a[..., i, p] * b[..., p, j]`.
 #[derive(Debug)]
@@ -369,36 +373,45 @@ impl Gemm {
             return ran;
         }
         let rows = n.div_ceil(ROWS);
-        let tasks =
-            nbatch.checked_mul(rows).ok_or_else(|| Error::Internal("a matrix product of too many rows".into()))?;
+        // A product of few rows (a batch of vectors times a large matrix) is cut along the
+        // columns of `c` too, or one task would do it all.
+        let col_blocks = if rows == 1 { m.div_ceil(FEW_ROWS_COLS) } else { 1 };
+        let width = m.div_ceil(col_blocks);
+        let tasks = nbatch
+            .checked_mul(rows)
+            .and_then(|t| t.checked_mul(col_blocks))
+            .ok_or_else(|| Error::Internal("a matrix product of too many rows".into()))?;
         let task = |t: usize| {
-            let (bi, row) = (t / rows, t % rows);
+            let (bi, rest) = (t / (rows * col_blocks), t % (rows * col_blocks));
+            let (row, col) = (rest / col_blocks, rest % col_blocks);
             let mut idx = vec![0usize; batch.len()];
             unravel(&batch, bi, &mut idx);
             let (i0, i1) = (row * ROWS, ((row + 1) * ROWS).min(n));
+            let (j0, j1) = (col * width, ((col + 1) * width).min(m));
             // Element (batch index, first, 0) of an operand with element strides `st`, whose
             // axis `first_axis` is the one of `i`.
             let at = |base: usize, st: &[isize], first_axis: usize, first: usize| {
                 let lead: isize = idx.iter().zip(st).map(|(&i, &s)| i as isize * s).sum();
                 base as isize + (lead + first as isize * st[first_axis]) * size
             };
-            let pa = at(origin[0], sa, r - 3, i0);
-            let pb = at(origin[1], sb, r - 3, 0);
-            let pc = at(origin[2], sc, r - 3, i0);
             let (rsa, csa) = (sa[r - 3], sa[r - 2]);
             let (rsb, csb) = (sb[r - 2], sb[r - 1]);
             let (rsc, csc) = (sc[r - 3], sc[r - 2]);
+            let pa = at(origin[0], sa, r - 3, i0);
+            let pb = at(origin[1], sb, r - 3, 0) + j0 as isize * csb * size;
+            let pc = at(origin[2], sc, r - 3, i0) + j0 as isize * csc * size;
             // SAFETY: the views were checked to lie inside their allocated buffers (widened
             // factors are dense copies of exactly the elements GEMM walks), so every element
             // GEMM reads (`a`'s rows `i0..i1`, all of `b`) and writes (`c`'s rows `i0..i1` of
-            // this batch index) is in bounds; tasks write disjoint rows of `c` (its view visits
-            // each element once), which no task reads; the buffers outlive the pool's run.
+            // this batch index) is in bounds; tasks write disjoint blocks of `c` (rows, and columns
+            // `j0..j1` when cut along them; its view visits each element once), which no task
+            // reads; the buffers outlive the pool's run.
             unsafe {
                 match self.c.dtype() {
                     DType::F64 => matrixmultiply::dgemm(
                         i1 - i0,
                         kk,
-                        m,
+                        j1 - j0,
                         1.0,
                         pa as *const f64,
                         rsa,
@@ -414,7 +427,7 @@ impl Gemm {
                     _ => matrixmultiply::sgemm(
                         i1 - i0,
                         kk,
-                        m,
+                        j1 - j0,
                         1.0,
                         pa as *const f32,
                         rsa,

@@ -68,10 +68,20 @@ fn check(what: &str, a: Mat, b: Mat, dtype: DType, swap: bool) {
 fn products_of_every_layout_agree_with_interp() {
     for dtype in [DType::F64, DType::F32] {
         let (x, y) = (base(1, dtype, 700_000), base(2, dtype, 700_000));
-        // (A column or a row of `c`, of more than one task, runs as a matrix-vector product.)
-        for (n, k, m) in
-            [(1, 1, 1), (7, 5, 3), (130, 70, 65), (64, 1, 200), (3, 0, 4), (200, 37, 1), (1, 37, 2500), (1, 300, 2000)]
-        {
+        // (A column or a row of `c`, of more than one task, runs as a matrix-vector product; a
+        // few rows and many columns are cut along the columns.)
+        for (n, k, m) in [
+            (1, 1, 1),
+            (7, 5, 3),
+            (130, 70, 65),
+            (64, 1, 200),
+            (3, 0, 4),
+            (200, 37, 1),
+            (1, 37, 2500),
+            (1, 300, 2000),
+            (8, 50, 700),
+            (2, 3, 1000),
+        ] {
             check(&format!("{dtype} {n}x{k} @ {k}x{m}"), dense(x, &[n, k]), dense(y, &[k, m]), dtype, false);
             check(&format!("{dtype} {n}x{k} @ {k}x{m} swapped"), dense(x, &[n, k]), dense(y, &[k, m]), dtype, true);
         }
