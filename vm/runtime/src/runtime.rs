@@ -36,6 +36,10 @@ pub struct RuntimeOptions {
 /// kernel formation and a kernel's launch cost microseconds whatever the size).
 pub const DIRECT_ELEMENTS: u64 = 512;
 
+/// How many times [`RuntimeOptions::direct_elements`] a fill with a constant may write to run at
+/// once (32,768 elements by default: 256 KiB of float64, written in tens of microseconds).
+pub const DIRECT_FILL_FACTOR: u64 = 64;
+
 impl Default for RuntimeOptions {
     fn default() -> Self {
         RuntimeOptions { batch_limit: 4096, trace: false, direct_elements: DIRECT_ELEMENTS }
@@ -316,10 +320,21 @@ impl Runtime {
             _ => None,
         };
         let folded = matches!(kind, Kind::Reduce | Kind::Extension);
+        // A fill with a constant (`zeros`, `full`, `x[:] = 0`) writes each element once and
+        // reads nothing: up to [`DIRECT_FILL_FACTOR`] times larger. Queued, it would leave the
+        // array out of host memory, and every small operation on it after would wait for a
+        // flush (`Q = zeros_like(A)` before a loop over Q's columns).
+        let fill = instr.opcode == Opcode::Identity && matches!(instr.operands.get(1), Some(Operand::Const(_)));
         instr.operands.iter().enumerate().all(|(k, operand)| {
             let Operand::View(v) = operand else { return true };
             let Some(state) = self.bases.get(&v.base.id) else { return false };
-            let limit = if folded && k > 0 { self.options.direct_elements * 8 } else { self.options.direct_elements };
+            let limit = if folded && k > 0 {
+                self.options.direct_elements * 8
+            } else if fill {
+                self.options.direct_elements * DIRECT_FILL_FACTOR
+            } else {
+                self.options.direct_elements
+            };
             if v.nelem() as u64 > limit && indexed != Some(k) {
                 return false;
             }
@@ -880,6 +895,22 @@ mod tests {
 
     fn add_into(out: Base, x: Base) -> Instruction {
         Instruction::new(Opcode::Add, [View::of_base(out).into(), View::of_base(x).into(), Scalar::F64(1.0).into()])
+    }
+
+    #[test]
+    fn fills_with_a_constant_run_at_once_up_to_a_larger_size() {
+        let (mut rt, _) = direct_runtime_of(4);
+        let fits = 4 * DIRECT_FILL_FACTOR;
+        let [a, b] = [fits, fits + 1].map(|n| rt.new_base(DType::F64, n).unwrap());
+        let fill = |x: Base| Instruction::new(Opcode::Identity, [View::of_base(x).into(), Scalar::F64(0.0).into()]);
+        rt.submit_one(fill(a)).unwrap();
+        assert_eq!((rt.stats().direct, rt.is_in_host(a.id).unwrap()), (1, true));
+        rt.submit_one(fill(b)).unwrap();
+        assert_eq!((rt.stats().direct, rt.is_in_host(b.id).unwrap()), (1, false), "past the fill limit: queued");
+        // Other instructions of that size are queued.
+        let c = rt.new_base(DType::F64, fits).unwrap();
+        rt.submit_one(add_into(c, a)).unwrap();
+        assert_eq!(rt.stats().direct, 1);
     }
 
     #[test]
