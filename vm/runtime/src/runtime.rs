@@ -36,6 +36,10 @@ pub struct RuntimeOptions {
 /// kernel formation and a kernel's launch cost microseconds whatever the size).
 pub const DIRECT_ELEMENTS: u64 = 512;
 
+/// Bases up to this size that a flushed batch writes are synced with it on stacks with a direct
+/// executor ([`Runtime::flush`]).
+pub const SYNC_WITH_BATCH_BYTES: u64 = 64 << 10;
+
 /// How many times [`RuntimeOptions::direct_elements`] a fill with a constant may write to run at
 /// once (32,768 elements by default: 256 KiB of float64, written in tens of microseconds).
 pub const DIRECT_FILL_FACTOR: u64 = 64;
@@ -474,6 +478,9 @@ impl Runtime {
         if self.pending.is_empty() {
             return Ok(());
         }
+        if self.direct && !self.syncs.is_empty() {
+            self.sync_small_outputs();
+        }
         let mut batch = std::mem::take(&mut self.pending);
         self.left_queue += batch.len() as u64;
         if self.options.trace {
@@ -499,6 +506,34 @@ impl Runtime {
             }
         }
         result
+    }
+
+    /// Adds to the pending batch, which a SYNC is about to flush, a SYNC of every base of at
+    /// most [`SYNC_WITH_BATCH_BYTES`] it writes and leaves alive, so that they are in host
+    /// memory afterwards: small operations on them then run at once instead of waiting for the
+    /// next flush. A loop that reads a value each step (`alpha = -(r[k] + r[:k] @ y[:k]) /
+    /// beta; y[:k] += alpha * y[:k][::-1]`) would otherwise flush once per step for every array
+    /// a large operation wrote. Only on stacks with a direct executor (their engines compute
+    /// in host memory: a sync costs nothing more than computing the value).
+    fn sync_small_outputs(&mut self) {
+        let mut extra: Vec<Base> = Vec::new();
+        for instr in &self.pending {
+            let Some(out) = instr.output() else { continue };
+            if instr.opcode.kind() == Kind::System {
+                continue;
+            }
+            let Some(state) = self.bases.get_mut(&out.base.id) else { continue }; // freed since
+            if !state.sync_pending && !state.in_host && out.base.nbytes() as u64 <= SYNC_WITH_BATCH_BYTES {
+                state.sync_pending = true; // (set again by `track`; marks it taken here)
+                extra.push(out.base);
+            }
+        }
+        for base in extra {
+            let number = self.left_queue + self.pending.len() as u64;
+            self.pending.push(Instruction::new(Opcode::Sync, [Operand::View(View::of_base(base))]));
+            let last = self.pending.last().expect("just pushed");
+            track(&mut self.bases, &mut self.memory, &mut self.syncs, last, number);
+        }
     }
 
     /// Records which live bases `batch` left unspecified: every base it wrote when it failed
@@ -895,6 +930,24 @@ mod tests {
 
     fn add_into(out: Base, x: Base) -> Instruction {
         Instruction::new(Opcode::Add, [View::of_base(out).into(), View::of_base(x).into(), Scalar::F64(1.0).into()])
+    }
+
+    #[test]
+    fn a_sync_brings_the_small_outputs_of_its_batch_into_host_memory() {
+        for direct in [4, 0] {
+            let (mut rt, seen) = direct_runtime_of(direct);
+            let [a, b, c] = [(); 3].map(|()| rt.new_base(DType::F64, 8).unwrap());
+            rt.write(a.id, 0, &[0u8; 64]).unwrap();
+            // Larger than direct execution takes: both queued.
+            rt.submit_one(add_into(b, a)).unwrap();
+            rt.submit_one(add_into(c, a)).unwrap();
+            rt.sync(c.id).unwrap();
+            let batch = seen.lock().unwrap().last().cloned().unwrap();
+            // With direct execution, b is synced with c: a small operation on it runs at once.
+            assert_eq!(rt.is_in_host(b.id).unwrap(), direct > 0, "{batch}");
+            assert_eq!(batch.matches("sync").count(), if direct > 0 { 2 } else { 1 }, "{batch}");
+            assert!(rt.is_in_host(c.id).unwrap());
+        }
     }
 
     #[test]
