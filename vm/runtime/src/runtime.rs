@@ -121,6 +121,8 @@ pub struct Runtime {
     pending: Vec<Instruction>,
     /// Bases a SYNC of the pending batch makes current once it has run.
     syncs: Vec<BaseId>,
+    /// Of `syncs`, the bases synced along with the ones asked for (`sync_small_outputs`).
+    synced_along: Vec<BaseId>,
     /// Instructions that left the queue so far (run or dropped): `pending[i]` is the
     /// instruction numbered `left_queue + i` since the runtime began.
     left_queue: u64,
@@ -146,6 +148,7 @@ impl Runtime {
             next_base: 1,
             pending: Vec::new(),
             syncs: Vec::new(),
+            synced_along: Vec::new(),
             left_queue: 0,
             extensions: Vec::new(),
             options,
@@ -417,6 +420,7 @@ impl Runtime {
         self.left_queue += self.pending.len() as u64;
         self.pending.clear();
         self.syncs.clear();
+        self.synced_along.clear();
     }
 
     /// Flushes a batch that is full (rather than observed): when it ends in a repeating
@@ -505,6 +509,13 @@ impl Runtime {
                 state.in_host = result.is_ok();
             }
         }
+        // Synced along with the one asked for: in host memory, but the ownership protocol
+        // still wants their own sync (which then runs nothing) before their data are lent.
+        for id in self.synced_along.drain(..) {
+            if let Some(state) = self.bases.get_mut(&id) {
+                state.host_current = false;
+            }
+        }
         result
     }
 
@@ -529,6 +540,7 @@ impl Runtime {
             }
         }
         for base in extra {
+            self.synced_along.push(base.id);
             let number = self.left_queue + self.pending.len() as u64;
             self.pending.push(Instruction::new(Opcode::Sync, [Operand::View(View::of_base(base))]));
             let last = self.pending.last().expect("just pushed");
@@ -945,6 +957,8 @@ mod tests {
             let batch = seen.lock().unwrap().last().cloned().unwrap();
             // With direct execution, b is synced with c: a small operation on it runs at once.
             assert_eq!(rt.is_in_host(b.id).unwrap(), direct > 0, "{batch}");
+            // The protocol still asks for b's own sync before its data (which runs nothing).
+            assert!(rt.host_data(b.id).is_err());
             assert_eq!(batch.matches("sync").count(), if direct > 0 { 2 } else { 1 }, "{batch}");
             assert!(rt.is_in_host(c.id).unwrap());
         }
