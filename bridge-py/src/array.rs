@@ -1303,6 +1303,11 @@ impl NdArray {
         match slf.get().basic(key)? {
             Some((v, element)) => {
                 slf.get().check_writeable("assignment destination")?;
+                if let Ok(a) = value.cast::<NdArray>()
+                    && *a.get().view() == v
+                {
+                    return Ok(()); // `x[i, :j] += y` stores the view it updated in place back
+                }
                 if element && !value.is_instance_of::<PyFloat>() && !value.is_instance_of::<PyInt>() {
                     // One element takes a scalar: NumPy 2.4 no longer unpacks an array of one
                     // element (`a[0] = np.array([5.0])`, `a[0] += a` of one element). Arrays say
