@@ -693,41 +693,27 @@ fn forward(
     Ok(hook(py, name)?.call(PyTuple::new(py, all)?, kwargs)?.unbind())
 }
 
-/// The reduction methods recorded natively when called with at most an axis
-/// ([`reduction_method`]).
-macro_rules! reductions {
-    ($($name:ident),* $(,)?) => {
+/// Methods taking any arguments, each `handler(slf, name, args, kwargs)`; `what` ends their
+/// doc comment.
+macro_rules! methods_calling {
+    ($handler:ident, $what:literal: $($name:ident),* $(,)?) => {
         #[pymethods]
         impl NdArray {
             $(
-                #[doc = concat!("NumPy's `ndarray.", stringify!($name), "` (natively with at most an axis).")]
+                #[doc = concat!("NumPy's `ndarray.", stringify!($name), "` ", $what, ".")]
                 #[pyo3(signature = (*args, **kwargs))]
                 fn $name(slf: &Bound<'_, Self>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
-                    reduction_method(slf, stringify!($name), args, kwargs)
+                    $handler(slf, stringify!($name), args, kwargs)
                 }
             )*
         }
     };
 }
 
-reductions!(sum, prod, min, max, any, all);
+// The reduction methods, recorded natively when called with at most an axis.
+methods_calling!(reduction_method, "(natively with at most an axis)": sum, prod, min, max, any, all);
 
-macro_rules! forwarded {
-    ($($name:ident),* $(,)?) => {
-        #[pymethods]
-        impl NdArray {
-            $(
-                #[doc = concat!("NumPy's `ndarray.", stringify!($name), "` (see the Python layer).")]
-                #[pyo3(signature = (*args, **kwargs))]
-                fn $name(slf: &Bound<'_, Self>, args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
-                    forward(slf, stringify!($name), args, kwargs)
-                }
-            )*
-        }
-    };
-}
-
-forwarded!(
+methods_calling!(forward, "(see the Python layer)":
     mean,
     std,
     var,

@@ -24,10 +24,6 @@ def _np_key(key):
     return key
 
 
-def _is_mask(key, a):
-    return isinstance(key, (_v.ndarray, _np.ndarray)) and key.dtype == _np.bool_ and key.shape == a.shape
-
-
 def _leading_mask(a, key):
     """``key`` as a vmnp array when it is a boolean mask over the leading axes of ``a`` (of
     shape ``a.shape[:key.ndim]``, at least 1-d); None otherwise (NumPy's errors for a mask of
