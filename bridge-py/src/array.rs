@@ -492,21 +492,48 @@ fn binop(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, op: Opcode) -> PyResult<Py<
     }
 }
 
-/// The opcode of NumPy's arithmetic ufunc `name` that [`NdArray::__array_ufunc__`] runs itself.
-fn arithmetic_ufunc(name: &str) -> Option<Opcode> {
-    Some(match name {
-        "add" => Opcode::Add,
-        "subtract" => Opcode::Subtract,
-        "multiply" => Opcode::Multiply,
-        "divide" => Opcode::Divide,
-        _ => return None,
-    })
+/// NumPy's ufuncs behind Python's binary operators, with their opcodes, by identity (no
+/// attribute lookup on the path of `np.float64(x) * a`): [`NdArray::__array_ufunc__`] records
+/// them as the operator does.
+static OPERATOR_UFUNCS: PyOnceLock<Vec<(Py<PyAny>, Opcode)>> = PyOnceLock::new();
+
+/// The opcode of NumPy's ufunc `ufunc` when it is one of Python's binary operators'.
+fn operator_ufunc(ufunc: &Bound<'_, PyAny>) -> PyResult<Option<Opcode>> {
+    use Opcode as O;
+    let py = ufunc.py();
+    let table = OPERATOR_UFUNCS.get_or_try_init(py, || -> PyResult<Vec<(Py<PyAny>, Opcode)>> {
+        let np = py.import("numpy")?;
+        [
+            ("add", O::Add),
+            ("subtract", O::Subtract),
+            ("multiply", O::Multiply),
+            ("true_divide", O::Divide),
+            ("floor_divide", O::FloorDivide),
+            ("remainder", O::Remainder),
+            ("power", O::Power),
+            ("less", O::Less),
+            ("less_equal", O::LessEqual),
+            ("equal", O::Equal),
+            ("not_equal", O::NotEqual),
+            ("greater", O::Greater),
+            ("greater_equal", O::GreaterEqual),
+            ("bitwise_and", O::BitwiseAnd),
+            ("bitwise_or", O::BitwiseOr),
+            ("bitwise_xor", O::BitwiseXor),
+            ("left_shift", O::LeftShift),
+            ("right_shift", O::RightShift),
+        ]
+        .into_iter()
+        .map(|(name, op)| Ok((np.getattr(name)?.unbind(), op)))
+        .collect()
+    })?;
+    Ok(table.iter().find(|(u, _)| ufunc.is(u.bind(py))).map(|&(_, op)| op))
 }
 
 #[pymethods]
 impl NdArray {
-    /// NumPy's ufunc protocol (NEP 13). A NumPy scalar combined with a vmnp array by an
-    /// arithmetic operator (`np.float64(x) - a`, and `s -= a` on a scalar read from an array)
+    /// NumPy's ufunc protocol (NEP 13). A NumPy scalar combined with a vmnp array by a binary
+    /// operator (`np.float64(x) - a`, `s < a`, and `s -= a` on a scalar read from an array)
     /// comes here through NumPy's override check: it is recorded at once, like the operator
     /// with the operands the other way round; everything else goes to the Python layer.
     #[pyo3(signature = (ufunc, method, *inputs, **kwargs))]
@@ -519,12 +546,11 @@ impl NdArray {
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         if method == "__call__" && kwargs.is_none_or(|k| k.is_empty()) && inputs.len() == 2 {
-            let name = ufunc.getattr(pyo3::intern!(py, "__name__"))?;
             let types = numpy_scalar_types(py)?;
             let plain = |x: &Bound<'_, PyAny>| {
                 x.is_instance_of::<NdArray>() || types.iter().any(|(t, _)| x.get_type().is(t.bind(py)))
             };
-            if let Some(op) = name.extract::<&str>().ok().and_then(arithmetic_ufunc)
+            if let Some(op) = operator_ufunc(ufunc)?
                 && inputs.iter().all(|x| plain(&x))
                 && let Some(r) = ops::binary(py, op, &inputs.get_item(0)?, &inputs.get_item(1)?, None)?
             {

@@ -3,7 +3,7 @@
 //! then writes it.
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
-use crate::iterate::{Elements, operand, prepare, result, write_view};
+use crate::iterate::{Lane, lane, operand, prepare, result, result_at, write_view};
 use vm_ir::scalar::Cast;
 use vm_ir::{BinaryOp, DType, Error, Instruction, Opcode, Result, TypeRule, UnaryOp, View, with_dtype};
 use vm_runtime::HostMemory;
@@ -30,15 +30,35 @@ pub fn expect_operands(instr: &Instruction, n: usize) -> Result<()> {
     Ok(())
 }
 
+/// Binds `$get` to the reader of lane `$lane`'s element `k` and evaluates `$body` with it: one
+/// copy of `$body` per kind of lane, each a loop the compiler sees through.
+macro_rules! with_lane {
+    ($lane:expr, |$get:ident| $body:expr) => {
+        match $lane {
+            Lane::Run(run) => {
+                let $get = |k: usize| run[k];
+                $body
+            }
+            Lane::Line { data, start, stride } => {
+                let $get = |k: usize| data[(start + k as isize * stride) as usize];
+                $body
+            }
+            Lane::Const(x) => {
+                let $get = |_: usize| x;
+                $body
+            }
+        }
+    };
+}
+
 /// `out = f(in)` element-wise.
 fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(A) -> R + Copy) -> Result<()> {
     let out = output(instr)?;
     prepare(mem, instr)?;
-    let a = operand::<A>(mem, &instr.operands[1], &out.shape)?;
-    let r = match a {
-        // A run of elements maps as a slice (no per-element traversal state).
-        Elements::Run(x) => result(out, x.as_slice().iter().map(|&x| f(x)), mem.interrupt())?,
-        a => result(out, a.map(f), mem.interrupt())?,
+    let (n, interrupt) = (out.nelem(), mem.interrupt());
+    let r = match lane::<A>(mem, &instr.operands[1], &out.shape)? {
+        Some(a) => with_lane!(a, |x| result_at(out, n, |k| f(x(k)), interrupt)?),
+        None => result(out, operand::<A>(mem, &instr.operands[1], &out.shape)?.map(f), interrupt)?,
     };
     write_view(mem, out, r)
 }
@@ -47,17 +67,17 @@ fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
 fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(A, A) -> R + Copy) -> Result<()> {
     let out = output(instr)?;
     prepare(mem, instr)?;
-    let a = operand::<A>(mem, &instr.operands[1], &out.shape)?;
-    let b = operand::<A>(mem, &instr.operands[2], &out.shape)?;
-    let interrupt = mem.interrupt();
-    // Runs of elements and constants map as slices (no per-element traversal state).
-    let r = match (a, b) {
-        (Elements::Run(x), Elements::Run(y)) => {
-            result(out, x.as_slice().iter().zip(y.as_slice()).map(|(&x, &y)| f(x, y)), interrupt)?
+    let (n, interrupt) = (out.nelem(), mem.interrupt());
+    let lanes = (lane::<A>(mem, &instr.operands[1], &out.shape)?, lane::<A>(mem, &instr.operands[2], &out.shape)?);
+    let r = match lanes {
+        (Some(a), Some(b)) => {
+            with_lane!(a, |x| with_lane!(b, |y| result_at(out, n, |k| f(x(k), y(k)), interrupt)?))
         }
-        (Elements::Run(x), Elements::Const(y, _)) => result(out, x.as_slice().iter().map(|&x| f(x, y)), interrupt)?,
-        (Elements::Const(x, _), Elements::Run(y)) => result(out, y.as_slice().iter().map(|&y| f(x, y)), interrupt)?,
-        (a, b) => result(out, a.zip(b).map(|(x, y)| f(x, y)), interrupt)?,
+        _ => {
+            let a = operand::<A>(mem, &instr.operands[1], &out.shape)?;
+            let b = operand::<A>(mem, &instr.operands[2], &out.shape)?;
+            result(out, a.zip(b).map(|(x, y)| f(x, y)), interrupt)?
+        }
     };
     write_view(mem, out, r)
 }

@@ -213,6 +213,60 @@ pub fn operand<'m, T: Elem>(mem: &'m HostMemory, operand: &'m Operand, shape: &[
     }
 }
 
+/// An operand's elements by their row-major position `k`, for the element-wise loops: a view
+/// whose elements lie on one line of its base ([`View::line_stride`]: a row, a column, a
+/// contiguous block), or a constant. Reading element `k` is then one multiply-add, with no
+/// traversal state, and a loop over `k` compiles to a tight one (vectorised over runs).
+#[derive(Clone, Copy)]
+pub enum Lane<'m, T> {
+    /// `run[k]`: consecutive elements.
+    Run(&'m [T]),
+    /// `data[start + k * stride]`.
+    Line { data: &'m [T], start: isize, stride: isize },
+    /// The same value at every position.
+    Const(T),
+}
+
+/// The elements of a data operand as a [`Lane`] over an array of `shape` (a view of that shape,
+/// its base [`prepare`]d, or a constant); `None` for a view whose elements do not lie on one
+/// line (the caller reads it with [`operand`]).
+pub fn lane<'m, T: Elem>(mem: &'m HostMemory, operand: &'m Operand, shape: &[usize]) -> Result<Option<Lane<'m, T>>> {
+    let Operand::View(v) = operand else {
+        return match self::operand::<T>(mem, operand, shape)? {
+            Elements::Const(x, _) => Ok(Some(Lane::Const(x))),
+            _ => Err(Error::Internal("a constant operand read as a view".into())),
+        };
+    };
+    if v.shape[..] != *shape {
+        return Err(Error::invalid(
+            None,
+            format!("input shape {:?} differs from the expected {:?}", &v.shape[..], shape),
+        ));
+    }
+    let Some(stride) = v.line_stride() else { return Ok(None) };
+    let data = data::<T>(mem, v)?;
+    let n = v.nelem();
+    if stride == 1 || n <= 1 {
+        let start = v.start as usize;
+        return Ok(Some(Lane::Run(&data[start..start + n])));
+    }
+    Ok(Some(Lane::Line { data, start: v.start as isize, stride: stride as isize }))
+}
+
+/// `f(k)` for `k` in `0..n` (an instruction's result, row-major) in a `Vec` from [`room`],
+/// computed in pieces between looks at the flush's [`Interrupt`] (as [`result`]).
+pub fn result_at<R>(out: &View, n: usize, f: impl Fn(usize) -> R, interrupt: &Interrupt) -> Result<Vec<R>> {
+    let mut values = room(out, n)?;
+    let mut k = 0;
+    while k < n {
+        let end = n.min(k + POLL_EVERY / 16);
+        values.extend((k..end).map(&f));
+        interrupt.check()?;
+        k = end;
+    }
+    Ok(values)
+}
+
 /// An empty `Vec`, allocated fallibly, with room for `len` values of the result of an
 /// instruction writing `out`.
 pub fn room<T>(out: &View, len: usize) -> Result<Vec<T>> {
@@ -251,9 +305,13 @@ pub fn write_view<T: Elem>(
         )));
     }
     let data = buffer(mem, &view.base)?.as_mut_slice::<T>();
-    match contiguous_run(view) {
-        Some(run) => data[run].iter_mut().zip(values).for_each(|(d, v)| *d = v),
-        None => offsets(view).zip(values).for_each(|(o, v)| data[o] = v),
+    match (contiguous_run(view), view.line_stride()) {
+        (Some(run), _) => data[run].iter_mut().zip(values).for_each(|(d, v)| *d = v),
+        (None, Some(stride)) => {
+            let (start, stride) = (view.start as isize, stride as isize);
+            values.enumerate().for_each(|(k, v)| data[(start + k as isize * stride) as usize] = v)
+        }
+        (None, None) => offsets(view).zip(values).for_each(|(o, v)| data[o] = v),
     }
     Ok(())
 }

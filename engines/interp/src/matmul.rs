@@ -32,10 +32,13 @@ fn product_with<'m, T: Elem>(
 ) -> Result<impl ExactSizeIterator<Item = T> + 'm> {
     let zero = T::reduce_identity(ReduceOp::AddReduce).ok_or_else(|| not_defined(Opcode::AddReduce, T::DTYPE))?;
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
-    let at = |v: &View, r: usize, c: usize| (v.start + r as i64 * v.stride[0] + c as i64 * v.stride[1]) as usize;
+    let [sa0, sa1, sb0, sb1] = [a.stride[0], a.stride[1], b.stride[0], b.stride[1]].map(|s| s as isize);
+    let (a0, b0) = (a.start as isize, b.start as isize);
     Ok((0..m * n).map(move |ij| {
-        let (i, j) = (ij / n, ij % n);
-        (0..k).fold(zero, |acc, p| add(acc, mul(x[at(a, i, p)], y[at(b, p, j)])))
+        let (i, j) = ((ij / n) as isize, (ij % n) as isize);
+        // Row i of a and column j of b, walked together.
+        let (row, col) = (a0 + i * sa0, b0 + j * sb1);
+        (0..k as isize).fold(zero, |acc, p| add(acc, mul(x[(row + p * sa1) as usize], y[(col + p * sb0) as usize])))
     }))
 }
 

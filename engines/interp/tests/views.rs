@@ -21,6 +21,45 @@ fn strided_input_and_output() {
     assert_eq!(env.base_data::<f64>(&out.base), vec![-1.0, 101.0, -1.0, 104.0, -1.0, 107.0, -1.0, 110.0, -1.0, 113.0]);
 }
 
+/// Views whose elements lie on one line of their base (columns, reversed blocks, extents of 1)
+/// next to views that do not (a broadcast row, rows with gaps), in every combination of the
+/// two inputs, against the values computed by position.
+#[test]
+fn columns_blocks_and_broadcasts_combined() {
+    let mut env = Env::new();
+    let a = env.array(&iota_f64(60)); // 6 x 10, row-major
+    let column = View::new(a.base, 3, &[4, 1], &[10, 1]).unwrap(); // a[0:4, 3:4]
+    let reversed = View::new(a.base, 59, &[4, 1], &[-1, 1]).unwrap(); // 59, 58, 57, 56
+    let broadcast = View::new(a.base, 20, &[4, 1], &[0, 0]).unwrap(); // 20 four times
+    let gaps = View::new(a.base, 0, &[2, 2], &[10, 1]).unwrap(); // 0, 1, 10, 11
+    let inputs: [(&View, Vec<f64>); 3] = [
+        (&column, vec![3.0, 13.0, 23.0, 33.0]),
+        (&reversed, vec![59.0, 58.0, 57.0, 56.0]),
+        (&broadcast, vec![20.0; 4]),
+    ];
+    for (x, xs) in &inputs {
+        for (y, ys) in &inputs {
+            let out = env.empty(DType::F64, &[4, 1]);
+            env.run1(Opcode::Subtract, vec![v(&out), v(x), v(y)]).unwrap();
+            let want: Vec<f64> = xs.iter().zip(ys).map(|(p, q)| p - q).collect();
+            assert_eq!(env.read::<f64>(&out), want, "{x} - {y}");
+        }
+        let scaled = env.empty(DType::F64, &[4, 1]);
+        env.run1(Opcode::Multiply, vec![v(&scaled), c(2.0f64), v(x)]).unwrap();
+        assert_eq!(env.read::<f64>(&scaled), xs.iter().map(|p| 2.0 * p).collect::<Vec<_>>(), "2 * {x}");
+    }
+    // Rows with gaps (not one line) against a column, as 2 x 2.
+    let col2 = View::new(a.base, 5, &[2, 2], &[20, 10]).unwrap(); // 5, 15, 25, 35
+    let out = env.empty(DType::F64, &[2, 2]);
+    env.run1(Opcode::Add, vec![v(&out), v(&gaps), v(&col2)]).unwrap();
+    assert_eq!(env.read::<f64>(&out), vec![5.0, 16.0, 35.0, 46.0]);
+    // A strided output written through a column.
+    let target = env.array(&[0.0; 12]);
+    let every_third = View::new(target.base, 2, &[4, 1], &[3, 1]).unwrap();
+    env.run1(Opcode::Negative, vec![v(&every_third), v(&column)]).unwrap();
+    assert_eq!(env.base_data::<f64>(&target.base), vec![0., 0., -3., 0., 0., -13., 0., 0., -23., 0., 0., -33.]);
+}
+
 #[test]
 fn negative_strides_reverse() {
     let mut env = Env::new();

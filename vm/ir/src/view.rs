@@ -207,6 +207,27 @@ impl View {
         true
     }
 
+    /// The stride `s` when the view visits its elements, in row-major order, at base offsets
+    /// `start + k * s` (one axis once dimensions of extent 1 are dropped and axes that continue
+    /// one another are merged: a column, a row, a contiguous block); `None` for any other view.
+    /// A view of at most one element has stride 1.
+    pub fn line_stride(&self) -> Option<i64> {
+        let mut line: Option<(usize, i64)> = None; // (elements, stride) of the axes merged so far
+        for (&n, &s) in self.shape.iter().zip(&self.stride).rev() {
+            line = match line {
+                _ if n == 0 => return Some(1),
+                _ if n == 1 => line,
+                None => Some((n, s)),
+                Some((m, t)) if s == t * m as i64 => Some((m * n, t)),
+                Some(_) => {
+                    // Only extents 0 or 1 may follow; an extent 0 anywhere makes the view empty.
+                    return self.shape.contains(&0).then_some(1);
+                }
+            };
+        }
+        Some(line.map_or(1, |(_, s)| s))
+    }
+
     /// The layout with dimensions of extent 1 dropped (they do not affect which elements are
     /// visited, or in which order).
     fn squeezed(&self) -> (Shape, Strides) {
@@ -411,6 +432,41 @@ mod tests {
         assert!(View::new(b, 0, &[0, 5], &[7777, 1]).is_ok(), "an empty view touches nothing");
         assert!(View::new(b, 0, &[2, i64::MAX as usize], &[i64::MAX, 1]).is_err());
         assert!(View::new(b, 0, &[1; 17], &[0; 17]).is_err());
+    }
+
+    #[test]
+    fn line_strides_of_rows_columns_and_blocks() {
+        let b = base(1000);
+        let line = |start, shape: &[usize], stride: &[i64]| View::new(b, start, shape, stride).unwrap().line_stride();
+        assert_eq!(line(3, &[10, 10], &[10, 1]), Some(1), "a contiguous block");
+        assert_eq!(line(3, &[10, 1], &[10, 1]), Some(10), "a column");
+        assert_eq!(line(3, &[1, 10, 1], &[0, 10, 7]), Some(10), "a column between extents 1");
+        assert_eq!(line(300, &[4, 5], &[-20, -4]), Some(-4), "reversed rows of a strided block");
+        assert_eq!(line(3, &[4, 5], &[10, 1]), None, "rows with gaps between them");
+        assert_eq!(line(3, &[4, 5], &[0, 1]), None, "a broadcast row");
+        assert_eq!(line(3, &[5], &[0]), Some(0), "one element broadcast");
+        assert_eq!(line(3, &[4, 0], &[10, 1]), Some(1), "empty");
+        assert_eq!(line(3, &[0, 4, 5], &[7, 10, 1]), Some(1), "empty, the extent 0 leading");
+        assert_eq!(line(3, &[], &[]), Some(1), "0-d");
+    }
+
+    proptest! {
+        /// Whenever a view has a line stride, its elements are at `start + k * stride`.
+        #[test]
+        fn line_stride_matches_the_offsets(
+            shape in proptest::collection::vec(0usize..4, 0..5),
+            stride in proptest::collection::vec(-6i64..7, 5),
+        ) {
+            let stride = &stride[..shape.len()];
+            let v = View::new(base(10_000), 5_000, &shape, stride).unwrap();
+            if let Some(s) = v.line_stride() {
+                for k in 0..v.nelem() {
+                    prop_assert_eq!(v.offset_at(k), v.start + k as i64 * s, "{} element {}", v, k);
+                }
+            } else {
+                prop_assert!(v.nelem() > 1);
+            }
+        }
     }
 
     #[test]

@@ -49,6 +49,13 @@ pub trait Component: Send {
         None
     }
 
+    /// Runs one instruction the runtime checked, as the direct executor ([`Component::direct`]):
+    /// the same as [`Component::execute`] of a batch of it, which is the default. A component
+    /// may skip what the runtime has done already (validation).
+    fn execute_direct(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+        self.execute(std::slice::from_ref(instr), mem)
+    }
+
     /// Announces the extension method `name` under `opcode`. Returns true when this component or
     /// one below it implements the method. By default the child answers ([`forward_extension`]);
     /// a component that implements methods itself overrides this and forwards the others.

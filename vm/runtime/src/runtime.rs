@@ -362,7 +362,7 @@ impl Runtime {
         self.memory.interrupt().clear();
         let out = instr.output().expect("runs_direct checked it").base;
         let executor = self.stack.direct().expect("the runtime runs direct only with an executor");
-        let result = executor.execute(std::slice::from_ref(&instr), &mut self.memory);
+        let result = executor.execute_direct(&instr, &mut self.memory);
         if matches!(result, Err(Error::Unsupported(_))) && instr.opcode.kind() == Kind::Extension {
             // An extension method the executor lacks (it refuses before writing): the stack's.
             let number = self.left_queue + self.pending.len() as u64;
