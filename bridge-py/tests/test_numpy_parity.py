@@ -106,6 +106,10 @@ def test_float_functions_take_a_python_float_as_the_default_float(name, dtype):
         "out = np.clip(np.ones(2, np.int8), np.array(1, np.int16), 2)",
         "out = np.clip(np.arange(4, dtype=np.uint8), -1, 2)",
         "out = np.arange(4, dtype=np.int16).clip(1.5)",
+        # A Python int bound past the integer input's range clips nothing, also when a float
+        # bound makes the result float.
+        "out = np.clip(np.zeros(2, np.int8), 128.0, 127)",
+        "out = np.clip(np.arange(4, dtype=np.uint8), -1, 2.5)",
     ],
 )
 def test_clip_promotes_its_bounds_like_numpys_ufunc(code):

@@ -796,15 +796,16 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
         dt = _np.result_type(dt, *(x.dtype if hasattr(x, "dtype") else _np.asarray(x).dtype for x in strong))
     if dt.kind in "biu" and _b.any(type(x) is float for x in bounds):
         dt = _np.dtype(_np.float64)
-    if dt != r.dtype:
-        r = r.astype(dt)
     if r.dtype.kind in "iu":
-        # Python ints beyond the dtype's range clip nothing (NumPy compares them exactly).
+        # Python ints beyond the input dtype's range clip nothing (NumPy compares them
+        # exactly), also when a float bound promotes the result.
         info = _np.iinfo(r.dtype)
         if type(a_min) is int and a_min <= info.min:
             a_min = None
         if type(a_max) is int and a_max >= info.max:
             a_max = None
+    if dt != r.dtype:
+        r = r.astype(dt)
     operands = [r] + [x for x in (a_min, a_max) if x is not None] + ([out] if out is not None else [])
     if a_min is None and a_max is None:
         return _v._store(_v.positive(r), out, "clip")  # NumPy's: a copy (and its error for bools)

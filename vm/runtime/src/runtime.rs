@@ -74,7 +74,10 @@ struct BaseState {
     host_current: bool,
     /// Host memory holds the base's current value (a sync would run nothing): `host_current`,
     /// or written by a direct run since, which the host may read after a [`Runtime::sync`]
-    /// (the ownership protocol asks for one whatever ran the write).
+    /// (the ownership protocol asks for one whatever ran the write). A new base on a stack with
+    /// a direct executor is in host memory (nothing has written it: its value is the zeros its
+    /// buffer gets), so that a partial write of a fresh array (`v = np.empty(n); v[0] = 1.0`)
+    /// runs at once.
     in_host: bool,
     /// A SYNC is pending in the batch after the last pending write.
     sync_pending: bool,
@@ -167,7 +170,7 @@ impl Runtime {
         let state = BaseState {
             base,
             host_current: false,
-            in_host: false,
+            in_host: self.direct,
             sync_pending: false,
             used_until: 0,
             discarded_until: 0,
@@ -978,6 +981,25 @@ mod tests {
         let c = rt.new_base(DType::F64, fits).unwrap();
         rt.submit_one(add_into(c, a)).unwrap();
         assert_eq!(rt.stats().direct, 1);
+    }
+
+    #[test]
+    fn a_fresh_base_is_in_host_memory_on_a_direct_stack() {
+        for direct in [4, 0] {
+            let (mut rt, _) = direct_runtime_of(direct);
+            let [a, b] = [(); 2].map(|()| rt.new_base(DType::F64, 8).unwrap());
+            assert_eq!(rt.is_in_host(a.id).unwrap(), direct > 0);
+            // A write of part of a base nothing has written (`v = np.empty(8); v[2:4] = ...`).
+            let part = View::new(a, 2, &[2], &[1]).unwrap();
+            rt.submit_one(Instruction::new(Opcode::Identity, [part.into(), Scalar::F64(5.0).into()])).unwrap();
+            assert_eq!(rt.stats().direct, u64::from(direct > 0));
+            rt.submit_one(add_into(b, a)).unwrap(); // larger than direct execution takes
+            rt.sync(b.id).unwrap();
+            rt.sync(a.id).unwrap();
+            // Run at once (Direct9 fills the base with 9s), or queued (Fill7's 7s).
+            let want = if direct > 0 { 9.0 } else { 7.0 };
+            assert_eq!(rt.host_slice::<f64>(a.id).unwrap(), &[want; 8]);
+        }
     }
 
     #[test]
