@@ -137,26 +137,34 @@ fn gather_in_range(py: Python<'_>, a: &Bound<'_, NdArray>, key: &Bound<'_, PyAny
     }
 }
 
-/// Stores `value` into the one element `v` in host memory when that is at hand and `value` is
-/// a number that converts without a question (a Python float into floats, a Python int into
-/// int64 or floats, a NumPy scalar of `v`'s dtype): the common `a[i, j] = x` of a loop, without
-/// the general assignment's checks. False when the general path must do it.
-fn store_element(py: Python<'_>, v: &View, value: &Bound<'_, PyAny>) -> PyResult<bool> {
-    let dt = v.dtype();
+/// Stores `value` into element `index` of base `id` (of dtype `dt`) in host memory when that is
+/// at hand and `value` is a number that converts without a question (a Python float into
+/// floats, a Python int into an integer dtype that holds it or into floats, a Python bool into
+/// bools, a NumPy scalar of the dtype): the common `a[i, j] = x` of a loop, without the general
+/// assignment's checks. False when the general path must do it.
+fn store_element(
+    py: Python<'_>,
+    (id, index, dt): (vm_ir::BaseId, usize, DType),
+    value: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
     let c = if value.is_exact_instance_of::<PyFloat>() && dt.is_float() {
         Scalar::F64(value.extract()?).cast(dt)
-    } else if value.is_exact_instance_of::<PyInt>() && (dt == DType::I64 || dt.is_float()) {
-        match value.extract::<i64>() {
-            Ok(i) => Scalar::I64(i).cast(dt),
-            Err(_) => return Ok(false), // past int64: the general path's conversion or error
+    } else if value.is_exact_instance_of::<PyInt>() && (dt.is_integer() || dt.is_float()) {
+        // (An int the dtype cannot hold takes the general path, to NumPy's OverflowError.)
+        match value.extract::<i64>().ok().and_then(|i| Weak::Int(i).to_scalar(dt)) {
+            Some(c) => c,
+            None => return Ok(false),
         }
+    } else if value.is_exact_instance_of::<PyBool>() && dt == DType::Bool {
+        Scalar::Bool(value.extract()?)
     } else {
         match numpy_scalar(value)? {
             Some(c) if c.dtype() == dt => c,
             _ => return Ok(false),
         }
     };
-    crate::session::host_store(py, v.base.id, v.start as usize, &ops::scalar_bytes(c))
+    let bytes = crate::scalars::element_bytes(c);
+    crate::session::host_store(py, id, index, &bytes[..dt.size()])
 }
 
 /// A 0-d result as NumPy's scalar, which is what NumPy returns (`x.sum()`, `u @ v`), when its
@@ -175,6 +183,12 @@ pub fn scalar_if_computed(py: Python<'_>, a: Py<NdArray>) -> PyResult<Py<PyAny>>
 
 /// `x` as NumPy's scalar of its dtype.
 pub fn numpy_scalar_of(py: Python<'_>, x: Scalar) -> PyResult<Py<PyAny>> {
+    crate::scalars::numpy_scalar_of(py, x)
+}
+
+/// [`numpy_scalar_of`] by calling the scalar type on a Python number (where NumPy's C API
+/// cannot be used).
+pub fn numpy_scalar_by_call(py: Python<'_>, x: Scalar) -> PyResult<Py<PyAny>> {
     let types = numpy_scalar_types(py)?;
     let ty = types.iter().find(|(_, d)| *d == x.dtype()).expect("every dtype has its NumPy scalar type");
     Ok(ty.0.bind(py).call1((python_number(py, x)?,))?.unbind())
@@ -1312,6 +1326,14 @@ impl NdArray {
 
     fn __setitem__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = slf.py();
+        // One element by Python ints: the store of an element loop, without building its view.
+        let dt = slf.get().view().dtype();
+        if let Some((id, index)) = element_at(&slf.get().view(), key)? {
+            slf.get().check_writeable("assignment destination")?;
+            if store_element(py, (id, index, dt), value)? {
+                return Ok(());
+            }
+        }
         match slf.get().basic(key)? {
             Some((v, element)) => {
                 slf.get().check_writeable("assignment destination")?;
@@ -1337,7 +1359,7 @@ impl NdArray {
                         return Err(value_err("setting an array element with a sequence."));
                     }
                 }
-                if element && store_element(py, &v, value)? {
+                if element && store_element(py, (v.base.id, v.start as usize, dt), value)? {
                     return Ok(());
                 }
                 let target = Bound::new(py, NdArray::new(v, slf.get().handle()))?;

@@ -20,6 +20,7 @@ pub mod dtypes;
 pub mod extension;
 pub mod ops;
 pub mod positions;
+pub mod scalars;
 pub mod session;
 
 use pyo3::prelude::*;

@@ -87,6 +87,11 @@ CASES = {
     "w = np.zeros(2, np.uint32); w.fill(np.int64(-1)); v = np.zeros(2, np.uint64); v[v == 0] = np.int64(-1)\n"
     "f = np.zeros(2, np.uint8); f[0] = np.float64(3.7); out = (u, i, w, v, f)",
     "integer element stores": "a = np.zeros(3, np.int8); a[0] = 127; a[1] = -128; a[2] = 7.9; out = a",
+    "Python numbers into elements of each dtype": "out = []\n"
+    "for d in (bool, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64, np.float32):\n"
+    "    a = np.zeros((2, 3), d); a[1, 2] = True; a[0, 1] = 1; a[-1, 0] = 0\n"
+    "    if d is not bool: a[0, 0] = 100\n"
+    "    out.append(a)",
     # where= and initial=.
     "ufunc where into out": "a = np.arange(6.0); o = np.zeros(6); np.add(a, 100, out=o, where=a > 2); out = o",
     "ufunc where in place": "a = np.arange(6.0); np.multiply(a, -1, out=a, where=a % 2 == 0); out = a",
@@ -418,6 +423,8 @@ ERRORS = {
     "diag of a scalar": ("np.diag(5)", ValueError),
     "int array plus an int past uint64": ("np.array([1, 2]) + 2**64", OverflowError),
     "an int past uint64 into an int array": ("a = np.zeros(2, int); a[0] = 10**20", OverflowError),
+    "an int past int8 into an element": ("a = np.zeros((2, 2), np.int8); a[1, 0] = 128", OverflowError),
+    "a negative int into a uint16 element": ("a = np.zeros(2, np.uint16); a[-1] = -1", OverflowError),
     "int array plus an int past int64": ("np.array([1, 2]) + 2**63", OverflowError),
     "int8 array times an int past int64": ("np.arange(3, dtype=np.int8) * 2**63", OverflowError),
     "uint32 array minus an int past int64": ("np.arange(3, dtype=np.uint32) - 2**63", OverflowError),

@@ -1,0 +1,105 @@
+//! NumPy scalars (`numpy.float64(2.5)`, `numpy.int32(7)`) made as NumPy makes them when it
+//! reads an element: by copying the element's bytes into a new scalar of the dtype
+//! (`PyArray_Scalar` of NumPy's C API), not by calling the scalar type on a Python number,
+//! which parses arguments and costs several times as much. Every element read of a vmnp array
+//! (`A[i, j]` in a loop) returns one.
+//!
+//! NumPy's C API is a table of function pointers that NumPy exports as the capsule
+//! `numpy._core._multiarray_umath._ARRAY_API`; an entry keeps its position across NumPy versions
+//! (`PyArray_Scalar` is entry 60 since NumPy 1.0). The table is used only when its ABI version
+//! (entry 0) is one this module knows; otherwise scalars are made by calling their type.
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use std::ffi::{c_uint, c_void};
+use vm_ir::{DType, Scalar};
+
+/// `PyArray_GetNDArrayCVersion`: the ABI version of the table.
+const ABI_VERSION_ENTRY: usize = 0;
+/// `PyArray_Scalar(data, descr, base)`: a new scalar of `descr` holding a copy of `*data`.
+const SCALAR_ENTRY: usize = 60;
+/// The ABI versions whose table this module reads: NumPy 1.x and 2.x (`NPY_ABI_VERSION`).
+const KNOWN_ABI_VERSIONS: [c_uint; 2] = [0x0100_0009, 0x0200_0000];
+
+type MakeScalar = unsafe extern "C" fn(*mut c_void, *mut ffi::PyObject, *mut ffi::PyObject) -> *mut ffi::PyObject;
+
+/// NumPy's `PyArray_Scalar` and the dtype object (a `PyArray_Descr`) of each VM dtype.
+struct Maker {
+    make: MakeScalar,
+    descrs: Vec<(DType, Py<PyAny>)>,
+}
+
+static MAKER: PyOnceLock<Option<Maker>> = PyOnceLock::new();
+
+fn maker(py: Python<'_>) -> PyResult<Option<&Maker>> {
+    MAKER
+        .get_or_try_init(py, || -> PyResult<Option<Maker>> {
+            let capsule = py.import("numpy._core._multiarray_umath")?.getattr("_ARRAY_API")?;
+            // SAFETY: a capsule object; a NULL result (another kind of object) is checked.
+            let table =
+                unsafe { ffi::PyCapsule_GetPointer(capsule.as_ptr(), std::ptr::null()) } as *const *const c_void;
+            if table.is_null() {
+                ffi_error_clear(py);
+                return Ok(None);
+            }
+            // SAFETY: NumPy's table starts with `unsigned int PyArray_GetNDArrayCVersion(void)`
+            // in every version; its entries are function pointers NumPy keeps alive while loaded
+            // (the module is imported for good).
+            let version = unsafe {
+                let f: unsafe extern "C" fn() -> c_uint = std::mem::transmute(*table.add(ABI_VERSION_ENTRY));
+                f()
+            };
+            if !KNOWN_ABI_VERSIONS.contains(&version) {
+                return Ok(None);
+            }
+            // SAFETY: entry 60 of a table of a known ABI version is `PyArray_Scalar`.
+            let make: MakeScalar = unsafe { std::mem::transmute(*table.add(SCALAR_ENTRY)) };
+            let np = py.import("numpy")?;
+            let dtype = np.getattr("dtype")?;
+            let descrs = DType::ALL
+                .iter()
+                .map(|&d| Ok((d, dtype.call1((crate::ops::np_name(d),))?.unbind())))
+                .collect::<PyResult<Vec<_>>>()?;
+            Ok(Some(Maker { make, descrs }))
+        })
+        .map(Option::as_ref)
+}
+
+/// The bytes of `x` as an element of its dtype, in native order, at the start of 8 bytes.
+pub fn element_bytes(x: Scalar) -> [u8; 8] {
+    let mut bytes = [0u8; 8];
+    let mut put = |b: &[u8]| bytes[..b.len()].copy_from_slice(b);
+    match x {
+        Scalar::Bool(b) => put(&[u8::from(b)]),
+        Scalar::I8(v) => put(&v.to_ne_bytes()),
+        Scalar::I16(v) => put(&v.to_ne_bytes()),
+        Scalar::I32(v) => put(&v.to_ne_bytes()),
+        Scalar::I64(v) => put(&v.to_ne_bytes()),
+        Scalar::U8(v) => put(&v.to_ne_bytes()),
+        Scalar::U16(v) => put(&v.to_ne_bytes()),
+        Scalar::U32(v) => put(&v.to_ne_bytes()),
+        Scalar::U64(v) => put(&v.to_ne_bytes()),
+        Scalar::F32(v) => put(&v.to_ne_bytes()),
+        Scalar::F64(v) => put(&v.to_ne_bytes()),
+    }
+    bytes
+}
+
+/// Drops a Python error NumPy's capsule lookup may have set.
+fn ffi_error_clear(py: Python<'_>) {
+    let _ = PyErr::take(py);
+}
+
+/// `x` as NumPy's scalar of its dtype.
+pub fn numpy_scalar_of(py: Python<'_>, x: Scalar) -> PyResult<Py<PyAny>> {
+    let Some(maker) = maker(py)? else { return crate::array::numpy_scalar_by_call(py, x) };
+    let descr = &maker.descrs.iter().find(|(d, _)| *d == x.dtype()).expect("every dtype has a NumPy dtype").1;
+    let mut bytes = element_bytes(x);
+    // SAFETY: `bytes` holds one element of the dtype `descr` describes, in native order (the
+    // scalar copies it); `descr` is a live dtype object, borrowed for the call (NumPy takes its
+    // own reference); a NULL base is allowed for every dtype but `void`.
+    let made = unsafe { (maker.make)(bytes.as_mut_ptr().cast(), descr.as_ptr(), std::ptr::null_mut()) };
+    // SAFETY: a new reference, or NULL with a Python error set.
+    unsafe { Bound::from_owned_ptr_or_err(py, made) }.map(Bound::unbind)
+}
