@@ -265,7 +265,7 @@ def test_error_messages_are_numpys(expr):
 def test_vm_errors_become_vmerror():
     # Large enough to be queued rather than run at once (a small instruction's error is the
     # call's own: see test_reliability.py).
-    n = 3000
+    n = 20_000
     a = vmnp.arange(n)
     assert a.tolist() == list(range(n))
     bad = vmnp._vmnp._gather(a, vmnp.asarray([0, n + 5] * n))  # out of range: found when the VM runs it

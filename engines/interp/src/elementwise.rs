@@ -3,10 +3,12 @@
 //! then writes it.
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
-use crate::iterate::{Lane, lane, operand, prepare, result, result_at, write_view};
+use crate::iterate::{
+    Lane, fill, fill_at, fill_runs, for_each_row, lane, operand, prepare, result, room, rows, write_view,
+};
 use vm_ir::scalar::Cast;
 use vm_ir::{BinaryOp, DType, Error, Instruction, Opcode, Result, TypeRule, UnaryOp, View, with_dtype};
-use vm_runtime::HostMemory;
+use vm_runtime::{HostMemory, Interrupt};
 
 /// The output view (operand 0) of an instruction that writes one.
 pub fn output(instr: &Instruction) -> Result<&View> {
@@ -51,35 +53,102 @@ macro_rules! with_lane {
     };
 }
 
+/// The elements of output `out` of `instr` as one slice of its base's buffer, for computing the
+/// result in place: when `out` is a contiguous run of its base and no input of `instr` reads
+/// that base (so nothing the instruction reads can change while it writes, and its inputs are
+/// read in full first as the module documentation says, trivially). `compute` gets host memory
+/// for reading the inputs and the slice; `Ok(false)` when the output does not qualify (the
+/// caller collects the result first).
+fn in_place<R: Elem>(
+    mem: &mut HostMemory,
+    instr: &Instruction,
+    out: &View,
+    compute: impl FnOnce(&HostMemory, &mut [R]) -> Result<()>,
+) -> Result<bool> {
+    let shared = instr.operands[1..].iter().any(|o| o.as_view().is_some_and(|v| v.base.id == out.base.id));
+    if shared || !out.is_contiguous() || out.dtype() != R::DTYPE {
+        return Ok(false);
+    }
+    let (start, n) = (out.start as usize, out.nelem());
+    let run = &mut crate::iterate::buffer(mem, &out.base)?.as_mut_slice::<R>()[start..start + n];
+    let (ptr, len) = (run.as_mut_ptr(), run.len());
+    // SAFETY: `ptr..ptr + len` lies in the buffer of `out`'s base (just sliced), whose memory is
+    // its own allocation, apart from the table of buffers and from every other buffer. `compute`
+    // reads only the inputs' buffers, of other bases (checked above), and allocates or frees no
+    // buffer, so the slice is the only access to that memory and stays valid while it runs.
+    let dst = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+    compute(mem, dst)?;
+    Ok(true)
+}
+
 /// `out = f(in)` element-wise.
 fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(A) -> R + Copy) -> Result<()> {
     let out = output(instr)?;
     prepare(mem, instr)?;
-    let (n, interrupt) = (out.nelem(), mem.interrupt());
-    let r = match lane::<A>(mem, &instr.operands[1], &out.shape)? {
-        Some(a) => with_lane!(a, |x| result_at(out, n, |k| f(x(k)), interrupt)?),
-        None => result(out, operand::<A>(mem, &instr.operands[1], &out.shape)?.map(f), interrupt)?,
+    let compute = |mem: &HostMemory, dst: &mut [R]| -> Result<()> {
+        let interrupt = mem.interrupt();
+        if let Some(a) = lane::<A>(mem, &instr.operands[1], &out.shape)? {
+            return row1(dst, a, f, interrupt);
+        }
+        let a = rows::<A>(mem, &instr.operands[1], &out.shape)?;
+        for_each_row(&out.shape, dst, |idx, row| row1(row, a.row(idx), f, interrupt))
     };
-    write_view(mem, out, r)
+    if in_place::<R>(mem, instr, out, compute)? {
+        return Ok(());
+    }
+    let mut values = zeroed_result::<R>(out)?;
+    compute(mem, &mut values)?;
+    write_view(mem, out, values)
+}
+
+/// One row of [`map1`].
+fn row1<A: Copy, R>(dst: &mut [R], a: Lane<'_, A>, f: impl Fn(A) -> R, interrupt: &Interrupt) -> Result<()> {
+    match a {
+        Lane::Run(xs) => fill(dst, xs.iter().map(|&x| f(x)), interrupt),
+        a => with_lane!(a, |x| fill_at(dst, |k| f(x(k)), interrupt)),
+    }
 }
 
 /// `out = f(in1, in2)` element-wise.
 fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(A, A) -> R + Copy) -> Result<()> {
     let out = output(instr)?;
     prepare(mem, instr)?;
-    let (n, interrupt) = (out.nelem(), mem.interrupt());
-    let lanes = (lane::<A>(mem, &instr.operands[1], &out.shape)?, lane::<A>(mem, &instr.operands[2], &out.shape)?);
-    let r = match lanes {
-        (Some(a), Some(b)) => {
-            with_lane!(a, |x| with_lane!(b, |y| result_at(out, n, |k| f(x(k), y(k)), interrupt)?))
+    let compute = |mem: &HostMemory, dst: &mut [R]| -> Result<()> {
+        let interrupt = mem.interrupt();
+        let (x, y) = (&instr.operands[1], &instr.operands[2]);
+        if let (Some(a), Some(b)) = (lane::<A>(mem, x, &out.shape)?, lane::<A>(mem, y, &out.shape)?) {
+            return row2(dst, (a, b), f, interrupt);
         }
-        _ => {
-            let a = operand::<A>(mem, &instr.operands[1], &out.shape)?;
-            let b = operand::<A>(mem, &instr.operands[2], &out.shape)?;
-            result(out, a.zip(b).map(|(x, y)| f(x, y)), interrupt)?
-        }
+        let (a, b) = (rows::<A>(mem, x, &out.shape)?, rows::<A>(mem, y, &out.shape)?);
+        for_each_row(&out.shape, dst, |idx, row| row2(row, (a.row(idx), b.row(idx)), f, interrupt))
     };
-    write_view(mem, out, r)
+    if in_place::<R>(mem, instr, out, compute)? {
+        return Ok(());
+    }
+    let mut values = zeroed_result::<R>(out)?;
+    compute(mem, &mut values)?;
+    write_view(mem, out, values)
+}
+
+/// One row of [`map2`].
+fn row2<A: Copy, R>(
+    dst: &mut [R],
+    (a, b): (Lane<'_, A>, Lane<'_, A>),
+    f: impl Fn(A, A) -> R + Copy,
+    interrupt: &Interrupt,
+) -> Result<()> {
+    if fill_runs(dst, (a, b), f, interrupt)? {
+        return Ok(());
+    }
+    with_lane!(a, |x| with_lane!(b, |y| fill_at(dst, |k| f(x(k), y(k)), interrupt)))
+}
+
+/// A result of `out`'s size, row-major, zero until computed, allocated fallibly.
+fn zeroed_result<R: Elem>(out: &View) -> Result<Vec<R>> {
+    let n = out.nelem();
+    let mut values = room(out, n)?;
+    values.resize(n, R::from_scalar(vm_ir::Scalar::Bool(false)));
+    Ok(values)
 }
 
 /// Executes a [`vm_ir::Kind::Unary`] instruction (`identity` included).

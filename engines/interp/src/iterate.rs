@@ -253,18 +253,115 @@ pub fn lane<'m, T: Elem>(mem: &'m HostMemory, operand: &'m Operand, shape: &[usi
     Ok(Some(Lane::Line { data, start: v.start as isize, stride: stride as isize }))
 }
 
-/// `f(k)` for `k` in `0..n` (an instruction's result, row-major) in a `Vec` from [`room`],
-/// computed in pieces between looks at the flush's [`Interrupt`] (as [`result`]).
-pub fn result_at<R>(out: &View, n: usize, f: impl Fn(usize) -> R, interrupt: &Interrupt) -> Result<Vec<R>> {
-    let mut values = room(out, n)?;
-    let mut k = 0;
-    while k < n {
-        let end = n.min(k + POLL_EVERY / 16);
-        values.extend((k..end).map(&f));
-        interrupt.check()?;
-        k = end;
+/// A data operand of an instruction writing an array of `shape`, read row by row (a row: the
+/// elements whose indices agree but for the last), for operands that are not one [`Lane`]
+/// (a broadcast row or column, rows with gaps between them).
+pub enum Rows<'m, T> {
+    /// A view (of that shape) and its base's data.
+    View(&'m [T], &'m View),
+    /// A constant.
+    Const(T),
+}
+
+/// `operand` of an instruction writing an array of `shape` as [`Rows`] (its base [`prepare`]d).
+pub fn rows<'m, T: Elem>(mem: &'m HostMemory, operand: &'m Operand, shape: &[usize]) -> Result<Rows<'m, T>> {
+    Ok(match self::operand::<T>(mem, operand, shape)? {
+        Elements::Const(x, _) => Rows::Const(x),
+        _ => {
+            let v = operand.as_view().ok_or_else(|| Error::Internal("a view operand without a view".into()))?;
+            Rows::View(data::<T>(mem, v)?, v)
+        }
+    })
+}
+
+impl<'m, T: Copy> Rows<'m, T> {
+    /// The row at index `outer` of all axes but the last, as a [`Lane`].
+    pub fn row(&self, outer: &[usize]) -> Lane<'m, T> {
+        match *self {
+            Rows::Const(x) => Lane::Const(x),
+            Rows::View(data, v) => {
+                let last = v.ndim() - 1;
+                let start = v.start + outer.iter().zip(&v.stride).map(|(&i, &s)| i as i64 * s).sum::<i64>();
+                match v.stride[last] {
+                    1 => Lane::Run(&data[start as usize..start as usize + v.shape[last]]),
+                    stride => Lane::Line { data, start: start as isize, stride: stride as isize },
+                }
+            }
+        }
     }
-    Ok(values)
+}
+
+/// Calls `f(outer, row)` for each row of `dst`, an array of `shape` (at least one axis) in
+/// row-major order: `outer` is the row's index over all axes but the last.
+pub fn for_each_row<R>(
+    shape: &[usize],
+    dst: &mut [R],
+    mut f: impl FnMut(&[usize], &mut [R]) -> Result<()>,
+) -> Result<()> {
+    let (outer_shape, inner) = match shape.split_last() {
+        Some((&inner, outer)) if inner > 0 => (outer, inner),
+        _ => return Ok(()),
+    };
+    let mut outer = vec![0usize; outer_shape.len()];
+    for row in dst.chunks_mut(inner) {
+        f(&outer, row)?;
+        // Odometer step over the outer axes.
+        for d in (0..outer.len()).rev() {
+            outer[d] += 1;
+            if outer[d] < outer_shape[d] {
+                break;
+            }
+            outer[d] = 0;
+        }
+    }
+    Ok(())
+}
+
+/// Writes `f(k)` into `dst[k]` for every `k`, in pieces between looks at the flush's
+/// [`Interrupt`] (as [`result`] does).
+pub fn fill_at<R>(dst: &mut [R], f: impl Fn(usize) -> R, interrupt: &Interrupt) -> Result<()> {
+    for (c, piece) in dst.chunks_mut(POLL_EVERY / 16).enumerate() {
+        let first = c * (POLL_EVERY / 16);
+        piece.iter_mut().enumerate().for_each(|(i, d)| *d = f(first + i));
+        interrupt.check()?;
+    }
+    Ok(())
+}
+
+/// Writes `f(x[k], y[k])` into `dst[k]` for runs `x` and `y` as long as `dst` (where `y` is
+/// `None`, `f(x[k], c)` with the constant `c`; where `x` is, `f(c, y[k])`), in pieces between
+/// looks at the flush's [`Interrupt`]: slices walked together, which the compiler vectorises.
+pub fn fill_runs<A: Copy, R>(
+    dst: &mut [R],
+    (x, y): (Lane<'_, A>, Lane<'_, A>),
+    f: impl Fn(A, A) -> R,
+    interrupt: &Interrupt,
+) -> Result<bool> {
+    const PIECE: usize = POLL_EVERY / 16;
+    let n = dst.len();
+    for (c, piece) in dst.chunks_mut(PIECE).enumerate() {
+        let r = c * PIECE..(c * PIECE + PIECE).min(n);
+        match (x, y) {
+            (Lane::Run(xs), Lane::Run(ys)) => {
+                piece.iter_mut().zip(&xs[r.clone()]).zip(&ys[r]).for_each(|((d, &a), &b)| *d = f(a, b))
+            }
+            (Lane::Run(xs), Lane::Const(b)) => piece.iter_mut().zip(&xs[r]).for_each(|(d, &a)| *d = f(a, b)),
+            (Lane::Const(a), Lane::Run(ys)) => piece.iter_mut().zip(&ys[r]).for_each(|(d, &b)| *d = f(a, b)),
+            _ => return Ok(false),
+        }
+        interrupt.check()?;
+    }
+    Ok(true)
+}
+
+/// Writes the values of `iter` (as many as `dst` holds) into `dst`, in pieces between looks at
+/// the flush's [`Interrupt`] (as [`result`], for a result computed in place).
+pub fn fill<I: Iterator>(dst: &mut [I::Item], mut iter: I, interrupt: &Interrupt) -> Result<()> {
+    for piece in dst.chunks_mut(POLL_EVERY / 16) {
+        piece.iter_mut().zip(iter.by_ref()).for_each(|(d, v)| *d = v);
+        interrupt.check()?;
+    }
+    Ok(())
 }
 
 /// An empty `Vec`, allocated fallibly, with room for `len` values of the result of an

@@ -32,9 +32,12 @@ pub struct RuntimeOptions {
 }
 
 /// [`RuntimeOptions::direct_elements`] by default: up to here an instruction costs less run at
-/// once, one element after another, than queued, fused and compiled with others (recording,
-/// kernel formation and a kernel's launch cost microseconds whatever the size).
-pub const DIRECT_ELEMENTS: u64 = 512;
+/// once, a row at a time, than queued, fused and compiled with others (recording, kernel
+/// formation and a kernel's launch cost microseconds whatever the size; 4096 float64 elements
+/// are 32 KiB, whose temporaries stay in the caches). A reduction's input and a matrix
+/// product's multiply-adds, which the direct executor sums one after another, are bounded by
+/// the same number.
+pub const DIRECT_ELEMENTS: u64 = 4096;
 
 /// Bases up to this size that a flushed batch writes are synced with it on stacks with a direct
 /// executor ([`Runtime::flush`]).
@@ -42,7 +45,7 @@ pub const SYNC_WITH_BATCH_BYTES: u64 = 64 << 10;
 
 /// How many times [`RuntimeOptions::direct_elements`] a fill with a constant may write to run at
 /// once (32,768 elements by default: 256 KiB of float64, written in tens of microseconds).
-pub const DIRECT_FILL_FACTOR: u64 = 64;
+pub const DIRECT_FILL_FACTOR: u64 = 8;
 
 impl Default for RuntimeOptions {
     fn default() -> Self {
@@ -314,22 +317,19 @@ impl Runtime {
             // small in multiply-adds too (`m * n * k`).
             let known = self.extension_name(instr.opcode) == Some(vm_ir::extension::MATMUL);
             let small = vm_ir::extension::matmul_operands(instr).is_ok_and(|(out, a, _)| {
-                (out.nelem() as u64).saturating_mul(a.shape[1] as u64) <= self.options.direct_elements * 8
+                (out.nelem() as u64).saturating_mul(a.shape[1] as u64) <= self.options.direct_elements
             });
             if !known || !small {
                 return false;
             }
         }
         // A gather reads, and a scatter writes, only the elements its index points at: its
-        // source or destination may be large. A reduction's or a matrix product's inputs may
-        // hold more elements than an element-wise operand (each costs one addition, or one
-        // multiply-add, and they are bounded as a product too).
+        // source or destination may be large.
         let indexed = match kind {
             Kind::Gather => Some(1),
             Kind::Scatter => Some(0),
             _ => None,
         };
-        let folded = matches!(kind, Kind::Reduce | Kind::Extension);
         // A fill with a constant (`zeros`, `full`, `x[:] = 0`) writes each element once and
         // reads nothing: up to [`DIRECT_FILL_FACTOR`] times larger. Queued, it would leave the
         // array out of host memory, and every small operation on it after would wait for a
@@ -338,13 +338,8 @@ impl Runtime {
         instr.operands.iter().enumerate().all(|(k, operand)| {
             let Operand::View(v) = operand else { return true };
             let Some(state) = self.bases.get(&v.base.id) else { return false };
-            let limit = if folded && k > 0 {
-                self.options.direct_elements * 8
-            } else if fill {
-                self.options.direct_elements * DIRECT_FILL_FACTOR
-            } else {
-                self.options.direct_elements
-            };
+            let limit =
+                if fill { self.options.direct_elements * DIRECT_FILL_FACTOR } else { self.options.direct_elements };
             if v.nelem() as u64 > limit && indexed != Some(k) {
                 return false;
             }
@@ -1094,7 +1089,7 @@ mod tests {
 
     #[test]
     fn small_matrix_products_run_at_once_where_the_executor_has_them() {
-        let (mut rt, _) = direct_runtime();
+        let (mut rt, _) = direct_runtime_of(8);
         let matmul = rt.register_extension(vm_ir::extension::MATMUL).unwrap();
         let [a, c] = [(); 2].map(|()| rt.new_base(DType::F64, 4).unwrap());
         let dot = rt.new_base(DType::F64, 1).unwrap();
@@ -1110,8 +1105,8 @@ mod tests {
         assert_eq!((rt.stats().direct, rt.pending_len()), (1, 2), "a's DISCARD and the product");
         rt.sync(dot.id).unwrap();
         assert_eq!(rt.host_slice::<f64>(dot.id).unwrap(), &[7.0]);
-        // Views of at most 256 elements, but more multiply-adds than 8 x 256: queued.
-        let (mut rt, _) = direct_runtime_of(256);
+        // Views of at most 512 elements, but more multiply-adds than 512: queued.
+        let (mut rt, _) = direct_runtime_of(512);
         let matmul = rt.register_extension(vm_ir::extension::MATMUL).unwrap();
         let [x, y] = [(); 2].map(|()| rt.new_base(DType::F64, 256).unwrap());
         for b in [x, y] {
