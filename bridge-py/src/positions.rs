@@ -18,28 +18,27 @@ fn true_positions(mask: &[u8]) -> Result<Vec<u8>, std::collections::TryReserveEr
         const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
         (((w & LOW7) + LOW7) | w) & !LOW7
     }
-    let mut out: Vec<u8> = Vec::new();
-    let mut push = |at: usize| -> Result<(), std::collections::TryReserveError> {
-        if out.len() == out.capacity() {
-            out.try_reserve(out.len().max(64 * 8))?;
-        }
-        out.extend_from_slice(&(at as i64).to_ne_bytes());
-        Ok(())
-    };
+    let word = |w: &[u8]| nonzero_bytes(u64::from_le_bytes(w.try_into().expect("chunks of 8")));
     let words = mask.chunks_exact(8);
     let tail = words.remainder();
-    for (w, word) in words.enumerate() {
+    // Counted first (a popcount per 8 elements), so that the positions are allocated once.
+    let count =
+        words.clone().map(|w| word(w).count_ones() as usize).sum::<usize>() + tail.iter().filter(|&&b| b != 0).count();
+    let mut out: Vec<u8> = Vec::new();
+    out.try_reserve_exact(count * 8)?;
+    let mut push = |at: usize| out.extend_from_slice(&(at as i64).to_ne_bytes());
+    for (w, bytes) in words.enumerate() {
         // One test per 8 elements: sparse masks (a bin of a histogram) are mostly zero words.
-        let mut bits = nonzero_bytes(u64::from_le_bytes(word.try_into().expect("chunks of 8")));
+        let mut bits = word(bytes);
         while bits != 0 {
-            push(w * 8 + bits.trailing_zeros() as usize / 8)?;
+            push(w * 8 + bits.trailing_zeros() as usize / 8);
             bits &= bits - 1;
         }
     }
     let done = mask.len() - tail.len();
     for (j, &b) in tail.iter().enumerate() {
         if b != 0 {
-            push(done + j)?;
+            push(done + j);
         }
     }
     Ok(out)

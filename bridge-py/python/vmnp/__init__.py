@@ -1415,6 +1415,10 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *, d
 
 def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
     """Evenly spaced values in ``[start, stop)``: ``start + i * step``."""
+    if dtype is None and type(start) is int and type(stop) in (int, type(None)) and type(step) in (int, type(None)):
+        r = _int_range(start, stop, step)
+        if r is not None:
+            return r
     if dtype is not None:
         _dt(dtype)  # a dtype the VM lacks (datetimes): NumPy's, in the fallback
     if _b.any(isinstance(x, (str, bytes)) for x in (start, stop, step)):
@@ -1463,6 +1467,31 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, like=None):
         if info.min <= _b.min(first, last) and _b.max(first, last) <= info.max:
             _vmnp._set_bounds(r, _b.min(first, last), _b.max(first, last))  # for indexing with it
     return r
+
+
+def _int_range(start, stop, step):
+    """``arange`` of Python ints into int64 (the common ``np.arange(n)``), without NumPy's help;
+    None where the general path must answer (a step of 0, values past int64, two elements or
+    fewer)."""
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    if step == 0:
+        return None
+    n = _b.max(-((start - stop) // step), 0)
+    last = start + (n - 1) * step
+    if n <= 2 or not (_INT64_MIN <= _b.min(start, last) and _b.max(start, last) <= _INT64_MAX):
+        return None
+    r = _vmnp._range(n, "int64")
+    if step != 1:
+        r = r * step
+    if start != 0:
+        r = r + start
+    _vmnp._set_bounds(r, _b.min(start, last), _b.max(start, last))  # for indexing with it
+    return r
+
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):

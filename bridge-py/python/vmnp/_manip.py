@@ -649,7 +649,7 @@ def tril(m, k=0):
     m = asarray(m)
     rows, cols = _matrix_shape(m)
     mask = _v.arange(rows)[:, None] + k >= _v.arange(cols)[None, :]
-    return _v.where(mask, m, 0).astype(m.dtype)
+    return _v.where(mask, m, 0).astype(m.dtype, copy=False)  # (a bool m: where's result is int64)
 
 
 def triu(m, k=0):
@@ -658,7 +658,7 @@ def triu(m, k=0):
     m = asarray(m)
     rows, cols = _matrix_shape(m)
     mask = _v.arange(rows)[:, None] + k <= _v.arange(cols)[None, :]
-    return _v.where(mask, m, 0).astype(m.dtype)
+    return _v.where(mask, m, 0).astype(m.dtype, copy=False)  # (a bool m: where's result is int64)
 
 
 def matmul(a, b, out=None, **kwargs):

@@ -114,7 +114,7 @@ def setitem(a, key, value):
     """Advanced assignment: an integer array or list selecting along the first axis scatters on
     the VM (the last of repeated indexes wins); a same-shape mask with a broadcastable value is a lazy
     ``where``; anything else runs on the synced data and is written back."""
-    if not a.flags.writeable:
+    if not a._writeable:
         raise ValueError("assignment destination is read-only")
     if _v._foreign(value):
         # A value the VM cannot hold (complex): NumPy's assignment, on the synced data.
@@ -147,7 +147,7 @@ def setitem(a, key, value):
             # One value: a lazy ``where`` (nothing computed), the mask broadcast over the rest.
             _vmnp._assign(a, _v.where(mask.reshape(mask.shape + (1,) * (a.ndim - mask.ndim)), v, a))
             return
-        if mask.ndim == 1 or a.flags.c_contiguous:
+        if mask.ndim == 1 or a._contiguous:
             rows, idx = _masked_rows(a, mask)
             if _broadcasts(v.shape, idx.shape):
                 _vmnp._scatter(rows, idx, v)

@@ -2,10 +2,10 @@
 
 use crate::elem::Elem;
 use crate::elementwise::{expect_operands, output};
-use crate::iterate::{Elements, buffer, data, elements, operand, prepare, result, write_view};
+use crate::iterate::{Elements, Lane, buffer, data, elements, lane, operand, prepare, result, room, write_view};
 use vm_ir::random::{FromRandomBits, random_bits};
 use vm_ir::scalar::Cast;
-use vm_ir::{Error, Instruction, Operand, Result, Scalar, View, with_dtype};
+use vm_ir::{DType, Error, Instruction, Operand, Result, Scalar, View, with_dtype};
 use vm_runtime::HostMemory;
 
 /// Executes `range out`: `out[i] = i` (row-major position), cast to out's dtype.
@@ -60,23 +60,43 @@ fn raw_index<'m>(mem: &'m HostMemory, index: &'m View) -> Result<Box<dyn ExactSi
     })
 }
 
-/// Checks every index against `len` before anything is written: an error naming the first
-/// index out of range. The indices are not stored: they are read again when used, and reading
-/// costs no memory.
-fn check_positions(what: &str, mem: &HostMemory, index: &View, len: usize) -> Result<()> {
+/// The positions the index view holds, each checked against `len` before anything is written
+/// (an error names the first index out of range), in a `Vec` allocated fallibly as the result
+/// of an instruction writing `out`. A contiguous `int64` index (what frontends build) is read
+/// as a slice.
+fn checked_positions(what: &str, mem: &HostMemory, index: &View, len: usize, out: &View) -> Result<Vec<usize>> {
+    let out_of_range = |i: usize, k: i128| {
+        Error::Execution(format!("{what}: index {k} (at position {i} of the index) is out of range for {len} elements"))
+    };
+    let mut positions = room(out, index.nelem())?;
+    if index.dtype() == DType::I64
+        && let Some(Lane::Run(ks)) = lane::<i64>(mem, &Operand::View(index.clone()), &index.shape)?
+    {
+        for (i, &k) in ks.iter().enumerate() {
+            if k < 0 || k as u64 >= len as u64 {
+                return Err(out_of_range(i, k.into()));
+            }
+            positions.push(k as usize);
+        }
+        return Ok(positions);
+    }
     for (i, k) in raw_index(mem, index)?.enumerate() {
         if k < 0 || k >= len as i128 {
-            return Err(Error::Execution(format!(
-                "{what}: index {k} (at position {i} of the index) is out of range for {len} elements"
-            )));
+            return Err(out_of_range(i, k));
         }
+        positions.push(k as usize);
     }
-    Ok(())
+    Ok(positions)
 }
 
-/// The positions the index view holds, checked before by [`check_positions`].
-fn positions<'m>(mem: &'m HostMemory, index: &'m View) -> Result<impl ExactSizeIterator<Item = usize> + 'm> {
-    Ok(raw_index(mem, index)?.map(|k| k as usize))
+/// The base offset of each row-major position of `view`: one multiply-add for a view on one
+/// line of its base, else the position decomposed into an index.
+fn offset_of(view: &View) -> impl Fn(usize) -> usize + '_ {
+    let line = view.line_stride();
+    move |k| match line {
+        Some(s) => (view.start + k as i64 * s) as usize,
+        None => view.offset_at(k) as usize,
+    }
 }
 
 /// Executes `gather out, src, index`: `out[i] = src.flat[index[i]]`.
@@ -91,11 +111,12 @@ pub fn gather(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
         return Err(Error::invalid(Some(2), "gather: the index's shape differs from the output's".to_string()));
     }
     prepare(mem, instr)?;
-    check_positions("gather", mem, index, src.nelem())?;
+    let positions = checked_positions("gather", mem, index, src.nelem(), out)?;
     with_dtype!(out.dtype(), T => {
         // The source is indexed where it lies: a broadcast source may be far larger than its base.
         let from = data::<T>(mem, src)?;
-        let values = result(out, positions(mem, index)?.map(|k| from[src.offset_at(k) as usize]), mem.interrupt())?;
+        let at = offset_of(src);
+        let values = result(out, positions.iter().map(|&k| from[at(k)]), mem.interrupt())?;
         write_view(mem, out, values)
     })
 }
@@ -107,12 +128,13 @@ pub fn scatter(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let dst = output(instr)?;
     let index = index_view(instr)?;
     prepare(mem, instr)?;
-    check_positions("scatter", mem, index, dst.nelem())?;
+    let positions = checked_positions("scatter", mem, index, dst.nelem(), dst)?;
     with_dtype!(dst.dtype(), T => {
         // The writes are staged, so that a source or index overlapping the destination is read
         // in full first; there is one per index element, the size of the instruction's result.
         let values: Elements<T> = operand(mem, &instr.operands[1], &index.shape)?;
-        let writes = positions(mem, index)?.zip(values).map(|(k, v)| (dst.offset_at(k) as usize, v));
+        let at = offset_of(dst);
+        let writes = positions.iter().zip(values).map(|(&k, v)| (at(k), v));
         let writes = result(dst, writes, mem.interrupt())?;
         let data = buffer(mem, &dst.base)?.as_mut_slice::<T>();
         for (o, v) in writes {

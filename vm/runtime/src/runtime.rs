@@ -79,8 +79,8 @@ struct BaseState {
     /// or written by a direct run since, which the host may read after a [`Runtime::sync`]
     /// (the ownership protocol asks for one whatever ran the write). A new base on a stack with
     /// a direct executor is in host memory (nothing has written it: its value is the zeros its
-    /// buffer gets), so that a partial write of a fresh array (`v = np.empty(n); v[0] = 1.0`)
-    /// runs at once.
+    /// buffer gets) up to the size of a fill that runs at once, so that a partial write of a
+    /// fresh array (`v = np.empty(n); v[0] = 1.0`) runs at once.
     in_host: bool,
     /// A SYNC is pending in the batch after the last pending write.
     sync_pending: bool,
@@ -173,7 +173,7 @@ impl Runtime {
         let state = BaseState {
             base,
             host_current: false,
-            in_host: self.direct,
+            in_host: self.direct && nelem <= self.options.direct_elements * DIRECT_FILL_FACTOR,
             sync_pending: false,
             used_until: 0,
             discarded_until: 0,
@@ -984,6 +984,9 @@ mod tests {
             let (mut rt, _) = direct_runtime_of(direct);
             let [a, b] = [(); 2].map(|()| rt.new_base(DType::F64, 8).unwrap());
             assert_eq!(rt.is_in_host(a.id).unwrap(), direct > 0);
+            // Past the size of a fill run at once: not (reading it would allocate all of it).
+            let large = rt.new_base(DType::F64, 4 * DIRECT_FILL_FACTOR + 1).unwrap();
+            assert!(!rt.is_in_host(large.id).unwrap());
             // A write of part of a base nothing has written (`v = np.empty(8); v[2:4] = ...`).
             let part = View::new(a, 2, &[2], &[1]).unwrap();
             rt.submit_one(Instruction::new(Opcode::Identity, [part.into(), Scalar::F64(5.0).into()])).unwrap();
