@@ -10,9 +10,8 @@ use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
 use vm_ir::DType;
 
-/// The row-major positions of the true elements of `mask` (a contiguous run of bool bytes),
-/// as the native-endian bytes of int64s.
-fn true_positions(mask: &[u8]) -> Result<Vec<u8>, std::collections::TryReserveError> {
+/// The row-major positions of the true elements of `mask` (a contiguous run of bool bytes).
+fn true_positions(mask: &[u8]) -> Result<Vec<i64>, std::collections::TryReserveError> {
     /// The high bit of each byte of `w` set when the byte is nonzero (the rest clear).
     fn nonzero_bytes(w: u64) -> u64 {
         const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
@@ -24,9 +23,9 @@ fn true_positions(mask: &[u8]) -> Result<Vec<u8>, std::collections::TryReserveEr
     // Counted first (a popcount per 8 elements), so that the positions are allocated once.
     let count =
         words.clone().map(|w| word(w).count_ones() as usize).sum::<usize>() + tail.iter().filter(|&&b| b != 0).count();
-    let mut out: Vec<u8> = Vec::new();
-    out.try_reserve_exact(count * 8)?;
-    let mut push = |at: usize| out.extend_from_slice(&(at as i64).to_ne_bytes());
+    let mut out: Vec<i64> = Vec::new();
+    out.try_reserve_exact(count)?;
+    let mut push = |at: usize| out.push(at as i64);
     for (w, bytes) in words.enumerate() {
         // One test per 8 elements: sparse masks (a bin of a histogram) are mostly zero words.
         let mut bits = word(bytes);
@@ -65,11 +64,14 @@ fn _true_positions(py: Python<'_>, mask: &Bound<'_, NdArray>) -> PyResult<Py<NdA
     let positions = scanned
         .expect("host_bytes calls its closure")
         .map_err(|_| PyMemoryError::new_err(format!("cannot allocate the positions of {n} mask elements")))?;
-    let count = positions.len() / 8;
+    let count = positions.len();
     let (out, h) = new_array(&[count], DType::I64)?;
     if count > 0 {
         let id = out.base.id;
-        vm()?.run(py, move |rt| rt.write(id, 0, &positions))?;
+        // SAFETY: the bytes of initialised int64s, read as bytes (no alignment or validity
+        // requirement), while the vector lives.
+        let bytes = unsafe { std::slice::from_raw_parts(positions.as_ptr().cast::<u8>(), count * 8) };
+        vm()?.run(py, move |rt| rt.write(id, 0, bytes))?;
         crate::bounds::record(id, 0, n as i64 - 1);
     }
     wrap(py, out, h)
@@ -85,7 +87,7 @@ mod tests {
     use super::true_positions;
 
     fn positions(mask: &[u8]) -> Vec<i64> {
-        true_positions(mask).unwrap().chunks(8).map(|c| i64::from_ne_bytes(c.try_into().unwrap())).collect()
+        true_positions(mask).unwrap()
     }
 
     #[test]

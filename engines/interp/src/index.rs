@@ -115,8 +115,16 @@ pub fn gather(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     with_dtype!(out.dtype(), T => {
         // The source is indexed where it lies: a broadcast source may be far larger than its base.
         let from = data::<T>(mem, src)?;
-        let at = offset_of(src);
-        let values = result(out, positions.iter().map(|&k| from[at(k)]), mem.interrupt())?;
+        let values = match src.line_stride() {
+            Some(1) => {
+                let run = &from[src.start as usize..src.start as usize + src.nelem()];
+                result(out, positions.iter().map(|&k| run[k]), mem.interrupt())?
+            }
+            _ => {
+                let at = offset_of(src);
+                result(out, positions.iter().map(|&k| from[at(k)]), mem.interrupt())?
+            }
+        };
         write_view(mem, out, values)
     })
 }
