@@ -35,7 +35,10 @@ static MAKER: PyOnceLock<Option<Maker>> = PyOnceLock::new();
 fn maker(py: Python<'_>) -> PyResult<Option<&Maker>> {
     MAKER
         .get_or_try_init(py, || -> PyResult<Option<Maker>> {
-            let capsule = py.import("numpy._core._multiarray_umath")?.getattr("_ARRAY_API")?;
+            // `numpy._core` since NumPy 2, `numpy.core` before; without either, the slow path.
+            let module =
+                py.import("numpy._core._multiarray_umath").or_else(|_| py.import("numpy.core._multiarray_umath"));
+            let Ok(capsule) = module.and_then(|m| m.getattr("_ARRAY_API")) else { return Ok(None) };
             // SAFETY: a capsule object; a NULL result (another kind of object) is checked.
             let table =
                 unsafe { ffi::PyCapsule_GetPointer(capsule.as_ptr(), std::ptr::null()) } as *const *const c_void;

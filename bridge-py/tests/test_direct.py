@@ -177,3 +177,22 @@ def test_a_sum_over_no_axis_starts_from_plus_zero_as_numpys():
         want, got = both(code)
         for w, g in zip(want, got, strict=True):
             assert (numpy.signbit(numpy.asarray(g)) == numpy.signbit(numpy.asarray(w))).all(), (code, w, g)
+
+
+@pytest.mark.parametrize(
+    "dtype", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+)
+def test_element_reads_are_numpys_scalars_of_each_dtype(dtype):
+    extremes = {
+        "bool": [True, False],
+        "float32": [-0.0, float("nan"), float("inf"), 1e-45, 3.4e38],
+        "float64": [-0.0, float("nan"), float("-inf"), 5e-324, 1.7e308],
+    }
+    info = None if dtype in extremes else numpy.iinfo(dtype)
+    values = extremes.get(dtype) or [info.min, info.max, 0, 1]
+    want = numpy.array(values, dtype=dtype)
+    got = vmnp.array(want)
+    for i in range(len(values)):
+        g, w = got[i], want[i]
+        assert type(g) is type(w), (dtype, i, type(g), type(w))
+        assert numpy.asarray(g).tobytes() == numpy.asarray(w).tobytes(), (dtype, i, g, w)
