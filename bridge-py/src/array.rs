@@ -1328,7 +1328,8 @@ impl NdArray {
         let py = slf.py();
         // One element by Python ints: the store of an element loop, without building its view.
         let dt = slf.get().view().dtype();
-        if let Some((id, index)) = element_at(&slf.get().view(), key)? {
+        let at = element_at(&slf.get().view(), key)?;
+        if let Some((id, index)) = at {
             slf.get().check_writeable("assignment destination")?;
             if store_element(py, (id, index, dt), value)? {
                 return Ok(());
@@ -1359,7 +1360,8 @@ impl NdArray {
                         return Err(value_err("setting an array element with a sequence."));
                     }
                 }
-                if element && store_element(py, (v.base.id, v.start as usize, dt), value)? {
+                // (An element `element_at` found was offered to `store_element` above.)
+                if element && at.is_none() && store_element(py, (v.base.id, v.start as usize, dt), value)? {
                     return Ok(());
                 }
                 let target = Bound::new(py, NdArray::new(v, slf.get().handle()))?;

@@ -822,28 +822,16 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
     // One element from a number: written in memory when the array's host copy is at hand.
     if let Operand::Const(c) = src
         && d.view().nelem() == 1
-        && crate::session::host_store(py, d.view().base.id, d.view().start as usize, &scalar_bytes(c))?
+        && crate::session::host_store(
+            py,
+            d.view().base.id,
+            d.view().start as usize,
+            &crate::scalars::element_bytes(c)[..c.dtype().size()],
+        )?
     {
         return Ok(());
     }
     vm()?.submit(py, Instruction::new(Opcode::Identity, [Operand::View(d.view().clone()), src]))
-}
-
-/// The bytes of `c` in memory (native byte order, its dtype's size).
-pub fn scalar_bytes(c: Scalar) -> Vec<u8> {
-    match c {
-        Scalar::Bool(b) => vec![u8::from(b)],
-        Scalar::I8(x) => x.to_ne_bytes().to_vec(),
-        Scalar::I16(x) => x.to_ne_bytes().to_vec(),
-        Scalar::I32(x) => x.to_ne_bytes().to_vec(),
-        Scalar::I64(x) => x.to_ne_bytes().to_vec(),
-        Scalar::U8(x) => x.to_ne_bytes().to_vec(),
-        Scalar::U16(x) => x.to_ne_bytes().to_vec(),
-        Scalar::U32(x) => x.to_ne_bytes().to_vec(),
-        Scalar::U64(x) => x.to_ne_bytes().to_vec(),
-        Scalar::F32(x) => x.to_ne_bytes().to_vec(),
-        Scalar::F64(x) => x.to_ne_bytes().to_vec(),
-    }
 }
 
 /// An array of `shape` filled with `value` in `dtype`.

@@ -2,7 +2,7 @@
 
 use crate::elem::Elem;
 use crate::elementwise::{expect_operands, output};
-use crate::iterate::{Elements, Lane, buffer, data, elements, lane, operand, prepare, result, room, write_view};
+use crate::iterate::{Elements, buffer, contiguous_run, data, elements, operand, prepare, result, room, write_view};
 use vm_ir::random::{FromRandomBits, random_bits};
 use vm_ir::scalar::Cast;
 use vm_ir::{DType, Error, Instruction, Operand, Result, Scalar, View, with_dtype};
@@ -70,9 +70,9 @@ fn checked_positions(what: &str, mem: &HostMemory, index: &View, len: usize, out
     };
     let mut positions = room(out, index.nelem())?;
     if index.dtype() == DType::I64
-        && let Some(Lane::Run(ks)) = lane::<i64>(mem, &Operand::View(index.clone()), &index.shape)?
+        && let Some(run) = contiguous_run(index)
     {
-        for (i, &k) in ks.iter().enumerate() {
+        for (i, &k) in data::<i64>(mem, index)?[run].iter().enumerate() {
             if k < 0 || k as u64 >= len as u64 {
                 return Err(out_of_range(i, k.into()));
             }

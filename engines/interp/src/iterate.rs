@@ -22,6 +22,10 @@ use vm_runtime::{Buffer, HostMemory, Interrupt};
 /// Elements read between two looks at the flush's [`Interrupt`] (a power of two).
 pub const POLL_EVERY: usize = 1 << 14;
 
+/// Results computed between two looks at the flush's [`Interrupt`] (each may cost more than
+/// an element read: a matrix product's).
+const PIECE: usize = POLL_EVERY / 16;
+
 /// The base offsets of a view's elements in row-major order of the view's index space (the
 /// last dimension varies fastest). A 0-d view yields its one element; a view with an extent 0
 /// yields nothing.
@@ -186,9 +190,20 @@ pub fn elements<'m, T: Elem>(mem: &'m HostMemory, view: &'m View) -> Result<Elem
 
 /// The range of base offsets a contiguous `view` visits in row-major order; `None` for any
 /// other view.
-fn contiguous_run(view: &View) -> Option<std::ops::Range<usize>> {
+pub fn contiguous_run(view: &View) -> Option<std::ops::Range<usize>> {
     let start = view.start as usize;
     view.is_contiguous().then(|| start..start + view.nelem())
+}
+
+/// An error unless input view `v` has the instruction's `shape`.
+fn check_shape(v: &View, shape: &[usize]) -> Result<()> {
+    if v.shape[..] != *shape {
+        return Err(Error::invalid(
+            None,
+            format!("input shape {:?} differs from the expected {:?}", &v.shape[..], shape),
+        ));
+    }
+    Ok(())
 }
 
 /// The elements of a data operand, row-major, as an array of `shape`: a view (which must have
@@ -196,12 +211,7 @@ fn contiguous_run(view: &View) -> Option<std::ops::Range<usize>> {
 pub fn operand<'m, T: Elem>(mem: &'m HostMemory, operand: &'m Operand, shape: &[usize]) -> Result<Elements<'m, T>> {
     match operand {
         Operand::View(v) => {
-            if v.shape[..] != *shape {
-                return Err(Error::invalid(
-                    None,
-                    format!("input shape {:?} differs from the expected {:?}", &v.shape[..], shape),
-                ));
-            }
+            check_shape(v, shape)?;
             elements(mem, v)
         }
         Operand::Const(s) => {
@@ -237,12 +247,7 @@ pub fn lane<'m, T: Elem>(mem: &'m HostMemory, operand: &'m Operand, shape: &[usi
             _ => Err(Error::Internal("a constant operand read as a view".into())),
         };
     };
-    if v.shape[..] != *shape {
-        return Err(Error::invalid(
-            None,
-            format!("input shape {:?} differs from the expected {:?}", &v.shape[..], shape),
-        ));
-    }
+    check_shape(v, shape)?;
     let Some(stride) = v.line_stride() else { return Ok(None) };
     let data = data::<T>(mem, v)?;
     let n = v.nelem();
@@ -320,8 +325,8 @@ pub fn for_each_row<R>(
 /// Writes `f(k)` into `dst[k]` for every `k`, in pieces between looks at the flush's
 /// [`Interrupt`] (as [`result`] does).
 pub fn fill_at<R>(dst: &mut [R], f: impl Fn(usize) -> R, interrupt: &Interrupt) -> Result<()> {
-    for (c, piece) in dst.chunks_mut(POLL_EVERY / 16).enumerate() {
-        let first = c * (POLL_EVERY / 16);
+    for (c, piece) in dst.chunks_mut(PIECE).enumerate() {
+        let first = c * PIECE;
         piece.iter_mut().enumerate().for_each(|(i, d)| *d = f(first + i));
         interrupt.check()?;
     }
@@ -337,7 +342,6 @@ pub fn fill_runs<A: Copy, R>(
     f: impl Fn(A, A) -> R,
     interrupt: &Interrupt,
 ) -> Result<bool> {
-    const PIECE: usize = POLL_EVERY / 16;
     let n = dst.len();
     for (c, piece) in dst.chunks_mut(PIECE).enumerate() {
         let r = c * PIECE..(c * PIECE + PIECE).min(n);
@@ -357,7 +361,7 @@ pub fn fill_runs<A: Copy, R>(
 /// Writes the values of `iter` (as many as `dst` holds) into `dst`, in pieces between looks at
 /// the flush's [`Interrupt`] (as [`result`], for a result computed in place).
 pub fn fill<I: Iterator>(dst: &mut [I::Item], mut iter: I, interrupt: &Interrupt) -> Result<()> {
-    for piece in dst.chunks_mut(POLL_EVERY / 16) {
+    for piece in dst.chunks_mut(PIECE) {
         piece.iter_mut().zip(iter.by_ref()).for_each(|(d, v)| *d = v);
         interrupt.check()?;
     }
@@ -378,9 +382,9 @@ pub fn result<I: ExactSizeIterator>(out: &View, mut iter: I, interrupt: &Interru
     let mut values = room(out, iter.len())?;
     loop {
         let before = values.len();
-        values.extend(iter.by_ref().take(POLL_EVERY / 16));
+        values.extend(iter.by_ref().take(PIECE));
         interrupt.check()?;
-        if values.len() - before < POLL_EVERY / 16 {
+        if values.len() - before < PIECE {
             return Ok(values);
         }
     }

@@ -173,7 +173,7 @@ impl Runtime {
         let state = BaseState {
             base,
             host_current: false,
-            in_host: self.direct && nelem <= self.options.direct_elements * DIRECT_FILL_FACTOR,
+            in_host: self.direct && nelem <= self.direct_fill_elements(),
             sync_pending: false,
             used_until: 0,
             discarded_until: 0,
@@ -338,8 +338,7 @@ impl Runtime {
         instr.operands.iter().enumerate().all(|(k, operand)| {
             let Operand::View(v) = operand else { return true };
             let Some(state) = self.bases.get(&v.base.id) else { return false };
-            let limit =
-                if fill { self.options.direct_elements * DIRECT_FILL_FACTOR } else { self.options.direct_elements };
+            let limit = if fill { self.direct_fill_elements() } else { self.options.direct_elements };
             if v.nelem() as u64 > limit && indexed != Some(k) {
                 return false;
             }
@@ -350,6 +349,12 @@ impl Runtime {
             let whole = v.is_whole_base() && kind != Kind::Scatter;
             state.unused_by(self.left_queue) && (whole || (state.in_host && !failed))
         })
+    }
+
+    /// The most elements a fill with a constant may write to run at once, and the largest new
+    /// base that counts as in host memory ([`DIRECT_FILL_FACTOR`]).
+    fn direct_fill_elements(&self) -> u64 {
+        self.options.direct_elements * DIRECT_FILL_FACTOR
     }
 
     /// Runs `instr` on the direct executor ([`Runtime::submit_in_place`]).
