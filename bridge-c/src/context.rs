@@ -7,6 +7,7 @@
 //! to the context while it runs, so `vm_shutdown` on another thread cannot free it underneath.
 
 use rustc_hash::FxHashMap as HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, PoisonError};
 use vm_ir::{Error, Result};
@@ -46,10 +47,17 @@ impl Context {
     }
 
     /// Runs `f` on the runtime, holding the context's lock.
+    /// A panic inside `f` is an internal error (it unwinds through the lock, which then refuses
+    /// later calls), so no caller (C, Python) ever sees it unwind.
     pub fn with<T>(&self, f: impl FnOnce(&mut Runtime) -> Result<T>) -> Result<T> {
-        let mut guard = self.lock()?;
-        let rt = guard.as_mut().ok_or_else(|| Error::InvalidArgument("the context has been shut down".into()))?;
-        f(rt)
+        catch_unwind(AssertUnwindSafe(|| {
+            let mut guard = self.lock()?;
+            let rt = guard.as_mut().ok_or_else(|| Error::InvalidArgument("the context has been shut down".into()))?;
+            f(rt)
+        }))
+        .unwrap_or_else(|payload| {
+            Err(Error::Internal(format!("panic: {}", vm_ir::error::panic_message(payload.as_ref()))))
+        })
     }
 
     /// Takes the runtime out (for shutdown), even after a panic poisoned the lock.
@@ -111,4 +119,21 @@ pub fn shutdown(ptr: *mut VmContext) -> Result<()> {
 /// Number of live contexts (for tests and diagnostics).
 pub fn live_contexts() -> usize {
     live().len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic while the runtime is in use comes back as an internal error, and the context
+    /// refuses further work instead of running on a state it cannot trust.
+    #[test]
+    fn a_panic_inside_is_an_error_and_the_context_refuses_after() {
+        let (rt, _) = crate::engines::build_runtime(None, Some("interp")).expect("the interp stack");
+        let ctx = Context::new(rt, String::new());
+        let panicked = ctx.with(|_| -> Result<()> { panic!("deliberately") }).unwrap_err();
+        assert!(matches!(&panicked, Error::Internal(m) if m.contains("panic: deliberately")), "{panicked}");
+        let after = ctx.with(|_| Ok(())).unwrap_err();
+        assert!(after.to_string().contains("refuses further work"), "{after}");
+    }
 }

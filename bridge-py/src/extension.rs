@@ -59,7 +59,7 @@ pub fn matmul_arrays(py: Python<'_>, a: &Bound<'_, NdArray>, b: &Bound<'_, NdArr
         // A product and a sum (of empty vectors too: the sum of nothing is 0).
         let product = crate::ops::binary(py, Opcode::Multiply, a.as_any(), b.as_any(), None)?.expect("array operands");
         let product = product.bind(py).cast::<NdArray>()?;
-        let sum = crate::ops::_reduce(py, "sum", product, None, false, None, true)?;
+        let sum = crate::ops::_reduce(py, "sum", product, None, false, None, true, None)?;
         return crate::array::scalar_if_computed(py, sum).map(Some);
     }
     if va.shape.contains(&0) || vb.shape.contains(&0) {

@@ -125,6 +125,41 @@ pub fn cast_view(py: Python<'_>, v: &View, dtype: DType) -> PyResult<(View, Arc<
     Ok((out, h))
 }
 
+/// `a` as an operand of an instruction computing in `ct` over `shape`: an array cast (the cast
+/// kept alive in `temps` until the instruction is queued) and broadcast, a scalar as a constant
+/// (`OverflowError`, NumPy's, for a Python int the dtype does not hold).
+#[inline]
+fn operand_of(
+    py: Python<'_>,
+    a: Arg,
+    ct: DType,
+    shape: &[usize],
+    temps: &mut smallvec::SmallVec<[Arc<BaseHandle>; 2]>,
+) -> PyResult<Operand> {
+    Ok(match a {
+        Arg::Arr(v) if v.dtype() == ct && v.shape[..] == shape[..] => Operand::View(v),
+        Arg::Arr(v) => {
+            let v = if v.dtype() == ct {
+                broadcast_view(&v, shape)
+            } else {
+                let (c, h) = cast_view(py, &v, ct)?;
+                temps.push(h);
+                broadcast_view(&c, shape)
+            };
+            Operand::View(v)
+        }
+        Arg::Strong(c) => Operand::Const(c.cast(ct)),
+        Arg::Weak(w) => Operand::Const(w.to_scalar(ct).ok_or_else(|| match w {
+            Weak::Int(i) => PyOverflowError::new_err(format!("Python integer {i} out of bounds for {}", np_name(ct))),
+            Weak::BigUint(u) if ct == DType::U32 => {
+                PyOverflowError::new_err(format!("Python integer {u} out of bounds for uint32"))
+            }
+            // NumPy's words for an int past every integer dtype.
+            _ => PyOverflowError::new_err("Python int too large to convert to C long"),
+        })?),
+    })
+}
+
 fn same_kind(from: DType, to: DType) -> bool {
     let kind = |d: DType| match d {
         DType::Bool => 0,
@@ -291,30 +326,7 @@ pub fn record<const N: usize>(
     for (i, a) in inputs.into_iter().enumerate() {
         // select's condition stays bool whatever the values compute in
         let ct = if op == Opcode::Select && i == 0 { DType::Bool } else { ct };
-        operands.push(match a {
-            Arg::Arr(v) if v.dtype() == ct && v.shape[..] == shape[..] => Operand::View(v),
-            Arg::Arr(v) => {
-                let v = if v.dtype() == ct {
-                    broadcast_view(&v, &shape)
-                } else {
-                    let (c, h) = cast_view(py, &v, ct)?;
-                    temps.push(h);
-                    broadcast_view(&c, &shape)
-                };
-                Operand::View(v)
-            }
-            Arg::Strong(c) => Operand::Const(c.cast(ct)),
-            Arg::Weak(w) => Operand::Const(w.to_scalar(ct).ok_or_else(|| match w {
-                Weak::Int(i) => {
-                    PyOverflowError::new_err(format!("Python integer {i} out of bounds for {}", np_name(ct)))
-                }
-                Weak::BigUint(u) if ct == DType::U32 => {
-                    PyOverflowError::new_err(format!("Python integer {u} out of bounds for uint32"))
-                }
-                // NumPy's words for an int past every integer dtype.
-                _ => PyOverflowError::new_err("Python int too large to convert to C long"),
-            })?),
-        });
+        operands.push(operand_of(py, a, ct, &shape, &mut temps)?);
     }
     let vm = vm()?;
     match out {
@@ -1000,9 +1012,12 @@ pub fn axes(py: Python<'_>, axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyR
 
 /// Reduces `a` over `axis` (None: all) with the reduction NumPy calls `name`. Float sums start,
 /// as NumPy's, from the identity +0.0 (a sum of -0.0s is +0.0), unless `from_identity` is false
-/// (the caller joins an `initial` instead).
+/// (the caller adds the start). `initial` starts every group as NumPy's does: a sum adds it to
+/// the group's sum, other reductions take it as the group's first element (a product of
+/// `[1e300, 1e300]` from 0.0 is 0.0), and an empty group is `initial`.
 #[pyfunction]
-#[pyo3(signature = (name, a, axis=None, keepdims=false, dtype=None, from_identity=true))]
+#[pyo3(signature = (name, a, axis=None, keepdims=false, dtype=None, from_identity=true, initial=None))]
+#[expect(clippy::too_many_arguments, reason = "NumPy's reduction keywords, one each")]
 pub(crate) fn _reduce(
     py: Python<'_>,
     name: &str,
@@ -1011,6 +1026,7 @@ pub(crate) fn _reduce(
     keepdims: bool,
     dtype: Option<&str>,
     from_identity: bool,
+    initial: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<NdArray>> {
     let mut op = reduce_op(name)?;
     // A maximum or minimum has no identity, whatever the dtype computes it (bools: or, and).
@@ -1040,6 +1056,31 @@ pub(crate) fn _reduce(
     let ax = axes(py, axis, a.view().ndim())?;
     let mut v = a.view().clone();
     let mut keep: Arc<BaseHandle> = a.handle();
+    let initial = match initial {
+        None => None,
+        Some(x) => match crate::array::arg(x)? {
+            Some((Arg::Arr(v), _)) if v.ndim() > 0 => {
+                return Err(PyTypeError::new_err(format!(
+                    "initial must be a scalar, not an array of shape {}",
+                    shape_text(&v.shape)
+                )));
+            }
+            Some((arg, _)) => Some(arg),
+            None => return Err(PyTypeError::new_err("initial must be a number")),
+        },
+    };
+    let from_identity = from_identity && initial.is_none();
+    // Casts of `initial`, alive until the instructions reading them are queued.
+    let mut temps: smallvec::SmallVec<[Arc<BaseHandle>; 2]> = smallvec::SmallVec::new();
+    if let Some(init) = &initial
+        && ax.iter().any(|&i| v.shape[i] == 0)
+    {
+        let shape: Vec<usize> = (0..v.ndim()).filter(|i| !ax.contains(i)).map(|i| v.shape[i]).collect();
+        let (o, h) = new_array(&shape, out_dtype)?;
+        let init = operand_of(py, init.clone(), out_dtype, &shape, &mut temps)?;
+        vm()?.submit(py, Instruction::new(Opcode::Identity, [Operand::View(o.clone()), init]))?;
+        return finish_keepdims(py, o, h, &ax, a.view().ndim(), keepdims);
+    }
     if ax.iter().any(|&i| v.shape[i] == 0) {
         let identity = match op {
             _ if let Some(extremum) = extremum => {
@@ -1075,9 +1116,14 @@ pub(crate) fn _reduce(
         keep = h;
     }
     if ax.is_empty() {
-        // Nothing reduced: each element joins the identity (a sum's +0.0 turns -0.0 into 0.0).
+        // Nothing reduced: each element joins the identity (a sum's +0.0 turns -0.0 into 0.0)
+        // or `initial`.
         let (c, h) = cast_view(py, &v, out_dtype)?;
-        if from_identity && op == Opcode::AddReduce && out_dtype.is_float() {
+        if let Some(init) = initial {
+            let combiner = op.combiner().ok_or_else(|| value_err(format!("{name} cannot start from initial")))?;
+            let init = operand_of(py, init, out_dtype, &c.shape, &mut temps)?;
+            vm()?.submit(py, Instruction::new(combiner, [Operand::View(c.clone()), init, Operand::View(c.clone())]))?;
+        } else if from_identity && op == Opcode::AddReduce && out_dtype.is_float() {
             let zero = Operand::Const(Scalar::F64(0.0).cast(out_dtype));
             vm()?.submit(
                 py,
@@ -1092,7 +1138,24 @@ pub(crate) fn _reduce(
     // and one instruction instead of several.
     let (merged, reduced) = merge_reduced_axes(&v, &ax);
     v = merged;
+    // NumPy adds `initial` to a group's sum; other reductions start from it.
+    let (prepend, add_after) = match initial {
+        Some(init) if op == Opcode::AddReduce => (None, Some(init)),
+        init => (init, None),
+    };
+    // The array with `initial` prepended, alive until its reduction is queued.
+    let mut _prepended = None;
     for &i in reduced.iter().rev() {
+        if let Some(init) = &prepend
+            && i == reduced[0]
+            && v.nelem() > 0
+        {
+            // The last reduction (the outermost axis): its groups start with `initial` (no
+            // groups, nothing to start, where a kept axis is empty).
+            let (p, h) = prepend_along(py, &v, i, init)?;
+            v = p;
+            _prepended = Some(h);
+        }
         let mut shape = v.shape.clone();
         shape.remove(i);
         let (o, h) = new_array(&shape, out_dtype)?;
@@ -1102,12 +1165,33 @@ pub(crate) fn _reduce(
         v = o;
         keep = h;
     }
-    if from_identity && op == Opcode::AddReduce && out_dtype.is_float() {
+    if let Some(init) = add_after {
+        let init = operand_of(py, init, out_dtype, &v.shape, &mut temps)?;
+        vm()?.submit(py, Instruction::new(Opcode::Add, [Operand::View(v.clone()), init, Operand::View(v.clone())]))?;
+    } else if from_identity && op == Opcode::AddReduce && out_dtype.is_float() {
         // The engines' sums start from the first element (-0.0 stays -0.0); NumPy's from +0.0.
         let zero = Operand::Const(Scalar::F64(0.0).cast(out_dtype));
         vm()?.submit(py, Instruction::new(Opcode::Add, [Operand::View(v.clone()), Operand::View(v.clone()), zero]))?;
     }
     finish_keepdims(py, v, keep, &ax, a.view().ndim(), keepdims)
+}
+
+/// `v` with `first` (cast to `v`'s dtype) before its elements along `axis`, in a new array.
+fn prepend_along(py: Python<'_>, v: &View, axis: usize, first: &Arg) -> PyResult<(View, Arc<BaseHandle>)> {
+    let mut shape = v.shape.to_vec();
+    shape[axis] += 1;
+    let (o, h) = new_array(&shape, v.dtype())?;
+    let mut head = o.clone();
+    head.shape[axis] = 1;
+    let mut tail = o.clone();
+    tail.start += o.stride[axis];
+    tail.shape[axis] = v.shape[axis];
+    let mut temps = smallvec::SmallVec::new();
+    let first = operand_of(py, first.clone(), v.dtype(), &head.shape, &mut temps)?;
+    let vm = vm()?;
+    vm.submit(py, Instruction::new(Opcode::Identity, [Operand::View(head), first]))?;
+    vm.submit(py, Instruction::new(Opcode::Identity, [Operand::View(tail), Operand::View(v.clone())]))?;
+    Ok((o, h))
 }
 
 /// `v` with each run of adjacent axes of `axes` (sorted) that its strides lay out as one axis
@@ -1147,10 +1231,10 @@ pub fn reduce_value(
 ) -> PyResult<Py<PyAny>> {
     let (ndim, nelem) = (a.get().view().ndim(), a.get().view().nelem());
     if ndim == 0 || nelem == 0 || reduce_op(name)? != Opcode::AddReduce {
-        let r = _reduce(py, name, a, axis, false, None, true)?;
+        let r = _reduce(py, name, a, axis, false, None, true, None)?;
         return crate::array::scalar_if_computed(py, r);
     }
-    let r = _reduce(py, name, a, axis, false, None, false)?;
+    let r = _reduce(py, name, a, axis, false, None, false, None)?;
     let v = r.get().view().clone();
     let computed = match v.ndim() {
         0 => crate::session::computed_element(v.base.id, v.start as usize)?,

@@ -104,6 +104,15 @@ CASES = {
     "reduce initial": "out = np.add.reduce(np.arange(6).reshape(2, 3), axis=0, initial=10)",
     "empty min initial": "out = np.zeros((3, 0)).min(axis=1, initial=5)",
     "sum initial dtype": "out = np.arange(6, dtype=np.int8).sum(initial=3)",
+    # `initial` starts each group: a product from 0.0 stays 0.0 where the values overflow.
+    "reductions start from initial": "a = np.array([1e300, 1e300, 3.0])\n"
+    "out = (np.prod(a, initial=0.0).tolist(), np.multiply.reduce(a.reshape(1, 3), axis=1, initial=0.0).tolist(), "
+    "np.prod(np.stack([a, a]), axis=(0, 1), initial=0.0).tolist(), "
+    "np.prod(a[:, None] * np.ones(2), axis=0, initial=0.0), "
+    "np.signbit(np.sum(np.array([-0.0]), initial=-0.0)).tolist(), "
+    "np.signbit(np.sum(np.zeros(0), initial=-0.0)).tolist(), "
+    "np.prod(np.zeros((2, 0), np.float32), axis=1, initial=3), np.logical_and.reduce(np.array([1, 0]), initial=True), "
+    "np.bitwise_or.reduce(np.array([1, 2]), initial=8), np.prod(np.arange(6.0).reshape(2, 3), axis=(), initial=2))",
     # Memory order and views.
     "reshape F": "out = np.arange(12).reshape((3, 4), order='F')",
     "ravel orders": "a = np.arange(12).reshape(3, 4)\n"

@@ -917,9 +917,6 @@ _IDENTITY = {"sum": 0, "add": 0, "prod": 1, "multiply": 1, "any": False, "logica
 _IDENTITY.update({"all": True, "logical_and": True, "logical_xor": False, "bitwise_or": 0, "bitwise_xor": 0})
 _NP_REDUCTION = {"sum": "add", "prod": "multiply", "min": "minimum", "max": "maximum", "any": "logical_or"}
 _NP_REDUCTION["all"] = "logical_and"
-# The ufunc that joins `initial` to a reduction's result.
-_JOIN = {name: _NP_REDUCTION.get(name, name) for name in ("sum", "add", "prod", "multiply", "min", "minimum")}
-_JOIN.update(max="maximum", maximum="maximum")
 
 
 def _axes(axis, ndim):
@@ -947,12 +944,11 @@ def _reduced_shape(shape, axis, keepdims):
 
 def _red(name, a, axis, dtype, out, keepdims, initial=None, where=True):
     """Reduction ``name`` of ``a``; ``where`` excludes elements (they count as the reduction's
-    identity, or as ``initial``), ``initial`` joins every reduced group."""
+    identity, or as ``initial``), ``initial`` starts every reduced group."""
     a = asarray(a)
-    # Excluded elements count as the reduction's identity (min and max have none: `initial`
-    # stands in for it, and is joined as well, for groups where nothing is excluded).
-    joins_initial = initial is not None
     if where is not True:
+        # Excluded elements count as the reduction's identity (min and max have none: `initial`
+        # stands in for it).
         fill = _IDENTITY.get(name, initial)
         if fill is None:
             np_name = _NP_REDUCTION.get(name, name)
@@ -961,17 +957,7 @@ def _red(name, a, axis, dtype, out, keepdims, initial=None, where=True):
                 "has to specify 'initial'"
             )
         a = _vmnp._where(broadcast_to(asarray(where), a.shape), a, asarray(fill, _dtype_name(a.dtype)))  # noqa: F821
-    if initial is not None and a.size == 0 and name not in _IDENTITY:
-        # Min and max of nothing: `initial` alone (a reduction with an identity reduces to it,
-        # in the dtype it accumulates in, and joins `initial` below).
-        shape = _reduced_shape(a.shape, axis, keepdims)
-        r = full(shape, initial, dtype=_dt(dtype) or _dtype_name(a.dtype))  # noqa: F821
-        return _store(r, out)
-    r = _vmnp._reduce(name, a, axis, _b.bool(keepdims), _dt(dtype), not joins_initial)
-    if joins_initial:
-        if name not in _JOIN:
-            raise TypeError(f"vmnp cannot reduce with {name} from an initial value")
-        r = globals()[_JOIN[name]](r, asarray(initial, r.dtype))
+    r = _vmnp._reduce(name, a, axis, _b.bool(keepdims), _dt(dtype), True, initial)
     return _store(r, out)
 
 

@@ -330,3 +330,20 @@ fn a_million_elements_is_quick() {
     // Not a benchmark: a generous bound that only catches accidental quadratic behaviour.
     assert!(start.elapsed().as_secs_f64() < 5.0, "{:?}", start.elapsed());
 }
+
+/// An output of no elements computes nothing, wherever its start lies (the tail of an empty
+/// array past its first column starts past the base's end, as NumPy's `a[:, 1:]` of a (0, 4)
+/// array does).
+#[test]
+fn outputs_of_no_elements_start_anywhere() {
+    let mut env = Env::new();
+    let empty = env.empty(DType::F64, &[0, 4]);
+    let tail = View::new(empty.base, 1, &[0, 3], &[4, 1]).unwrap();
+    let source = env.array(&iota_f64(6));
+    let none = View::new(source.base, 0, &[0, 3], &[3, 1]).unwrap();
+    env.run1(Opcode::Identity, vec![v(&tail), v(&none)]).unwrap();
+    env.run1(Opcode::Add, vec![v(&tail), v(&none), c(1.0f64)]).unwrap();
+    let column = View::new(empty.base, 1, &[0], &[4]).unwrap();
+    env.run1(Opcode::AddReduce, vec![v(&column), v(&tail), c(1i64)]).unwrap();
+    assert_eq!(env.read::<f64>(&source), iota_f64(6));
+}
