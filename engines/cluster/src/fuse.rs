@@ -189,7 +189,7 @@ fn reducible_temp(
     let reads_first = first.inputs().iter().filter_map(Operand::as_view).any(|v| v.base.id == x);
     let same = uses[..uses.len() - 1]
         .iter()
-        .all(|&j| batch[j].views().filter(|v| v.base.id == x).all(|v| v.overlap(written) == Overlap::Identical));
+        .all(|&j| batch[j].views().filter(|v| v.base.id == x).all(|v| v.is_identical(written)));
     let flat_alias = written.is_contiguous() && written.start == input.start && written.nelem() == input.nelem();
     (!reads_first
         && same

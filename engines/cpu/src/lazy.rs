@@ -23,7 +23,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;
 use std::sync::Arc;
 use vm_fusion::{Step, needs_isolation};
-use vm_ir::{Base, BaseId, Instruction, Kind, Opcode, Operand, Overlap, View};
+use vm_ir::{Base, BaseId, Instruction, Kind, Opcode, Operand, View};
 use vm_runtime::HostMemory;
 
 /// Synthetic version bases count down from here (below the spare bases).
@@ -349,7 +349,7 @@ impl Lazy {
                 let Some(Some(list)) = uses.get(&id) else { continue };
                 let ok = list.first().is_some_and(|&(_, _, w)| w)
                     && list.iter().all(|&(j, v, _)| {
-                        k.instrs.binary_search(&j).is_ok() && v.shape == k.shape && v.overlap(out) == Overlap::Identical
+                        k.instrs.binary_search(&j).is_ok() && v.shape == k.shape && v.is_identical(out)
                     });
                 if ok {
                     k.temps.push(id);

@@ -11,7 +11,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use smallvec::SmallVec;
 use vm_fusion::Kernel;
 use vm_ir::view::row_major_strides;
-use vm_ir::{Base, BaseId, DType, Error, Instruction, Kind, Opcode, Operand, Overlap, Result, Scalar, View};
+use vm_ir::{Base, BaseId, DType, Error, Instruction, Kind, Opcode, Operand, Result, Scalar, View};
 
 /// Where an operation's input comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -197,7 +197,7 @@ struct Builder {
 
 impl Builder {
     fn slot(&mut self, v: &View, from: (usize, usize)) -> u16 {
-        let found = self.slots.iter().position(|(w, _)| w.base.id == v.base.id && w.overlap(v) == Overlap::Identical);
+        let found = self.slots.iter().position(|(w, _)| w.is_identical(v));
         match found {
             Some(k) => k as u16,
             None => {

@@ -406,7 +406,7 @@ fn contract(batch: &[Instruction], steps: &mut [Step]) {
                         && k.instrs.binary_search(j).is_ok()
                         && !red
                         && v.shape == k.shape
-                        && v.overlap(written) == Overlap::Identical
+                        && v.is_identical(written)
                 });
             if ok {
                 temps.push(id);

@@ -242,6 +242,16 @@ impl View {
         (shape, stride)
     }
 
+    /// True when `other` visits the same elements of the same base in the same order
+    /// (`overlap` would answer [`Overlap::Identical`]), without solving for a partial overlap.
+    pub fn is_identical(&self, other: &View) -> bool {
+        self.base.id == other.base.id
+            && self.start == other.start
+            && self.nelem() > 0
+            && other.nelem() > 0
+            && self.squeezed() == other.squeezed()
+    }
+
     /// How this view shares elements with `other` (exact, up to a bound on search work beyond
     /// which it answers [`Overlap::Partial`], the safe answer).
     pub fn overlap(&self, other: &View) -> Overlap {
@@ -258,19 +268,34 @@ impl View {
             return Overlap::Disjoint;
         }
         // Does sum(a_i * x_i) - sum(b_j * y_j) = other.start - self.start have a solution with
-        // every index in its range? Solved as one bounded linear Diophantine equation.
-        let mut terms: Vec<(i64, i64)> = Vec::new(); // (coefficient, max index); index >= 0
-        for (&n, &s) in self.shape.iter().zip(&self.stride) {
-            if n > 1 && s != 0 {
-                terms.push((s, n as i64 - 1));
+        // every index in its range? Solved as one bounded linear Diophantine equation, its terms
+        // first made positive (`c * x` with `c < 0` is `c * m + |c| * (m - x)`) and those of
+        // equal coefficient joined (`c * x + c * y` reaches exactly `c * z`, `z <= m_x + m_y`):
+        // two views of one layout at different starts, the common case, leave half the terms.
+        // (coefficient > 0, max index); index >= 0. On the stack: this runs for every pair of
+        // views of one base that a batch's dependence analysis meets.
+        let mut terms: SmallVec<[(i64, i64); 8]> = SmallVec::new();
+        let mut target = i128::from(other.start) - i128::from(self.start);
+        let signed = self.shape.iter().zip(&self.stride).map(|(&n, &s)| (n, s));
+        let signed = signed.chain(other.shape.iter().zip(&other.stride).map(|(&n, &s)| (n, -s)));
+        for (n, c) in signed {
+            if n <= 1 || c == 0 {
+                continue;
+            }
+            let m = n as i64 - 1;
+            if c < 0 {
+                target -= i128::from(c) * i128::from(m);
+            }
+            let c = c.unsigned_abs() as i64;
+            match terms.iter_mut().find(|t| t.0 == c) {
+                Some(t) => match t.1.checked_add(m) {
+                    Some(joined) => t.1 = joined,
+                    None => return Overlap::Partial,
+                },
+                None => terms.push((c, m)),
             }
         }
-        for (&n, &s) in other.shape.iter().zip(&other.stride) {
-            if n > 1 && s != 0 {
-                terms.push((-s, n as i64 - 1));
-            }
-        }
-        match bounded_solution_exists(&mut terms, other.start - self.start) {
+        match bounded_solution_exists(&mut terms, target) {
             Some(false) => Overlap::Disjoint,
             _ => Overlap::Partial,
         }
@@ -291,13 +316,13 @@ pub fn row_major_strides(shape: &[usize]) -> Strides {
 /// Whether `sum(c_k * x_k) == target` has a solution with `0 <= x_k <= m_k` for `(c_k, m_k)` in
 /// `terms`. `None` when the search exceeded its work bound. Depth-first over the terms in order of
 /// decreasing |c|, pruning by the interval the remaining terms can reach and by their gcd.
-fn bounded_solution_exists(terms: &mut [(i64, i64)], target: i64) -> Option<bool> {
+fn bounded_solution_exists(terms: &mut [(i64, i64)], target: i128) -> Option<bool> {
     terms.sort_by_key(|&(c, _)| std::cmp::Reverse(c.unsigned_abs()));
     let n = terms.len();
     // Suffix data: the reachable interval and gcd of terms[k..].
-    let mut lo = vec![0i128; n + 1];
-    let mut hi = vec![0i128; n + 1];
-    let mut g = vec![0u64; n + 1];
+    let mut lo: SmallVec<[i128; 9]> = smallvec::smallvec![0; n + 1];
+    let mut hi: SmallVec<[i128; 9]> = smallvec::smallvec![0; n + 1];
+    let mut g: SmallVec<[u64; 9]> = smallvec::smallvec![0; n + 1];
     for k in (0..n).rev() {
         let (c, m) = (terms[k].0 as i128, terms[k].1 as i128);
         let (a, b) = if c < 0 { (c * m, 0) } else { (0, c * m) };
@@ -346,7 +371,7 @@ fn bounded_solution_exists(terms: &mut [(i64, i64)], target: i64) -> Option<bool
         }
         Some(false)
     }
-    search(0, target as i128, terms, &lo, &hi, &g, &mut work)
+    search(0, target, terms, &lo, &hi, &g, &mut work)
 }
 
 /// Whether `c1 * x + c2 * y == t` has a solution with `0 <= x <= m1` and `0 <= y <= m2`
@@ -354,6 +379,20 @@ fn bounded_solution_exists(terms: &mut [(i64, i64)], target: i64) -> Option<bool
 /// the extended Euclidean algorithm, so the answer is whether the bounds leave some `k`. `None`
 /// when a product would overflow.
 fn two_terms(c1: i128, m1: i128, c2: i128, m2: i128, t: i128) -> Option<bool> {
+    // In machine words when every value is small (always, for real arrays): i128 division is a
+    // library call, and a batch's dependence analysis solves this for many pairs of views.
+    const SMALL: i128 = 1 << 30;
+    if [c1, m1, c2, m2].iter().all(|x| x.abs() < SMALL)
+        && t.abs() < SMALL * SMALL
+        && let Some(found) = two_terms_i64(c1 as i64, m1 as i64, c2 as i64, m2 as i64, t as i64)
+    {
+        return Some(found);
+    }
+    two_terms_wide(c1, m1, c2, m2, t)
+}
+
+/// [`two_terms`] in `i128`.
+fn two_terms_wide(c1: i128, m1: i128, c2: i128, m2: i128, t: i128) -> Option<bool> {
     let (mut g, mut u, mut v) = extended_gcd(c1, c2);
     if g < 0 {
         (g, u, v) = (-g, -u, -v);
@@ -367,6 +406,47 @@ fn two_terms(c1: i128, m1: i128, c2: i128, m2: i128, t: i128) -> Option<bool> {
     let (kx_lo, kx_hi) = k_range(x0, c2 / g, m1)?;
     let (ky_lo, ky_hi) = k_range(y0, -(c1 / g), m2)?;
     Some(kx_lo.max(ky_lo) <= kx_hi.min(ky_hi))
+}
+
+/// [`two_terms`] in `i64`, for `|c|, m < 2^30` and `|t| < 2^60`; `None` where a product
+/// overflows (the caller then computes in `i128`).
+fn two_terms_i64(c1: i64, m1: i64, c2: i64, m2: i64, t: i64) -> Option<bool> {
+    let (mut r0, mut r1, mut u0, mut u1, mut v0, mut v1) = (c1, c2, 1i64, 0i64, 0i64, 1i64);
+    while r1 != 0 {
+        let q = r0 / r1;
+        (r0, r1) = (r1, r0 - q * r1);
+        (u0, u1) = (u1, u0 - q * u1);
+        (v0, v1) = (v1, v0 - q * v1);
+    }
+    let (mut g, mut u, mut v) = (r0, u0, v0);
+    if g < 0 {
+        (g, u, v) = (-g, -u, -v);
+    }
+    if g == 0 || t % g != 0 {
+        return Some(false);
+    }
+    let q = t / g;
+    let (x0, y0) = (u.checked_mul(q)?, v.checked_mul(q)?);
+    let range = |base: i64, step: i64, max: i64| -> Option<(i64, i64)> {
+        let (low, high) = (base.checked_neg()?, max.checked_sub(base)?);
+        Some(if step > 0 {
+            (div_ceil_i64(low, step), floor_div_i64(high, step))
+        } else {
+            (div_ceil_i64(high, step), floor_div_i64(low, step))
+        })
+    };
+    let (kx_lo, kx_hi) = range(x0, c2 / g, m1)?;
+    let (ky_lo, ky_hi) = range(y0, -(c1 / g), m2)?;
+    Some(kx_lo.max(ky_lo) <= kx_hi.min(ky_hi))
+}
+
+fn floor_div_i64(a: i64, b: i64) -> i64 {
+    let q = a / b;
+    if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
+}
+
+fn div_ceil_i64(a: i64, b: i64) -> i64 {
+    -floor_div_i64(-a, b)
 }
 
 /// The `k` with `0 <= base + k * step <= max` (`step` nonzero), as an interval; `None` on overflow.
@@ -530,6 +610,35 @@ mod tests {
                 Overlap::Identical => prop_assert_eq!(sa, sb),
             }
             prop_assert_eq!(a.overlap(&b), b.overlap(&a));
+            prop_assert_eq!(a.is_identical(&b), a.overlap(&b) == Overlap::Identical);
+        }
+
+        #[test]
+        fn one_layout_at_two_starts_overlaps_exactly(a in arb_view(64), start in 0i64..64) {
+            // Slices of one array laid out alike (`out[:, i, j, :]` for each `i, j`).
+            if let Ok(b) = View::new(a.base, start, &a.shape, &a.stride) {
+                let shared = !offsets(&a).is_disjoint(&offsets(&b));
+                match a.overlap(&b) {
+                    Overlap::Disjoint => prop_assert!(!shared),
+                    Overlap::Partial => prop_assert!(shared),
+                    Overlap::Identical => prop_assert_eq!(offsets(&a), offsets(&b)),
+                }
+            }
+        }
+
+        #[test]
+        fn two_terms_in_machine_words_agree_with_i128(
+            c1 in prop_oneof![-(1i64 << 29)..-1, 1i64..(1 << 29), -40i64..41],
+            c2 in prop_oneof![-(1i64 << 29)..-1, 1i64..(1 << 29), -40i64..41],
+            m1 in 0i64..(1 << 29),
+            m2 in 0i64..(1 << 29),
+            t in prop_oneof![-(1i64 << 59)..(1 << 59), -5000i64..5000],
+        ) {
+            prop_assume!(c1 != 0 && c2 != 0);
+            let wide = two_terms_wide(c1.into(), m1.into(), c2.into(), m2.into(), t.into());
+            if let Some(found) = two_terms_i64(c1, m1, c2, m2, t) {
+                prop_assert_eq!(Some(found), wide);
+            }
         }
 
         #[test]
@@ -543,7 +652,7 @@ mod tests {
                 sums = sums.iter().flat_map(|&s| (0..=m).map(move |x| s + c * x)).collect();
             }
             let mut sorted = terms.clone();
-            prop_assert_eq!(bounded_solution_exists(&mut sorted, target), Some(sums.contains(&target)));
+            prop_assert_eq!(bounded_solution_exists(&mut sorted, target.into()), Some(sums.contains(&target)));
         }
 
         #[test]
