@@ -80,11 +80,18 @@ fn work(prog: &Program, bind: &program::Binding) -> u64 {
     (bind.nelem() as u64).saturating_mul(prog.ops.len() as u64)
 }
 
-/// Work (positions times operations) up to which a kernel seen for one of the first
-/// [`CHILD_RUNS`] times is run by the child instead of being compiled: a test suite or a table
-/// of dtype combinations is thousands of small kernels each run once or twice, and compiling
-/// one costs about 0.15 ms while the reference interpreter runs 2^14 element operations in less.
-const CHILD_RUNS_WORK: u64 = 1 << 14;
+/// Positions up to which a kernel seen for one of the first [`CHILD_RUNS`] times is run by the
+/// child instead of being compiled. Compiling costs about 0.15 ms plus some 8 us per operation
+/// of the kernel (Cranelift and the row routine), the reference interpreter about 1 us per
+/// operation plus a nanosecond or two per position: below a few thousand positions the child
+/// runs a kernel's first times faster than compiling it, however long the kernel (a loop of
+/// column updates fused into one kernel of hundreds of operations, a test suite or a table of
+/// dtype combinations that is thousands of small kernels each run once or twice).
+const CHILD_RUNS_POSITIONS: usize = 4096;
+
+/// Work (positions times operations) of a small kernel, which waits after a row-blocked group
+/// instead of ending it.
+const SMALL_KERNEL_WORK: u64 = 1 << 14;
 
 /// Runs of a small kernel on the child before it is compiled.
 const CHILD_RUNS: u32 = 2;
@@ -227,7 +234,7 @@ impl CpuEngine {
         }
         if let Some(child) = self.child.as_mut()
             && self.config.first_runs_on_child
-            && work(&prog, &bind) <= CHILD_RUNS_WORK
+            && bind.nelem() <= CHILD_RUNS_POSITIONS
             && runs_alike_on_child(&prog)
             // The child knows the frontend's bases only (it may be behind the plugin ABI).
             && frontend_bases_only(k.instrs.iter().map(|&i| &batch[i]))
@@ -544,7 +551,7 @@ impl CpuEngine {
             match (&bound[s], step) {
                 (Some(b), _) if group.admit(&b.prog, &b.bind, exec::bytes_moved(&b.bind)) => members.push(s),
                 // A large kernel that does not fit ends the group; a small one waits after it.
-                (Some(b), _) if b.bind.nelem() as u64 * b.prog.ops.len() as u64 > CHILD_RUNS_WORK => break,
+                (Some(b), _) if b.bind.nelem() as u64 * b.prog.ops.len() as u64 > SMALL_KERNEL_WORK => break,
                 (None, Step::Single(_)) => break,
                 (_, step) => group.set_aside(&Self::touches(step, batch)),
             }

@@ -33,7 +33,8 @@
 //! A small batch (at most 2^14 element operations) of a structure met for one of the first
 //! two times runs whole on the fallback child, without kernel formation, which costs tens of
 //! microseconds per instruction for a structure not seen before; once it keeps coming, its
-//! kernels are formed and compiled once.
+//! kernels are formed and compiled once. So does a kernel of at most 4096 positions, however
+//! many operations it fuses: the child runs its first two times faster than it compiles.
 //!
 //! Scans, gathers and scatters run as plain Rust ([`native`]), and so do the reductions to a
 //! position, `argmin_reduce` and `argmax_reduce`, on the pool ([`positions`]). Matrix products
@@ -139,10 +140,10 @@ vm_runtime::settings! {
         regalloc: String = "tiered",
         /// print every kernel compiled (program, Cranelift IR, machine code) to stderr
         dump: bool = false,
-        /// a small kernel seen for the first or second time runs on the child (when there is
-        /// one) and is compiled only if it keeps coming (not kernels whose results the child
-        /// would round differently: reductions, the engine's own exp and log); so does a whole
-        /// small batch of a structure seen for the first or second time
+        /// a kernel of at most 4096 positions seen for the first or second time runs on the
+        /// child (when there is one) and is compiled only if it keeps coming (not kernels whose
+        /// results the child would round differently: reductions, the engine's own exp and
+        /// log); so does a whole small batch of a structure seen for the first or second time
         first_runs_on_child: bool = true,
         /// bytes of loop-invariant results kept across batches and read instead of computed
         /// again (a costly value a loop computes the same way every time); 0 = off

@@ -228,18 +228,10 @@ impl View {
         Some(line.map_or(1, |(_, s)| s))
     }
 
-    /// The layout with dimensions of extent 1 dropped (they do not affect which elements are
-    /// visited, or in which order).
-    fn squeezed(&self) -> (Shape, Strides) {
-        let mut shape = Shape::new();
-        let mut stride = Strides::new();
-        for (&n, &s) in self.shape.iter().zip(&self.stride) {
-            if n != 1 {
-                shape.push(n);
-                stride.push(s);
-            }
-        }
-        (shape, stride)
+    /// The dimensions of extent other than 1, as (extent, stride): extents of 1 do not affect
+    /// which elements are visited, or in which order.
+    fn squeezed(&self) -> impl Iterator<Item = (usize, i64)> + '_ {
+        self.shape.iter().zip(&self.stride).filter(|(n, _)| **n != 1).map(|(&n, &s)| (n, s))
     }
 
     /// True when `other` visits the same elements of the same base in the same order
@@ -249,7 +241,7 @@ impl View {
             && self.start == other.start
             && self.nelem() > 0
             && other.nelem() > 0
-            && self.squeezed() == other.squeezed()
+            && self.squeezed().eq(other.squeezed())
     }
 
     /// How this view shares elements with `other` (exact, up to a bound on search work beyond
@@ -261,7 +253,7 @@ impl View {
         let (Some((alo, ahi)), Some((blo, bhi))) = (self.extent(), other.extent()) else {
             return Overlap::Disjoint;
         };
-        if self.start == other.start && self.squeezed() == other.squeezed() {
+        if self.start == other.start && self.squeezed().eq(other.squeezed()) {
             return Overlap::Identical;
         }
         if ahi < blo || bhi < alo {
@@ -317,6 +309,20 @@ pub fn row_major_strides(shape: &[usize]) -> Strides {
 /// `terms`. `None` when the search exceeded its work bound. Depth-first over the terms in order of
 /// decreasing |c|, pruning by the interval the remaining terms can reach and by their gcd.
 fn bounded_solution_exists(terms: &mut [(i64, i64)], target: i128) -> Option<bool> {
+    // One or two terms (two 1-d views, two of one layout) need no search.
+    match *terms {
+        [] => return Some(target == 0),
+        [(c, m)] => {
+            let c = i128::from(c);
+            return Some(target % c == 0 && (0..=i128::from(m)).contains(&(target / c)));
+        }
+        [(c1, m1), (c2, m2)] => {
+            if let Some(found) = two_terms(c1.into(), m1.into(), c2.into(), m2.into(), target) {
+                return Some(found);
+            }
+        }
+        _ => {}
+    }
     terms.sort_by_key(|&(c, _)| std::cmp::Reverse(c.unsigned_abs()));
     let n = terms.len();
     // Suffix data: the reachable interval and gcd of terms[k..].
