@@ -67,10 +67,6 @@ impl Tiers {
 /// (a test suite, a table of dtype combinations) compiles each once.
 pub const PROMOTE_WORK: u64 = 1 << 21;
 
-/// Work of one run past which a kernel gets the good tier at once: the run takes milliseconds,
-/// and the good code saves more than compiling it costs.
-pub const GOOD_AT_ONCE_WORK: u64 = 1 << 24;
-
 /// A compiled kernel and how it was compiled.
 #[derive(Clone, Copy)]
 struct Compiled {
@@ -173,9 +169,10 @@ impl Cache {
     }
 
     /// The compiled kernel of `p` for a run of `work` positions times instructions, compiling
-    /// it on a miss (by the fast tier, or the good one for a run of [`GOOD_AT_ONCE_WORK`]) and
-    /// compiling it again by the good tier once its runs reach [`PROMOTE_WORK`]. The flag says
-    /// that the code is final (asking again returns the same function).
+    /// it on a miss (by the fast tier, however large the run: the good tier takes several
+    /// times longer to compile a long kernel, sometimes seconds, more than a single run of it
+    /// gains) and compiling it again by the good tier once its runs reach [`PROMOTE_WORK`].
+    /// The flag says that the code is final (asking again returns the same function).
     pub fn get(&mut self, p: &Program, work: u64) -> Result<(KernelFn, bool)> {
         let tiered = self.fast.is_some() && self.good.is_some();
         match self.kernels.get_mut(p) {
@@ -186,7 +183,7 @@ impl Cache {
             }
             found => {
                 let before = found.map(|c| c.work);
-                let good = self.fast.is_none() || before.is_some() || work >= GOOD_AT_ONCE_WORK;
+                let good = self.fast.is_none() || before.is_some();
                 let t0 = Instant::now();
                 let (f, native) = self.compile(p, good)?;
                 // The row routine is the same at every tier: nothing to compile again.
