@@ -132,7 +132,7 @@ vm_runtime::settings! {
         min_parallel: usize = 131072,
         /// the most instructions fused into one kernel; 0 = no limit
         #[range(0, i64::MAX)]
-        max_kernel: usize = 256,
+        max_kernel: usize = 512,
         /// Cranelift optimisation level, "none" or "speed" (see the crate documentation)
         #[choice("none", "speed")]
         opt_level: String = "none",

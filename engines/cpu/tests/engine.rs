@@ -402,3 +402,74 @@ fn loop_invariant_results_are_kept_and_give_the_same_values() {
         assert_eq!(run(8, &[]), hoisted, "nothing kept matches the new `s`");
     }
 }
+
+/// A 300-step element-wise expression over a 3-d grid as a frontend records it (each step
+/// writes a new temporary and frees the one before), with a `(1, 1, n)` operand broadcast and
+/// square roots, logarithms, exponentials, squares and divisions among the steps (the shape of
+/// an ocean model's equation of state): it runs as one kernel that reads each input and
+/// writes the output once, whatever the steps drawn.
+#[test]
+fn long_expressions_run_in_one_pass() {
+    let n = 12;
+    let cells = n * n * n;
+    let grid = |b: Base| view(b, 0, &[n, n, n], &[(n * n) as i64, n as i64, 1]);
+    let inputs: Vec<Base> = (1..=6).map(|id| base(id, DType::F64, cells)).collect();
+    let z = base(7, DType::F64, n);
+    let z_broadcast = view(z, 0, &[n, n, n], &[0, 0, 1]);
+    let out = base(8, DType::F64, cells);
+    for seed in 0..3 {
+        let mut rng = vm_testkit::Rng::new(seed);
+        let mut batch = Vec::new();
+        let mut next_id = 100;
+        let mut temp = |batch: &mut Vec<Instruction>, opcode: Opcode, from: Option<Base>, operands: Vec<Operand>| {
+            let t = base(next_id, DType::F64, cells);
+            next_id += 1;
+            let mut all = vec![grid(t)];
+            all.extend(operands);
+            batch.push(Instruction::new(opcode, all));
+            if let Some(f) = from {
+                batch.push(Instruction::new(Opcode::Free, [whole(f)]));
+            }
+            t
+        };
+        let mut t = temp(&mut batch, Opcode::Identity, None, vec![grid(inputs[0])]);
+        for _ in 0..300 {
+            let a = grid(inputs[rng.below(6)]);
+            let c = |x: f64| Operand::from(Scalar::F64(x));
+            t = match rng.below(20) {
+                0 => {
+                    let m = temp(&mut batch, Opcode::Absolute, Some(t), vec![grid(t)]);
+                    temp(&mut batch, Opcode::Sqrt, Some(m), vec![grid(m)])
+                }
+                1 => {
+                    let m = temp(&mut batch, Opcode::Absolute, Some(t), vec![grid(t)]);
+                    let p = temp(&mut batch, Opcode::Add, Some(m), vec![grid(m), c(2.0)]);
+                    temp(&mut batch, Opcode::Log, Some(p), vec![grid(p)])
+                }
+                2 => {
+                    let m = temp(&mut batch, Opcode::Absolute, Some(t), vec![grid(t)]);
+                    let s = temp(&mut batch, Opcode::Multiply, Some(m), vec![grid(m), c(-0.01)]);
+                    temp(&mut batch, Opcode::Exp, Some(s), vec![grid(s)])
+                }
+                3 => temp(&mut batch, Opcode::Power, Some(t), vec![grid(t), c(2.0)]),
+                4..=6 => temp(&mut batch, Opcode::Divide, Some(t), vec![grid(t), a]),
+                7..=9 => temp(&mut batch, Opcode::Subtract, Some(t), vec![grid(t), z_broadcast.clone()]),
+                10..=14 => temp(&mut batch, Opcode::Multiply, Some(t), vec![grid(t), a]),
+                _ => temp(&mut batch, Opcode::Add, Some(t), vec![grid(t), a]),
+            };
+        }
+        batch.push(Instruction::new(Opcode::Identity, [grid(out), grid(t)]));
+        batch.push(Instruction::new(Opcode::Free, [whole(t)]));
+        batch.push(Instruction::new(Opcode::Sync, [whole(out)]));
+        let mut init = inputs.clone();
+        init.push(z);
+        let p = differential(&batch, &init, &[out], 2, true, "a long expression");
+        let touched = (inputs.len() * cells + n + cells) as u64 * 8;
+        assert_eq!(p.kernels, 1, "seed {seed}: one kernel for the whole expression");
+        assert!(
+            p.bytes_moved <= touched,
+            "seed {seed}: {} bytes moved for {touched} of inputs and output",
+            p.bytes_moved
+        );
+    }
+}
