@@ -45,6 +45,39 @@ unsafe impl Sync for Buffer {}
 /// Buffers of at least this many bytes come from the system allocator ([`Buffer::new`]).
 pub const SYSTEM_BYTES: usize = 64 << 20;
 
+/// Buffers of at least this many bytes ask the kernel for transparent huge pages, as NumPy's
+/// allocations of 4 MiB and more do: a fresh buffer's first touch then faults once per 2 MiB
+/// instead of once per 4 KiB (a 300-operation expression over 4M elements whose inputs are
+/// kept across calls spent a third of its time in page faults).
+pub const HUGE_PAGE_BYTES: usize = 4 << 20;
+
+/// Advises the kernel to back the 2 MiB-aligned part of `nbytes` at `ptr` with transparent
+/// huge pages (Linux, where they are enabled for `madvise`; elsewhere nothing). Advice only:
+/// a refusal changes nothing.
+fn advise_huge_pages(ptr: NonNull<u8>, nbytes: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE_PAGE: usize = 2 << 20;
+        const MADV_HUGEPAGE: std::ffi::c_int = 14;
+        unsafe extern "C" {
+            fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: std::ffi::c_int) -> std::ffi::c_int;
+        }
+        if nbytes < HUGE_PAGE_BYTES {
+            return;
+        }
+        let start = ptr.as_ptr().addr();
+        let (first, end) = (start.next_multiple_of(HUGE_PAGE), (start + nbytes) / HUGE_PAGE * HUGE_PAGE);
+        if first < end {
+            // SAFETY: `first..end` lies inside the allocation just made (rounded inwards to
+            // huge-page boundaries); MADV_HUGEPAGE changes how its pages are backed, never
+            // their contents.
+            unsafe { madvise(ptr.as_ptr().with_addr(first).cast(), end - first, MADV_HUGEPAGE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (ptr, nbytes);
+}
+
 impl Buffer {
     /// A zero-filled buffer for `base`, or [`Error::OutOfMemory`] naming the base and its size.
     ///
@@ -68,6 +101,7 @@ impl Buffer {
         // SAFETY: the layout has a nonzero size.
         let ptr = unsafe { if nbytes >= SYSTEM_BYTES { System.alloc_zeroed(layout) } else { alloc_zeroed(layout) } };
         let ptr = NonNull::new(ptr).ok_or_else(fail)?;
+        advise_huge_pages(ptr, nbytes);
         Ok(Buffer { ptr, nbytes, dtype: base.dtype, owned: true })
     }
 
@@ -587,6 +621,22 @@ mod tests {
         assert_eq!(mem.allocated_bytes(), 40);
         mem.free(base.id);
         assert!(!mem.is_allocated(base.id));
+    }
+
+    #[test]
+    fn buffers_advised_to_huge_pages_are_zeroed_and_hold_what_is_written() {
+        // Past the huge-page threshold and not a multiple of 2 MiB: the advised range is the
+        // aligned inside of the buffer, the rest stays as allocated.
+        let n = (HUGE_PAGE_BYTES + (3 << 20) + 24) / 8;
+        let base = Base { id: BaseId(4), dtype: DType::F64, nelem: n as u64 };
+        let mut mem = HostMemory::new();
+        let buf = mem.ensure(&base).unwrap();
+        assert!(buf.as_slice::<f64>().iter().all(|&x| x == 0.0));
+        for (k, x) in buf.as_mut_slice::<f64>().iter_mut().enumerate() {
+            *x = k as f64;
+        }
+        let read = mem.get(base.id).unwrap().as_slice::<f64>();
+        assert!(read.iter().enumerate().all(|(k, &x)| x == k as f64));
     }
 
     #[test]
