@@ -397,85 +397,55 @@ fn two_terms(c1: i128, m1: i128, c2: i128, m2: i128, t: i128) -> Option<bool> {
     two_terms_wide(c1, m1, c2, m2, t)
 }
 
-/// [`two_terms`] in `i128`.
-fn two_terms_wide(c1: i128, m1: i128, c2: i128, m2: i128, t: i128) -> Option<bool> {
-    let (mut g, mut u, mut v) = extended_gcd(c1, c2);
-    if g < 0 {
-        (g, u, v) = (-g, -u, -v);
-    }
-    if g == 0 || t % g != 0 {
-        return Some(false);
-    }
-    let q = t / g;
-    let (x0, y0) = (u.checked_mul(q)?, v.checked_mul(q)?);
-    // 0 <= x0 + k * (c2 / g) <= m1 and 0 <= y0 - k * (c1 / g) <= m2.
-    let (kx_lo, kx_hi) = k_range(x0, c2 / g, m1)?;
-    let (ky_lo, ky_hi) = k_range(y0, -(c1 / g), m2)?;
-    Some(kx_lo.max(ky_lo) <= kx_hi.min(ky_hi))
-}
-
-/// [`two_terms`] in `i64`, for `|c|, m < 2^30` and `|t| < 2^60`; `None` where a product
-/// overflows (the caller then computes in `i128`).
-fn two_terms_i64(c1: i64, m1: i64, c2: i64, m2: i64, t: i64) -> Option<bool> {
-    let (mut r0, mut r1, mut u0, mut u1, mut v0, mut v1) = (c1, c2, 1i64, 0i64, 0i64, 1i64);
-    while r1 != 0 {
-        let q = r0 / r1;
-        (r0, r1) = (r1, r0 - q * r1);
-        (u0, u1) = (u1, u0 - q * u1);
-        (v0, v1) = (v1, v0 - q * v1);
-    }
-    let (mut g, mut u, mut v) = (r0, u0, v0);
-    if g < 0 {
-        (g, u, v) = (-g, -u, -v);
-    }
-    if g == 0 || t % g != 0 {
-        return Some(false);
-    }
-    let q = t / g;
-    let (x0, y0) = (u.checked_mul(q)?, v.checked_mul(q)?);
-    let range = |base: i64, step: i64, max: i64| -> Option<(i64, i64)> {
-        let (low, high) = (base.checked_neg()?, max.checked_sub(base)?);
-        Some(if step > 0 {
-            (div_ceil_i64(low, step), floor_div_i64(high, step))
-        } else {
-            (div_ceil_i64(high, step), floor_div_i64(low, step))
-        })
+/// Defines `$name`, [`two_terms`] computed in `$int`: the solutions are `x0 + k * c2 / g,
+/// y0 - k * c1 / g` for one found by the extended Euclidean algorithm, so the answer is whether
+/// the bounds leave some `k`; `None` when a product overflows `$int`.
+macro_rules! two_terms_in {
+    ($name:ident, $int:ty) => {
+        fn $name(c1: $int, m1: $int, c2: $int, m2: $int, t: $int) -> Option<bool> {
+            let floor_div = |a: $int, b: $int| {
+                let q = a / b;
+                if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
+            };
+            let ceil_div = |a: $int, b: $int| -floor_div(-a, b);
+            // (g, u, v) with c1 * u + c2 * v == g.
+            let (mut r0, mut r1, mut u0, mut u1, mut v0, mut v1) = (c1, c2, 1, 0, 0, 1);
+            while r1 != 0 {
+                let q = r0 / r1;
+                (r0, r1) = (r1, r0 - q * r1);
+                (u0, u1) = (u1, u0 - q * u1);
+                (v0, v1) = (v1, v0 - q * v1);
+            }
+            let (mut g, mut u, mut v) = (r0, u0, v0);
+            if g < 0 {
+                (g, u, v) = (-g, -u, -v);
+            }
+            if g == 0 || t % g != 0 {
+                return Some(false);
+            }
+            let q = t / g;
+            let (x0, y0) = (u.checked_mul(q)?, v.checked_mul(q)?);
+            // The k with 0 <= base + k * step <= max, as an interval.
+            let k_range = |base: $int, step: $int, max: $int| -> Option<($int, $int)> {
+                let (low, high) = (base.checked_neg()?, max.checked_sub(base)?);
+                Some(if step > 0 {
+                    (ceil_div(low, step), floor_div(high, step))
+                } else {
+                    (ceil_div(high, step), floor_div(low, step))
+                })
+            };
+            // 0 <= x0 + k * (c2 / g) <= m1 and 0 <= y0 - k * (c1 / g) <= m2.
+            let (kx_lo, kx_hi) = k_range(x0, c2 / g, m1)?;
+            let (ky_lo, ky_hi) = k_range(y0, -(c1 / g), m2)?;
+            Some(kx_lo.max(ky_lo) <= kx_hi.min(ky_hi))
+        }
     };
-    let (kx_lo, kx_hi) = range(x0, c2 / g, m1)?;
-    let (ky_lo, ky_hi) = range(y0, -(c1 / g), m2)?;
-    Some(kx_lo.max(ky_lo) <= kx_hi.min(ky_hi))
 }
 
-fn floor_div_i64(a: i64, b: i64) -> i64 {
-    let q = a / b;
-    if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q }
-}
-
-fn div_ceil_i64(a: i64, b: i64) -> i64 {
-    -floor_div_i64(-a, b)
-}
-
-/// The `k` with `0 <= base + k * step <= max` (`step` nonzero), as an interval; `None` on overflow.
-fn k_range(base: i128, step: i128, max: i128) -> Option<(i128, i128)> {
-    let (low, high) = (base.checked_neg()?, max.checked_sub(base)?);
-    Some(if step > 0 {
-        (div_ceil(low, step), div_floor(high, step))
-    } else {
-        (div_ceil(high, step), div_floor(low, step))
-    })
-}
-
-/// `(g, u, v)` with `a * u + b * v == g`, `|g|` the greatest common divisor of `a` and `b`.
-fn extended_gcd(a: i128, b: i128) -> (i128, i128, i128) {
-    let (mut r0, mut r1, mut u0, mut u1, mut v0, mut v1) = (a, b, 1i128, 0i128, 0i128, 1i128);
-    while r1 != 0 {
-        let q = r0 / r1;
-        (r0, r1) = (r1, r0 - q * r1);
-        (u0, u1) = (u1, u0 - q * u1);
-        (v0, v1) = (v1, v0 - q * v1);
-    }
-    (r0, u0, v0)
-}
+// In machine words for `|c|, m < 2^30` and `|t| < 2^60` (what [`two_terms`] tries first), and
+// in `i128` otherwise.
+two_terms_in!(two_terms_i64, i64);
+two_terms_in!(two_terms_wide, i128);
 
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
