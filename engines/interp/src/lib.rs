@@ -69,10 +69,10 @@ impl Interp {
     fn builtin(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
         let op = instr.opcode;
         // An output of no elements has nothing to compute (its start may lie past its base's
-        // end, as an empty slice's may).
+        // end, as an empty slice's may); its base exists afterwards, as every output's does.
         let computes = !matches!(op.class(), OpClass::System(_) | OpClass::Nothing | OpClass::Scatter);
-        if computes && instr.operands.first().and_then(|o| o.as_view()).is_some_and(|v| v.nelem() == 0) {
-            return Ok(());
+        if computes && let Some(out) = instr.operands.first().and_then(|o| o.as_view()).filter(|v| v.nelem() == 0) {
+            return iterate::buffer(mem, &out.base).map(|_| ());
         }
         match op.class() {
             OpClass::Unary(u) => elementwise::unary(instr, u, mem),
