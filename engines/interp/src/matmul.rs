@@ -1,6 +1,7 @@
 //! The `matmul` extension method: `matmul out, a, b` with 2-d views `a` (M x K), `b` (K x N)
-//! and `out` (M x N) of one numeric dtype: `out[m, n] = sum_k a[m, k] * b[k, n]`, summed for
-//! k = 0, 1, ... starting from 0 (integers wrap).
+//! and `out` (M x N) of one numeric dtype: `out[m, n] = sum_k a[m, k] * b[k, n]`. Integers are
+//! summed for k = 0, 1, ... starting from 0 (they wrap); floats in [`LANES`] partial sums (see
+//! [`float_product`]), whose additions do not wait for each other, as a BLAS dot product's.
 
 use crate::elem::Elem;
 use crate::elementwise::not_defined;
@@ -11,25 +12,15 @@ use vm_runtime::HostMemory;
 /// The name the extension is registered under.
 pub const NAME: &str = vm_ir::extension::MATMUL;
 
-/// `out = a @ b`, row-major, for the 2-d views `a` (m x k) and `b` (k x n), read in place from
-/// their bases' data `x` and `y` (broadcast views cost nothing however large `k` is).
+/// `out = a @ b` of integers, row-major, for the 2-d views `a` (m x k) and `b` (k x n), read in
+/// place from their bases' data `x` and `y` (broadcast views cost nothing however large `k` is),
+/// each sum in order from 0.
 fn product<'m, T: Elem>(
     (x, a): (&'m [T], &'m View),
     (y, b): (&'m [T], &'m View),
 ) -> Result<impl ExactSizeIterator<Item = T> + 'm> {
     let add = T::binary(BinaryOp::Add).ok_or_else(|| not_defined(Opcode::Add, T::DTYPE))?;
     let mul = T::binary(BinaryOp::Multiply).ok_or_else(|| not_defined(Opcode::Multiply, T::DTYPE))?;
-    product_with((x, a), (y, b), add, mul)
-}
-
-/// [`product`] with the element type's `+` and `*` given (floats pass them written out, so
-/// that the loop over `k` is compiled around them rather than calling the tables' functions).
-fn product_with<'m, T: Elem>(
-    (x, a): (&'m [T], &'m View),
-    (y, b): (&'m [T], &'m View),
-    add: impl Fn(T, T) -> T + Copy + 'm,
-    mul: impl Fn(T, T) -> T + Copy + 'm,
-) -> Result<impl ExactSizeIterator<Item = T> + 'm> {
     let zero = T::reduce_identity(ReduceOp::AddReduce).ok_or_else(|| not_defined(Opcode::AddReduce, T::DTYPE))?;
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
     let [sa0, sa1, sb0, sb1] = [a.stride[0], a.stride[1], b.stride[0], b.stride[1]].map(|s| s as isize);
@@ -42,6 +33,56 @@ fn product_with<'m, T: Elem>(
     }))
 }
 
+/// Partial sums of a float product: term `k` of a row-column pair joins partial `k % LANES`
+/// while whole groups of `LANES` terms remain; the partials are then combined pairwise
+/// (`((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))`) and the terms left added in order.
+/// Fewer than `LANES` terms are summed in order from 0.
+pub const LANES: usize = 8;
+
+/// `sum_p term(p)` for `p < k` in the order [`LANES`] describes.
+#[inline]
+fn lane_sum<T: Copy>(k: usize, zero: T, add: impl Fn(T, T) -> T, term: impl Fn(usize) -> T) -> T {
+    let full = k / LANES * LANES;
+    let mut partial = [zero; LANES];
+    for group in (0..full).step_by(LANES) {
+        for (lane, p) in partial.iter_mut().enumerate() {
+            *p = add(*p, term(group + lane));
+        }
+    }
+    let [p0, p1, p2, p3, p4, p5, p6, p7] = partial;
+    let mut sum = add(add(add(p0, p1), add(p2, p3)), add(add(p4, p5), add(p6, p7)));
+    for p in full..k {
+        sum = add(sum, term(p));
+    }
+    sum
+}
+
+/// `out = a @ b` of floats with the element type's `+` and `*` written out, each sum in the
+/// order of [`LANES`]: a row of `a` and a column of `b` that are both contiguous are walked as
+/// slices, others by their strides, in the same order (the layout never changes a result).
+fn float_product<'m, T: Elem>(
+    (x, a): (&'m [T], &'m View),
+    (y, b): (&'m [T], &'m View),
+    add: impl Fn(T, T) -> T + Copy + 'm,
+    mul: impl Fn(T, T) -> T + Copy + 'm,
+) -> Result<impl ExactSizeIterator<Item = T> + 'm> {
+    let zero = T::reduce_identity(ReduceOp::AddReduce).ok_or_else(|| not_defined(Opcode::AddReduce, T::DTYPE))?;
+    let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
+    let [sa0, sa1, sb0, sb1] = [a.stride[0], a.stride[1], b.stride[0], b.stride[1]].map(|s| s as isize);
+    let (a0, b0) = (a.start as isize, b.start as isize);
+    let contiguous = k <= 1 || (sa1 == 1 && sb0 == 1);
+    Ok((0..m * n).map(move |ij| {
+        let (i, j) = ((ij / n) as isize, (ij % n) as isize);
+        let (row, col) = (a0 + i * sa0, b0 + j * sb1);
+        if contiguous && k > 0 {
+            let (xs, ys) = (&x[row as usize..row as usize + k], &y[col as usize..col as usize + k]);
+            lane_sum(k, zero, add, |p| mul(xs[p], ys[p]))
+        } else {
+            lane_sum(k, zero, add, |p| mul(x[(row + p as isize * sa1) as usize], y[(col + p as isize * sb0) as usize]))
+        }
+    }))
+}
+
 /// Executes a `matmul` instruction.
 pub fn matmul(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     // The runtime checked the operands at submit; a stack driven without one gets the same check.
@@ -49,12 +90,12 @@ pub fn matmul(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     prepare(mem, instr)?;
     match out.dtype() {
         DType::F64 => {
-            let values = product_with((data(mem, a)?, a), (data(mem, b)?, b), |p: f64, q| p + q, |p, q| p * q)?;
+            let values = float_product((data(mem, a)?, a), (data(mem, b)?, b), |p: f64, q| p + q, |p, q| p * q)?;
             let values = result(out, values, mem.interrupt())?;
             write_view(mem, out, values)
         }
         DType::F32 => {
-            let values = product_with((data(mem, a)?, a), (data(mem, b)?, b), |p: f32, q| p + q, |p, q| p * q)?;
+            let values = float_product((data(mem, a)?, a), (data(mem, b)?, b), |p: f32, q| p + q, |p, q| p * q)?;
             let values = result(out, values, mem.interrupt())?;
             write_view(mem, out, values)
         }

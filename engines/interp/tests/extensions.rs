@@ -60,6 +60,34 @@ fn matmul_of_strided_views() {
     assert_eq!(env.read::<f32>(&out), vec![0.0; 6]);
 }
 
+/// Float products sum in eight partial sums combined pairwise, then the terms left in order
+/// (`LANES`), whatever the layout: 1e16 followed by seven 1.0s and -1e16 sums to 6 (in order,
+/// each 1.0 is lost against 1e16 and the sum is 0).
+#[test]
+fn float_products_sum_in_eight_partials_whatever_the_layout() {
+    let mut env = matmul_env();
+    let terms = [1e16f64, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1e16];
+    let row = env.array_nd(&terms, &[1, 9]);
+    let ones = env.array_nd(&[1.0f64; 9], &[9, 1]);
+    let out = env.empty(DType::F64, &[1, 1]);
+    env.run1(MM, vec![v(&out), v(&row), v(&ones)]).unwrap();
+    assert_eq!(env.read::<f64>(&out), vec![6.0]);
+    // The same terms as a strided column of a (transposed) and a broadcast row of ones.
+    let spread = env.array(&terms.iter().flat_map(|&t| [t, 0.0]).collect::<Vec<f64>>());
+    let column = View::new(spread.base, 0, &[1, 9], &[0, 2]).unwrap();
+    let one = env.array(&[1.0f64]);
+    let broadcast = View::new(one.base, 0, &[9, 1], &[0, 0]).unwrap();
+    let out = env.empty(DType::F64, &[1, 1]);
+    env.run1(MM, vec![v(&out), v(&column), v(&broadcast)]).unwrap();
+    assert_eq!(env.read::<f64>(&out), vec![6.0]);
+    // Fewer than eight terms: in order from 0 (1e16 + 1.0 rounds back to 1e16).
+    let short = env.array_nd(&[1e16f64, 1.0, -1e16], &[1, 3]);
+    let ones = env.array_nd(&[1.0f64; 3], &[3, 1]);
+    let out = env.empty(DType::F64, &[1, 1]);
+    env.run1(MM, vec![v(&out), v(&short), v(&ones)]).unwrap();
+    assert_eq!(env.read::<f64>(&out), vec![0.0]);
+}
+
 #[test]
 fn matmul_rejects_bad_operands() {
     let mut env = matmul_env();
