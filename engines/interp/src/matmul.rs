@@ -49,12 +49,28 @@ fn lane_sum<T: Copy>(k: usize, zero: T, add: impl Fn(T, T) -> T, term: impl Fn(u
             *p = add(*p, term(group + lane));
         }
     }
-    let [p0, p1, p2, p3, p4, p5, p6, p7] = partial;
-    let mut sum = add(add(add(p0, p1), add(p2, p3)), add(add(p4, p5), add(p6, p7)));
-    for p in full..k {
-        sum = add(sum, term(p));
+    (full..k).fold(combined(partial, &add), |sum, p| add(sum, term(p)))
+}
+
+/// [`lane_sum`] of `xs[p] * ys[p]` over two slices of one length, walked by whole groups (no
+/// index checks in the loop): the same additions in the same order.
+#[inline]
+fn lane_dot<T: Copy>(xs: &[T], ys: &[T], zero: T, add: impl Fn(T, T) -> T, mul: impl Fn(T, T) -> T) -> T {
+    let (xg, yg) = (xs.chunks_exact(LANES), ys.chunks_exact(LANES));
+    let rest = xg.remainder().iter().zip(yg.remainder());
+    let mut partial = [zero; LANES];
+    for (x, y) in xg.zip(yg) {
+        for lane in 0..LANES {
+            partial[lane] = add(partial[lane], mul(x[lane], y[lane]));
+        }
     }
-    sum
+    rest.fold(combined(partial, &add), |sum, (&x, &y)| add(sum, mul(x, y)))
+}
+
+/// The partial sums of [`LANES`] combined pairwise.
+#[inline]
+fn combined<T: Copy>([p0, p1, p2, p3, p4, p5, p6, p7]: [T; LANES], add: impl Fn(T, T) -> T) -> T {
+    add(add(add(p0, p1), add(p2, p3)), add(add(p4, p5), add(p6, p7)))
 }
 
 /// `out = a @ b` of floats with the element type's `+` and `*` written out, each sum in the
@@ -75,8 +91,7 @@ fn float_product<'m, T: Elem>(
         let (i, j) = ((ij / n) as isize, (ij % n) as isize);
         let (row, col) = (a0 + i * sa0, b0 + j * sb1);
         if contiguous && k > 0 {
-            let (xs, ys) = (&x[row as usize..row as usize + k], &y[col as usize..col as usize + k]);
-            lane_sum(k, zero, add, |p| mul(xs[p], ys[p]))
+            lane_dot(&x[row as usize..row as usize + k], &y[col as usize..col as usize + k], zero, add, mul)
         } else {
             lane_sum(k, zero, add, |p| mul(x[(row + p as isize * sa1) as usize], y[(col + p as isize * sb0) as usize]))
         }
