@@ -1061,3 +1061,18 @@ def test_pickles_copies_and_npy_files_keep_the_layout(tmp_path, monkeypatch):
         assert loaded.flags.f_contiguous and loaded.tolist() == f.tolist(), module
     c = pickle.loads(pickle.dumps(vmnp.arange(6).reshape(2, 3)[:, ::2]))
     assert c.flags.c_contiguous and c.tolist() == [[0, 2], [3, 5]]
+
+
+def test_numpys_blas_threads_sleep_between_calls_unless_the_user_says_otherwise():
+    # OpenBLAS reads its setting when NumPy loads it: vmnp sets it before importing NumPy.
+    import os
+    import subprocess
+    import sys
+
+    code = "import os, vmnp, numpy; print(os.environ['OPENBLAS_THREAD_TIMEOUT'])"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert run.stdout.strip() == "4", run.stderr
+    env["OPENBLAS_THREAD_TIMEOUT"] = "12"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert run.stdout.strip() == "12", run.stderr

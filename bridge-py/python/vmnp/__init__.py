@@ -19,8 +19,14 @@ import sys as _sys
 import types as _types
 import warnings as _warnings
 
-import numpy as _np
-import numpy.random  # noqa: F401 (NumPy's own, loaded before `python -m vmnp` maps the name)
+# NumPy's OpenBLAS threads busy-wait for work for about 0.1 s after they start and after each
+# call; vmnp runs its own thread pool and calls NumPy's BLAS only for fallbacks, so there they
+# sleep at once instead of taking the cores from the VM's threads (a value the user set wins,
+# and nothing changes when NumPy was imported first).
+_os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
+
+import numpy as _np  # noqa: E402 (after OpenBLAS's setting)
+import numpy.random  # noqa: E402, F401 (NumPy's own, loaded before `python -m vmnp` maps the name)
 
 from . import _interrupt, _vmnp
 from ._vmnp import VMError, flush, ndarray
