@@ -1072,17 +1072,12 @@ pub(crate) fn _reduce(
     let from_identity = from_identity && initial.is_none();
     // Casts of `initial`, alive until the instructions reading them are queued.
     let mut temps: smallvec::SmallVec<[Arc<BaseHandle>; 2]> = smallvec::SmallVec::new();
-    if let Some(init) = &initial
-        && ax.iter().any(|&i| v.shape[i] == 0)
-    {
-        let shape: Vec<usize> = (0..v.ndim()).filter(|i| !ax.contains(i)).map(|i| v.shape[i]).collect();
-        let (o, h) = new_array(&shape, out_dtype)?;
-        let init = operand_of(py, init.clone(), out_dtype, &shape, &mut temps)?;
-        vm()?.submit(py, Instruction::new(Opcode::Identity, [Operand::View(o.clone()), init]))?;
-        return finish_keepdims(py, o, h, &ax, a.view().ndim(), keepdims);
-    }
     if ax.iter().any(|&i| v.shape[i] == 0) {
-        let identity = match op {
+        // Groups of nothing: each is `initial`, else the reduction's identity.
+        let shape: Vec<usize> = (0..v.ndim()).filter(|i| !ax.contains(i)).map(|i| v.shape[i]).collect();
+        let identity = |x: f64| Operand::Const(Scalar::F64(x));
+        let fill = match op {
+            _ if let Some(init) = &initial => operand_of(py, init.clone(), out_dtype, &shape, &mut temps)?,
             _ if let Some(extremum) = extremum => {
                 return Err(value_err(format!(
                     "zero-size array to reduction operation {extremum} which has no identity"
@@ -1092,9 +1087,9 @@ pub(crate) fn _reduce(
             | Opcode::LogicalOrReduce
             | Opcode::LogicalXorReduce
             | Opcode::BitwiseOrReduce
-            | Opcode::BitwiseXorReduce => 0.0,
-            Opcode::MultiplyReduce | Opcode::LogicalAndReduce => 1.0,
-            Opcode::BitwiseAndReduce => -1.0,
+            | Opcode::BitwiseXorReduce => identity(0.0),
+            Opcode::MultiplyReduce | Opcode::LogicalAndReduce => identity(1.0),
+            Opcode::BitwiseAndReduce => identity(-1.0),
             _ => {
                 return Err(value_err(format!(
                     "zero-size array to reduction operation {} which has no identity",
@@ -1102,12 +1097,8 @@ pub(crate) fn _reduce(
                 )));
             }
         };
-        let shape: Vec<usize> = (0..v.ndim()).filter(|i| !ax.contains(i)).map(|i| v.shape[i]).collect();
         let (o, h) = new_array(&shape, out_dtype)?;
-        vm()?.submit(
-            py,
-            Instruction::new(Opcode::Identity, [Operand::View(o.clone()), Operand::Const(Scalar::F64(identity))]),
-        )?;
+        vm()?.submit(py, Instruction::new(Opcode::Identity, [Operand::View(o.clone()), fill]))?;
         return finish_keepdims(py, o, h, &ax, a.view().ndim(), keepdims);
     }
     if v.dtype() != ct && !matches!(op, Opcode::LogicalAndReduce | Opcode::LogicalOrReduce | Opcode::LogicalXorReduce) {
