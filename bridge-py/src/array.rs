@@ -1425,7 +1425,7 @@ impl NdArray {
 fn copy_view(v: &View, src: &[u8], dst: &mut [u8], es: usize) {
     if v.is_contiguous() {
         let s = v.start as usize * es;
-        dst.copy_from_slice(&src[s..s + dst.len()]);
+        vm_runtime::memory::copy_elements(dst, &src[s..s + dst.len()]);
         return;
     }
     let nd = v.ndim();

@@ -4,10 +4,11 @@
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
 use crate::iterate::{
-    Lane, fill, fill_at, fill_runs, for_each_row, lane, operand, prepare, result, room, rows, write_view,
+    Lane, fill_at, fill_run, fill_runs, for_each_row, lane, operand, prepare_overwriting, result, room, rows,
+    update_at, update_run, write_view,
 };
 use vm_ir::scalar::Cast;
-use vm_ir::{BinaryOp, DType, Error, Instruction, Opcode, Result, TypeRule, UnaryOp, View, with_dtype};
+use vm_ir::{BinaryOp, DType, Error, Instruction, Opcode, Operand, Result, TypeRule, UnaryOp, View, with_dtype};
 use vm_runtime::{HostMemory, Interrupt};
 
 /// The output view (operand 0) of an instruction that writes one.
@@ -53,40 +54,77 @@ macro_rules! with_lane {
     };
 }
 
+/// The inputs of an instruction computed in place that are its output itself: bit `k` for
+/// operand `k + 1` (`x += y`, `x = x * x`).
+type ItselfInputs = u8;
+
 /// The elements of output `out` of `instr` as one slice of its base's buffer, for computing the
-/// result in place: when `out` is a contiguous run of its base and no input of `instr` reads
-/// that base (so nothing the instruction reads can change while it writes, and its inputs are
-/// read in full first as the module documentation says, trivially). `compute` gets host memory
-/// for reading the inputs and the slice; `Ok(false)` when the output does not qualify (the
-/// caller collects the result first).
+/// result in place: when `out` is a contiguous run of its base and every input that reads that
+/// base is `out` itself (so what the instruction reads of it at element `k` is what it writes
+/// there, read just before: the opcode table's "inputs read in full first" holds trivially).
+/// `compute` gets host memory for reading the other inputs, the slice, and which inputs are the
+/// output ([`ItselfInputs`]: it reads those from the slice, never from host memory); `Ok(false)`
+/// when the output does not qualify (the caller collects the result first).
 fn in_place<R: Elem>(
     mem: &mut HostMemory,
     instr: &Instruction,
     out: &View,
-    compute: impl FnOnce(&HostMemory, &mut [R]) -> Result<()>,
+    compute: impl FnOnce(&HostMemory, &mut [R], ItselfInputs) -> Result<()>,
 ) -> Result<bool> {
-    let shared = instr.operands[1..].iter().any(|o| o.as_view().is_some_and(|v| v.base.id == out.base.id));
-    if shared || !out.is_contiguous() || out.dtype() != R::DTYPE {
+    if !out.is_contiguous() || out.dtype() != R::DTYPE {
         return Ok(false);
+    }
+    let mut itself: ItselfInputs = 0;
+    for (k, input) in instr.operands[1..].iter().enumerate() {
+        match input.as_view() {
+            Some(v) if v.base.id == out.base.id => {
+                if !v.is_identical(out) || k >= ItselfInputs::BITS as usize {
+                    return Ok(false);
+                }
+                itself |= 1 << k;
+            }
+            _ => {}
+        }
     }
     let (start, n) = (out.start as usize, out.nelem());
     let run = &mut crate::iterate::buffer(mem, &out.base)?.as_mut_slice::<R>()[start..start + n];
     let (ptr, len) = (run.as_mut_ptr(), run.len());
     // SAFETY: `ptr..ptr + len` lies in the buffer of `out`'s base (just sliced), whose memory is
     // its own allocation, apart from the table of buffers and from every other buffer. `compute`
-    // reads only the inputs' buffers, of other bases (checked above), and allocates or frees no
-    // buffer, so the slice is the only access to that memory and stays valid while it runs.
+    // reads through host memory only the inputs of other bases (those of `out`'s are marked in
+    // `itself`, and it reads them from the slice), and allocates or frees no buffer, so the
+    // slice is the only access to that memory and stays valid while it runs.
     let dst = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
-    compute(mem, dst)?;
+    compute(mem, dst, itself)?;
     Ok(true)
+}
+
+/// An element of an output read as an input of the same dtype (see [`ItselfInputs`]):
+/// `A` and `R` are one type, as [`Elem`] has one type per dtype (checked by the caller).
+fn itself<A: Elem, R: Elem>(d: &R) -> A {
+    debug_assert_eq!(A::DTYPE, R::DTYPE);
+    // SAFETY: A and R are the same type (same dtype, one Elem type per dtype), so this is a copy.
+    unsafe { std::mem::transmute_copy(d) }
+}
+
+/// The error for an instruction whose output is one of its inputs with another dtype (which
+/// cannot be: one base, one dtype).
+fn itself_mismatch(instr: &Instruction) -> Error {
+    Error::Internal(format!("{} reads its output as another dtype", instr.opcode))
 }
 
 /// `out = f(in)` element-wise.
 fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(A) -> R + Copy) -> Result<()> {
     let out = output(instr)?;
-    prepare(mem, instr)?;
-    let compute = |mem: &HostMemory, dst: &mut [R]| -> Result<()> {
+    prepare_overwriting(mem, instr)?;
+    let compute = |mem: &HostMemory, dst: &mut [R], itself_inputs: ItselfInputs| -> Result<()> {
         let interrupt = mem.interrupt();
+        if itself_inputs != 0 {
+            if A::DTYPE != R::DTYPE {
+                return Err(itself_mismatch(instr));
+            }
+            return update_row(dst, Lane::Const(()), move |a: A, ()| f(a), interrupt);
+        }
         if let Some(a) = lane::<A>(mem, &instr.operands[1], &out.shape)? {
             return row1(dst, a, f, interrupt);
         }
@@ -97,14 +135,14 @@ fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
         return Ok(());
     }
     let mut values = zeroed_result::<R>(out)?;
-    compute(mem, &mut values)?;
+    compute(mem, &mut values, 0)?;
     write_view(mem, out, values)
 }
 
 /// One row of [`map1`].
 fn row1<A: Copy, R>(dst: &mut [R], a: Lane<'_, A>, f: impl Fn(A) -> R, interrupt: &Interrupt) -> Result<()> {
     match a {
-        Lane::Run(xs) => fill(dst, xs.iter().map(|&x| f(x)), interrupt),
+        Lane::Run(xs) => fill_run(dst, xs, f, interrupt),
         a => with_lane!(a, |x| fill_at(dst, |k| f(x(k)), interrupt)),
     }
 }
@@ -112,10 +150,21 @@ fn row1<A: Copy, R>(dst: &mut [R], a: Lane<'_, A>, f: impl Fn(A) -> R, interrupt
 /// `out = f(in1, in2)` element-wise.
 fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(A, A) -> R + Copy) -> Result<()> {
     let out = output(instr)?;
-    prepare(mem, instr)?;
-    let compute = |mem: &HostMemory, dst: &mut [R]| -> Result<()> {
+    prepare_overwriting(mem, instr)?;
+    let compute = |mem: &HostMemory, dst: &mut [R], itself_inputs: ItselfInputs| -> Result<()> {
         let interrupt = mem.interrupt();
         let (x, y) = (&instr.operands[1], &instr.operands[2]);
+        if itself_inputs != 0 {
+            if A::DTYPE != R::DTYPE {
+                return Err(itself_mismatch(instr));
+            }
+            let swapped = move |a: A, b: A| f(b, a);
+            return match itself_inputs {
+                0b11 => update_row(dst, Lane::Const(()), move |a: A, ()| f(a, a), interrupt),
+                0b01 => update_rows(mem, y, &out.shape, dst, f, interrupt),
+                _ => update_rows(mem, x, &out.shape, dst, swapped, interrupt),
+            };
+        }
         if let (Some(a), Some(b)) = (lane::<A>(mem, x, &out.shape)?, lane::<A>(mem, y, &out.shape)?) {
             return row2(dst, (a, b), f, interrupt);
         }
@@ -126,8 +175,38 @@ fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
         return Ok(());
     }
     let mut values = zeroed_result::<R>(out)?;
-    compute(mem, &mut values)?;
+    compute(mem, &mut values, 0)?;
     write_view(mem, out, values)
+}
+
+/// `dst[k] = f(dst[k], other[k])` over an output that is also an input (see [`in_place`]), with
+/// `other` an input of another base read as a [`Lane`] where it is one, else row by row.
+fn update_rows<A: Elem, R: Elem>(
+    mem: &HostMemory,
+    other: &Operand,
+    shape: &[usize],
+    dst: &mut [R],
+    f: impl Fn(A, A) -> R + Copy,
+    interrupt: &Interrupt,
+) -> Result<()> {
+    if let Some(b) = lane::<A>(mem, other, shape)? {
+        return update_row(dst, b, f, interrupt);
+    }
+    let b = rows::<A>(mem, other, shape)?;
+    for_each_row(shape, dst, |idx, row| update_row(row, b.row(idx), f, interrupt))
+}
+
+/// One row of [`update_rows`]: `dst[k] = f(dst[k], other[k])`.
+fn update_row<A: Elem, B: Copy, R: Elem>(
+    dst: &mut [R],
+    other: Lane<'_, B>,
+    f: impl Fn(A, B) -> R,
+    interrupt: &Interrupt,
+) -> Result<()> {
+    match other {
+        Lane::Run(ys) => update_run(dst, ys, |d: &R, y| f(itself(d), y), interrupt),
+        other => with_lane!(other, |y| update_at(dst, |k, d: &R| f(itself(d), y(k)), interrupt)),
+    }
 }
 
 /// One row of [`map2`].
@@ -214,7 +293,7 @@ pub fn binary(instr: &Instruction, binary: BinaryOp, mem: &mut HostMemory) -> Re
 pub fn select(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     expect_operands(instr, 4)?;
     let out = output(instr)?;
-    prepare(mem, instr)?;
+    prepare_overwriting(mem, instr)?;
     with_dtype!(out.dtype(), T => {
         let cond = operand::<bool>(mem, &instr.operands[1], &out.shape)?;
         let a = operand::<T>(mem, &instr.operands[2], &out.shape)?;

@@ -16,7 +16,7 @@
 
 use crate::elem::Elem;
 use vm_ir::{Base, Error, Instruction, Operand, Result, View};
-use vm_runtime::memory::try_vec;
+use vm_runtime::memory::{COPY_PIECE_BYTES, try_vec};
 use vm_runtime::{Buffer, HostMemory, Interrupt};
 
 /// Elements read between two looks at the flush's [`Interrupt`] (a power of two).
@@ -116,6 +116,20 @@ pub fn prepare(mem: &mut HostMemory, instr: &Instruction) -> Result<()> {
         buffer(mem, &v.base)?;
     }
     Ok(())
+}
+
+/// [`prepare`] for an instruction that writes every element of its output (operand 0): when
+/// that output is the whole of a base with no buffer yet, which no input reads, the buffer is
+/// not zeroed first (a temporary's, taken from the pool of freed ones, is reused as it is).
+pub fn prepare_overwriting(mem: &mut HostMemory, instr: &Instruction) -> Result<()> {
+    if let Some(out) = instr.operands.first().and_then(Operand::as_view)
+        && out.is_whole_base()
+        && !mem.is_allocated(out.base.id)
+        && !instr.operands[1..].iter().any(|o| o.as_view().is_some_and(|v| v.base.id == out.base.id))
+    {
+        mem.ensure_overwritten(&out.base)?;
+    }
+    prepare(mem, instr)
 }
 
 /// Checks that the element type `T` is the dtype of `view` (a bug in the engine otherwise).
@@ -333,6 +347,42 @@ pub fn fill_at<R>(dst: &mut [R], f: impl Fn(usize) -> R, interrupt: &Interrupt) 
     Ok(())
 }
 
+/// Writes `f(xs[k])` into `dst[k]` for a run `xs` as long as `dst`, in pieces between looks at
+/// the flush's [`Interrupt`]: slices walked together, which the compiler vectorises. (A copy,
+/// which the compiler makes a `memcpy`, goes in pieces of [`COPY_PIECE_BYTES`], for the reason
+/// given there.)
+pub fn fill_run<A: Copy, R>(dst: &mut [R], xs: &[A], f: impl Fn(A) -> R, interrupt: &Interrupt) -> Result<()> {
+    let copy_piece = (COPY_PIECE_BYTES / std::mem::size_of::<R>().max(1)).max(1);
+    for (piece, xs) in dst.chunks_mut(PIECE).zip(xs.chunks(PIECE)) {
+        for (d, x) in piece.chunks_mut(copy_piece).zip(xs.chunks(copy_piece)) {
+            d.iter_mut().zip(x).for_each(|(d, &x)| *d = f(x));
+        }
+        interrupt.check()?;
+    }
+    Ok(())
+}
+
+/// Replaces `dst[k]` by `f(&dst[k], ys[k])` for a run `ys` as long as `dst`, in pieces between
+/// looks at the flush's [`Interrupt`]: an output that is also an input (`x += y`).
+pub fn update_run<B: Copy, R>(dst: &mut [R], ys: &[B], f: impl Fn(&R, B) -> R, interrupt: &Interrupt) -> Result<()> {
+    for (piece, ys) in dst.chunks_mut(PIECE).zip(ys.chunks(PIECE)) {
+        piece.iter_mut().zip(ys).for_each(|(d, &y)| *d = f(d, y));
+        interrupt.check()?;
+    }
+    Ok(())
+}
+
+/// Replaces `dst[k]` by `f(k, &dst[k])` for every `k`, in pieces between looks at the flush's
+/// [`Interrupt`] (as [`update_run`], for an input that is not a run).
+pub fn update_at<R>(dst: &mut [R], f: impl Fn(usize, &R) -> R, interrupt: &Interrupt) -> Result<()> {
+    for (c, piece) in dst.chunks_mut(PIECE).enumerate() {
+        let first = c * PIECE;
+        piece.iter_mut().enumerate().for_each(|(i, d)| *d = f(first + i, d));
+        interrupt.check()?;
+    }
+    Ok(())
+}
+
 /// Writes `f(x[k], y[k])` into `dst[k]` for runs `x` and `y` as long as `dst` (where `y` is
 /// `None`, `f(x[k], c)` with the constant `c`; where `x` is, `f(c, y[k])`), in pieces between
 /// looks at the flush's [`Interrupt`]: slices walked together, which the compiler vectorises.
@@ -356,16 +406,6 @@ pub fn fill_runs<A: Copy, R>(
         interrupt.check()?;
     }
     Ok(true)
-}
-
-/// Writes the values of `iter` (as many as `dst` holds) into `dst`, in pieces between looks at
-/// the flush's [`Interrupt`] (as [`result`], for a result computed in place).
-pub fn fill<I: Iterator>(dst: &mut [I::Item], mut iter: I, interrupt: &Interrupt) -> Result<()> {
-    for piece in dst.chunks_mut(PIECE) {
-        piece.iter_mut().zip(iter.by_ref()).for_each(|(d, v)| *d = v);
-        interrupt.check()?;
-    }
-    Ok(())
 }
 
 /// An empty `Vec`, allocated fallibly, with room for `len` values of the result of an

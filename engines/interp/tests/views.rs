@@ -279,6 +279,55 @@ fn overlapping_output_reads_inputs_first() {
     assert_eq!(env.base_data::<i32>(&a.base), vec![1, 3, 2, 4]);
 }
 
+/// An output that is also an input (`x += y`, `x = y - x`, `x = x * x`), with the other input
+/// a run, a constant, a strided line, a broadcast row or a view of the output's own base that
+/// is not the output (computed aside then), against values computed by position.
+#[test]
+fn outputs_updated_in_place_read_each_element_before_writing_it() {
+    let mut env = Env::new();
+    let xs = [1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let ys = iota_f64(12); // 0..12
+    let y = env.array(&ys);
+    let run = View::new(y.base, 6, &[6], &[1]).unwrap(); // 6..12
+    let line = View::new(y.base, 11, &[6], &[-2]).unwrap(); // 11, 9, 7, 5, 3, 1
+    let cases: [(Opcode, Option<&View>, bool, Vec<f64>); 6] = [
+        (Opcode::Add, Some(&run), true, xs.iter().zip(6..).map(|(x, k)| x + k as f64).collect()),
+        (Opcode::Subtract, Some(&run), false, xs.iter().zip(6..).map(|(x, k)| k as f64 - x).collect()),
+        (Opcode::Subtract, Some(&line), true, xs.iter().zip([11., 9., 7., 5., 3., 1.]).map(|(x, l)| x - l).collect()),
+        (Opcode::Divide, Some(&line), false, xs.iter().zip([11., 9., 7., 5., 3., 1.]).map(|(x, l)| l / x).collect()),
+        (Opcode::Multiply, None, true, xs.iter().map(|x| x * x).collect()),
+        (Opcode::Power, None, false, xs.iter().map(|x| x.powf(*x)).collect()),
+    ];
+    for (op, other, out_first, want) in cases {
+        let x = env.array(&xs);
+        let other = other.map_or(v(&x), v);
+        let (a, b) = if out_first { (v(&x), other) } else { (other, v(&x)) };
+        env.run1(op, vec![v(&x), a, b]).unwrap();
+        assert_eq!(env.base_data::<f64>(&x.base), want, "{op} out_first={out_first}");
+    }
+    // Constants, and a unary instruction in place.
+    let x = env.array(&xs);
+    env.run1(Opcode::Subtract, vec![v(&x), c(10.0f64), v(&x)]).unwrap();
+    assert_eq!(env.base_data::<f64>(&x.base), xs.iter().map(|x| 10.0 - x).collect::<Vec<_>>());
+    env.run1(Opcode::Negative, vec![v(&x), v(&x)]).unwrap();
+    assert_eq!(env.base_data::<f64>(&x.base), xs.iter().map(|x| x - 10.0).collect::<Vec<_>>());
+    // A 2 x 3 matrix minus a broadcast row, in place: rows of the output against one row.
+    let m = env.array_nd(&xs, &[2, 3]);
+    let row = View::new(y.base, 1, &[2, 3], &[0, 1]).unwrap(); // 1, 2, 3 twice
+    env.run1(Opcode::Subtract, vec![v(&m), v(&m), v(&row)]).unwrap();
+    assert_eq!(env.base_data::<f64>(&m.base), vec![0.0, 0.0, 0.0, 3.0, 3.0, 3.0]);
+    // The output, and another view of its base: x[1:] = x[1:] + x[:-1] reads x[:-1] first.
+    let x = env.array(&xs);
+    let (head, tail) = (View::new(x.base, 0, &[5], &[1]).unwrap(), View::new(x.base, 1, &[5], &[1]).unwrap());
+    env.run1(Opcode::Add, vec![v(&tail), v(&tail), v(&head)]).unwrap();
+    assert_eq!(env.base_data::<f64>(&x.base), vec![1.0, 3.0, 5.0, 7.0, 9.0, 11.0]);
+    // A comparison in place over booleans.
+    let p = env.array(&[true, false, true, false]);
+    let q = env.array(&[true, true, false, false]);
+    env.run1(Opcode::NotEqual, vec![v(&p), v(&p), v(&q)]).unwrap();
+    assert_eq!(env.base_data::<bool>(&p.base), vec![false, true, true, false]);
+}
+
 #[test]
 fn instructions_run_in_order_within_a_batch() {
     let mut env = Env::new();

@@ -3,14 +3,15 @@
 //! One [`HostMemory`] per runtime is handed down the stack with every batch. Host engines
 //! compute in it directly; device engines copy to and from it on SYNC and host writes.
 //!
-//! Large buffers are pooled: the buffer of a freed base of at least [`POOL_MIN_BYTES`] is kept
-//! and handed, zeroed again, to the next base of the same byte size. A loop that makes and drops
+//! Buffers are pooled: the buffer of a freed base of at least [`POOL_MIN_BYTES`] is kept and
+//! handed to the next base of the same byte size, zeroed again unless that base is to be
+//! overwritten whole ([`HostMemory::ensure_overwritten`]). A loop that makes and drops
 //! arrays of one size each iteration then reuses memory that is already mapped, instead of paying
 //! the system allocator's fresh pages (a page fault and a page clear per 4 KiB) every time, so
 //! its speed does not depend on whether the allocator returns memory to the system (glibc's
 //! `M_TRIM_THRESHOLD`, `M_MMAP_THRESHOLD` and their `GLIBC_TUNABLES`). The pool holds at most as
-//! many bytes as the live buffers (at least [`POOL_FLOOR_BYTES`]) and releases a buffer that no
-//! base took within [`POOL_MAX_AGE`] batches.
+//! many bytes as the live buffers (at least [`POOL_FLOOR_BYTES`]) in at most [`POOL_MAX_BUFFERS`]
+//! buffers, and releases a buffer that no base took within [`POOL_MAX_AGE`] batches.
 
 use crate::interrupt::Interrupt;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -179,7 +180,7 @@ impl Buffer {
                 *d = u8::from(*s != 0);
             }
         } else {
-            dst.copy_from_slice(src);
+            copy_elements(dst, src);
         }
         Ok(())
     }
@@ -198,6 +199,31 @@ impl Drop for Buffer {
                 }
             }
         }
+    }
+}
+
+/// Copies of fewer bytes than this are made in pieces of [`COPY_PIECE_BYTES`]; larger ones in
+/// one `memcpy` (whose non-temporal stores then spare the caches).
+pub const COPY_PIECED_BELOW: usize = 4 << 20;
+
+/// The piece of a [`copy_elements`]: small enough that the C library copies it with vector
+/// loads and stores. (From about 2 KiB glibc copies with `rep movsb`, which on some AMD
+/// processors runs 15-30x slower when destination and source lie a few bytes apart modulo 64:
+/// a row copied into a slice one element in, `B[1:-1] = t`.)
+pub const COPY_PIECE_BYTES: usize = 1 << 10;
+
+/// Copies `src` into `dst` (of equal length): the engines' and frontends' copy of a run of
+/// elements, at the same speed whatever the two addresses (see [`COPY_PIECE_BYTES`]).
+pub fn copy_elements<T: Copy>(dst: &mut [T], src: &[T]) {
+    let bytes = std::mem::size_of_val(src);
+    if bytes >= COPY_PIECED_BELOW || bytes <= COPY_PIECE_BYTES {
+        dst.copy_from_slice(src);
+        return;
+    }
+    let piece = (COPY_PIECE_BYTES / std::mem::size_of::<T>().max(1)).max(1);
+    assert_eq!(dst.len(), src.len(), "copy_elements of slices of different lengths");
+    for (d, s) in dst.chunks_mut(piece).zip(src.chunks(piece)) {
+        d.copy_from_slice(s);
     }
 }
 
@@ -279,10 +305,18 @@ pub fn try_collect<I: ExactSizeIterator>(iter: I, base: BaseId, what: &str) -> R
 }
 
 /// Freed buffers at least this large go to the pool; smaller ones back to the allocator, which
-/// keeps them cheaply itself. (glibc maps blocks from 128 KiB up afresh, or returns them to the
-/// system when they top its heap: a loop over 300x300 float64 arrays, 720 KB each, ran 2.2x
-/// slower in its first second while the allocator's thresholds adapted.)
-pub const POOL_MIN_BYTES: usize = 1 << 16;
+/// keeps them cheaply itself. Pooling reaches down to a few pages because a pooled buffer comes
+/// back without being cleared when its new base is written whole before it is read
+/// ([`HostMemory::ensure_overwritten`]): a loop of element-wise operations on arrays of a few
+/// thousand elements otherwise clears every temporary it makes. (And glibc maps blocks from
+/// 128 KiB up afresh, or returns them to the system when they top its heap: a loop over 300x300
+/// float64 arrays, 720 KB each, ran 2.2x slower in its first second while the allocator's
+/// thresholds adapted.)
+pub const POOL_MIN_BYTES: usize = 1 << 12;
+
+/// The pool holds at most this many buffers (the oldest go first), so that looking one up
+/// stays cheap.
+pub const POOL_MAX_BUFFERS: usize = 128;
 
 /// The pool may hold this many bytes even when fewer are live.
 pub const POOL_FLOOR_BYTES: usize = 64 << 20;
@@ -323,8 +357,8 @@ impl Pool {
     }
 
     fn trim(&mut self, limit: usize) {
-        let mut drop = 0;
-        let mut bytes = self.bytes;
+        let mut drop = self.buffers.len().saturating_sub(POOL_MAX_BUFFERS);
+        let mut bytes = self.bytes - self.buffers[..drop].iter().map(|(b, _)| b.nbytes).sum::<usize>();
         while bytes > limit && drop < self.buffers.len() {
             bytes -= self.buffers[drop].0.nbytes;
             drop += 1;
@@ -671,9 +705,10 @@ mod tests {
 
     #[test]
     fn the_pool_holds_no_more_than_the_live_buffers_or_the_floor() {
-        let n = (POOL_MIN_BYTES / 8) as u64;
+        let size = POOL_FLOOR_BYTES / (POOL_MAX_BUFFERS / 2);
+        let n = (size / 8) as u64;
         let mut mem = HostMemory::new();
-        let count = POOL_FLOOR_BYTES / POOL_MIN_BYTES + 8;
+        let count = POOL_FLOOR_BYTES / size + 8;
         let bases: Vec<Base> =
             (0..count as u64).map(|i| Base { id: BaseId(i + 1), dtype: DType::F64, nelem: n }).collect();
         for b in &bases {
@@ -689,6 +724,24 @@ mod tests {
         mem.ensure(&small).unwrap();
         mem.free(small.id);
         assert_eq!(mem.pooled_bytes(), POOL_FLOOR_BYTES);
+    }
+
+    #[test]
+    fn the_pool_holds_at_most_its_count_of_buffers_the_newest() {
+        let n = (POOL_MIN_BYTES / 8) as u64;
+        let mut mem = HostMemory::new();
+        let bases: Vec<Base> =
+            (0..2 * POOL_MAX_BUFFERS as u64).map(|i| Base { id: BaseId(i + 1), dtype: DType::F64, nelem: n }).collect();
+        for b in &bases {
+            mem.ensure(b).unwrap().as_mut_slice::<f64>()[0] = b.id.0 as f64;
+        }
+        for b in &bases {
+            mem.free(b.id);
+        }
+        assert_eq!(mem.pooled_bytes(), POOL_MAX_BUFFERS * POOL_MIN_BYTES);
+        // Overwritten: the newest freed buffer as it was left, not cleared.
+        let next = Base { id: BaseId(9999), dtype: DType::F64, nelem: n };
+        assert_eq!(mem.ensure_overwritten(&next).unwrap().as_slice::<f64>()[0], bases.len() as f64);
     }
 
     #[test]
