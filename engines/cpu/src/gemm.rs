@@ -23,6 +23,7 @@
 
 use crate::pool::Pool;
 use crate::views;
+use std::sync::OnceLock;
 use vm_fusion::Kernel;
 use vm_ir::{DType, Error, Instruction, Kind, Opcode, Result, View};
 use vm_runtime::HostMemory;
@@ -178,23 +179,10 @@ fn gemv<T: Real>(
         unsafe {
             if column && sa[r - 2] == 1 && sb[r - 2] == 1 {
                 // Contiguous rows of `a` and a contiguous `b`: slices the compiler vectorises.
-                let y = std::slice::from_raw_parts(b(0, 0), kk);
-                for i in part * ROWS..((part + 1) * ROWS).min(n) {
-                    let x = std::slice::from_raw_parts(a(i, 0), kk);
-                    let mut sums = [T::default(); 8];
-                    for (xs, ys) in x.chunks_exact(8).zip(y.chunks_exact(8)) {
-                        for l in 0..8 {
-                            sums[l] = sums[l] + xs[l] * ys[l];
-                        }
-                    }
-                    let whole = kk - kk % 8;
-                    let mut total =
-                        (sums[0] + sums[4]) + (sums[1] + sums[5]) + ((sums[2] + sums[6]) + (sums[3] + sums[7]));
-                    for p in whole..kk {
-                        total = total + x[p] * y[p];
-                    }
-                    *c(i, 0) = total;
-                }
+                let (i0, i1) = (part * ROWS, ((part + 1) * ROWS).min(n));
+                let rows =
+                    Dots { a: a(i0, 0), rsa: sa[r - 3], x: b(0, 0), c: c(i0, 0), rsc: sc[r - 3], n: i1 - i0, k: kk };
+                dots::widest(rows);
             } else if column {
                 for i in part * ROWS..((part + 1) * ROWS).min(n) {
                     let mut sums = [T::default(); 8];
@@ -247,7 +235,7 @@ const PARTS: usize = 16;
 /// `c = a @ b` of a row `a` of `k` elements (element stride `sa`) and a `(k, m)` matrix `b` with
 /// contiguous rows (row stride `sb`) into the contiguous row `c`: the rows of `b` are cut into
 /// parts, each summed in order into a partial row of its own while streaming its rows of `b`
-/// once, and the partial rows are added in order of the parts. `origin` holds the operands'
+/// once ([`stream_block`]), and the partial rows are added in order of the parts. `origin` holds the operands'
 /// first elements as addresses; `out` is `c`'s base.
 fn vector_times_matrix<T: Real>(
     out: vm_ir::BaseId,
@@ -263,34 +251,26 @@ fn vector_times_matrix<T: Real>(
     partial.resize(parts * m, T::default());
     let slots: Vec<std::sync::Mutex<&mut [T]>> = partial.chunks_mut(m).map(std::sync::Mutex::new).collect();
     let size = std::mem::size_of::<T>() as isize;
-    // Element `p` of `a` and row `p` of `b`, for `p < k`.
-    let x = |p: usize| {
-        // SAFETY: the views were checked to lie inside their buffers: `a[p]` is in bounds.
-        unsafe { *((origin[0] as isize + p as isize * sa * size) as *const T) }
-    };
-    let row = |p: usize| {
-        // SAFETY: as for `x`: the `m` contiguous elements of row `p` of `b` are in bounds.
-        unsafe { std::slice::from_raw_parts((origin[1] as isize + p as isize * sb * size) as *const T, m) }
-    };
     let task = |t: usize| {
         let mut out = slots[t].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let (p0, p1) = (t * rows, ((t + 1) * rows).min(kk));
-        // Four rows a pass: the partial row is read and written a quarter as often.
-        let mut p = p0;
-        while p + 4 <= p1 {
-            let (x0, x1, x2, x3) = (x(p), x(p + 1), x(p + 2), x(p + 3));
-            let (r0, r1, r2, r3) = (row(p), row(p + 1), row(p + 2), row(p + 3));
-            for (j, o) in out.iter_mut().enumerate() {
-                *o = *o + x0 * r0[j] + x1 * r1[j] + x2 * r2[j] + x3 * r3[j];
-            }
-            p += 4;
-        }
-        for p in p..p1 {
-            let (xp, rp) = (x(p), row(p));
-            for (o, &y) in out.iter_mut().zip(rp) {
-                *o = *o + xp * y;
-            }
-        }
+        // Rows `p0..p1` of `b` times elements `p0..p1` of `a`: a streamed product of one row.
+        let s = Stream {
+            a: (origin[0] as isize + p0 as isize * sa * size) as *const T,
+            rsa: 0,
+            csa: sa,
+            b: (origin[1] as isize + p0 as isize * sb * size) as *const T,
+            rsb: sb,
+            c: out.as_mut_ptr(),
+            rsc: 0,
+            n: 1,
+            k: p1 - p0,
+            width: m,
+        };
+        // SAFETY: the views were checked to lie inside their buffers: elements `p0..p1` of `a`
+        // and the `m` contiguous elements of rows `p0..p1` of `b` are in bounds; the partial
+        // row is this task's alone.
+        unsafe { stream::widest(s) }
     };
     pool.run(parts, &task, interrupt)?;
     drop(slots);
@@ -303,6 +283,254 @@ fn vector_times_matrix<T: Real>(
         }
     }
     Ok(())
+}
+
+/// Rows of `c` up to which a product with rows of `b` and `c` contiguous streams `b` once
+/// ([`few_rows_times_matrix`]) instead of packing it for GEMM.
+const STREAM_ROWS: usize = 16;
+
+/// Columns of `c` per task of a streamed product, at most: the task's block of `c` (at most
+/// [`STREAM_ROWS`] rows of this many) stays in the second-level cache while `b` streams by, in
+/// pieces of rows long enough for the prefetcher. Fewer when that leaves a thread idle.
+const STREAM_COLS: usize = 512;
+
+/// Columns of `c` per task of a streamed product, at least.
+const STREAM_COLS_MIN: usize = 64;
+
+/// A streamed product's operands: element `(i, p)` of `a` at `a + i * rsa + p * csa`, row `p`
+/// of `b` at `b + p * rsb` and row `i` of `c` at `c + i * rsc` (in elements; rows of `b` and
+/// `c` contiguous), over `n` rows, `k` products and `width` columns.
+#[derive(Clone, Copy)]
+struct Stream<T> {
+    a: *const T,
+    rsa: isize,
+    csa: isize,
+    b: *const T,
+    rsb: isize,
+    c: *mut T,
+    rsc: isize,
+    n: usize,
+    k: usize,
+    width: usize,
+}
+
+/// `c = a @ b` for one block of columns (see [`few_rows_times_matrix`]): each element of `c`
+/// sums its products in order of `p`, four rows of `b` a pass.
+///
+/// # Safety
+/// Every element the [`Stream`] describes lies in a live buffer; `c`'s elements are written by
+/// nothing else meanwhile and overlap no input.
+#[inline(always)]
+unsafe fn stream_block<T: Real>(s: Stream<T>) {
+    // SAFETY: the caller's contract: all pointers below address elements of the stream.
+    unsafe {
+        let x = |i: usize, p: usize| *s.a.offset(i as isize * s.rsa + p as isize * s.csa);
+        let row = |p: usize| std::slice::from_raw_parts(s.b.offset(p as isize * s.rsb), s.width);
+        for i in 0..s.n {
+            std::slice::from_raw_parts_mut(s.c.offset(i as isize * s.rsc), s.width).fill(T::default());
+        }
+        let mut p = 0;
+        while p + 4 <= s.k {
+            let (r0, r1, r2, r3) = (row(p), row(p + 1), row(p + 2), row(p + 3));
+            for i in 0..s.n {
+                let (x0, x1, x2, x3) = (x(i, p), x(i, p + 1), x(i, p + 2), x(i, p + 3));
+                let out = std::slice::from_raw_parts_mut(s.c.offset(i as isize * s.rsc), s.width);
+                for ((((o, &y0), &y1), &y2), &y3) in out.iter_mut().zip(r0).zip(r1).zip(r2).zip(r3) {
+                    *o = *o + x0 * y0 + x1 * y1 + x2 * y2 + x3 * y3;
+                }
+            }
+            p += 4;
+        }
+        for p in p..s.k {
+            let r = row(p);
+            for i in 0..s.n {
+                let xp = x(i, p);
+                let out = std::slice::from_raw_parts_mut(s.c.offset(i as isize * s.rsc), s.width);
+                for (o, &y) in out.iter_mut().zip(r) {
+                    *o = *o + xp * y;
+                }
+            }
+        }
+    }
+}
+
+/// A module `$name` of kernel `$inner` (an `unsafe fn(Args<T>)`, inlined) compiled for
+/// AVX-512 (`avx512`), for AVX2 (`avx2`), and `widest`: the widest of these this CPU runs, else
+/// the 128-bit code. The kernels' vectors only split independent elements, never a sum, so
+/// every variant gives the same bits (tested).
+macro_rules! at_every_width {
+    ($name:ident, $inner:ident, $args:ident) => {
+        mod $name {
+            use super::*;
+
+            /// The kernel compiled for AVX-512.
+            ///
+            /// # Safety
+            /// As the kernel's, on a CPU with AVX-512F, AVX-512VL and AVX2.
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx512vl,avx2")]
+            pub(super) unsafe fn avx512<T: Real>(s: $args<T>) {
+                // SAFETY: the caller's contract.
+                unsafe { $inner(s) }
+            }
+
+            /// The kernel compiled for AVX2.
+            ///
+            /// # Safety
+            /// As the kernel's, on a CPU with AVX2.
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2")]
+            pub(super) unsafe fn avx2<T: Real>(s: $args<T>) {
+                // SAFETY: the caller's contract.
+                unsafe { $inner(s) }
+            }
+
+            /// The kernel at the widest vectors this CPU has.
+            ///
+            /// # Safety
+            /// As the kernel's.
+            pub(super) unsafe fn widest<T: Real>(s: $args<T>) {
+                // SAFETY: the caller's contract; each variant runs only where its features are.
+                unsafe {
+                    #[cfg(target_arch = "x86_64")]
+                    match vector_bits() {
+                        512 => return avx512(s),
+                        256 => return avx2(s),
+                        _ => {}
+                    }
+                    $inner(s)
+                }
+            }
+        }
+    };
+}
+
+at_every_width!(stream, stream_block, Stream);
+at_every_width!(dots, dot_rows, Dots);
+
+/// Dot products of rows of `a` with the vector `x` into `c`: row `i` of `a` at `a + i * rsa`
+/// (contiguous, `k` elements), `c[i]` at `c + i * rsc`, for `i` in `0..n` (in elements).
+#[derive(Clone, Copy)]
+struct Dots<T> {
+    a: *const T,
+    rsa: isize,
+    x: *const T,
+    c: *mut T,
+    rsc: isize,
+    n: usize,
+    k: usize,
+}
+
+/// Each dot product of a [`Dots`] in eight running sums over `p` (element `p` to sum
+/// `p % 8`), combined pairwise, then the last `k % 8` products in order; four rows a pass,
+/// which reads `x` a quarter as often and streams four rows of `a` at once.
+///
+/// # Safety
+/// Every element the [`Dots`] describes lies in a live buffer; `c`'s are written by nothing
+/// else meanwhile and overlap no input.
+#[inline(always)]
+unsafe fn dot_rows<T: Real>(s: Dots<T>) {
+    // SAFETY: the caller's contract: all pointers below address elements of the products.
+    unsafe {
+        let x = std::slice::from_raw_parts(s.x, s.k);
+        let row = |i: usize| std::slice::from_raw_parts(s.a.offset(i as isize * s.rsa), s.k);
+        let whole = s.k - s.k % 8;
+        let total = |sums: &[T; 8], row: &[T]| {
+            let mut total = (sums[0] + sums[4]) + (sums[1] + sums[5]) + ((sums[2] + sums[6]) + (sums[3] + sums[7]));
+            for p in whole..s.k {
+                total = total + row[p] * x[p];
+            }
+            total
+        };
+        let mut i = 0;
+        while i + 4 <= s.n {
+            let (r0, r1, r2, r3) = (row(i), row(i + 1), row(i + 2), row(i + 3));
+            let mut sums = [[T::default(); 8]; 4];
+            let chunks = x.chunks_exact(8).zip(r0.chunks_exact(8)).zip(r1.chunks_exact(8));
+            for (((xs, y0), y1), (y2, y3)) in chunks.zip(r2.chunks_exact(8).zip(r3.chunks_exact(8))) {
+                for l in 0..8 {
+                    sums[0][l] = sums[0][l] + y0[l] * xs[l];
+                    sums[1][l] = sums[1][l] + y1[l] * xs[l];
+                    sums[2][l] = sums[2][l] + y2[l] * xs[l];
+                    sums[3][l] = sums[3][l] + y3[l] * xs[l];
+                }
+            }
+            for (r, (sums, row)) in sums.iter().zip([r0, r1, r2, r3]).enumerate() {
+                *s.c.offset((i + r) as isize * s.rsc) = total(sums, row);
+            }
+            i += 4;
+        }
+        for i in i..s.n {
+            let r = row(i);
+            let mut sums = [T::default(); 8];
+            for (xs, ys) in x.chunks_exact(8).zip(r.chunks_exact(8)) {
+                for l in 0..8 {
+                    sums[l] = sums[l] + ys[l] * xs[l];
+                }
+            }
+            *s.c.offset(i as isize * s.rsc) = total(&sums, r);
+        }
+    }
+}
+
+/// The widest vectors of this CPU that the kernels are compiled for ([`at_every_width`]): 512,
+/// 256 or 128 bits.
+fn vector_bits() -> u32 {
+    static BITS: OnceLock<u32> = OnceLock::new();
+    *BITS.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl") {
+                return 512;
+            }
+            if is_x86_feature_detected!("avx2") {
+                return 256;
+            }
+        }
+        128
+    })
+}
+
+/// `c = a @ b` for a product of at most [`STREAM_ROWS`] rows whose `b` and `c` have contiguous
+/// rows, one batch index: GEMM would pack (copy) all of `b` for so few rows of `a`, where this
+/// reads it once, in tasks of up to [`STREAM_COLS`] columns of `c` (a batch of vectors times a large
+/// matrix: a layer of a small network, `(8, 30000) @ (30000, 2000)`). Each element sums its
+/// `k` products in order of `p`, whatever the tasks. `origin` holds the operands' element
+/// `(0, 0)` as addresses; `[rsa, csa]` are `a`'s strides, `rsb` and `rsc` the row strides of
+/// `b` and `c`.
+#[allow(clippy::too_many_arguments)]
+fn few_rows_times_matrix<T: Real>(
+    pool: &Pool,
+    interrupt: &vm_runtime::Interrupt,
+    [n, kk, m]: [usize; 3],
+    origin: [usize; 3],
+    [rsa, csa]: [isize; 2],
+    rsb: isize,
+    rsc: isize,
+) -> Result<()> {
+    // (Each element's sum is the same whatever the columns a task takes.)
+    let width = m.div_ceil(pool.threads().max(1)).next_multiple_of(STREAM_COLS_MIN).min(STREAM_COLS);
+    let tasks = m.div_ceil(width);
+    let task = |t: usize| {
+        let (j0, j1) = (t * width, ((t + 1) * width).min(m));
+        let s = Stream {
+            a: origin[0] as *const T,
+            rsa,
+            csa,
+            b: (origin[1] as *const T).wrapping_add(j0),
+            rsb,
+            c: (origin[2] as *mut T).wrapping_add(j0),
+            rsc,
+            n,
+            k: kk,
+            width: j1 - j0,
+        };
+        // SAFETY: the views were checked to lie inside their buffers, so every element of `a`,
+        // of `b`'s columns `j0..j1` and of `c`'s is in bounds; tasks write disjoint columns of
+        // `c`, which no task reads.
+        unsafe { stream::widest(s) }
+    };
+    pool.run(tasks, &task, interrupt)
 }
 
 /// Row-major multi-index of `f` in `shape`.
@@ -368,6 +596,21 @@ impl Gemm {
                     gemv::<f64>(self.c.base.id, pool, mem.interrupt(), [n, kk, m], &batch, origin, [sa, sb, sc])
                 }
                 _ => gemv::<f32>(self.c.base.id, pool, mem.interrupt(), [n, kk, m], &batch, origin, [sa, sb, sc]),
+            };
+            drop(wide);
+            return ran;
+        }
+        if n <= STREAM_ROWS && nbatch == 1 && sb[r - 1] == 1 && sc[r - 2] == 1 {
+            let args = ([n, kk, m], origin, [sa[r - 3], sa[r - 2]], sb[r - 2], sc[r - 3]);
+            let ran = match self.c.dtype() {
+                DType::F64 => {
+                    let (shape, origin, sa, rsb, rsc) = args;
+                    few_rows_times_matrix::<f64>(pool, mem.interrupt(), shape, origin, sa, rsb, rsc)
+                }
+                _ => {
+                    let (shape, origin, sa, rsb, rsc) = args;
+                    few_rows_times_matrix::<f32>(pool, mem.interrupt(), shape, origin, sa, rsb, rsc)
+                }
             };
             drop(wide);
             return ran;
@@ -446,5 +689,90 @@ impl Gemm {
         let ran = pool.run(tasks, &task, mem.interrupt());
         drop(wide);
         ran
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Dot products by rows (four a pass, then the rest) at every compiled width give the
+    /// bits of eight running sums combined pairwise, then the tail in order.
+    #[test]
+    fn dot_products_by_rows_give_the_same_bits_at_every_vector_width() {
+        let (n, k) = (7, 29);
+        let a: Vec<f64> = (0..n * k).map(|i| ((i * 7919) % 101) as f64 / 7.0 - 6.0).collect();
+        let x: Vec<f64> = (0..k).map(|i| ((i * 104_729) % 97) as f64 / 3.0 - 15.0).collect();
+        let run = |variant: unsafe fn(Dots<f64>)| {
+            let mut c = vec![f64::NAN; 2 * n];
+            let s = Dots { a: a.as_ptr(), rsa: k as isize, x: x.as_ptr(), c: c.as_mut_ptr(), rsc: 2, n, k };
+            // SAFETY: as in the test above; `c` holds every other element.
+            unsafe { variant(s) };
+            c
+        };
+        let scalar = run(dot_rows::<f64>);
+        for i in 0..n {
+            let mut sums = [0.0f64; 8];
+            for p in 0..k - k % 8 {
+                sums[p % 8] += a[i * k + p] * x[p];
+            }
+            let mut want = (sums[0] + sums[4]) + (sums[1] + sums[5]) + ((sums[2] + sums[6]) + (sums[3] + sums[7]));
+            for p in k - k % 8..k {
+                want += a[i * k + p] * x[p];
+            }
+            assert_eq!(scalar[2 * i].to_bits(), want.to_bits(), "row {i}");
+            assert!(scalar[2 * i + 1].is_nan(), "only every other element of c is written");
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            let same = |got: Vec<f64>| got.iter().zip(&scalar).all(|(g, s)| g.to_bits() == s.to_bits());
+            if vector_bits() >= 256 {
+                assert!(same(run(dots::avx2::<f64>)), "AVX2");
+            }
+            if vector_bits() == 512 {
+                assert!(same(run(dots::avx512::<f64>)), "AVX-512");
+            }
+        }
+    }
+
+    /// Every compiled width of the streamed product this CPU can run gives the bits of the
+    /// 128-bit code: the vectors only split the columns, each sum keeps its order.
+    #[test]
+    fn streamed_products_give_the_same_bits_at_every_vector_width() {
+        let (n, k, m) = (5, 23, 77);
+        let a: Vec<f64> = (0..n * k).map(|i| ((i * 7919) % 101) as f64 / 7.0 - 6.0).collect();
+        let b: Vec<f64> = (0..k * m).map(|i| ((i * 104_729) % 97) as f64 / 3.0 - 15.0).collect();
+        let run = |variant: unsafe fn(Stream<f64>)| {
+            let mut c = vec![f64::NAN; n * m];
+            let s = Stream {
+                a: a.as_ptr(),
+                rsa: k as isize,
+                csa: 1,
+                b: b.as_ptr(),
+                rsb: m as isize,
+                c: c.as_mut_ptr(),
+                rsc: m as isize,
+                n,
+                k,
+                width: m,
+            };
+            // SAFETY: the stream describes the three vectors above, which outlive the call;
+            // the variants run are those this CPU has the features of.
+            unsafe { variant(s) };
+            c
+        };
+        let scalar = run(stream_block::<f64>);
+        let want: Vec<f64> =
+            (0..n * m).map(|e| (0..k).fold(0.0, |sum, p| sum + a[(e / m) * k + p] * b[p * m + e % m])).collect();
+        assert_eq!(scalar, want, "each element sums its products in order");
+        #[cfg(target_arch = "x86_64")]
+        {
+            if vector_bits() >= 256 {
+                assert_eq!(run(stream::avx2::<f64>), scalar, "AVX2");
+            }
+            if vector_bits() == 512 {
+                assert_eq!(run(stream::avx512::<f64>), scalar, "AVX-512");
+            }
+        }
     }
 }

@@ -81,6 +81,12 @@ fn products_of_every_layout_agree_with_interp() {
             (1, 300, 2000),
             (8, 50, 700),
             (2, 3, 1000),
+            // Up to 16 rows stream `b` (four rows of it a pass, then the rest), in column
+            // blocks that need not divide `m`; 17 rows are GEMM again.
+            (16, 9, 1030),
+            (5, 1, 600),
+            (12, 4, 130),
+            (17, 9, 300),
         ] {
             check(&format!("{dtype} {n}x{k} @ {k}x{m}"), dense(x, &[n, k]), dense(y, &[k, m]), dtype, false);
             check(&format!("{dtype} {n}x{k} @ {k}x{m} swapped"), dense(x, &[n, k]), dense(y, &[k, m]), dtype, true);
@@ -89,6 +95,9 @@ fn products_of_every_layout_agree_with_interp() {
         let at = Mat { base: x, start: 0, shape: vec![90, 40], stride: vec![1, 90] };
         let bt = Mat { base: y, start: 39 * 150, shape: vec![40, 75], stride: vec![-150, 2] };
         check(&format!("{dtype} strided"), at, bt, dtype, false);
+        // Few rows of a transposed `a` against contiguous rows of `b` (streamed).
+        let at = Mat { base: x, start: 0, shape: vec![6, 43], stride: vec![1, 6] };
+        check(&format!("{dtype} few strided rows"), at, dense(y, &[43, 700]), dtype, false);
         // The same layouts as a matrix times a vector and a vector times a matrix.
         let at = Mat { base: x, start: 0, shape: vec![90, 40], stride: vec![1, 90] };
         let bt = Mat { base: y, start: 39 * 150, shape: vec![40, 1], stride: vec![-150, 2] };
