@@ -855,6 +855,102 @@ fn _full(py: Python<'_>, shape: Vec<usize>, value: &Bound<'_, PyAny>, dtype: &st
     Ok(a.unbind())
 }
 
+/// `concatenate(arrays, axis)` of vmnp arrays with no `out` or `dtype`: NumPy's checks and
+/// errors, the result in the arrays' promoted dtype, one copy each ([`_concat_into`]).
+#[pyfunction]
+fn _concatenate(py: Python<'_>, arrays: Vec<Bound<'_, NdArray>>, axis: isize) -> PyResult<Py<NdArray>> {
+    let views: Vec<View> = arrays.iter().map(|a| a.get().view().clone()).collect();
+    let Some(first) = views.first() else {
+        return Err(value_err("need at least one array to concatenate"));
+    };
+    let nd = first.ndim();
+    if nd == 0 {
+        return Err(value_err("zero-dimensional arrays cannot be concatenated"));
+    }
+    if axis < -(nd as isize) || axis >= nd as isize {
+        return Err(axis_error(py, axis, nd));
+    }
+    let axis = axis.rem_euclid(nd as isize) as usize;
+    let mut shape = first.shape.to_vec();
+    let mut dtype = first.dtype();
+    for (i, v) in views.iter().enumerate().skip(1) {
+        if v.ndim() != nd {
+            return Err(value_err(format!(
+                "all the input arrays must have same number of dimensions, but the array at index 0 has {nd} \
+                 dimension(s) and the array at index {i} has {} dimension(s)",
+                v.ndim()
+            )));
+        }
+        if let Some(d) = (0..nd).find(|&d| d != axis && v.shape[d] != first.shape[d]) {
+            return Err(value_err(format!(
+                "all the input array dimensions except for the concatenation axis must match exactly, but along \
+                 dimension {d}, the array at index 0 has size {} and the array at index {i} has size {}",
+                first.shape[d], v.shape[d]
+            )));
+        }
+        shape[axis] += v.shape[axis];
+        dtype = promote(dtype, v.dtype());
+    }
+    let (view, handle) = new_array(&shape, dtype)?;
+    let out = Bound::new(py, NdArray::new(view, handle))?;
+    _concat_into(py, &out, arrays, axis)?;
+    Ok(out.unbind())
+}
+
+/// Copies `arrays` one after another along `axis` into `out`, whose extent along `axis` is the
+/// sum of theirs and every other extent theirs (the caller checks shapes and picks `out`'s
+/// dtype): `concatenate`'s copies, one `identity` instruction each (a cast where the dtypes
+/// differ).
+#[pyfunction]
+fn _concat_into(py: Python<'_>, out: &Bound<'_, NdArray>, arrays: Vec<Bound<'_, NdArray>>, axis: usize) -> PyResult<()> {
+    out.get().check_writeable("output array")?;
+    let dst = out.get().view().clone();
+    if axis >= dst.ndim() {
+        return Err(value_err(format!("axis {axis} is out of bounds for the output of {} dimensions", dst.ndim())));
+    }
+    let mut pos = 0usize;
+    for a in &arrays {
+        let src = a.get().view().clone();
+        let n = src.shape.get(axis).copied().unwrap_or(0);
+        let mut part = dst.clone();
+        part.start += pos as i64 * dst.stride[axis];
+        part.shape[axis] = n;
+        if src.ndim() != dst.ndim() || src.shape != part.shape || pos + n > dst.shape[axis] {
+            return Err(value_err("the arrays do not fit the output of the concatenation"));
+        }
+        pos += n;
+        if n > 0 && part.nelem() > 0 {
+            vm()?.submit(py, Instruction::new(Opcode::Identity, [Operand::View(part), Operand::View(src)]))?;
+        }
+    }
+    Ok(())
+}
+
+/// A shape argument given as an int or a tuple or list of Python ints (the common spellings),
+/// as a list of extents, when each is in `0..=isize::MAX` and there are at most the VM's
+/// [`vm_ir::view::MAX_NDIM`]; `None` for anything else (the caller's general path, which raises
+/// NumPy's errors).
+#[pyfunction]
+fn _plain_shape(shape: &Bound<'_, PyAny>) -> Option<Vec<usize>> {
+    let extent = |x: &Bound<'_, PyAny>| -> Option<usize> {
+        if !x.is_exact_instance_of::<pyo3::types::PyInt>() {
+            return None;
+        }
+        x.extract::<i64>().ok().and_then(|n| usize::try_from(n).ok())
+    };
+    if let Some(n) = extent(shape) {
+        return Some(vec![n]);
+    }
+    let items = if let Ok(t) = shape.cast_exact::<PyTuple>() {
+        t.iter().map(|x| extent(&x)).collect::<Option<Vec<usize>>>()?
+    } else if let Ok(l) = shape.cast_exact::<PyList>() {
+        l.iter().map(|x| extent(&x)).collect::<Option<Vec<usize>>>()?
+    } else {
+        return None;
+    };
+    (items.len() <= vm_ir::view::MAX_NDIM).then_some(items)
+}
+
 /// An array of `shape` whose contents are unspecified (its memory is allocated lazily).
 #[pyfunction]
 fn _empty(py: Python<'_>, shape: Vec<usize>, dtype: &str) -> PyResult<Py<NdArray>> {
@@ -1340,6 +1436,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_cast, m)?)?;
     m.add_function(wrap_pyfunction!(_assign, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
+    m.add_function(wrap_pyfunction!(_concat_into, m)?)?;
+    m.add_function(wrap_pyfunction!(_concatenate, m)?)?;
+    m.add_function(wrap_pyfunction!(_plain_shape, m)?)?;
     m.add_function(wrap_pyfunction!(_empty, m)?)?;
     m.add_function(wrap_pyfunction!(_range, m)?)?;
     m.add_function(wrap_pyfunction!(_random, m)?)?;

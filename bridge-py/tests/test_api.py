@@ -45,6 +45,11 @@ def same(got, want):
         "m.stack([m.arange(3), m.arange(3)], axis=1)",
         "m.vstack([m.arange(3), m.arange(3)])",
         "m.hstack([m.arange(3), m.arange(2)])",
+        "m.concatenate([m.ones((2, 3), dtype=m.int8), m.arange(6, dtype=m.uint16).reshape(2, 3)], axis=-1)",
+        "m.concatenate([m.ones((2, 3), dtype=m.float32), m.zeros((0, 3)), m.arange(3)[None]], axis=0)",
+        "m.concatenate([m.arange(4).reshape(2, 2)[:, ::-1], m.arange(4).reshape(2, 2).T], axis=1)",
+        "m.hstack([m.arange(3.0)[:, None], m.ones((3, 2), dtype=m.bool_), m.arange(3)[:, None]])",
+        "m.concatenate([m.arange(3)], axis=0)",
         "m.clip(m.arange(10), 2, 6)",
         "m.dot(m.arange(4.0), m.arange(4.0))",
         "m.dot(m.arange(6.0).reshape(2, 3), m.arange(6.0).reshape(3, 2))",
@@ -249,6 +254,11 @@ ERROR_MESSAGES = [
     "m.moveaxis(m.ones((2, 3)), [0, 7], [0, 1])",
     "m.concatenate([m.ones((2, 3)), m.ones(3)], axis=1)",
     "m.hstack([m.ones((2, 3)), m.ones(2)])",
+    "m.concatenate([m.ones((2, 3)), m.ones((3, 3))], axis=1)",
+    "m.concatenate([m.ones((2, 3)), m.ones((2, 3))], axis=2)",
+    "m.concatenate([m.ones((2, 3)), m.ones((2, 3))], axis=-3)",
+    "m.concatenate([])",
+    "m.concatenate([m.ones(()), m.ones(())])",
     "m.tile(m.ones(2), -1)",
 ]
 

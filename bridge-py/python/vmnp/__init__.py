@@ -1311,11 +1311,14 @@ def argwhere(a):
 def _shape(shape):
     """A shape argument (an integer or a sequence of them, NumPy's or vmnp's included) as a
     list, with NumPy's errors for anything else and for negative extents."""
+    dims = _vmnp._plain_shape(shape)  # the common spellings, checked at once
+    if dims is not None:
+        return dims
     t = type(shape)
     if t is int:
         dims = [shape]
     elif (t is tuple or t is list) and _b.all(type(s) is int for s in shape):
-        dims = list(shape)  # the common spellings, without an exception per call
+        dims = list(shape)
     else:
         try:
             dims = [_operator.index(shape)]

@@ -417,7 +417,9 @@ def atleast_3d(*arys):
 
 def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """The arrays joined along an existing axis (``axis=None``: flattened)."""
-    arrays = [asarray(a) for a in arrays]
+    arrays = [a if type(a) is ndarray else asarray(a) for a in arrays]
+    if out is None and dtype is None and type(axis) is int:
+        return _vmnp._concatenate(arrays, axis)
     if not arrays:
         raise ValueError("need at least one array to concatenate")
     if axis is None:
@@ -429,34 +431,42 @@ def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     axis = _norm_axis(axis, nd)
     shapes = [a.shape for a in arrays]
     first = shapes[0]
-    for i, a in enumerate(arrays):
-        if a.ndim != nd:
+    across = first[:axis] + first[axis + 1 :]
+    for i, sh in enumerate(shapes):
+        if len(sh) != nd:
             raise ValueError(
                 "all the input arrays must have same number of dimensions, but the array at index 0 has "
-                f"{nd} dimension(s) and the array at index {i} has {a.ndim} dimension(s)"
+                f"{nd} dimension(s) and the array at index {i} has {len(sh)} dimension(s)"
             )
-        sh = shapes[i]
-        for d in range(nd):
-            if d != axis and sh[d] != first[d]:
-                raise ValueError(
-                    "all the input array dimensions except for the concatenation axis must match exactly, but along "
-                    f"dimension {d}, the array at index 0 has size {first[d]} and the array at index {i} "
-                    f"has size {sh[d]}"
-                )
+        if sh[:axis] + sh[axis + 1 :] != across:
+            d = next(d for d in range(nd) if d != axis and sh[d] != first[d])
+            raise ValueError(
+                "all the input array dimensions except for the concatenation axis must match exactly, but along "
+                f"dimension {d}, the array at index 0 has size {first[d]} and the array at index {i} "
+                f"has size {sh[d]}"
+            )
     shape = list(first)
     shape[axis] = _b.sum([sh[axis] for sh in shapes])
     if dtype is not None:
         dt = dtype
     else:
-        dts = {a.dtype for a in arrays}
-        dt = dts.pop() if len(dts) == 1 else _np.result_type(*[a.dtype for a in arrays])
-    r = empty(shape, dt) if out is None else out
-    pos = 0
-    key = [slice(None)] * nd
-    for a, sh in zip(arrays, shapes, strict=True):
-        key[axis] = slice(pos, pos + sh[axis])
-        r[tuple(key)] = a
-        pos += sh[axis]
+        dt = arrays[0].dtype
+        if _b.any(a.dtype != dt for a in arrays):
+            dt = _np.result_type(*[a.dtype for a in arrays])
+    if out is None:
+        r = empty(shape, dt)
+    else:
+        if tuple(out.shape) != tuple(shape):
+            raise ValueError("Output array is the wrong shape")
+        r = out
+    if not isinstance(r, ndarray):
+        pos, key = 0, [slice(None)] * nd
+        for a, sh in zip(arrays, shapes, strict=True):
+            key[axis] = slice(pos, pos + sh[axis])
+            r[tuple(key)] = a
+            pos += sh[axis]
+        return r
+    _vmnp._concat_into(r, arrays, axis)
     return r
 
 
@@ -473,7 +483,7 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 def hstack(tup, *, dtype=None, casting="same_kind"):
     """The arrays joined column-wise (along axis 1, or 0 for 1-D)."""
-    arrs = [atleast_1d(a) for a in tup]
+    arrs = [a if type(a) is ndarray and a.ndim else atleast_1d(a) for a in tup]
     return concatenate(arrs, 0 if arrs[0].ndim == 1 else 1, dtype=dtype)
 
 
