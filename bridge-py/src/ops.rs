@@ -807,29 +807,7 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
     }
     let src = match a {
         Arg::Arr(v) => Operand::View(broadcast_view(&v, &d.view().shape)),
-        // A NumPy scalar stored into an unsigned dtype is cast, as NumPy's C conversion does
-        // (`uint8_array[0] = np.int64(-1)` holds 255; floats out of range saturate, the VM's
-        // cast); into a signed one it must fit.
-        Arg::Strong(c) if dt.is_integer() && !dt.is_signed() => Operand::Const(c.cast(dt)),
-        Arg::Strong(c) if dt.is_integer() && (checked || !c.dtype().is_float()) => {
-            Operand::Const(integer_element(c, dt)?)
-        }
-        Arg::Strong(c) => Operand::Const(c.cast(dt)),
-        Arg::Weak(w) => Operand::Const(match w {
-            Weak::HugeInt(_) if dt.is_integer() => {
-                return Err(PyOverflowError::new_err("Python int too large to convert to C long"));
-            }
-            Weak::BigUint(u) if dt.is_integer() => w.to_scalar(dt).ok_or_else(|| match dt {
-                DType::U32 => PyOverflowError::new_err(format!("Python integer {u} out of bounds for uint32")),
-                _ => PyOverflowError::new_err("Python int too large to convert to C long"),
-            })?,
-            Weak::Int(_) if dt.is_integer() => w.to_scalar(dt).ok_or_else(|| {
-                PyOverflowError::new_err(format!("Python integer {} out of bounds for {}", value, np_name(dt)))
-            })?,
-            Weak::Int(i) => Scalar::I64(i).cast(dt),
-            Weak::Float(f) if dt.is_integer() && checked => integer_element(Scalar::F64(f), dt)?,
-            _ => w.to_scalar(dt).expect("bools and floats always convert"),
-        }),
+        scalar => Operand::Const(stored_constant(value, scalar, dt, checked)?),
     };
     // One element from a number: written in memory when the array's host copy is at hand.
     if let Operand::Const(c) = src
@@ -844,6 +822,72 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
         return Ok(());
     }
     vm()?.submit(py, Instruction::new(Opcode::Identity, [Operand::View(d.view().clone()), src]))
+}
+
+/// Scalar `a` (the argument `value` read by [`arg`]) as the constant stored into an array of
+/// `dt`, with NumPy's conversion errors; `checked`: a float into integers must convert exactly
+/// as a Python int (NumPy's assignment), else it is cast.
+fn stored_constant(value: &Bound<'_, PyAny>, a: Arg, dt: DType, checked: bool) -> PyResult<Scalar> {
+    Ok(match a {
+        Arg::Arr(_) => return Err(PyTypeError::new_err("an array is not a scalar")),
+        // A NumPy scalar stored into an unsigned dtype is cast, as NumPy's C conversion does
+        // (`uint8_array[0] = np.int64(-1)` holds 255; floats out of range saturate, the VM's
+        // cast); into a signed one it must fit.
+        Arg::Strong(c) if dt.is_integer() && !dt.is_signed() => c.cast(dt),
+        Arg::Strong(c) if dt.is_integer() && (checked || !c.dtype().is_float()) => integer_element(c, dt)?,
+        Arg::Strong(c) => c.cast(dt),
+        Arg::Weak(w) => match w {
+            Weak::HugeInt(_) if dt.is_integer() => {
+                return Err(PyOverflowError::new_err("Python int too large to convert to C long"));
+            }
+            Weak::BigUint(u) if dt.is_integer() => w.to_scalar(dt).ok_or_else(|| match dt {
+                DType::U32 => PyOverflowError::new_err(format!("Python integer {u} out of bounds for uint32")),
+                _ => PyOverflowError::new_err("Python int too large to convert to C long"),
+            })?,
+            Weak::Int(_) if dt.is_integer() => w.to_scalar(dt).ok_or_else(|| {
+                PyOverflowError::new_err(format!("Python integer {} out of bounds for {}", value, np_name(dt)))
+            })?,
+            Weak::Int(i) => Scalar::I64(i).cast(dt),
+            Weak::Float(f) if dt.is_integer() && checked => integer_element(Scalar::F64(f), dt)?,
+            _ => w.to_scalar(dt).expect("bools and floats always convert"),
+        },
+    })
+}
+
+/// `a[mask] = value` for a boolean `mask` of `a`'s leading axes and one scalar `value` (a Python
+/// or NumPy number): one `select` writing `a` where the mask holds, nothing computed now.
+/// `False` for any other value (the caller's general path).
+#[pyfunction]
+fn _masked_fill(
+    py: Python<'_>,
+    a: &Bound<'_, NdArray>,
+    mask: &Bound<'_, NdArray>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
+    a.get().check_writeable("assignment destination")?;
+    let dst = a.get().view().clone();
+    let m = mask.get().view().clone();
+    let fits = m.dtype() == DType::Bool && m.ndim() <= dst.ndim() && m.shape[..] == dst.shape[..m.ndim()];
+    let Some((scalar @ (Arg::Strong(_) | Arg::Weak(_)), _)) = arg(value)? else { return Ok(false) };
+    if !fits {
+        return Ok(false);
+    }
+    let constant = stored_constant(value, scalar, dst.dtype(), true)?;
+    if dst.nelem() == 0 {
+        return Ok(true);
+    }
+    // The mask over the trailing axes too (stride 0).
+    let mut stride = m.stride.clone();
+    stride.extend(std::iter::repeat_n(0, dst.ndim() - m.ndim()));
+    let cond = View { base: m.base, start: m.start, shape: dst.shape.clone(), stride };
+    vm()?.submit(
+        py,
+        Instruction::new(
+            Opcode::Select,
+            [Operand::View(dst.clone()), Operand::View(cond), Operand::Const(constant), Operand::View(dst)],
+        ),
+    )?;
+    Ok(true)
 }
 
 /// An array of `shape` filled with `value` in `dtype`.
@@ -902,7 +946,12 @@ fn _concatenate(py: Python<'_>, arrays: Vec<Bound<'_, NdArray>>, axis: isize) ->
 /// dtype): `concatenate`'s copies, one `identity` instruction each (a cast where the dtypes
 /// differ).
 #[pyfunction]
-fn _concat_into(py: Python<'_>, out: &Bound<'_, NdArray>, arrays: Vec<Bound<'_, NdArray>>, axis: usize) -> PyResult<()> {
+fn _concat_into(
+    py: Python<'_>,
+    out: &Bound<'_, NdArray>,
+    arrays: Vec<Bound<'_, NdArray>>,
+    axis: usize,
+) -> PyResult<()> {
     out.get().check_writeable("output array")?;
     let dst = out.get().view().clone();
     if axis >= dst.ndim() {
@@ -1437,6 +1486,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_assign, m)?)?;
     m.add_function(wrap_pyfunction!(_full, m)?)?;
     m.add_function(wrap_pyfunction!(_concat_into, m)?)?;
+    m.add_function(wrap_pyfunction!(_masked_fill, m)?)?;
     m.add_function(wrap_pyfunction!(_concatenate, m)?)?;
     m.add_function(wrap_pyfunction!(_plain_shape, m)?)?;
     m.add_function(wrap_pyfunction!(_empty, m)?)?;

@@ -325,6 +325,36 @@ def test_nonzero_positions(a):
 @pytest.mark.parametrize(
     "code",
     [
+        "a = np.arange(6); a[a % 2 == 0] = -1.7",
+        "a = np.arange(6, dtype=np.uint8); a[a > 2] = -1",
+        "a = np.arange(6, dtype=np.int8); a[a > 2] = 300",
+        "a = np.arange(6); a[a > 2] = np.nan",
+        "a = np.arange(6.0); a[a > 2] = np.float32(0.1)",
+        "a = np.arange(6.0); a[a > 2] = np.int8(-3)",
+        "a = np.arange(6, dtype=np.uint8); a[a > 2] = np.int64(-1)",
+        "a = np.zeros((2, 3), bool); a[~a] = 2",
+        "a = np.arange(12.0).reshape(4, 3)[::2, ::-1]; a[a > 4] = True",
+        "a = np.arange(12).reshape(4, 3); a[a[:, 0] > 2] = 9.9",
+        "a = np.arange(4.0); a.flags.writeable = False; a[a > 1] = 0",
+    ],
+)
+def test_masked_scalar_stores_are_numpys(code):
+    """``a[mask] = scalar``: NumPy's conversion of the scalar, its errors, its result."""
+
+    def run(np):
+        scope = {"np": np}
+        try:
+            exec(code, scope)
+        except Exception as e:  # noqa: BLE001 (the error itself is compared)
+            return type(e), str(e)
+        return np.asarray(scope["a"]).tolist(), str(np.asarray(scope["a"]).dtype)
+
+    assert run(vmnp) == run(np)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
         "a = np.arange(5.0); a[np.array([True, False])]",
         "a = np.arange(6.0).reshape(2, 3); a[np.ones((2, 2), bool)]",
         "a = np.arange(5.0); a[a > 1] = np.ones(2)",

@@ -87,6 +87,10 @@ def getitem(a, key):
     """Advanced indexing: an integer array or list selecting along the first axis gathers on
     the VM; masks and other fancy indexes have result-dependent shapes and run on the synced
     data."""
+    if type(key) is _v.ndarray and key.dtype == _np.bool_ and key.shape == a.shape and a.ndim:
+        # A mask of every axis (``x[x > 0]``): the positions it selects, in order, gathered from
+        # the flattened array (a view where the layout allows).
+        return _vmnp._gather(a if a.ndim == 1 else a.reshape(-1), _vmnp._true_positions(key))
     idx = _flat_index(a, key)
     if idx is not None:
         return _vmnp._gather(a, idx)
@@ -140,6 +144,8 @@ def setitem(a, key, value):
         return
     mask = _leading_mask(a, key)
     if mask is not None:
+        if _vmnp._masked_fill(a, mask, value):
+            return
         v = value if isinstance(value, (int, float, bool, _v.ndarray)) else _v.asarray(value)
         if not isinstance(v, _v.ndarray):
             v = _checked_scalar(a, v)
