@@ -14,9 +14,9 @@
 
 use crate::elem::{Elem, to_bool_binary, truth};
 use crate::elementwise::{expect_operands, not_defined, output};
-use crate::iterate::{elements, prepare, room, write_view};
-use vm_ir::{AccumulateOp, Error, Instruction, ReduceOp, Result, TypeRule, View, semantics, with_dtype};
-use vm_runtime::HostMemory;
+use crate::iterate::{data, elements, prepare, room, write_view};
+use vm_ir::{AccumulateOp, DType, Error, Instruction, Opcode, ReduceOp, Result, TypeRule, View, semantics, with_dtype};
+use vm_runtime::{HostMemory, Interrupt};
 
 /// The shape split at `axis`: (product of the dims before, the axis' extent, product after).
 fn split(shape: &[usize], axis: usize) -> (usize, usize, usize) {
@@ -84,6 +84,53 @@ pub fn reduce_axis<T: Copy>(
         *r = if k == 0 { v } else { f(*r, v) };
     }
     acc
+}
+
+/// [`reduce_axis`] of an input whose elements are the contiguous `run` (row-major, as many as
+/// `shape` holds): the same combinations in the same order, over slices (each result a fold
+/// along its line, or whole rows combined element by element when the axis is not the last),
+/// with `f` inlined where the caller passes a closure. The flush's interrupt is looked at
+/// after every [`POLL_EVERY`](crate::iterate::POLL_EVERY) elements or so.
+pub fn reduce_run<T: Copy>(
+    run: &[T],
+    shape: &[usize],
+    axis: usize,
+    identity: T,
+    f: impl Fn(T, T) -> T,
+    mut acc: Vec<T>,
+    interrupt: &Interrupt,
+) -> Result<Vec<T>> {
+    let (outer, len, inner) = split(shape, axis);
+    debug_assert!(acc.capacity() >= outer * inner, "reduce_run needs room for its result");
+    acc.clear();
+    if len == 0 || outer * inner == 0 {
+        acc.resize(outer * inner, identity);
+        return Ok(acc);
+    }
+    let mut since_poll = 0;
+    for block in run.chunks_exact(len * inner).take(outer) {
+        if inner == 1 {
+            let mut total = block[0];
+            for piece in block[1..].chunks(crate::iterate::POLL_EVERY) {
+                total = piece.iter().fold(total, |s, &x| f(s, x));
+                interrupt.check()?;
+            }
+            acc.push(total);
+            continue;
+        }
+        let start = acc.len();
+        acc.extend_from_slice(&block[..inner]);
+        let out = &mut acc[start..];
+        for row in block[inner..].chunks_exact(inner) {
+            out.iter_mut().zip(row).for_each(|(o, &x)| *o = f(*o, x));
+            since_poll += inner;
+            if since_poll >= crate::iterate::POLL_EVERY {
+                since_poll = 0;
+                interrupt.check()?;
+            }
+        }
+    }
+    Ok(acc)
 }
 
 /// For each line along `axis` of the row-major `values` of an array of `shape`, the first
@@ -173,6 +220,21 @@ fn logical(op: ReduceOp) -> Option<(Logical, bool)> {
     Some((to_bool_binary::<bool>(op.combiner()?)?, identity))
 }
 
+/// [`reduce_run`] of a contiguous `input` into a result for `out`.
+fn reduce_contiguous<T: Elem>(
+    mem: &HostMemory,
+    input: &View,
+    out: &View,
+    axis: usize,
+    (op, reduction): (Opcode, ReduceOp),
+    f: impl Fn(T, T) -> T,
+) -> Result<Vec<T>> {
+    let identity = T::reduce_identity(reduction).ok_or_else(|| not_defined(op, T::DTYPE))?;
+    let start = input.start as usize;
+    let run = &data::<T>(mem, input)?[start..start + input.nelem()];
+    reduce_run(run, &input.shape, axis, identity, f, room(out, out.nelem())?, mem.interrupt())
+}
+
 /// Executes a [`vm_ir::Kind::Reduce`] instruction.
 pub fn reduce(instr: &Instruction, reduction: ReduceOp, mem: &mut HostMemory) -> Result<()> {
     let op = instr.opcode;
@@ -181,13 +243,39 @@ pub fn reduce(instr: &Instruction, reduction: ReduceOp, mem: &mut HostMemory) ->
     let dt = input.dtype();
     prepare(mem, instr)?;
     match op.type_rule() {
-        TypeRule::Same(_) => with_dtype!(dt, T => {
-            let f = reduction.combiner().and_then(T::binary).ok_or_else(|| not_defined(op, dt))?;
-            let identity = T::reduce_identity(reduction).ok_or_else(|| not_defined(op, dt))?;
-            let values = elements::<T>(mem, input)?;
-            let r = reduce_axis(values, &input.shape, axis, identity, f, room(out, out.nelem())?);
-            write_view(mem, out, r)
-        }),
+        TypeRule::Same(_) => {
+            // Sums, products and extremes of floats, most reductions of a NumPy program, inlined.
+            macro_rules! inlined {
+                ($t:ty, $f:expr) => {{
+                    let r = reduce_contiguous::<$t>(mem, input, out, axis, (op, reduction), $f)?;
+                    return write_view(mem, out, r);
+                }};
+            }
+            if input.is_contiguous() {
+                match (reduction, dt) {
+                    (ReduceOp::AddReduce, DType::F64) => inlined!(f64, |a, b| a + b),
+                    (ReduceOp::AddReduce, DType::F32) => inlined!(f32, |a, b| a + b),
+                    (ReduceOp::MultiplyReduce, DType::F64) => inlined!(f64, |a, b| a * b),
+                    (ReduceOp::MultiplyReduce, DType::F32) => inlined!(f32, |a, b| a * b),
+                    (ReduceOp::MaximumReduce, DType::F64) => inlined!(f64, semantics::float_maximum),
+                    (ReduceOp::MaximumReduce, DType::F32) => inlined!(f32, semantics::float_maximum),
+                    (ReduceOp::MinimumReduce, DType::F64) => inlined!(f64, semantics::float_minimum),
+                    (ReduceOp::MinimumReduce, DType::F32) => inlined!(f32, semantics::float_minimum),
+                    _ => {}
+                }
+            }
+            with_dtype!(dt, T => {
+                let f = reduction.combiner().and_then(T::binary).ok_or_else(|| not_defined(op, dt))?;
+                let r = if input.is_contiguous() {
+                    reduce_contiguous::<T>(mem, input, out, axis, (op, reduction), f)?
+                } else {
+                    let identity = T::reduce_identity(reduction).ok_or_else(|| not_defined(op, dt))?;
+                    let values = elements::<T>(mem, input)?;
+                    reduce_axis(values, &input.shape, axis, identity, f, room(out, out.nelem())?)
+                };
+                write_view(mem, out, r)
+            })
+        }
         TypeRule::ToBool(_) => with_dtype!(dt, T => {
             let (f, identity) = logical(reduction).ok_or_else(|| not_defined(op, dt))?;
             let values = elements::<T>(mem, input)?.map(truth);
@@ -243,6 +331,24 @@ mod tests {
         assert_eq!(red(&[], &[3, 0], 1), vec![7, 7, 7]);
         assert_eq!(red(&[], &[0, 3], 1), Vec::<i32>::new());
         assert_eq!(red(&[], &[2, 0, 2], 1), vec![7; 4]);
+    }
+
+    /// The slice walk of a contiguous input combines the same values in the same order as the
+    /// general one (checked with a combination that is neither commutative nor associative).
+    #[test]
+    fn contiguous_reductions_combine_as_the_general_walk() {
+        let order: fn(i64, i64) -> i64 = |a, b| a.wrapping_mul(3).wrapping_add(b);
+        let interrupt = Interrupt::default();
+        for shape in [&[2, 3][..], &[3, 1, 2], &[1, 2, 3], &[4, 5, 6], &[3, 0], &[0, 3], &[2, 0, 2], &[7], &[0]] {
+            let n: usize = shape.iter().product();
+            let data: Vec<i64> = (0..n as i64).map(|x| x * x - 5).collect();
+            for axis in 0..shape.len() {
+                let room = Vec::with_capacity(n.max(16));
+                let want = reduce_axis(data.iter().copied(), shape, axis, 7, order, room.clone());
+                let got = reduce_run(&data, shape, axis, 7, order, room, &interrupt).unwrap();
+                assert_eq!(got, want, "{shape:?} along {axis}");
+            }
+        }
     }
 
     #[test]
