@@ -4,8 +4,8 @@
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
 use crate::iterate::{
-    Lane, fill_at, fill_run, fill_runs, for_each_row, lane, operand, prepare_overwriting, result, room, rows,
-    update_at, update_run, write_view,
+    Lane, fill_at, fill_run, fill_runs, for_each_row, for_each_view_row, lane, operand, prepare_overwriting, result,
+    room, rows, update_at, update_run, write_view,
 };
 use vm_ir::scalar::Cast;
 use vm_ir::{BinaryOp, DType, Error, Instruction, Opcode, Operand, Result, TypeRule, UnaryOp, View, with_dtype};
@@ -99,6 +99,32 @@ fn in_place<R: Elem>(
     Ok(true)
 }
 
+/// All of the buffer of `out`'s base, for writing the output's rows where they lie: when `out`
+/// is not one contiguous run (that is [`in_place`]) but its last axis is (`v[1:-1, 1:-1] = ...`),
+/// and no input reads its base. `compute` gets host memory for reading the inputs and the
+/// base's elements, of which it writes only `out`'s rows ([`for_each_view_row`]); `Ok(false)`
+/// when the output does not qualify.
+fn in_place_rows<R: Elem>(
+    mem: &mut HostMemory,
+    instr: &Instruction,
+    out: &View,
+    compute: impl FnOnce(&HostMemory, &mut [R]) -> Result<()>,
+) -> Result<bool> {
+    let Some((&inner, &stride)) = out.shape.last().zip(out.stride.last()) else { return Ok(false) };
+    let shared = instr.operands[1..].iter().any(|o| o.as_view().is_some_and(|v| v.base.id == out.base.id));
+    if shared || (stride != 1 && inner > 1) || out.dtype() != R::DTYPE || out.nelem() == 0 {
+        return Ok(false);
+    }
+    let all = crate::iterate::buffer(mem, &out.base)?.as_mut_slice::<R>();
+    let (ptr, len) = (all.as_mut_ptr(), all.len());
+    // SAFETY: as in `in_place`: the buffer of `out`'s base is its own allocation, which
+    // `compute` reaches only through this slice (no input reads that base) and which no buffer
+    // is allocated or freed while it runs.
+    let base = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+    compute(mem, base)?;
+    Ok(true)
+}
+
 /// An element of an output read as an input of the same dtype (see [`ItselfInputs`]):
 /// `A` and `R` are one type, as [`Elem`] has one type per dtype (checked by the caller).
 fn itself<A: Elem, R: Elem>(d: &R) -> A {
@@ -132,6 +158,13 @@ fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
         for_each_row(&out.shape, dst, |idx, row| row1(row, a.row(idx), f, interrupt))
     };
     if in_place::<R>(mem, instr, out, compute)? {
+        return Ok(());
+    }
+    let by_rows = |mem: &HostMemory, base: &mut [R]| -> Result<()> {
+        let a = rows::<A>(mem, &instr.operands[1], &out.shape)?;
+        for_each_view_row(out, base, |idx, row| row1(row, a.row(idx), f, mem.interrupt()))
+    };
+    if in_place_rows::<R>(mem, instr, out, by_rows)? {
         return Ok(());
     }
     let mut values = zeroed_result::<R>(out)?;
@@ -172,6 +205,14 @@ fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
         for_each_row(&out.shape, dst, |idx, row| row2(row, (a.row(idx), b.row(idx)), f, interrupt))
     };
     if in_place::<R>(mem, instr, out, compute)? {
+        return Ok(());
+    }
+    let by_rows = |mem: &HostMemory, base: &mut [R]| -> Result<()> {
+        let (x, y) = (&instr.operands[1], &instr.operands[2]);
+        let (a, b) = (rows::<A>(mem, x, &out.shape)?, rows::<A>(mem, y, &out.shape)?);
+        for_each_view_row(out, base, |idx, row| row2(row, (a.row(idx), b.row(idx)), f, mem.interrupt()))
+    };
+    if in_place_rows::<R>(mem, instr, out, by_rows)? {
         return Ok(());
     }
     let mut values = zeroed_result::<R>(out)?;

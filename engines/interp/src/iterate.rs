@@ -336,6 +336,45 @@ pub fn for_each_row<R>(
     Ok(())
 }
 
+/// Calls `f(outer, row)` for each row of `view` in row-major order: `row` is the view's last
+/// axis as a slice of `data`, its base's elements (the axis is contiguous there: stride 1, or
+/// one element), `outer` the row's index over the other axes.
+pub fn for_each_view_row<R>(
+    view: &View,
+    data: &mut [R],
+    mut f: impl FnMut(&[usize], &mut [R]) -> Result<()>,
+) -> Result<()> {
+    let (outer_shape, inner) = match view.shape.split_last() {
+        Some((&inner, outer)) if inner > 0 => (outer, inner),
+        _ => return Ok(()),
+    };
+    if outer_shape.contains(&0) {
+        return Ok(());
+    }
+    let outer_stride = &view.stride[..outer_shape.len()];
+    let mut outer = vec![0usize; outer_shape.len()];
+    let mut offset = view.start;
+    loop {
+        let start = offset as usize;
+        f(&outer, &mut data[start..start + inner])?;
+        // Odometer step over the outer axes, the offset along.
+        let mut d = outer.len();
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            outer[d] += 1;
+            offset += outer_stride[d];
+            if outer[d] < outer_shape[d] {
+                break;
+            }
+            offset -= outer_stride[d] * outer_shape[d] as i64;
+            outer[d] = 0;
+        }
+    }
+}
+
 /// Writes `f(k)` into `dst[k]` for every `k`, in pieces between looks at the flush's
 /// [`Interrupt`] (as [`result`] does).
 pub fn fill_at<R>(dst: &mut [R], f: impl Fn(usize) -> R, interrupt: &Interrupt) -> Result<()> {

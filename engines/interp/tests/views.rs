@@ -279,6 +279,44 @@ fn overlapping_output_reads_inputs_first() {
     assert_eq!(env.base_data::<i32>(&a.base), vec![1, 3, 2, 4]);
 }
 
+/// Outputs whose rows are contiguous but not the whole (an interior block, rows in reverse
+/// order, a 3-d block) are written row by row where they lie; elements outside stay.
+#[test]
+fn outputs_of_contiguous_rows_are_written_where_they_lie() {
+    let mut env = Env::new();
+    let a = env.array(&iota_f64(30)); // 5 x 6
+    let b = env.array(&iota_f64(30).iter().map(|x| 100.0 * x).collect::<Vec<_>>());
+    // out[1:4, 1:5] = a[0:3, 2:6] + b[2:5, 0:4]
+    let out = env.array(&[-1.0; 30]);
+    let block = View::new(out.base, 7, &[3, 4], &[6, 1]).unwrap();
+    let x = View::new(a.base, 2, &[3, 4], &[6, 1]).unwrap();
+    let y = View::new(b.base, 12, &[3, 4], &[6, 1]).unwrap();
+    env.run1(Opcode::Add, vec![v(&block), v(&x), v(&y)]).unwrap();
+    let got = env.base_data::<f64>(&out.base);
+    for (k, g) in got.iter().enumerate() {
+        let (i, j) = (k / 6, k % 6);
+        let want = if (1..4).contains(&i) && (1..5).contains(&j) {
+            (6 * (i - 1) + j + 1) as f64 + 100.0 * (6 * (i + 1) + j - 1) as f64
+        } else {
+            -1.0
+        };
+        assert_eq!(*g, want, "element ({i}, {j})");
+    }
+    // Rows in reverse order, a broadcast row as the input: out[3::-1, :2] = -a[0, 4:6].
+    let out = env.array(&[0.0; 12]); // 4 x 3
+    let reversed = View::new(out.base, 9, &[4, 2], &[-3, 1]).unwrap();
+    let row = View::new(a.base, 4, &[4, 2], &[0, 1]).unwrap();
+    env.run1(Opcode::Negative, vec![v(&reversed), v(&row)]).unwrap();
+    assert_eq!(env.base_data::<f64>(&out.base), vec![-4., -5., 0., -4., -5., 0., -4., -5., 0., -4., -5., 0.]);
+    // A 2 x 2 x 2 block of a 3 x 3 x 3 array set from a constant.
+    let cube = env.array(&[0i32; 27]);
+    let inner = View::new(cube.base, 13, &[2, 2, 2], &[9, 3, 1]).unwrap();
+    env.run1(Opcode::Identity, vec![v(&inner), c(5i32)]).unwrap();
+    let got = env.base_data::<i32>(&cube.base);
+    let set: Vec<usize> = (0..27).filter(|&k| got[k] == 5).collect();
+    assert_eq!(set, vec![13, 14, 16, 17, 22, 23, 25, 26]);
+}
+
 /// An output that is also an input (`x += y`, `x = y - x`, `x = x * x`), with the other input
 /// a run, a constant, a strided line, a broadcast row or a view of the output's own base that
 /// is not the output (computed aside then), against values computed by position.
