@@ -6,7 +6,7 @@ use crate::dtypes::{Weak, float_of, promote, promote_weak};
 use crate::session::{BaseHandle, hook, value_err, vm};
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyModule, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyModule, PyTuple};
 use std::sync::Arc;
 use vm_ir::view::row_major_strides;
 use vm_ir::{DType, Instruction, Opcode, Operand, Scalar, View};
@@ -1030,12 +1030,23 @@ fn _random(py: Python<'_>, shape: Vec<usize>, dtype: &str, seed: u64, offset: u6
     wrap(py, v, h)
 }
 
-/// An array of `shape` copied in from host bytes (row-major, `dtype`).
+/// An array of `shape` copied in from host bytes (row-major, `dtype`): any C-contiguous buffer
+/// of bytes (`bytes`, a NumPy array's `memoryview(...).cast("B")`), read in place.
 #[pyfunction]
-fn _from_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>, dtype: &str, shape: Vec<usize>) -> PyResult<Py<NdArray>> {
+fn _from_bytes(
+    py: Python<'_>,
+    data: pyo3::buffer::PyBuffer<u8>,
+    dtype: &str,
+    shape: Vec<usize>,
+) -> PyResult<Py<NdArray>> {
     let dt = dtype_of(dtype)?;
+    if !data.is_c_contiguous() {
+        return Err(value_err("the bytes of an array must be contiguous"));
+    }
     let (v, h) = new_array(&shape, dt)?;
-    let bytes = data.as_bytes();
+    // SAFETY: `data` holds the exporter's buffer (C-contiguous, `len_bytes` bytes) until it is
+    // dropped at the end of this function; the bytes are only read.
+    let bytes = unsafe { std::slice::from_raw_parts(data.buf_ptr().cast::<u8>(), data.len_bytes()) };
     if bytes.len() != v.nelem() * dt.size() {
         return Err(value_err(format!("{} bytes do not make a {} array of {dtype}", bytes.len(), shape_text(&shape))));
     }

@@ -203,10 +203,15 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
     if not n.flags.c_contiguous:
         if n.ndim > 1 and n.flags.f_contiguous and order not in ("C", "c"):
             # NumPy's column-major array (`np.load` of a Fortran-ordered file) keeps its layout.
-            return _vmnp._from_bytes(n.T.tobytes(), _dtype_name(n.dtype), list(n.shape[::-1])).T
+            return _vmnp._from_bytes(_bytes_of(n.T), _dtype_name(n.dtype), list(n.shape[::-1])).T
         n = n.copy(order="C")
-    r = _vmnp._from_bytes(n.tobytes(), _dtype_name(n.dtype), list(n.shape))
+    r = _vmnp._from_bytes(_bytes_of(n), _dtype_name(n.dtype), list(n.shape))
     return copy_(r, order="F") if order in ("F", "f") and r.ndim > 1 else r
+
+
+def _bytes_of(n):
+    """The bytes of C-contiguous NumPy array ``n``, read where they lie (no copy)."""
+    return memoryview(n).cast("B") if n.size else b""
 
 
 #: Element types of a sequence of plain numbers (no vmnp array inside, at any depth).
