@@ -269,6 +269,9 @@ pub fn lane<'m, T: Elem>(mem: &'m HostMemory, operand: &'m Operand, shape: &[usi
         let start = v.start as usize;
         return Ok(Some(Lane::Run(&data[start..start + n])));
     }
+    if stride == 0 {
+        return Ok(Some(Lane::Const(data[v.start as usize]))); // one element, broadcast
+    }
     Ok(Some(Lane::Line { data, start: v.start as isize, stride: stride as isize }))
 }
 
@@ -303,6 +306,8 @@ impl<'m, T: Copy> Rows<'m, T> {
                 let start = v.start + outer.iter().zip(&v.stride).map(|(&i, &s)| i as i64 * s).sum::<i64>();
                 match v.stride[last] {
                     1 => Lane::Run(&data[start as usize..start as usize + v.shape[last]]),
+                    // A row broadcast from one element (`x[..., None] * w`): a constant.
+                    0 => Lane::Const(data[start as usize]),
                     stride => Lane::Line { data, start: start as isize, stride: stride as isize },
                 }
             }
