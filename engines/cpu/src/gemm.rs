@@ -12,9 +12,11 @@
 //! Float32 products summed in float64 (as the engine sums every float32 reduction) widen their
 //! factors once and run as float64 GEMM. The `matmul` extension method runs the same way
 //! ([`of_extension`]). A product whose result is one column or one row (a matrix times a
-//! vector, a vector times a matrix) reads its matrix once instead, without GEMM's packing,
-//! which would copy it: dot products by rows, or rows of the matrix scaled and added into
-//! partial rows that are summed in order at the end.
+//! vector, a vector times a matrix), or has at most [`STREAM_ROWS`] rows (a batch of vectors
+//! times a matrix), reads its matrix once instead, without GEMM's packing, which would copy
+//! it: dot products by rows, or rows of the matrix scaled and added into rows of `c` (or
+//! partial rows summed in order at the end). These loops are compiled for AVX-512 and AVX2
+//! beside the 128-bit code and chosen at run time; they give the same bits at every width.
 //!
 //! The tasks depend only on the sizes, never on the number of threads, and each element of `c`
 //! sums its `k` products in the order GEMM's blocking gives, the same in every task: results
