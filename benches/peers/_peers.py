@@ -31,7 +31,16 @@ def baseline(name):
 
 #: The benchmarks a peer may have a version of (``overhead`` measures the cost of an array
 #: library's operations, which the peers' fused code does not have).
-SCIENCE = ("heat_equation", "shallow_water", "black_scholes", "montecarlo_pi", "leibnitz_pi", "nbody", "knn")
+SCIENCE = (
+    "heat_equation",
+    "shallow_water",
+    "black_scholes",
+    "montecarlo_pi",
+    "leibnitz_pi",
+    "nbody",
+    "knn",
+    "equation_of_state",
+)
 
 
 def main(namespace, tool, own_random=()):

@@ -16,6 +16,7 @@ import numpy as np
 from _peers import baseline, main
 
 bs = baseline("black_scholes")
+eos = baseline("equation_of_state")
 nb = baseline("nbody")
 sw = baseline("shallow_water")
 
@@ -217,6 +218,23 @@ def _shallow(state, iterations):
 
 def shallow_water(state, dims, dtype):
     return _shallow(tuple(jnp.asarray(a) for a in state), dims[2])
+
+
+@functools.partial(jax.jit, static_argnums=3)
+def _eos(t, s, p, rounds):
+    for r in range(rounds):  # unrolled: one fused computation of every round
+        c0, c1, c2, c3, c4, c5, c6, c7 = eos.constants(r)
+        a = t * t * c0 + t * c1 + c2
+        b = jnp.sqrt(s) * (p * c3 + c4)
+        q = jnp.log(a * a + 1.0) / (b * b + 1.0)
+        e = jnp.exp(-(p * c5))
+        t = t + q * c6 - e * c7
+    return jnp.sum(t) / t.size
+
+
+def equation_of_state(state, dims, dtype):
+    t, s, p = (jnp.asarray(a) for a in state)
+    return float(_eos(t, s, p, dims[3]))
 
 
 if __name__ == "__main__":

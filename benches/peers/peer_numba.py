@@ -12,6 +12,7 @@ import numpy as np
 from _peers import baseline, main
 
 bs = baseline("black_scholes")
+eos = baseline("equation_of_state")
 nb = baseline("nbody")
 sw = baseline("shallow_water")
 
@@ -257,6 +258,32 @@ def shallow_water(state, dims, dtype):
     for _ in range(iterations):
         _shallow_step(H, U, V, Hx, Ux, Vx, Hy, Uy, Vy, g2, c1, c1y, c2, c2y)
     return np.sum(H)
+
+
+@njit(parallel=True, cache=False)
+def _eos(t, s, p, cs):
+    nx, ny, nz = t.shape
+    total = 0.0
+    for i in prange(nx):
+        for j in range(ny):
+            for k in range(nz):
+                x, sk, pk = t[i, j, k], s[i, j, k], p[0, 0, k]
+                for r in range(cs.shape[0]):
+                    c = cs[r]
+                    a = x * x * c[0] + x * c[1] + c[2]
+                    b = math.sqrt(sk) * (pk * c[3] + c[4])
+                    q = math.log(a * a + 1.0) / (b * b + 1.0)
+                    e = math.exp(-(pk * c[5]))
+                    x = x + q * c[6] - e * c[7]
+                t[i, j, k] = x
+                total += x
+    return total / t.size
+
+
+def equation_of_state(state, dims, dtype):
+    t, s, p = state
+    cs = np.array([eos.constants(r) for r in range(dims[3])], dtype=t.dtype).reshape(dims[3], 8)
+    return _eos(t.copy(), s, p, cs)
 
 
 if __name__ == "__main__":

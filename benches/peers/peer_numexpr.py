@@ -12,6 +12,7 @@ import numpy as np
 from _peers import baseline, main
 
 bs = baseline("black_scholes")
+eos = baseline("equation_of_state")
 nb = baseline("nbody")
 sw = baseline("shallow_water")
 
@@ -173,6 +174,17 @@ def shallow_water(state, dims, dtype):
         )
         Hc[:], Uc[:], Vc[:] = Hn, Un, Vn
     return np.sum(H)
+
+
+def equation_of_state(state, dims, dtype):
+    t, s, p = state
+    for r in range(dims[3]):
+        c0, c1, c2, c3, c4, c5, c6, c7 = eos.constants(r)
+        t = ne.evaluate(
+            "t + log((t * t * c0 + t * c1 + c2) ** 2 + 1.0) / ((sqrt(s) * (p * c3 + c4)) ** 2 + 1.0) * c6"
+            " - exp(-(p * c5)) * c7"
+        )
+    return float(np.sum(t)) / t.size
 
 
 if __name__ == "__main__":

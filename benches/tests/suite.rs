@@ -132,7 +132,7 @@ fn the_peers_agree_with_numpy_and_the_vm_on_the_tiny_suite() {
         eprintln!("no peer installed (scripts/setup.sh installs them): nothing to check");
         return;
     }
-    let science = "heat_equation,shallow_water,black_scholes,montecarlo_pi,leibnitz_pi,nbody,knn";
+    let science = "heat_equation,shallow_water,black_scholes,montecarlo_pi,leibnitz_pi,nbody,knn,equation_of_state";
     let json = std::env::temp_dir().join(format!("vm-bench-peers-{}.json", std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_vm-bench"))
         .args(["--size", "tiny", "-b", science, "-s", "cpu", "--no-hand", "--no-python", "--no-c", "-q"])

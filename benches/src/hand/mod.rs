@@ -14,6 +14,7 @@
 //! `#[inline(always)]`, so that they are compiled into each copy with its target features.
 
 pub mod black_scholes;
+pub mod equation_of_state;
 pub mod heat_equation;
 pub mod knn;
 pub mod leibnitz_pi;

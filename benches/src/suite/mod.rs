@@ -7,6 +7,7 @@
 //! the checksum: the timed region is the same for every stack and baseline.
 
 pub mod black_scholes;
+pub mod equation_of_state;
 pub mod heat_equation;
 pub mod knn;
 pub mod leibnitz_pi;
@@ -163,6 +164,7 @@ pub fn all() -> Vec<BenchDef> {
         leibnitz_pi::DEF,
         nbody::DEF,
         knn::DEF,
+        equation_of_state::DEF,
         overhead::DEF,
     ]
 }

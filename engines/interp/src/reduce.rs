@@ -343,9 +343,9 @@ mod tests {
             let n: usize = shape.iter().product();
             let data: Vec<i64> = (0..n as i64).map(|x| x * x - 5).collect();
             for axis in 0..shape.len() {
-                let room = Vec::with_capacity(n.max(16));
-                let want = reduce_axis(data.iter().copied(), shape, axis, 7, order, room.clone());
-                let got = reduce_run(&data, shape, axis, 7, order, room, &interrupt).unwrap();
+                let room = || Vec::with_capacity(n.max(16));
+                let want = reduce_axis(data.iter().copied(), shape, axis, 7, order, room());
+                let got = reduce_run(&data, shape, axis, 7, order, room(), &interrupt).unwrap();
                 assert_eq!(got, want, "{shape:?} along {axis}");
             }
         }

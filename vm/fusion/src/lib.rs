@@ -240,9 +240,24 @@ struct Open<'a> {
     kernel: Kernel,
     footprint: Footprint<'a>,
     isolated: bool,
+    /// What the system instructions carried out after the kernel touch (as writes).
+    after_footprint: Footprint<'a>,
     /// Positions set aside (in order) to run after the kernel, and what they touch.
     deferred: Vec<usize>,
     deferred_footprint: Footprint<'a>,
+    /// Instructions over a broadcast part of the kernel's shape moved ahead of it (see
+    /// [`partition`]), formed into kernels of their own that run before it.
+    prelude: Vec<Kernel>,
+    prelude_footprint: Footprint<'a>,
+}
+
+/// True when an instruction of iteration shape `small` works on a part of `big` that a kernel
+/// of shape `big` broadcasts (each extent 1 or `big`'s, right-aligned, and fewer elements): a
+/// profile of shape `(1, 1, n)` over an `(l, m, n)` grid, or a row's coefficients.
+fn broadcast_part(small: &[usize], big: &[usize]) -> bool {
+    small.len() <= big.len()
+        && small.iter().rev().zip(big.iter().rev()).all(|(&s, &b)| s == 1 || s == b)
+        && small.iter().product::<usize>() < big.iter().product::<usize>()
 }
 
 /// Cuts `batch` into kernels and single instructions and finds each kernel's contracted
@@ -254,15 +269,22 @@ struct Open<'a> {
 /// that can join the kernel, may run before everything set aside (they write nothing those touch
 /// and read nothing those write) and continue the kernel's work ([`continues`]) still join: the
 /// set-aside instructions run after the kernel, in their order. A time step that alternates 2-d work with 1-d updates so forms one 2-d kernel.
+/// An element-wise instruction over a broadcast part of the open kernel's shape (`(1, 1, n)` of
+/// `(l, m, n)`) that reads nothing the kernel, the set-aside instructions or the system
+/// instructions after the kernel write, and writes nothing they touch, moves ahead of the
+/// kernel instead, into kernels of its own run before it: a profile's terms computed between
+/// the grid's operations that read them do not cut the grid's kernel.
 /// A non-blockable instruction, a conflict, a full window or the end of the batch closes the
 /// kernel; then the set-aside instructions are formed into steps first.
 pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut open: Option<Open> = None;
     let mut todo: std::collections::VecDeque<usize> = (0..batch.len()).collect();
-    // Closes the open kernel; its set-aside instructions go back to the front of `todo`.
+    // Closes the open kernel (after what was moved ahead of it); its set-aside instructions go
+    // back to the front of `todo`.
     let close = |open: &mut Option<Open>, steps: &mut Vec<Step>, todo: &mut std::collections::VecDeque<usize>| {
         if let Some(o) = open.take() {
+            steps.extend(o.prelude.into_iter().map(Step::Kernel));
             steps.push(Step::Kernel(o.kernel));
             for &i in o.deferred.iter().rev() {
                 todo.push_front(i);
@@ -280,7 +302,10 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
         let instr = &batch[i];
         if instr.opcode.is_system() {
             match &mut open {
-                Some(o) if o.deferred.is_empty() => o.kernel.after.push(i),
+                Some(o) if o.deferred.is_empty() => {
+                    o.kernel.after.push(i);
+                    o.after_footprint.record_deferred(instr);
+                }
                 Some(o) => {
                     o.deferred.push(i);
                     o.deferred_footprint.record_deferred(instr);
@@ -300,6 +325,31 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
             continue;
         };
         let isolated = needs_isolation(instr);
+        // Work on a broadcast part of the open kernel's shape that needs nothing the kernel,
+        // what waits for it or what follows it computes, and changes nothing they touch, runs
+        // before the kernel instead of cutting it: a profile's terms (`p * c + d` of shape
+        // (1, 1, n)) between the grid's operations that read them.
+        if let Some(o) = open.as_mut()
+            && !isolated
+            && !o.isolated
+            && broadcast_part(&shape, &o.kernel.shape)
+            && !o.footprint.conflicts(instr)
+            && !o.deferred_footprint.conflicts(instr)
+            && !o.after_footprint.conflicts(instr)
+        {
+            let joins_last = o.prelude.last().is_some_and(|k| {
+                k.shape == shape
+                    && (options.max_instructions == 0 || k.instrs.len() < options.max_instructions)
+                    && o.prelude_footprint.admits(instr)
+            });
+            if !joins_last {
+                o.prelude.push(Kernel { instrs: Vec::new(), shape, temps: Vec::new(), after: Vec::new() });
+                o.prelude_footprint = Footprint::default();
+            }
+            o.prelude.last_mut().expect("just ensured").instrs.push(i);
+            o.prelude_footprint.record(instr);
+            continue;
+        }
         let (joins, defers) = match &open {
             Some(o) => {
                 let fits = !o.isolated
@@ -334,8 +384,11 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
                 kernel,
                 footprint: Footprint::default(),
                 isolated,
+                after_footprint: Footprint::default(),
                 deferred: Vec::new(),
                 deferred_footprint: Footprint::default(),
+                prelude: Vec::new(),
+                prelude_footprint: Footprint::default(),
             });
         }
         let o = open.as_mut().expect("a kernel is open");
@@ -860,22 +913,64 @@ mod tests {
         // A later instruction that reads what a waiting one writes waits too, in order.
         let batch = vec![
             ins(Opcode::Multiply, vec![sq(f), sq(p), sq(p)]),
-            ins(Opcode::Add, vec![row(vel), row(vel), Scalar::F64(1.0).into()]),
+            ins(Opcode::AddReduce, vec![row(s1), sq(f), Scalar::I64(0).into()]),
+            ins(Opcode::Add, vec![row(vel), row(s1), Scalar::F64(1.0).into()]),
             ins(Opcode::Add, vec![sq(g), sq(f), v(vel, 0, &[10, 10], &[0, 1])]),
             ins(Opcode::Sqrt, vec![sq(base(7, 100)), sq(f)]),
-            // Writes what the waiting instruction 2 reads: waits after it.
+            // Writes what the waiting instruction 3 reads: waits after it.
             ins(Opcode::Sqrt, vec![sq(f), sq(p)]),
         ];
         let steps = partition(&batch, &Options::default());
-        assert_eq!(kernels(&steps), vec![vec![0, 3], vec![1], vec![2, 4]]);
+        assert_eq!(kernels(&steps), vec![vec![0, 1, 4], vec![2], vec![3, 5]]);
         // ... and one that writes what a waiting one reads.
         let batch = vec![
             ins(Opcode::Multiply, vec![sq(f), sq(p), sq(p)]),
-            ins(Opcode::Add, vec![row(vel), row(p), Scalar::F64(1.0).into()]),
+            ins(Opcode::AddReduce, vec![row(s1), sq(f), Scalar::I64(0).into()]),
+            ins(Opcode::Add, vec![row(vel), row(s1), row(p)]),
             ins(Opcode::Add, vec![sq(p), sq(p), sq(f)]),
         ];
         let steps = partition(&batch, &Options::default());
-        assert_eq!(kernels(&steps), vec![vec![0], vec![1], vec![2]]);
+        assert_eq!(kernels(&steps), vec![vec![0, 1], vec![2], vec![3]]);
+    }
+
+    #[test]
+    fn work_on_a_broadcast_part_that_needs_nothing_of_the_kernel_runs_before_it() {
+        // A grid's work reading a row's terms computed in between (`c = p * 2 + 1` of shape
+        // (10,), then `g = f * c[None, :]`): the row's work moves ahead, the grid's stays one
+        // kernel.
+        let (p, f, g, c, t, vel) = (base(1, 100), base(2, 100), base(3, 100), base(4, 10), base(5, 10), base(6, 10));
+        let sq = |b| v(b, 0, &[10, 10], &[10, 1]);
+        let row = |b| v(b, 0, &[10], &[1]);
+        let rows = |b| v(b, 0, &[10, 10], &[0, 1]);
+        let batch = vec![
+            ins(Opcode::Multiply, vec![sq(f), sq(p), sq(p)]),
+            ins(Opcode::Multiply, vec![row(t), row(vel), Scalar::F64(2.0).into()]),
+            ins(Opcode::Add, vec![row(c), row(t), Scalar::F64(1.0).into()]),
+            ins(Opcode::Free, vec![whole(t)]),
+            ins(Opcode::Multiply, vec![sq(g), sq(f), rows(c)]),
+            ins(Opcode::Sqrt, vec![sq(p), sq(g)]),
+        ];
+        let steps = partition(&batch, &Options::default());
+        assert_eq!(kernels(&steps), vec![vec![1, 2], vec![0, 4, 5]]);
+        let Step::Kernel(k) = &steps[0] else { panic!() };
+        assert_eq!(k.temps, vec![BaseId(5)], "the row's temporary contracted in its own kernel");
+        // Row work that reads the grid's (a row of it) or writes what the grid reads waits after
+        // the kernel.
+        for (row_out, row_in) in [(row(c), row(f)), (row(p), row(vel))] {
+            let batch = vec![
+                ins(Opcode::Multiply, vec![sq(f), sq(p), sq(p)]),
+                ins(Opcode::Add, vec![row_out, row_in, Scalar::F64(1.0).into()]),
+                ins(Opcode::Multiply, vec![sq(g), sq(f), sq(f)]),
+            ];
+            assert_eq!(kernels(&partition(&batch, &Options::default())), vec![vec![0, 2], vec![1]]);
+        }
+        // Nor does work of a shape that is not a broadcast part of the kernel's.
+        let batch = vec![
+            ins(Opcode::Multiply, vec![sq(f), sq(p), sq(p)]),
+            ins(Opcode::Add, vec![v(c, 0, &[5], &[1]), v(vel, 0, &[5], &[1]), Scalar::F64(1.0).into()]),
+            ins(Opcode::Multiply, vec![sq(g), sq(f), sq(f)]),
+        ];
+        assert_eq!(kernels(&partition(&batch, &Options::default())), vec![vec![0, 2], vec![1]]);
     }
 
     #[test]
