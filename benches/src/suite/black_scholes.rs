@@ -3,8 +3,7 @@
 //! iterations of the mean price.
 
 use super::{BenchDef, Elem, read, timed};
-use crate::hand::Native;
-use crate::{Measured, Precision, dispatch};
+use crate::Measured;
 use vm_frontend::{Array, Vm};
 use vm_ir::Result;
 
@@ -74,16 +73,4 @@ fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
     })
 }
 
-fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
-    dispatch!(p, program(vm, dims))
-}
-
-fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
-    use crate::hand::black_scholes::run;
-    dispatch!(p, run(dims, threads))
-}
-
-fn run_hand_native(dims: &[usize], p: Precision, threads: usize, target: Native) -> Measured {
-    use crate::hand::black_scholes::run_on;
-    dispatch!(p, run_on(target, dims, threads))
-}
+entry_points!(black_scholes);

@@ -6,8 +6,7 @@
 //! the default 14 rounds). Checksum: the mean of the final `t`.
 
 use super::{BenchDef, Elem, read, timed};
-use crate::hand::Native;
-use crate::{Measured, Precision, dispatch};
+use crate::Measured;
 use vm_frontend::Vm;
 use vm_ir::Result;
 
@@ -89,16 +88,4 @@ fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
     })
 }
 
-fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
-    dispatch!(p, program(vm, dims))
-}
-
-fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
-    use crate::hand::equation_of_state::run;
-    dispatch!(p, run(dims, threads))
-}
-
-fn run_hand_native(dims: &[usize], p: Precision, threads: usize, target: Native) -> Measured {
-    use crate::hand::equation_of_state::run_on;
-    dispatch!(p, run_on(target, dims, threads))
-}
+entry_points!(equation_of_state);

@@ -2,8 +2,7 @@
 //! fig. 2). Checksum: the last delta.
 
 use super::{BenchDef, Elem, read, timed};
-use crate::hand::Native;
-use crate::{Measured, Precision, dispatch};
+use crate::Measured;
 use vm_frontend::Vm;
 use vm_frontend::s;
 use vm_ir::Result;
@@ -51,16 +50,4 @@ fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
     })
 }
 
-fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
-    dispatch!(p, program(vm, dims))
-}
-
-fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
-    use crate::hand::heat_equation::run;
-    dispatch!(p, run(dims, threads))
-}
-
-fn run_hand_native(dims: &[usize], p: Precision, threads: usize, target: Native) -> Measured {
-    use crate::hand::heat_equation::run_on;
-    dispatch!(p, run_on(target, dims, threads))
-}
+entry_points!(heat_equation);

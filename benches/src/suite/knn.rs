@@ -4,8 +4,8 @@
 //! and every entry equal to it is replaced by +inf. Checksum: the sum of the k*q minima.
 
 use super::{BenchDef, Elem, read, timed};
-use crate::hand::{Native, Real};
-use crate::{Measured, Precision, dispatch};
+use crate::Measured;
+use crate::hand::Real;
 use vm_frontend::{Array, Vm};
 use vm_ir::Result;
 
@@ -62,16 +62,4 @@ fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
     })
 }
 
-fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
-    dispatch!(p, program(vm, dims))
-}
-
-fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
-    use crate::hand::knn::run;
-    dispatch!(p, run(dims, threads))
-}
-
-fn run_hand_native(dims: &[usize], p: Precision, threads: usize, target: Native) -> Measured {
-    use crate::hand::knn::run_on;
-    dispatch!(p, run_on(target, dims, threads))
-}
+entry_points!(knn);

@@ -2,8 +2,7 @@
 //! estimate over the iterations.
 
 use super::{BenchDef, Elem, read, timed};
-use crate::hand::Native;
-use crate::{Measured, Precision, dispatch};
+use crate::Measured;
 use vm_frontend::Vm;
 use vm_ir::Result;
 
@@ -40,16 +39,4 @@ fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
     })
 }
 
-fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
-    dispatch!(p, program(vm, dims))
-}
-
-fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
-    use crate::hand::leibnitz_pi::run;
-    dispatch!(p, run(dims, threads))
-}
-
-fn run_hand_native(dims: &[usize], p: Precision, threads: usize, target: Native) -> Measured {
-    use crate::hand::leibnitz_pi::run_on;
-    dispatch!(p, run_on(target, dims, threads))
-}
+entry_points!(leibnitz_pi);

@@ -6,6 +6,32 @@
 //! iterations), runs it with [`Vm::flush`], and then times the iterations and the read-back of
 //! the checksum: the timed region is the same for every stack and baseline.
 
+/// The entry points of a benchmark module, `run_vm`, `run_hand` and `run_hand_native` (what its
+/// [`BenchDef`] names): the module's generic `program` and `crate::hand::$hand`'s `run` and
+/// `run_on`, each in the precision asked for.
+macro_rules! entry_points {
+    ($hand:ident) => {
+        fn run_vm(vm: &vm_frontend::Vm, dims: &[usize], p: $crate::Precision) -> vm_ir::Result<$crate::Measured> {
+            $crate::dispatch!(p, program(vm, dims))
+        }
+
+        fn run_hand(dims: &[usize], p: $crate::Precision, threads: usize) -> $crate::Measured {
+            use $crate::hand::$hand::run;
+            $crate::dispatch!(p, run(dims, threads))
+        }
+
+        fn run_hand_native(
+            dims: &[usize],
+            p: $crate::Precision,
+            threads: usize,
+            target: $crate::hand::Native,
+        ) -> $crate::Measured {
+            use $crate::hand::$hand::run_on;
+            $crate::dispatch!(p, run_on(target, dims, threads))
+        }
+    };
+}
+
 pub mod black_scholes;
 pub mod equation_of_state;
 pub mod heat_equation;

@@ -3,8 +3,7 @@
 //! exact, so the checksums of all stacks must be equal).
 
 use super::{BenchDef, Elem, timed};
-use crate::hand::Native;
-use crate::{Measured, Precision, dispatch};
+use crate::Measured;
 use vm_frontend::Vm;
 use vm_ir::Result;
 
@@ -51,16 +50,4 @@ fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
     })
 }
 
-fn run_vm(vm: &Vm, dims: &[usize], p: Precision) -> Result<Measured> {
-    dispatch!(p, program(vm, dims))
-}
-
-fn run_hand(dims: &[usize], p: Precision, threads: usize) -> Measured {
-    use crate::hand::montecarlo_pi::run;
-    dispatch!(p, run(dims, threads))
-}
-
-fn run_hand_native(dims: &[usize], p: Precision, threads: usize, target: Native) -> Measured {
-    use crate::hand::montecarlo_pi::run_on;
-    dispatch!(p, run_on(target, dims, threads))
-}
+entry_points!(montecarlo_pi);
