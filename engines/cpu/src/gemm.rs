@@ -25,7 +25,6 @@
 
 use crate::pool::Pool;
 use crate::views;
-use std::sync::OnceLock;
 use vm_fusion::Kernel;
 use vm_ir::{DType, Error, Instruction, Kind, Opcode, Result, View};
 use vm_runtime::HostMemory;
@@ -237,8 +236,8 @@ const PARTS: usize = 16;
 /// `c = a @ b` of a row `a` of `k` elements (element stride `sa`) and a `(k, m)` matrix `b` with
 /// contiguous rows (row stride `sb`) into the contiguous row `c`: the rows of `b` are cut into
 /// parts, each summed in order into a partial row of its own while streaming its rows of `b`
-/// once ([`stream_block`]), and the partial rows are added in order of the parts. `origin` holds the operands'
-/// first elements as addresses; `out` is `c`'s base.
+/// once ([`stream_block`]), and the partial rows are added in order of the parts. `origin`
+/// holds the operands' first elements as addresses; `out` is `c`'s base.
 fn vector_times_matrix<T: Real>(
     out: vm_ir::BaseId,
     pool: &Pool,
@@ -357,9 +356,9 @@ unsafe fn stream_block<T: Real>(s: Stream<T>) {
 }
 
 /// A module `$name` of kernel `$inner` (an `unsafe fn(Args<T>)`, inlined) compiled for
-/// AVX-512 (`avx512`), for AVX2 (`avx2`), and `widest`: the widest of these this CPU runs, else
-/// the 128-bit code. The kernels' vectors only split independent elements, never a sum, so
-/// every variant gives the same bits (tested).
+/// AVX-512 (`avx512`), for AVX2 (`avx2`), and `widest`: the widest of these this CPU runs
+/// ([`crate::wide::vector_bits`]), else the 128-bit code. The kernels' vectors only split
+/// independent elements, never a sum, so every variant gives the same bits (tested).
 macro_rules! at_every_width {
     ($name:ident, $inner:ident, $args:ident) => {
         mod $name {
@@ -395,7 +394,7 @@ macro_rules! at_every_width {
                 // SAFETY: the caller's contract; each variant runs only where its features are.
                 unsafe {
                     #[cfg(target_arch = "x86_64")]
-                    match vector_bits() {
+                    match crate::wide::vector_bits() {
                         512 => return avx512(s),
                         256 => return avx2(s),
                         _ => {}
@@ -475,28 +474,10 @@ unsafe fn dot_rows<T: Real>(s: Dots<T>) {
     }
 }
 
-/// The widest vectors of this CPU that the kernels are compiled for ([`at_every_width`]): 512,
-/// 256 or 128 bits.
-fn vector_bits() -> u32 {
-    static BITS: OnceLock<u32> = OnceLock::new();
-    *BITS.get_or_init(|| {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl") {
-                return 512;
-            }
-            if is_x86_feature_detected!("avx2") {
-                return 256;
-            }
-        }
-        128
-    })
-}
-
 /// `c = a @ b` for a product of at most [`STREAM_ROWS`] rows whose `b` and `c` have contiguous
 /// rows, one batch index: GEMM would pack (copy) all of `b` for so few rows of `a`, where this
-/// reads it once, in tasks of up to [`STREAM_COLS`] columns of `c` (a batch of vectors times a large
-/// matrix: a layer of a small network, `(8, 30000) @ (30000, 2000)`). Each element sums its
+/// reads it once, in tasks of up to [`STREAM_COLS`] columns of `c` (a batch of vectors times a
+/// large matrix: a layer of a small network, `(8, 30000) @ (30000, 2000)`). Each element sums its
 /// `k` products in order of `p`, whatever the tasks. `origin` holds the operands' element
 /// `(0, 0)` as addresses; `[rsa, csa]` are `a`'s strides, `rsb` and `rsc` the row strides of
 /// `b` and `c`.
@@ -603,16 +584,11 @@ impl Gemm {
             return ran;
         }
         if n <= STREAM_ROWS && nbatch == 1 && sb[r - 1] == 1 && sc[r - 2] == 1 {
-            let args = ([n, kk, m], origin, [sa[r - 3], sa[r - 2]], sb[r - 2], sc[r - 3]);
+            let (shape, a_strides, rsb, rsc) = ([n, kk, m], [sa[r - 3], sa[r - 2]], sb[r - 2], sc[r - 3]);
+            let interrupt = mem.interrupt();
             let ran = match self.c.dtype() {
-                DType::F64 => {
-                    let (shape, origin, sa, rsb, rsc) = args;
-                    few_rows_times_matrix::<f64>(pool, mem.interrupt(), shape, origin, sa, rsb, rsc)
-                }
-                _ => {
-                    let (shape, origin, sa, rsb, rsc) = args;
-                    few_rows_times_matrix::<f32>(pool, mem.interrupt(), shape, origin, sa, rsb, rsc)
-                }
+                DType::F64 => few_rows_times_matrix::<f64>(pool, interrupt, shape, origin, a_strides, rsb, rsc),
+                _ => few_rows_times_matrix::<f32>(pool, interrupt, shape, origin, a_strides, rsb, rsc),
             };
             drop(wide);
             return ran;
@@ -728,10 +704,10 @@ mod tests {
         #[cfg(target_arch = "x86_64")]
         {
             let same = |got: Vec<f64>| got.iter().zip(&scalar).all(|(g, s)| g.to_bits() == s.to_bits());
-            if vector_bits() >= 256 {
+            if crate::wide::vector_bits() >= 256 {
                 assert!(same(run(dots::avx2::<f64>)), "AVX2");
             }
-            if vector_bits() == 512 {
+            if crate::wide::vector_bits() == 512 {
                 assert!(same(run(dots::avx512::<f64>)), "AVX-512");
             }
         }
@@ -769,10 +745,10 @@ mod tests {
         assert_eq!(scalar, want, "each element sums its products in order");
         #[cfg(target_arch = "x86_64")]
         {
-            if vector_bits() >= 256 {
+            if crate::wide::vector_bits() >= 256 {
                 assert_eq!(run(stream::avx2::<f64>), scalar, "AVX2");
             }
-            if vector_bits() == 512 {
+            if crate::wide::vector_bits() == 512 {
                 assert_eq!(run(stream::avx512::<f64>), scalar, "AVX-512");
             }
         }

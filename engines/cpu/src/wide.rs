@@ -52,20 +52,33 @@ struct Table {
     sqrt32: SliceFn<f32>,
 }
 
+/// The widest vectors of this CPU that the engine's Rust routines are compiled for: 512 bits
+/// (AVX-512F with VL), 256 (AVX2) or 128.
+pub fn vector_bits() -> u32 {
+    static BITS: OnceLock<u32> = OnceLock::new();
+    *BITS.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl") {
+                return 512;
+            }
+            if is_x86_feature_detected!("avx2") {
+                return 256;
+            }
+        }
+        128
+    })
+}
+
 fn table() -> Option<&'static Table> {
     static TABLE: OnceLock<Option<Table>> = OnceLock::new();
     TABLE
-        .get_or_init(|| {
+        .get_or_init(|| match vector_bits() {
             #[cfg(target_arch = "x86_64")]
-            {
-                if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512vl") {
-                    return Some(Table { sqrt64: sqrt64::avx512, sqrt32: sqrt32::avx512 });
-                }
-                if is_x86_feature_detected!("avx2") {
-                    return Some(Table { sqrt64: sqrt64::avx2, sqrt32: sqrt32::avx2 });
-                }
-            }
-            None
+            512 => Some(Table { sqrt64: sqrt64::avx512, sqrt32: sqrt32::avx512 }),
+            #[cfg(target_arch = "x86_64")]
+            256 => Some(Table { sqrt64: sqrt64::avx2, sqrt32: sqrt32::avx2 }),
+            _ => None,
         })
         .as_ref()
 }
