@@ -4,8 +4,8 @@
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
 use crate::iterate::{
-    Lane, fill_at, fill_run, fill_runs, for_each_row, for_each_view_row, lane, operand, prepare_overwriting, result,
-    room, rows, update_at, update_run, write_view,
+    Lane, fill_at, fill_run, fill_runs, for_each_row, for_each_view_row, lane, operand, prepare_overwriting,
+    reads_base_of, result, room, rows, update_at, update_run, write_view,
 };
 use vm_ir::scalar::Cast;
 use vm_ir::{BinaryOp, DType, Error, Instruction, Opcode, Operand, Result, TypeRule, UnaryOp, View, with_dtype};
@@ -111,8 +111,7 @@ fn in_place_rows<R: Elem>(
     compute: impl FnOnce(&HostMemory, &mut [R]) -> Result<()>,
 ) -> Result<bool> {
     let Some((&inner, &stride)) = out.shape.last().zip(out.stride.last()) else { return Ok(false) };
-    let shared = instr.operands[1..].iter().any(|o| o.as_view().is_some_and(|v| v.base.id == out.base.id));
-    if shared || (stride != 1 && inner > 1) || out.dtype() != R::DTYPE || out.nelem() == 0 {
+    if reads_base_of(instr, out) || (stride != 1 && inner > 1) || out.dtype() != R::DTYPE || out.nelem() == 0 {
         return Ok(false);
     }
     let all = crate::iterate::buffer(mem, &out.base)?.as_mut_slice::<R>();

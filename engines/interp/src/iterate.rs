@@ -125,11 +125,16 @@ pub fn prepare_overwriting(mem: &mut HostMemory, instr: &Instruction) -> Result<
     if let Some(out) = instr.operands.first().and_then(Operand::as_view)
         && out.is_whole_base()
         && !mem.is_allocated(out.base.id)
-        && !instr.operands[1..].iter().any(|o| o.as_view().is_some_and(|v| v.base.id == out.base.id))
+        && !reads_base_of(instr, out)
     {
         mem.ensure_overwritten(&out.base)?;
     }
     prepare(mem, instr)
+}
+
+/// True when an input of `instr` (an operand after the first) is a view of `out`'s base.
+pub fn reads_base_of(instr: &Instruction, out: &View) -> bool {
+    instr.operands[1..].iter().any(|o| o.as_view().is_some_and(|v| v.base.id == out.base.id))
 }
 
 /// Checks that the element type `T` is the dtype of `view` (a bug in the engine otherwise).
