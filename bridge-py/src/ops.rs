@@ -899,11 +899,9 @@ fn _full(py: Python<'_>, shape: Vec<usize>, value: &Bound<'_, PyAny>, dtype: &st
     Ok(a.unbind())
 }
 
-/// `concatenate(arrays, axis)` of vmnp arrays with no `out` or `dtype`: NumPy's checks and
-/// errors, the result in the arrays' promoted dtype, one copy each ([`_concat_into`]).
-#[pyfunction]
-fn _concatenate(py: Python<'_>, arrays: Vec<Bound<'_, NdArray>>, axis: isize) -> PyResult<Py<NdArray>> {
-    let views: Vec<View> = arrays.iter().map(|a| a.get().view().clone()).collect();
+/// The shape, dtype (the arrays' promoted one) and axis of `concatenate(arrays, axis)`, with
+/// NumPy's errors for arrays that do not fit together.
+fn concatenated(py: Python<'_>, views: &[View], axis: isize) -> PyResult<(Vec<usize>, DType, usize)> {
     let Some(first) = views.first() else {
         return Err(value_err("need at least one array to concatenate"));
     };
@@ -935,16 +933,54 @@ fn _concatenate(py: Python<'_>, arrays: Vec<Bound<'_, NdArray>>, axis: isize) ->
         shape[axis] += v.shape[axis];
         dtype = promote(dtype, v.dtype());
     }
-    let (view, handle) = new_array(&shape, dtype)?;
-    let out = Bound::new(py, NdArray::new(view, handle))?;
-    _concat_into(py, &out, arrays, axis)?;
-    Ok(out.unbind())
+    Ok((shape, dtype, axis))
 }
 
-/// Copies `arrays` one after another along `axis` into `out`, whose extent along `axis` is the
-/// sum of theirs and every other extent theirs (the caller checks shapes and picks `out`'s
-/// dtype): `concatenate`'s copies, one `identity` instruction each (a cast where the dtypes
-/// differ).
+/// Copies `views` one after another along `axis` into `dst`, whose shape [`concatenated`]
+/// gave: one `identity` instruction each (a cast where the dtypes differ).
+fn copy_along(py: Python<'_>, dst: &View, views: &[View], axis: usize) -> PyResult<()> {
+    let mut pos = 0;
+    for src in views {
+        let n = src.shape[axis];
+        if n > 0 && src.nelem() > 0 {
+            let mut part = dst.clone();
+            part.start += pos as i64 * dst.stride[axis];
+            part.shape[axis] = n;
+            vm()?.submit(py, Instruction::new(Opcode::Identity, [Operand::View(part), Operand::View(src.clone())]))?;
+        }
+        pos += n;
+    }
+    Ok(())
+}
+
+fn views_of(arrays: &[Bound<'_, NdArray>]) -> Vec<View> {
+    arrays.iter().map(|a| a.get().view().clone()).collect()
+}
+
+/// `concatenate(arrays, axis)` of vmnp arrays into a new array of their promoted dtype.
+#[pyfunction]
+fn _concatenate(py: Python<'_>, arrays: Vec<Bound<'_, NdArray>>, axis: isize) -> PyResult<Py<NdArray>> {
+    let views = views_of(&arrays);
+    let (shape, dtype, axis) = concatenated(py, &views, axis)?;
+    let (view, handle) = new_array(&shape, dtype)?;
+    copy_along(py, &view, &views, axis)?;
+    wrap(py, view, handle)
+}
+
+/// The shape, dtype name and axis `concatenate(arrays, axis)` makes, with NumPy's errors (for
+/// a concatenation into `out` or another dtype, which [`_concat_into`] then writes).
+#[pyfunction]
+fn _concat_shape(
+    py: Python<'_>,
+    arrays: Vec<Bound<'_, NdArray>>,
+    axis: isize,
+) -> PyResult<(Vec<usize>, &'static str, usize)> {
+    let (shape, dtype, axis) = concatenated(py, &views_of(&arrays), axis)?;
+    Ok((shape, np_name(dtype), axis))
+}
+
+/// Copies `arrays` one after another along `axis` into `out`, whose shape is
+/// [`_concat_shape`]'s (any dtype: the copies cast).
 #[pyfunction]
 fn _concat_into(
     py: Python<'_>,
@@ -954,25 +990,16 @@ fn _concat_into(
 ) -> PyResult<()> {
     out.get().check_writeable("output array")?;
     let dst = out.get().view().clone();
-    if axis >= dst.ndim() {
-        return Err(value_err(format!("axis {axis} is out of bounds for the output of {} dimensions", dst.ndim())));
+    let views = views_of(&arrays);
+    let fits = axis < dst.ndim()
+        && views
+            .iter()
+            .all(|v| v.ndim() == dst.ndim() && (0..v.ndim()).all(|d| d == axis || v.shape[d] == dst.shape[d]))
+        && views.iter().map(|v| v.shape[axis]).sum::<usize>() == dst.shape[axis];
+    if !fits {
+        return Err(value_err("the arrays do not fit the output of the concatenation"));
     }
-    let mut pos = 0usize;
-    for a in &arrays {
-        let src = a.get().view().clone();
-        let n = src.shape.get(axis).copied().unwrap_or(0);
-        let mut part = dst.clone();
-        part.start += pos as i64 * dst.stride[axis];
-        part.shape[axis] = n;
-        if src.ndim() != dst.ndim() || src.shape != part.shape || pos + n > dst.shape[axis] {
-            return Err(value_err("the arrays do not fit the output of the concatenation"));
-        }
-        pos += n;
-        if n > 0 && part.nelem() > 0 {
-            vm()?.submit(py, Instruction::new(Opcode::Identity, [Operand::View(part), Operand::View(src)]))?;
-        }
-    }
-    Ok(())
+    copy_along(py, &dst, &views, axis)
 }
 
 /// A shape argument given as an int or a tuple or list of Python ints (the common spellings),
@@ -1499,6 +1526,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_concat_into, m)?)?;
     m.add_function(wrap_pyfunction!(_masked_fill, m)?)?;
     m.add_function(wrap_pyfunction!(_concatenate, m)?)?;
+    m.add_function(wrap_pyfunction!(_concat_shape, m)?)?;
     m.add_function(wrap_pyfunction!(_plain_shape, m)?)?;
     m.add_function(wrap_pyfunction!(_empty, m)?)?;
     m.add_function(wrap_pyfunction!(_range, m)?)?;

@@ -418,55 +418,33 @@ def atleast_3d(*arys):
 def concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     """The arrays joined along an existing axis (``axis=None``: flattened)."""
     arrays = [a if type(a) is ndarray else asarray(a) for a in arrays]
-    if out is None and dtype is None and type(axis) is int:
-        return _vmnp._concatenate(arrays, axis)
-    if not arrays:
-        raise ValueError("need at least one array to concatenate")
     if axis is None:
         arrays = [ravel(a) for a in arrays]
         axis = 0
-    nd = arrays[0].ndim
-    if nd == 0:
-        raise ValueError("zero-dimensional arrays cannot be concatenated")
-    axis = _norm_axis(axis, nd)
-    shapes = [a.shape for a in arrays]
-    first = shapes[0]
-    across = first[:axis] + first[axis + 1 :]
-    for i, sh in enumerate(shapes):
-        if len(sh) != nd:
-            raise ValueError(
-                "all the input arrays must have same number of dimensions, but the array at index 0 has "
-                f"{nd} dimension(s) and the array at index {i} has {len(sh)} dimension(s)"
-            )
-        if sh[:axis] + sh[axis + 1 :] != across:
-            d = next(d for d in range(nd) if d != axis and sh[d] != first[d])
-            raise ValueError(
-                "all the input array dimensions except for the concatenation axis must match exactly, but along "
-                f"dimension {d}, the array at index 0 has size {first[d]} and the array at index {i} "
-                f"has size {sh[d]}"
-            )
-    shape = list(first)
-    shape[axis] = _b.sum([sh[axis] for sh in shapes])
+    axis = _operator.index(axis)  # NumPy's TypeError for a tuple or a float
+    if out is None and dtype is None:
+        return _vmnp._concatenate(arrays, axis)
+    shape, dt, axis = _vmnp._concat_shape(arrays, axis)
     if dtype is not None:
         dt = dtype
-    else:
-        dt = arrays[0].dtype
-        if _b.any(a.dtype != dt for a in arrays):
-            dt = _np.result_type(*[a.dtype for a in arrays])
     if out is None:
-        r = empty(shape, dt)
-    else:
-        if tuple(out.shape) != tuple(shape):
-            raise ValueError("Output array is the wrong shape")
-        r = out
-    if not isinstance(r, ndarray):
-        pos, key = 0, [slice(None)] * nd
-        for a, sh in zip(arrays, shapes, strict=True):
-            key[axis] = slice(pos, pos + sh[axis])
-            r[tuple(key)] = a
-            pos += sh[axis]
+        return _concat_into(empty(shape, dt), arrays, axis)
+    if tuple(out.shape) != tuple(shape):
+        raise ValueError("Output array is the wrong shape")
+    return _concat_into(out, arrays, axis)
+
+
+def _concat_into(r, arrays, axis):
+    """``arrays`` copied one after another along ``axis`` into ``r`` (a NumPy ``out`` through
+    its own assignment)."""
+    if isinstance(r, ndarray):
+        _vmnp._concat_into(r, arrays, axis)
         return r
-    _vmnp._concat_into(r, arrays, axis)
+    pos, key = 0, [slice(None)] * r.ndim
+    for a in arrays:
+        key[axis] = slice(pos, pos + a.shape[axis])
+        r[tuple(key)] = a
+        pos += a.shape[axis]
     return r
 
 
