@@ -5,20 +5,16 @@
 
 use super::{Real, lane_sum, par_rows_mut};
 use crate::Measured;
-use crate::suite::equation_of_state::{constants, pressure, salinity, temperature};
+use crate::suite::equation_of_state::{constants, fields};
 use std::time::Instant;
 
 super::native_copies! {
     /// Runs `nx*ny*nz*rounds`; the checksum is the mean of the final temperature.
     pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
         let (nx, ny, nz, rounds) = (dims[0], dims[1], dims[2], dims[3]);
-        let points = |i: usize, j: usize| (0..nz).map(move |k| (i, j, k));
-        let grid: Vec<(usize, usize, usize)> = (0..nx).flat_map(|i| (0..ny).flat_map(move |j| points(i, j))).collect();
-        let t0: Vec<T> = grid.iter().map(|&(i, j, k)| T::of(temperature(i, j, k))).collect();
-        let s: Vec<T> = grid.iter().map(|&(i, j, k)| T::of(salinity(i, j, k))).collect();
-        let p: Vec<T> = (0..nz).map(|k| T::of(pressure(k))).collect();
+        let (t0, s, p) = fields::<T>(nx, ny, nz);
         let cs: Vec<[T; 8]> = (0..rounds).map(|r| constants(r).map(T::of)).collect();
-        let mut out = vec![T::ZERO; grid.len()];
+        let mut out = vec![T::ZERO; t0.len()];
         let start = Instant::now();
         // Per round and depth: `p c3 + c4` and `exp(-(p c5)) c7`.
         let profile: Vec<(T, T)> =
@@ -38,7 +34,7 @@ super::native_copies! {
             }
             lane_sum(0..block.len(), |e| block[e]).to_f64()
         });
-        let checksum = sums.iter().sum::<f64>() / grid.len() as f64;
+        let checksum = sums.iter().sum::<f64>() / t0.len() as f64;
         Measured { seconds: start.elapsed().as_secs_f64(), checksum }
     }
 }

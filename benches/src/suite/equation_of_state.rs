@@ -7,6 +7,7 @@
 
 use super::{BenchDef, Elem, read, timed};
 use crate::Measured;
+use crate::hand::Real;
 use vm_frontend::Vm;
 use vm_ir::Result;
 
@@ -47,22 +48,22 @@ pub fn constants(r: usize) -> [f64; 8] {
 }
 
 /// The initial temperature at grid point `(i, j, k)`.
-pub fn temperature(i: usize, j: usize, k: usize) -> f64 {
+fn temperature(i: usize, j: usize, k: usize) -> f64 {
     10.0 + ((i * 7 + j * 13 + k * 3) % 17) as f64 * 0.5
 }
 
 /// The salinity at grid point `(i, j, k)`.
-pub fn salinity(i: usize, j: usize, k: usize) -> f64 {
+fn salinity(i: usize, j: usize, k: usize) -> f64 {
     34.0 + ((i * 5 + j * 11 + k * 7) % 13) as f64 * 0.25
 }
 
 /// The pressure at depth `k`.
-pub fn pressure(k: usize) -> f64 {
+fn pressure(k: usize) -> f64 {
     k as f64 * 0.01
 }
 
 /// `(t, s, p)`: the fields row-major over `nx x ny x nz` and the profile over `nz`.
-pub fn fields<T: Elem>(nx: usize, ny: usize, nz: usize) -> (Vec<T>, Vec<T>, Vec<T>) {
+pub fn fields<T: Real>(nx: usize, ny: usize, nz: usize) -> (Vec<T>, Vec<T>, Vec<T>) {
     let points = (0..nx).flat_map(|i| (0..ny).flat_map(move |j| (0..nz).map(move |k| (i, j, k))));
     let t = points.clone().map(|(i, j, k)| T::of(temperature(i, j, k))).collect();
     let s = points.map(|(i, j, k)| T::of(salinity(i, j, k))).collect();

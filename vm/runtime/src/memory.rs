@@ -748,9 +748,8 @@ mod tests {
         for id in [5, 6] {
             let n = (SYSTEM_BYTES + 4096 + 40) / 8;
             let base = Base { id: BaseId(id), dtype: DType::F64, nelem: n as u64 };
-            let buf = Buffer::new(&base).unwrap();
+            let mut buf = Buffer::new(&base).unwrap();
             assert_eq!(buf.as_ptr().addr() % BUFFER_ALIGN, 0);
-            let mut buf = buf;
             let data = buf.as_mut_slice::<f64>();
             assert!(data.iter().all(|&x| x == 0.0));
             (data[0], data[n - 1]) = (1.0, 2.0);
