@@ -1,17 +1,20 @@
 //! Positions of a boolean array's true elements: what a mask's index (`x[mask]`,
 //! `x[mask] = v`), `nonzero`, `flatnonzero` and `argwhere` need. Their result's size depends on
 //! the mask's values, so the mask is computed (one flush) and scanned in host memory; the
-//! positions then index the data on the VM (a `gather` or `scatter`), which never leaves it.
+//! positions then index the data on the VM (a `gather` or `scatter`), which never leaves it,
+//! or, for `x[mask]` of data in host memory anyway, select the elements there.
 
 use crate::array::NdArray;
 use crate::ops::{cast_view, new_array, wrap};
-use crate::session::{value_err, vm};
+use crate::session::{BaseHandle, value_err, vm};
 use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
-use vm_ir::DType;
+use std::collections::TryReserveError;
+use std::sync::Arc;
+use vm_ir::{DType, Instruction, Opcode, Operand, View};
 
 /// The row-major positions of the true elements of `mask` (a contiguous run of bool bytes).
-fn true_positions(mask: &[u8]) -> Result<Vec<i64>, std::collections::TryReserveError> {
+fn true_positions(mask: &[u8]) -> Result<Vec<i64>, TryReserveError> {
     /// The high bit of each byte of `w` set when the byte is nonzero (the rest clear).
     fn nonzero_bytes(w: u64) -> u64 {
         const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
@@ -51,19 +54,33 @@ fn _true_positions(py: Python<'_>, mask: &Bound<'_, NdArray>) -> PyResult<Py<NdA
     if v.dtype() != DType::Bool {
         return Err(value_err(format!("positions of a {} array; a bool one was expected", v.dtype())));
     }
-    // A view in another order is copied into row-major order first (with the rest of the queue).
-    let (v, _copy) = if v.is_contiguous() {
-        (v, None)
-    } else {
-        let (c, h) = cast_view(py, &v, DType::Bool)?;
-        (c, Some(h))
-    };
+    let (v, _copy) = row_major(py, v)?;
     let (start, n, id) = (v.start as usize, v.nelem(), v.base.id);
     let mut scanned = None;
     crate::session::host_bytes(py, id, |bytes| scanned = Some(true_positions(&bytes[start..start + n])))?;
-    let positions = scanned
-        .expect("host_bytes calls its closure")
-        .map_err(|_| PyMemoryError::new_err(format!("cannot allocate the positions of {n} mask elements")))?;
+    let positions = scanned.expect("host_bytes calls its closure").map_err(|_| no_memory(n))?;
+    let (out, h) = positions_array(py, positions, n)?;
+    wrap(py, out, h)
+}
+
+/// The error for positions or elements of `n` mask elements that memory cannot hold.
+fn no_memory(n: usize) -> PyErr {
+    PyMemoryError::new_err(format!("cannot allocate the positions of {n} mask elements"))
+}
+
+/// `v` itself when its elements are a contiguous run in row-major order, else a row-major copy
+/// (queued with the rest) and the copy's handle.
+fn row_major(py: Python<'_>, v: View) -> PyResult<(View, Option<Arc<BaseHandle>>)> {
+    if v.is_contiguous() {
+        return Ok((v, None));
+    }
+    let (c, h) = cast_view(py, &v, v.dtype())?;
+    Ok((c, Some(h)))
+}
+
+/// A new int64 vector holding `positions` (of elements of an array of `n`), its values' range
+/// recorded, so indexing with it checks nothing again.
+fn positions_array(py: Python<'_>, positions: Vec<i64>, n: usize) -> PyResult<(View, Arc<BaseHandle>)> {
     let count = positions.len();
     let (out, h) = new_array(&[count], DType::I64)?;
     if count > 0 {
@@ -74,11 +91,90 @@ fn _true_positions(py: Python<'_>, mask: &Bound<'_, NdArray>) -> PyResult<Py<NdA
         vm()?.run(py, move |rt| rt.write(id, 0, bytes))?;
         crate::bounds::record(id, 0, n as i64 - 1);
     }
+    Ok((out, h))
+}
+
+/// `a[mask]` for a bool `mask` of `a`'s shape: `a`'s elements where the mask is true, in
+/// row-major order, as a new 1-d array. Computes the mask (one flush). Where `a`'s data is in
+/// host memory (always, on a stack computing there) the elements are copied out of it in one
+/// pass; elsewhere (a device's memory) their positions are gathered on the VM.
+#[pyfunction]
+fn _compress(py: Python<'_>, a: &Bound<'_, NdArray>, mask: &Bound<'_, NdArray>) -> PyResult<Py<NdArray>> {
+    let (a, mask) = (a.get().view().clone(), mask.get().view().clone());
+    if mask.dtype() != DType::Bool || mask.shape != a.shape {
+        return Err(value_err(format!(
+            "a mask of shape {:?} and dtype {} cannot select from an array of shape {:?}",
+            mask.shape,
+            mask.dtype(),
+            a.shape
+        )));
+    }
+    let (mask, _mask_copy) = row_major(py, mask)?;
+    let (a, _a_copy) = row_major(py, a)?;
+    let (n, width) = (a.nelem(), a.dtype().size());
+    let mut scanned = None;
+    vm()?.run(py, |rt| {
+        rt.sync(mask.base.id)?;
+        let start = mask.start as usize;
+        let positions = true_positions(&rt.host_data(mask.base.id)?[start..start + n]);
+        let values = match &positions {
+            Ok(positions) if rt.is_in_host(a.base.id)? => {
+                rt.sync(a.base.id)?;
+                Some(elements_at(rt.host_data(a.base.id)?, a.start as usize, width, positions))
+            }
+            _ => None,
+        };
+        scanned = Some((positions, values));
+        Ok(())
+    })?;
+    let (positions, values) = scanned.expect("run calls its closure");
+    let positions = positions.map_err(|_| no_memory(n))?;
+    let Some(values) = values else {
+        // Gathered where the data lie.
+        let (index, _index_handle) = positions_array(py, positions, n)?;
+        let (out, h) = new_array(&index.shape, a.dtype())?;
+        let gather = [Operand::View(out.clone()), Operand::View(a), Operand::View(index)];
+        vm()?.submit(py, Instruction::new(Opcode::Gather, gather))?;
+        return wrap(py, out, h);
+    };
+    let values = values.map_err(|_| no_memory(n))?;
+    let (out, h) = new_array(&[positions.len()], a.dtype())?;
+    if !values.is_empty() {
+        let id = out.base.id;
+        vm()?.run(py, move |rt| rt.write(id, 0, &values))?;
+    }
     wrap(py, out, h)
+}
+
+/// The bytes of the elements of `width` bytes at `positions` (row-major, non-negative) of the
+/// run of elements starting at element `start` of `data`, in a vector allocated fallibly.
+fn elements_at(data: &[u8], start: usize, width: usize, positions: &[i64]) -> Result<Vec<u8>, TryReserveError> {
+    fn copy<const W: usize>(data: &[u8], start: usize, positions: &[i64], out: &mut Vec<u8>) {
+        for &p in positions {
+            let at = (start + p as usize) * W;
+            out.extend_from_slice(&data[at..at + W]);
+        }
+    }
+    let mut out = Vec::new();
+    out.try_reserve_exact(positions.len() * width)?;
+    match width {
+        1 => copy::<1>(data, start, positions, &mut out),
+        2 => copy::<2>(data, start, positions, &mut out),
+        4 => copy::<4>(data, start, positions, &mut out),
+        8 => copy::<8>(data, start, positions, &mut out),
+        _ => {
+            for &p in positions {
+                let at = (start + p as usize) * width;
+                out.extend_from_slice(&data[at..at + width]);
+            }
+        }
+    }
+    Ok(out)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_true_positions, m)?)?;
+    m.add_function(wrap_pyfunction!(_compress, m)?)?;
     Ok(())
 }
 

@@ -272,11 +272,16 @@ def test_basic_indexing_views_and_assignment(a, data):
 
 
 @SETTINGS
-@given(arrays(["int64", "float64"], max_dims=3), st.data())
+@given(arrays(["int64", "float64", "float32", "int8", "bool"], max_dims=3), st.data())
 def test_masks_get_and_set(a, data):
+    """A mask of every axis selects elements in row-major order, of arrays and masks in any
+    layout, computed or not."""
     mask = data.draw(hnp.arrays("bool", a.shape))
     v = vmnp.asarray(a)
     check(v[vmnp.asarray(mask)], a[mask], exact=True)
+    if a.ndim and data.draw(st.booleans(), label="transposed and computed"):
+        check(vmnp.asarray(a).T[vmnp.asarray(mask).T], a.T[mask.T], exact=True)
+        check(vmnp.asarray(a)[::-1][vmnp.asarray(mask)[::-1] | False], a[::-1][mask[::-1]], exact=True)
     a[mask] = 7
     v[vmnp.asarray(mask)] = 7
     check(v, a, exact=True)

@@ -88,9 +88,8 @@ def getitem(a, key):
     the VM; masks and other fancy indexes have result-dependent shapes and run on the synced
     data."""
     if type(key) is _v.ndarray and key.dtype == _np.bool_ and key.shape == a.shape and a.ndim:
-        # A mask of every axis (``x[x > 0]``): the positions it selects, in order, gathered from
-        # the flattened array (a view where the layout allows).
-        return _vmnp._gather(a if a.ndim == 1 else a.reshape(-1), _vmnp._true_positions(key))
+        # A mask of every axis (``x[x > 0]``): the elements it selects, in row-major order.
+        return _vmnp._compress(a, key)
     idx = _flat_index(a, key)
     if idx is not None:
         return _vmnp._gather(a, idx)

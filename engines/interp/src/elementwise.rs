@@ -4,10 +4,11 @@
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
 use crate::iterate::{
-    Lane, fill_at, fill_run, fill_runs, for_each_row, for_each_view_row, lane, operand, prepare_overwriting,
-    reads_base_of, result, room, rows, update_at, update_run, write_view,
+    Lane, fill_at, fill_run, fill_runs, for_each_row, for_each_view_row, lane, prepare_overwriting, reads_base_of,
+    room, rows, update_at, update_run, write_view,
 };
 use vm_ir::scalar::Cast;
+use vm_ir::semantics;
 use vm_ir::{BinaryOp, DType, Error, Instruction, Opcode, Operand, Result, TypeRule, UnaryOp, View, with_dtype};
 use vm_runtime::{HostMemory, Interrupt};
 
@@ -270,11 +271,78 @@ fn zeroed_result<R: Elem>(out: &View) -> Result<Vec<R>> {
     Ok(values)
 }
 
+/// The float functions cheap enough per element that the loop over a run is compiled around
+/// each (vectorised), written out here as in the tables (called through a pointer per element
+/// otherwise): `-x`, `abs`, `x * x`, `sqrt`, rounding. The oracle test (`tests/opcodes.rs`)
+/// checks them against references of their own, like every opcode.
+macro_rules! inline_float_unary {
+    ($mem:expr, $instr:expr, $dtype:expr, $op:expr, $($t:ty => $d:ident),*) => {
+        match ($dtype, $op) {
+            $(
+                (DType::$d, UnaryOp::Negative) => return map1::<$t, $t>($mem, $instr, |a| -a),
+                (DType::$d, UnaryOp::Absolute) => return map1::<$t, $t>($mem, $instr, <$t>::abs),
+                (DType::$d, UnaryOp::Square) => return map1::<$t, $t>($mem, $instr, |a| a * a),
+                (DType::$d, UnaryOp::Reciprocal) => return map1::<$t, $t>($mem, $instr, |a| 1.0 / a),
+                (DType::$d, UnaryOp::Sqrt) => return map1::<$t, $t>($mem, $instr, <$t>::sqrt),
+                (DType::$d, UnaryOp::Floor) => return map1::<$t, $t>($mem, $instr, <$t>::floor),
+                (DType::$d, UnaryOp::Ceil) => return map1::<$t, $t>($mem, $instr, <$t>::ceil),
+                (DType::$d, UnaryOp::Trunc) => return map1::<$t, $t>($mem, $instr, <$t>::trunc),
+                (DType::$d, UnaryOp::Rint) => return map1::<$t, $t>($mem, $instr, <$t>::round_ties_even),
+            )*
+            _ => {}
+        }
+    };
+}
+
+/// Comparisons (to `bool`) of the dtypes NumPy programs compare most, written out here as in
+/// [`to_bool_binary`] so that their loops are compiled around them (see
+/// [`inline_float_unary`]).
+macro_rules! inline_comparisons {
+    ($mem:expr, $instr:expr, $dtype:expr, $op:expr, $($t:ty => $d:ident),*) => {
+        match ($dtype, $op) {
+            $(
+                (DType::$d, BinaryOp::Equal) => return map2::<$t, bool>($mem, $instr, |a, b| a == b),
+                (DType::$d, BinaryOp::NotEqual) => return map2::<$t, bool>($mem, $instr, |a, b| a != b),
+                (DType::$d, BinaryOp::Less) => return map2::<$t, bool>($mem, $instr, |a, b| a < b),
+                (DType::$d, BinaryOp::LessEqual) => return map2::<$t, bool>($mem, $instr, |a, b| a <= b),
+                (DType::$d, BinaryOp::Greater) => return map2::<$t, bool>($mem, $instr, |a, b| a > b),
+                (DType::$d, BinaryOp::GreaterEqual) => return map2::<$t, bool>($mem, $instr, |a, b| a >= b),
+            )*
+            _ => {}
+        }
+    };
+}
+
+/// Float arithmetic, written out here (it is the tables' `+ - * /`) so that the loop over a run
+/// of elements is compiled around it rather than calling the table's function per element: the
+/// four operations most instructions of a NumPy program are, and `maximum`/`minimum`.
+macro_rules! inline_float_arithmetic {
+    ($mem:expr, $instr:expr, $dtype:expr, $op:expr, $($t:ty => $d:ident),*) => {
+        match ($dtype, $op) {
+            $(
+                (DType::$d, BinaryOp::Add) => return map2::<$t, $t>($mem, $instr, |a, b| a + b),
+                (DType::$d, BinaryOp::Subtract) => return map2::<$t, $t>($mem, $instr, |a, b| a - b),
+                (DType::$d, BinaryOp::Multiply) => return map2::<$t, $t>($mem, $instr, |a, b| a * b),
+                (DType::$d, BinaryOp::Divide) => return map2::<$t, $t>($mem, $instr, |a, b| a / b),
+                (DType::$d, BinaryOp::Maximum) => return map2::<$t, $t>($mem, $instr, semantics::float_maximum),
+                (DType::$d, BinaryOp::Minimum) => return map2::<$t, $t>($mem, $instr, semantics::float_minimum),
+            )*
+            _ => {}
+        }
+    };
+}
+
 /// Executes a [`vm_ir::Kind::Unary`] instruction (`identity` included).
 pub fn unary(instr: &Instruction, unary: UnaryOp, mem: &mut HostMemory) -> Result<()> {
     expect_operands(instr, 2)?;
     let op = instr.opcode;
     let (out_dt, in_dt) = (instr.operands[0].dtype(), instr.operands[1].dtype());
+    if out_dt == in_dt {
+        inline_float_unary!(mem, instr, in_dt, unary, f64 => F64, f32 => F32);
+        if in_dt == DType::Bool && matches!(unary, UnaryOp::Invert | UnaryOp::LogicalNot) {
+            return map1::<bool, bool>(mem, instr, |a| !a);
+        }
+    }
     match op.type_rule() {
         TypeRule::Same(_) => with_dtype!(in_dt, T => {
             let f = T::unary(unary).ok_or_else(|| not_defined(op, in_dt))?;
@@ -291,23 +359,6 @@ pub fn unary(instr: &Instruction, unary: UnaryOp, mem: &mut HostMemory) -> Resul
     }
 }
 
-/// Float arithmetic, written out here (it is the tables' `+ - * /`) so that the loop over a run
-/// of elements is compiled around it rather than calling the table's function per element: the
-/// four operations most instructions of a NumPy program are.
-macro_rules! inline_float_arithmetic {
-    ($mem:expr, $instr:expr, $dtype:expr, $op:expr, $($t:ty => $d:ident),*) => {
-        match ($dtype, $op) {
-            $(
-                (DType::$d, BinaryOp::Add) => return map2::<$t, $t>($mem, $instr, |a, b| a + b),
-                (DType::$d, BinaryOp::Subtract) => return map2::<$t, $t>($mem, $instr, |a, b| a - b),
-                (DType::$d, BinaryOp::Multiply) => return map2::<$t, $t>($mem, $instr, |a, b| a * b),
-                (DType::$d, BinaryOp::Divide) => return map2::<$t, $t>($mem, $instr, |a, b| a / b),
-            )*
-            _ => {}
-        }
-    };
-}
-
 /// Executes a [`vm_ir::Kind::Binary`] instruction.
 pub fn binary(instr: &Instruction, binary: BinaryOp, mem: &mut HostMemory) -> Result<()> {
     expect_operands(instr, 3)?;
@@ -315,6 +366,21 @@ pub fn binary(instr: &Instruction, binary: BinaryOp, mem: &mut HostMemory) -> Re
     let in_dt = instr.operands[1].dtype();
     if instr.operands[0].dtype() == in_dt {
         inline_float_arithmetic!(mem, instr, in_dt, binary, f64 => F64, f32 => F32);
+        match (in_dt, binary) {
+            (DType::Bool, BinaryOp::BitwiseAnd | BinaryOp::LogicalAnd) => {
+                return map2::<bool, bool>(mem, instr, |a, b| a & b);
+            }
+            (DType::Bool, BinaryOp::BitwiseOr | BinaryOp::LogicalOr) => {
+                return map2::<bool, bool>(mem, instr, |a, b| a | b);
+            }
+            (DType::Bool, BinaryOp::BitwiseXor | BinaryOp::LogicalXor) => {
+                return map2::<bool, bool>(mem, instr, |a, b| a ^ b);
+            }
+            _ => {}
+        }
+    }
+    if instr.operands[0].dtype() == DType::Bool {
+        inline_comparisons!(mem, instr, in_dt, binary, f64 => F64, f32 => F32, i64 => I64, i32 => I32);
     }
     match op.type_rule() {
         TypeRule::Same(_) => with_dtype!(in_dt, T => {
@@ -329,16 +395,47 @@ pub fn binary(instr: &Instruction, binary: BinaryOp, mem: &mut HostMemory) -> Re
     }
 }
 
-/// Executes `select out, cond, a, b`: `out = cond ? a : b`.
+/// Executes `select out, cond, a, b`: `out = cond ? a : b`, row by row.
 pub fn select(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     expect_operands(instr, 4)?;
     let out = output(instr)?;
     prepare_overwriting(mem, instr)?;
     with_dtype!(out.dtype(), T => {
-        let cond = operand::<bool>(mem, &instr.operands[1], &out.shape)?;
-        let a = operand::<T>(mem, &instr.operands[2], &out.shape)?;
-        let b = operand::<T>(mem, &instr.operands[3], &out.shape)?;
-        let r = result(out, cond.zip(a.zip(b)).map(|(c, (x, y))| if c { x } else { y }), mem.interrupt())?;
-        write_view(mem, out, r)
+        let interrupt = mem.interrupt();
+        let (c, x, y) = (&instr.operands[1], &instr.operands[2], &instr.operands[3]);
+        let mut values = zeroed_result::<T>(out)?;
+        if let (Some(c), Some(x), Some(y)) = (lane(mem, c, &out.shape)?, lane::<T>(mem, x, &out.shape)?, lane::<T>(mem, y, &out.shape)?) {
+            select_row(&mut values, c, (x, y), interrupt)?;
+        } else {
+            let (c, x, y) = (rows::<bool>(mem, c, &out.shape)?, rows::<T>(mem, x, &out.shape)?, rows::<T>(mem, y, &out.shape)?);
+            for_each_row(&out.shape, &mut values, |idx, row| select_row(row, c.row(idx), (x.row(idx), y.row(idx)), interrupt))?;
+        }
+        write_view(mem, out, values)
     })
+}
+
+/// One row of [`select`]: a loop over slices where the condition and both values are runs (or
+/// a value is a constant), else one reading each lane by position.
+fn select_row<T: Copy>(
+    dst: &mut [T],
+    cond: Lane<'_, bool>,
+    (a, b): (Lane<'_, T>, Lane<'_, T>),
+    interrupt: &Interrupt,
+) -> Result<()> {
+    let pick = |c: bool, x: T, y: T| if c { x } else { y };
+    match (cond, a, b) {
+        (Lane::Run(cs), Lane::Run(xs), Lane::Run(ys)) => {
+            dst.iter_mut().zip(cs.iter().zip(xs.iter().zip(ys))).for_each(|(d, (&c, (&x, &y)))| *d = pick(c, x, y));
+            interrupt.check()
+        }
+        (Lane::Run(cs), Lane::Run(xs), Lane::Const(y)) => {
+            dst.iter_mut().zip(cs.iter().zip(xs)).for_each(|(d, (&c, &x))| *d = pick(c, x, y));
+            interrupt.check()
+        }
+        (Lane::Run(cs), Lane::Const(x), Lane::Run(ys)) => {
+            dst.iter_mut().zip(cs.iter().zip(ys)).for_each(|(d, (&c, &y))| *d = pick(c, x, y));
+            interrupt.check()
+        }
+        (cond, a, b) => with_lane!(cond, |c| fill_at(dst, |k| pick(c(k), a.at(k), b.at(k)), interrupt)),
+    }
 }

@@ -256,6 +256,18 @@ pub enum Lane<'m, T> {
     Const(T),
 }
 
+impl<T: Copy> Lane<'_, T> {
+    /// Element `k`.
+    #[inline]
+    pub fn at(&self, k: usize) -> T {
+        match *self {
+            Lane::Run(run) => run[k],
+            Lane::Line { data, start, stride } => data[(start + k as isize * stride) as usize],
+            Lane::Const(x) => x,
+        }
+    }
+}
+
 /// The elements of a data operand as a [`Lane`] over an array of `shape` (a view of that shape,
 /// its base [`prepare`]d, or a constant); `None` for a view whose elements do not lie on one
 /// line (the caller reads it with [`operand`]).
