@@ -8,7 +8,7 @@
 //!    [`program::Binding`] (addresses, sizes, strides, constants);
 //! 3. compiling the program once with Cranelift ([`cache`], [`codegen`], [`emit`]); operations
 //!    Cranelift has no instruction for are block routines in Rust ([`calls`], [`fastmath`]),
-//!    applying `std` and [`vm_ir::semantics`];
+//!    applying `std`, [`vm_ir::semantics`] and [`vm_math`] (the interpreter's functions);
 //!    on a CPU with AVX-512 or AVX2, a kernel of float arithmetic, sums and products gets a row
 //!    routine the engine assembles itself at the machine's full width ([`rowcode`]: Cranelift's
 //!    vectors are 128-bit), which the compiled function calls for each row;

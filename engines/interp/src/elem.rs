@@ -198,7 +198,7 @@ macro_rules! int_elem {
 int_elem!(i8, i16, i32, i64, u8, u16, u32, u64);
 
 macro_rules! float_elem {
-    ($($t:ty),*) => { $(
+    ($($t:ty => $exp:path, $ln:path);*) => { $(
         impl Elem for $t {
             fn from_scalar(s: Scalar) -> $t {
                 s.get::<$t>()
@@ -243,10 +243,10 @@ macro_rules! float_elem {
                     UnaryOp::Reciprocal => |a| 1.0 / a,
                     UnaryOp::Sqrt => <$t>::sqrt,
                     UnaryOp::Cbrt => <$t>::cbrt,
-                    UnaryOp::Exp => <$t>::exp,
+                    UnaryOp::Exp => $exp,
                     UnaryOp::Exp2 => <$t>::exp2,
                     UnaryOp::Expm1 => <$t>::exp_m1,
-                    UnaryOp::Log => <$t>::ln,
+                    UnaryOp::Log => $ln,
                     UnaryOp::Log2 => <$t>::log2,
                     UnaryOp::Log10 => <$t>::log10,
                     UnaryOp::Log1p => <$t>::ln_1p,
@@ -301,7 +301,8 @@ macro_rules! float_elem {
         }
     )* };
 }
-float_elem!(f32, f64);
+// `exp` and `log` are `vm_math`'s, the cpu engine's too (within an ulp of libm's).
+float_elem!(f32 => vm_math::exp_f32, vm_math::ln_f32; f64 => vm_math::exp_f64, vm_math::ln_f64);
 
 impl Elem for bool {
     fn from_scalar(s: Scalar) -> bool {

@@ -332,6 +332,40 @@ macro_rules! inline_float_arithmetic {
     };
 }
 
+/// `out = f(in)` for a function `f` of [`vm_math`] computed over slices (vectorised for this
+/// CPU: elementwise, it would be compiled for the baseline here, without fused multiply-adds):
+/// runs of the input directly, other rows gathered into a small buffer first.
+fn map_slices<T: Elem + Default>(mem: &mut HostMemory, instr: &Instruction, f: fn(&mut [T], &[T])) -> Result<()> {
+    const GATHERED: usize = 256;
+    let out = output(instr)?;
+    prepare_overwriting(mem, instr)?;
+    let interrupt = mem.interrupt();
+    let row = |dst: &mut [T], a: Lane<'_, T>| -> Result<()> {
+        let mut buffer = [T::default(); GATHERED];
+        for (c, piece) in dst.chunks_mut(GATHERED).enumerate() {
+            match a {
+                Lane::Run(xs) => f(piece, &xs[c * GATHERED..c * GATHERED + piece.len()]),
+                a => {
+                    let gathered = &mut buffer[..piece.len()];
+                    gathered.iter_mut().enumerate().for_each(|(i, x)| *x = a.at(c * GATHERED + i));
+                    f(piece, gathered);
+                }
+            }
+            interrupt.check()?;
+        }
+        Ok(())
+    };
+    let mut values = zeroed_result::<T>(out)?;
+    match lane::<T>(mem, &instr.operands[1], &out.shape)? {
+        Some(a) => row(&mut values, a)?,
+        None => {
+            let a = rows::<T>(mem, &instr.operands[1], &out.shape)?;
+            for_each_row(&out.shape, &mut values, |idx, dst| row(dst, a.row(idx)))?;
+        }
+    }
+    write_view(mem, out, values)
+}
+
 /// Executes a [`vm_ir::Kind::Unary`] instruction (`identity` included).
 pub fn unary(instr: &Instruction, unary: UnaryOp, mem: &mut HostMemory) -> Result<()> {
     expect_operands(instr, 2)?;
@@ -339,6 +373,13 @@ pub fn unary(instr: &Instruction, unary: UnaryOp, mem: &mut HostMemory) -> Resul
     let (out_dt, in_dt) = (instr.operands[0].dtype(), instr.operands[1].dtype());
     if out_dt == in_dt {
         inline_float_unary!(mem, instr, in_dt, unary, f64 => F64, f32 => F32);
+        match (in_dt, unary) {
+            (DType::F64, UnaryOp::Exp) => return map_slices::<f64>(mem, instr, vm_math::exp_f64s),
+            (DType::F32, UnaryOp::Exp) => return map_slices::<f32>(mem, instr, vm_math::exp_f32s),
+            (DType::F64, UnaryOp::Log) => return map_slices::<f64>(mem, instr, vm_math::ln_f64s),
+            (DType::F32, UnaryOp::Log) => return map_slices::<f32>(mem, instr, vm_math::ln_f32s),
+            _ => {}
+        }
         if in_dt == DType::Bool && matches!(unary, UnaryOp::Invert | UnaryOp::LogicalNot) {
             return map1::<bool, bool>(mem, instr, |a| !a);
         }
