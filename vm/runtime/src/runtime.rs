@@ -79,8 +79,9 @@ struct BaseState {
     /// or written by a direct run since, which the host may read after a [`Runtime::sync`]
     /// (the ownership protocol asks for one whatever ran the write). A new base on a stack with
     /// a direct executor is in host memory (nothing has written it: its value is the zeros its
-    /// buffer gets) up to the size of a fill that runs at once, so that a partial write of a
-    /// fresh array (`v = np.empty(n); v[0] = 1.0`) runs at once.
+    /// buffer gets, allocated when first touched), so that partial writes of a fresh array
+    /// (`v = np.empty(n); v[0] = 1.0`, `y = np.empty_like(x)` then a loop storing its columns)
+    /// run at once, whatever its size.
     in_host: bool,
     /// A SYNC is pending in the batch after the last pending write.
     sync_pending: bool,
@@ -173,7 +174,7 @@ impl Runtime {
         let state = BaseState {
             base,
             host_current: false,
-            in_host: self.direct && nelem <= self.direct_fill_elements(),
+            in_host: self.direct,
             sync_pending: false,
             used_until: 0,
             discarded_until: 0,
@@ -351,8 +352,7 @@ impl Runtime {
         })
     }
 
-    /// The most elements a fill with a constant may write to run at once, and the largest new
-    /// base that counts as in host memory ([`DIRECT_FILL_FACTOR`]).
+    /// The most elements a fill with a constant may write to run at once ([`DIRECT_FILL_FACTOR`]).
     fn direct_fill_elements(&self) -> u64 {
         self.options.direct_elements * DIRECT_FILL_FACTOR
     }
@@ -989,13 +989,20 @@ mod tests {
             let (mut rt, _) = direct_runtime_of(direct);
             let [a, b] = [(); 2].map(|()| rt.new_base(DType::F64, 8).unwrap());
             assert_eq!(rt.is_in_host(a.id).unwrap(), direct > 0);
-            // Past the size of a fill run at once: not (reading it would allocate all of it).
-            let large = rt.new_base(DType::F64, 4 * DIRECT_FILL_FACTOR + 1).unwrap();
-            assert!(!rt.is_in_host(large.id).unwrap());
+            // Of any size: a small write of part of it runs at once, allocating it.
+            let large = rt.new_base(DType::F64, 1 << 20).unwrap();
+            assert_eq!(rt.is_in_host(large.id).unwrap(), direct > 0);
+            let direct_before = rt.stats().direct;
+            let part = View::new(large, 1000, &[3], &[1]).unwrap();
+            rt.submit_one(Instruction::new(Opcode::Identity, [part.into(), Scalar::F64(5.0).into()])).unwrap();
+            assert_eq!(rt.stats().direct - direct_before, u64::from(direct > 0));
+            rt.sync(large.id).unwrap();
+            let written = if direct > 0 { 9.0 } else { 7.0 }; // by Direct9 or Fill7, as below
+            assert_eq!(rt.host_slice::<f64>(large.id).unwrap()[1000], written);
             // A write of part of a base nothing has written (`v = np.empty(8); v[2:4] = ...`).
             let part = View::new(a, 2, &[2], &[1]).unwrap();
             rt.submit_one(Instruction::new(Opcode::Identity, [part.into(), Scalar::F64(5.0).into()])).unwrap();
-            assert_eq!(rt.stats().direct, u64::from(direct > 0));
+            assert_eq!(rt.stats().direct, 2 * u64::from(direct > 0));
             rt.submit_one(add_into(b, a)).unwrap(); // larger than direct execution takes
             rt.sync(b.id).unwrap();
             rt.sync(a.id).unwrap();
