@@ -137,7 +137,10 @@ pub unsafe extern "C" fn vm_submit(ctx: *mut VmContext, instrs: *const VmInstruc
         // instructions (whose size in bytes fits in isize, checked above). They are read through
         // references to their fields, only those the tags select.
         let instrs = unsafe { std::slice::from_raw_parts(instrs, n) };
-        ctx.with(|rt| rt.submit_with(n, |i, base_of, slot| instrs[i].decode_into(base_of, i, slot)))
+        ctx.with(|rt| {
+            rt.submit_with(n, |i, base_of, slot| instrs[i].decode_into(base_of, i, slot))?;
+            if rt.flush_wanted() { rt.flush() } else { Ok(()) }
+        })
     })
 }
 

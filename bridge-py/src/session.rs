@@ -111,12 +111,14 @@ impl Vm {
             crate::bounds::forget(out.base.id);
             end_streak(out.base.id);
         }
-        let full = self.with(|rt| {
+        let (full, wanted) = self.with(|rt| {
             rt.submit_one(instr)?;
-            Ok(rt.pending_len() >= FLUSH_AFTER)
+            Ok((rt.pending_len() >= FLUSH_AFTER, rt.flush_wanted()))
         })?;
         if full {
             self.run(py, |rt| rt.flush_full())?;
+        } else if wanted {
+            self.run(py, |rt| rt.flush())?;
         }
         Ok(())
     }
@@ -134,7 +136,7 @@ impl Vm {
         inputs: &mut SmallVec<[Operand; 3]>,
     ) -> PyResult<(View, Arc<BaseHandle>)> {
         let nelem = crate::ops::element_count(shape, dtype)?;
-        let (view, full) = self.with(|rt| {
+        let (view, flush) = self.with(|rt| {
             let base = rt.new_base(dtype, nelem as u64)?;
             let view = View::row_major(base, shape);
             let queued = rt.submit_in_place(|slot| {
@@ -144,7 +146,7 @@ impl Vm {
                 Ok(())
             });
             match queued {
-                Ok(()) => Ok((view, rt.pending_len() >= FLUSH_AFTER)),
+                Ok(()) => Ok((view, (rt.pending_len() >= FLUSH_AFTER, rt.flush_wanted()))),
                 Err(e) => {
                     // The base may have been queued already (a full batch was flushed and failed).
                     let _ = rt.free(base.id);
@@ -153,8 +155,10 @@ impl Vm {
             }
         })?;
         let handle = Arc::new(BaseHandle { base: view.base });
-        if full {
-            self.run(py, |rt| rt.flush_full())?;
+        match flush {
+            (true, _) => self.run(py, |rt| rt.flush_full())?,
+            (false, true) => self.run(py, |rt| rt.flush())?,
+            (false, false) => {}
         }
         Ok((view, handle))
     }

@@ -355,9 +355,10 @@ def test_the_gil_is_released_while_the_vm_runs():
     window = []
 
     def observe():
-        total = vmnp.sum(vmnp.exp(-x * x / 1e6) + vmnp.sin(x) * vmnp.cos(x))
+        y = vmnp.exp(-x * x / 1e6) + vmnp.sin(x) * vmnp.cos(x)
         for _ in range(20):
-            total = total + vmnp.sum(vmnp.sqrt(x + total))
+            y = y + vmnp.sqrt(x + y)
+        total = vmnp.sum(y)  # (a scalar operation on it would run the queue at once)
         t0 = time.perf_counter()
         vmnp.flush()  # one native call: all the work above runs in it
         window.extend([t0, time.perf_counter()])

@@ -347,7 +347,9 @@ impl Vm {
 
     /// Submits one instruction; errors are deferred.
     fn emit(&self, instr: Instruction) {
-        let result = self.rt().submit_one(instr);
+        let mut rt = self.rt();
+        let result = rt.submit_one(instr).and_then(|()| if rt.flush_wanted() { rt.flush() } else { Ok(()) });
+        drop(rt);
         if let Err(e) = result {
             self.record(e);
         }

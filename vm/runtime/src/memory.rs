@@ -373,15 +373,17 @@ pub fn try_collect<I: ExactSizeIterator>(iter: I, base: BaseId, what: &str) -> R
     Ok(v)
 }
 
-/// Freed buffers at least this large go to the pool; smaller ones back to the allocator, which
-/// keeps them cheaply itself. Pooling reaches down to a few pages because a pooled buffer comes
-/// back without being cleared when its new base is written whole before it is read
-/// ([`HostMemory::ensure_overwritten`]): a loop of element-wise operations on arrays of a few
-/// thousand elements otherwise clears every temporary it makes. (And glibc maps blocks from
+/// Freed buffers at least this large go to the pool; smaller ones back to the allocator.
+/// Pooling reaches down to a cache line because a pooled buffer comes back without being
+/// cleared when its new base is written whole before it is read
+/// ([`HostMemory::ensure_overwritten`]), and without the allocator's path for aligned
+/// requests (mimalloc's costs about a thousand instructions for a 64-byte-aligned block): a
+/// loop of element-wise operations on rows or columns of a few hundred elements otherwise
+/// allocates and clears every temporary it makes. (And glibc maps blocks from
 /// 128 KiB up afresh, or returns them to the system when they top its heap: a loop over 300x300
 /// float64 arrays, 720 KB each, ran 2.2x slower in its first second while the allocator's
 /// thresholds adapted.)
-pub const POOL_MIN_BYTES: usize = 1 << 12;
+pub const POOL_MIN_BYTES: usize = 64;
 
 /// The pool holds at most this many buffers (the oldest go first), so that looking one up
 /// stays cheap.
@@ -804,8 +806,8 @@ mod tests {
             assert!(mem.pooled_bytes() <= mem.allocated_bytes().max(POOL_FLOOR_BYTES));
         }
         assert_eq!(mem.pooled_bytes(), POOL_FLOOR_BYTES);
-        // Small buffers never go to the pool.
-        let small = Base { id: BaseId(1000), dtype: DType::U8, nelem: 100 };
+        // Buffers smaller than a cache line never go to the pool.
+        let small = Base { id: BaseId(1000), dtype: DType::U8, nelem: POOL_MIN_BYTES as u64 - 1 };
         mem.ensure(&small).unwrap();
         mem.free(small.id);
         assert_eq!(mem.pooled_bytes(), POOL_FLOOR_BYTES);

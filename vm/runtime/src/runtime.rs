@@ -43,6 +43,14 @@ pub const DIRECT_ELEMENTS: u64 = 4096;
 /// executor ([`Runtime::flush`]).
 pub const SYNC_WITH_BATCH_BYTES: u64 = 64 << 10;
 
+/// The most instructions a pending batch may hold for a small instruction that waits for it
+/// (it reads what the batch computes) to ask for the batch to run ([`Runtime::flush_wanted`]),
+/// with SYNCs of its bases: a loop of small operations after a few large ones (`out = c * (y1 +
+/// y2)`, then a loop over `out`'s rows) then runs at once after its first step, instead of
+/// queued behind them, while a long batch (a loop of large operations) keeps what it would
+/// fuse.
+pub const FLUSH_FOR_DIRECT: usize = 32;
+
 /// How many times [`RuntimeOptions::direct_elements`] a fill with a constant may write to run at
 /// once (32,768 elements by default: 256 KiB of float64, written in tens of microseconds).
 pub const DIRECT_FILL_FACTOR: u64 = 8;
@@ -126,6 +134,8 @@ pub struct Runtime {
     failed: HashMap<BaseId, Error>,
     next_base: u64,
     pending: Vec<Instruction>,
+    /// See [`Runtime::flush_wanted`].
+    flush_wanted: bool,
     /// Bases a SYNC of the pending batch makes current once it has run.
     syncs: Vec<BaseId>,
     /// Of `syncs`, the bases synced along with the ones asked for (`sync_small_outputs`).
@@ -154,6 +164,7 @@ impl Runtime {
             failed: HashMap::default(),
             next_base: 1,
             pending: Vec::new(),
+            flush_wanted: false,
             syncs: Vec::new(),
             synced_along: Vec::new(),
             left_queue: 0,
@@ -251,7 +262,7 @@ impl Runtime {
                 freed.extend(instr.views().filter_map(|v| self.bases.remove(&v.base.id)));
             }
         }
-        if n == 1 && self.direct && self.runs_direct(&self.pending[start]) {
+        if n == 1 && self.direct && self.runs_direct(&self.pending[start], false) {
             self.stats.instructions += 1;
             let instr = self.pending.pop().expect("made above");
             return self.run_direct(instr);
@@ -262,6 +273,9 @@ impl Runtime {
             flush |= track(&mut self.bases, &mut self.memory, &mut self.syncs, &self.pending[i], number);
         }
         self.stats.instructions += n as u64;
+        if n == 1 && !flush {
+            self.want_flush_for_last();
+        }
         self.queued(flush)
     }
 
@@ -294,21 +308,72 @@ impl Runtime {
             return Err(e.at_instruction(0));
         }
         self.stats.instructions += 1;
-        if self.direct && self.runs_direct(&self.pending[i]) {
+        if self.direct && self.runs_direct(&self.pending[i], false) {
             let instr = self.pending.pop().expect("pushed above");
             return self.run_direct(instr);
         }
         let number = self.left_queue + i as u64;
         let flush = track(&mut self.bases, &mut self.memory, &mut self.syncs, &self.pending[i], number);
+        if !flush {
+            self.want_flush_for_last();
+        }
         self.queued(flush)
+    }
+
+    /// Asks for a flush ([`Runtime::flush_wanted`]) when the instruction just queued last is
+    /// small and waits for a short batch ([`FLUSH_FOR_DIRECT`]) to compute a large array it
+    /// reads part of (a row of a matrix the batch computes: more of its rows are likely to
+    /// follow), queueing SYNCs of its bases. One reading a small result (a sum) stays queued:
+    /// what follows it may well be large work the batch can still join.
+    fn want_flush_for_last(&mut self) {
+        let i = self.pending.len() - 1;
+        if !self.direct || i > FLUSH_FOR_DIRECT {
+            return;
+        }
+        let instr = &self.pending[i];
+        let reads_part_of_large = instr.operands[1..].iter().filter_map(Operand::as_view).any(|v| {
+            v.base.nelem > self.options.direct_elements
+                && self.bases.get(&v.base.id).is_some_and(|state| !state.in_host)
+        });
+        if reads_part_of_large && self.runs_direct(instr, true) {
+            self.sync_bases_of_last();
+            self.flush_wanted = true;
+        }
+    }
+
+    /// True when the pending batch is short and ends with a small instruction that waited for
+    /// it, followed by SYNCs of that instruction's bases ([`FLUSH_FOR_DIRECT`]): running it now
+    /// ([`Runtime::flush`]) lets the small instructions that follow run at once. The runtime
+    /// leaves the flush to the frontend (which may release a lock first, as Python's GIL).
+    pub fn flush_wanted(&self) -> bool {
+        self.flush_wanted
+    }
+
+    /// Queues a SYNC of each base of the last pending instruction, without flushing: its
+    /// inputs, which the batch computes, and its output are in host memory after the batch.
+    fn sync_bases_of_last(&mut self) {
+        let last = self.pending.last().expect("an instruction is pending");
+        let mut bases: Vec<Base> = Vec::new();
+        for v in last.views() {
+            if !bases.contains(&v.base) {
+                bases.push(v.base);
+            }
+        }
+        for base in bases {
+            let number = self.left_queue + self.pending.len() as u64;
+            self.pending.push(Instruction::new(Opcode::Sync, [Operand::View(View::of_base(base))]));
+            let sync = self.pending.last().expect("just pushed");
+            track(&mut self.bases, &mut self.memory, &mut self.syncs, sync, number);
+        }
     }
 
     /// True when checked instruction `instr` may run at once ([`Runtime::submit_in_place`]): an
     /// element-wise, reduction, scan, range, random, gather or scatter instruction touching at
     /// most [`RuntimeOptions::direct_elements`] elements per operand, whose inputs are current
     /// in host memory (nothing queued writes them), and whose output base nothing queued uses
-    /// and is current too, unless the instruction writes all of it.
-    fn runs_direct(&self, instr: &Instruction) -> bool {
+    /// and is current too, unless the instruction writes all of it. With `once_synced`, what
+    /// the pending batch computes counts as current (it would be after running it).
+    fn runs_direct(&self, instr: &Instruction, once_synced: bool) -> bool {
         let kind = instr.opcode.kind();
         if matches!(kind, Kind::System | Kind::Nothing) || instr.output().is_none() {
             return false;
@@ -344,11 +409,12 @@ impl Runtime {
                 return false;
             }
             let failed = self.failed.contains_key(&v.base.id);
+            let in_host = state.in_host || once_synced;
             if k > 0 {
-                return state.in_host && !failed;
+                return in_host && !failed;
             }
             let whole = v.is_whole_base() && kind != Kind::Scatter;
-            state.unused_by(self.left_queue) && (whole || (state.in_host && !failed))
+            (state.unused_by(self.left_queue) || once_synced) && (whole || (in_host && !failed))
         })
     }
 
@@ -488,6 +554,7 @@ impl Runtime {
         if self.direct && !self.syncs.is_empty() {
             self.sync_small_outputs();
         }
+        self.flush_wanted = false;
         let mut batch = std::mem::take(&mut self.pending);
         self.left_queue += batch.len() as u64;
         if self.options.trace {
@@ -1048,8 +1115,10 @@ mod tests {
         rt.write(big.id, 0, &[0u8; 64]).unwrap();
         let evens = View::new(big, 0, &[4], &[2]).unwrap();
         let add = |out: Base, x: Operand, y: Operand| Instruction::new(Opcode::Add, [View::of_base(out).into(), x, y]);
-        // Too large to run at once: queued.
-        rt.submit_one(add(big, View::of_base(big).into(), Scalar::F64(1.0).into())).unwrap();
+        // Too large to run at once: queued (more than a small instruction runs to run after).
+        for _ in 0..=FLUSH_FOR_DIRECT {
+            rt.submit_one(add(big, View::of_base(big).into(), Scalar::F64(1.0).into())).unwrap();
+        }
         // Reading what the queue computes (read after write): queued, and so is what reads that.
         rt.submit_one(add(b, evens.clone().into(), Scalar::F64(1.0).into())).unwrap();
         rt.submit_one(add_into(c, b)).unwrap();
@@ -1066,7 +1135,32 @@ mod tests {
         assert_eq!(rt.host_slice::<f64>(a.id).unwrap(), &[7.0; 4], "the stack ran it");
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 1);
-        assert_eq!(seen[0].matches("\nadd").count(), 5, "{}", seen[0]);
+        assert_eq!(seen[0].matches("\nadd").count(), 5 + FLUSH_FOR_DIRECT, "{}", seen[0]);
+    }
+
+    #[test]
+    fn a_small_instruction_waiting_for_a_short_batch_asks_for_a_flush_and_what_follows_runs_at_once() {
+        let (mut rt, seen) = direct_runtime();
+        let [b, c] = [(); 2].map(|()| rt.new_base(DType::F64, 4).unwrap());
+        let big = rt.new_base(DType::F64, 8).unwrap();
+        rt.write(big.id, 0, &[0u8; 64]).unwrap();
+        let evens = View::new(big, 0, &[4], &[2]).unwrap();
+        let add = |out: Base, x: Operand| {
+            Instruction::new(Opcode::Add, [View::of_base(out).into(), x, Scalar::F64(1.0).into()])
+        };
+        rt.submit_one(add(big, View::of_base(big).into())).unwrap();
+        assert_eq!((rt.stats().direct, seen.lock().unwrap().len()), (0, 0), "too large: queued");
+        // It reads what the queue computes: queued, with SYNCs of its bases, and a flush wanted.
+        rt.submit_one(add(b, evens.into())).unwrap();
+        assert!(rt.flush_wanted());
+        rt.flush().unwrap();
+        assert!(!rt.flush_wanted());
+        // What reads its output (or the batch's) runs at once.
+        rt.submit_one(add_into(c, b)).unwrap();
+        assert_eq!(rt.stats().direct, 1);
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 1);
+        assert_eq!((seen[0].matches("\nadd").count(), seen[0].matches("\nsync").count()), (2, 2), "{}", seen[0]);
     }
 
     #[test]
