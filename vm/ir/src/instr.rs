@@ -362,6 +362,9 @@ pub fn visits_each_element_once(v: &View) -> bool {
     if let ([n], [s]) = (&v.shape[..], &v.stride[..]) {
         return *n <= 1 || *s != 0;
     }
+    if v.is_contiguous() {
+        return true; // (most outputs: a new array)
+    }
     let mut dims: SmallVec<[(u64, u64); 8]> =
         v.shape.iter().zip(&v.stride).filter(|&(&n, _)| n > 1).map(|(&n, &s)| (s.unsigned_abs(), n as u64)).collect();
     if v.nelem() == 0 {
