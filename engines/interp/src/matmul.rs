@@ -67,6 +67,50 @@ fn lane_dot<T: Copy>(xs: &[T], ys: &[T], zero: T, add: impl Fn(T, T) -> T, mul: 
     rest.fold(combined(partial, &add), |sum, (&x, &y)| add(sum, mul(x, y)))
 }
 
+/// [`lane_dot`] compiled for the widest vectors this CPU has: the same additions in the same
+/// order (no fused multiply-adds: Rust never contracts), so the same bits, at a few elements
+/// per instruction (a row-column pair of a product is as long as a matrix is wide: `L[i, :i] @
+/// x[:i]` in a loop is mostly this).
+#[inline]
+fn wide_lane_dot<T: Copy>(xs: &[T], ys: &[T], zero: T, add: impl Fn(T, T) -> T, mul: impl Fn(T, T) -> T) -> T {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the processor has AVX-512F.
+            return unsafe { lane_dot_avx512(xs, ys, zero, add, mul) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2.
+            return unsafe { lane_dot_avx2(xs, ys, zero, add, mul) };
+        }
+    }
+    lane_dot(xs, ys, zero, add, mul)
+}
+
+/// [`lane_dot`] compiled for AVX-512.
+///
+/// # Safety
+/// The processor must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2")]
+unsafe fn lane_dot_avx512<T: Copy>(xs: &[T], ys: &[T], zero: T, add: impl Fn(T, T) -> T, mul: impl Fn(T, T) -> T) -> T {
+    lane_dot(xs, ys, zero, add, mul)
+}
+
+/// [`lane_dot`] compiled for AVX2.
+///
+/// # Safety
+/// The processor must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn lane_dot_avx2<T: Copy>(xs: &[T], ys: &[T], zero: T, add: impl Fn(T, T) -> T, mul: impl Fn(T, T) -> T) -> T {
+    lane_dot(xs, ys, zero, add, mul)
+}
+
+/// Row-column pairs at least this long that are not both contiguous are copied into slices
+/// first, for [`wide_lane_dot`] (a column of a row-major matrix: `A[:j, j]`).
+const GATHER_FROM: usize = 16;
+
 /// The partial sums of [`LANES`] combined pairwise.
 #[inline]
 fn combined<T: Copy>([p0, p1, p2, p3, p4, p5, p6, p7]: [T; LANES], add: impl Fn(T, T) -> T) -> T {
@@ -87,15 +131,33 @@ fn float_product<'m, T: Elem>(
     let [sa0, sa1, sb0, sb1] = [a.stride[0], a.stride[1], b.stride[0], b.stride[1]].map(|s| s as isize);
     let (a0, b0) = (a.start as isize, b.start as isize);
     let contiguous = k <= 1 || (sa1 == 1 && sb0 == 1);
+    // Scratch for a pair gathered into slices (the same terms in the same order).
+    let mut pair: (Vec<T>, Vec<T>) = (Vec::new(), Vec::new());
+    if !contiguous && k >= GATHER_FROM {
+        try_vec_for(&mut pair.0, k)?;
+        try_vec_for(&mut pair.1, k)?;
+    }
     Ok((0..m * n).map(move |ij| {
         let (i, j) = ((ij / n) as isize, (ij % n) as isize);
         let (row, col) = (a0 + i * sa0, b0 + j * sb1);
         if contiguous && k > 0 {
-            lane_dot(&x[row as usize..row as usize + k], &y[col as usize..col as usize + k], zero, add, mul)
+            wide_lane_dot(&x[row as usize..row as usize + k], &y[col as usize..col as usize + k], zero, add, mul)
+        } else if k >= GATHER_FROM {
+            let (xs, ys) = &mut pair;
+            xs.clear();
+            ys.clear();
+            xs.extend((0..k as isize).map(|p| x[(row + p * sa1) as usize]));
+            ys.extend((0..k as isize).map(|p| y[(col + p * sb0) as usize]));
+            wide_lane_dot(xs, ys, zero, add, mul)
         } else {
             lane_sum(k, zero, add, |p| mul(x[(row + p as isize * sa1) as usize], y[(col + p as isize * sb0) as usize]))
         }
     }))
+}
+
+/// Reserves room for `k` elements in `v` (fallibly: `k` is a dimension of the operands).
+fn try_vec_for<T>(v: &mut Vec<T>, k: usize) -> Result<()> {
+    v.try_reserve_exact(k).map_err(|_| vm_ir::Error::OutOfMemory(format!("matmul: room for a row of {k} elements")))
 }
 
 /// Executes a `matmul` instruction.

@@ -88,6 +88,35 @@ fn float_products_sum_in_eight_partials_whatever_the_layout() {
     assert_eq!(env.read::<f64>(&out), vec![0.0]);
 }
 
+/// Long row-column pairs (vectorised, strided ones gathered first) sum in the same order too:
+/// the same bits from a contiguous row and column as from strided ones.
+#[test]
+fn long_float_products_sum_in_eight_partials_whatever_the_layout() {
+    let k = 37;
+    let xs: Vec<f64> = (0..k).map(|i| ((i * 7919 % 113) as f64 - 56.0) * 10f64.powi(i as i32 % 9 - 4)).collect();
+    let ys: Vec<f64> = (0..k).map(|i| 1.0 + (i % 5) as f64 / 3.0).collect();
+    let mut partial = [0.0f64; 8];
+    for p in 0..k / 8 * 8 {
+        partial[p % 8] += xs[p] * ys[p];
+    }
+    let [p0, p1, p2, p3, p4, p5, p6, p7] = partial;
+    let want = (k / 8 * 8..k).fold(((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)), |s, p| s + xs[p] * ys[p]);
+    let mut env = matmul_env();
+    let row = env.array_nd(&xs, &[1, k]);
+    let column = env.array_nd(&ys, &[k, 1]);
+    let out = env.empty(DType::F64, &[1, 1]);
+    env.run1(MM, vec![v(&out), v(&row), v(&column)]).unwrap();
+    assert_eq!(env.read::<f64>(&out)[0].to_bits(), want.to_bits());
+    // A column of a row-major matrix times a row of another, reversed.
+    let spread = env.array(&xs.iter().flat_map(|&x| [x, 0.0, 0.0]).collect::<Vec<f64>>());
+    let strided = View::new(spread.base, 0, &[1, k], &[0, 3]).unwrap();
+    let reversed = env.array(&ys.iter().rev().copied().collect::<Vec<f64>>());
+    let backwards = View::new(reversed.base, k as i64 - 1, &[k, 1], &[-1, 0]).unwrap();
+    let out = env.empty(DType::F64, &[1, 1]);
+    env.run1(MM, vec![v(&out), v(&strided), v(&backwards)]).unwrap();
+    assert_eq!(env.read::<f64>(&out)[0].to_bits(), want.to_bits());
+}
+
 #[test]
 fn matmul_rejects_bad_operands() {
     let mut env = matmul_env();
