@@ -78,6 +78,13 @@ pub fn matmul_arrays(py: Python<'_>, a: &Bound<'_, NdArray>, b: &Bound<'_, NdArr
     let (rows, cols) = (va.ndim() == 1, vb.ndim() == 1);
     let (ma, mb) = (as_matrix(va, true)?, as_matrix(vb, false)?);
     let shape = [ma.shape[0], mb.shape[1]];
+    if rows && cols {
+        // A vector dot product: NumPy's scalar, computed at once where it may be.
+        let inputs = [Operand::View(ma.clone()), Operand::View(mb.clone())];
+        if let Some(x) = vm()?.with(|rt| rt.compute_element(op, dtype, &shape, &inputs))? {
+            return crate::array::numpy_scalar_of(py, x).map(Some);
+        }
+    }
     let (view, handle) =
         vm()?.submit_new(py, &shape, dtype, op, &mut smallvec![Operand::View(ma), Operand::View(mb)])?;
     let view = match (rows, cols) {

@@ -16,7 +16,7 @@ use vm_ir::extension::ExtensionRule;
 use vm_ir::instr::{Instruction, Operand};
 use vm_ir::opcode::{Kind, Opcode};
 use vm_ir::view::{Base, BaseId, View};
-use vm_ir::{Error, Result};
+use vm_ir::{Error, Result, Scalar};
 
 /// How a runtime batches and reports.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,7 +110,25 @@ impl BaseState {
     fn unused_by(&self, left_queue: u64) -> bool {
         self.used_until <= left_queue
     }
+
+    /// The state of a base nothing has written yet (in host memory on a stack with a direct
+    /// executor: see `in_host`).
+    fn fresh(base: Base, direct: bool) -> BaseState {
+        BaseState {
+            base,
+            host_current: false,
+            in_host: direct,
+            sync_pending: false,
+            used_until: 0,
+            discarded_until: 0,
+            known: false,
+        }
+    }
 }
+
+/// The id of the one-element base [`Runtime::compute_element`] computes into (never a live
+/// base's: ids count up from 1).
+const SCRATCH_BASE: BaseId = BaseId(u64::MAX);
 
 /// Counters a runtime keeps about itself.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -182,16 +200,7 @@ impl Runtime {
         }
         let base = Base { id: BaseId(self.next_base), dtype, nelem };
         self.next_base += 1;
-        let state = BaseState {
-            base,
-            host_current: false,
-            in_host: self.direct,
-            sync_pending: false,
-            used_until: 0,
-            discarded_until: 0,
-            known: false,
-        };
-        self.bases.insert(base.id, state);
+        self.bases.insert(base.id, BaseState::fresh(base, self.direct));
         Ok(base)
     }
 
@@ -712,6 +721,48 @@ impl Runtime {
         })
     }
 
+    /// The one element that `opcode` computes from `inputs` (an output of one element comes
+    /// first in its operands, row-major of `shape`), computed at once on the direct executor
+    /// into scratch memory when the instruction may run at once ([`Runtime::submit_in_place`]);
+    /// `None` when it may not (the caller records it). No base is made and nothing is queued:
+    /// a loop reading the value of a small dot product or sum each step (`x[i] = (b[i] - L[i,
+    /// :i] @ x[:i]) / L[i, i]`) gets it at the cost of the computation and a check.
+    pub fn compute_element(
+        &mut self,
+        opcode: Opcode,
+        dtype: DType,
+        shape: &[usize],
+        inputs: &[Operand],
+    ) -> Result<Option<Scalar>> {
+        if !self.direct || shape.iter().product::<usize>() != 1 {
+            return Ok(None);
+        }
+        let scratch = Base { id: SCRATCH_BASE, dtype, nelem: 1 };
+        let mut instr = Instruction::empty(opcode);
+        instr.operands.push(Operand::View(View::row_major(scratch, shape)));
+        instr.operands.extend(inputs.iter().cloned());
+        // The scratch base is not in the table: checked as if it were a fresh one.
+        self.bases.insert(SCRATCH_BASE, BaseState::fresh(scratch, true));
+        let direct = self.check(&instr).is_ok() && self.runs_direct(&instr, false);
+        self.bases.remove(&SCRATCH_BASE);
+        if !direct {
+            return Ok(None);
+        }
+        self.stats.instructions += 1;
+        self.stats.direct += 1;
+        let executor = self.stack.direct().expect("runs_direct: the runtime has an executor");
+        self.memory.interrupt().clear();
+        let result = executor.execute_direct(&instr, &mut self.memory).and_then(|()| {
+            let buffer = self.memory.get(SCRATCH_BASE).ok_or_else(|| Error::Internal("no scratch buffer".into()))?;
+            Ok(vm_ir::with_dtype!(dtype, T => Scalar::from(buffer.as_slice::<T>()[0])))
+        });
+        self.memory.free(SCRATCH_BASE);
+        match result {
+            Err(Error::Unsupported(_)) => Ok(None),
+            result => result.map(Some),
+        }
+    }
+
     /// True when an instruction of the pending batch (other than a DISCARD) names base `id`.
     pub fn is_queued(&self, id: BaseId) -> Result<bool> {
         self.bases.get(&id).map(|s| !s.unused_by(self.left_queue)).ok_or(Error::UnknownBase(id.0))
@@ -1102,6 +1153,36 @@ mod tests {
         let seen = seen.lock().unwrap();
         assert_eq!(seen.len(), 1);
         assert!(seen[0].contains("discard") && !seen[0].contains("free") && !seen[0].contains("add"), "{}", seen[0]);
+    }
+
+    #[test]
+    fn one_element_computed_at_once_makes_no_base_and_queues_nothing() {
+        let (mut rt, seen) = direct_runtime();
+        let a = rt.new_base(DType::F64, 4).unwrap();
+        rt.write(a.id, 0, &[0u8; 32]).unwrap();
+        let sum_of = |x: Base| [View::of_base(x).into(), Scalar::I64(0).into()];
+        let live = rt.bases.len();
+        // Direct9 writes 9s: its value, from scratch memory.
+        let got = rt.compute_element(Opcode::AddReduce, DType::F64, &[], &sum_of(a)).unwrap();
+        assert_eq!(got, Some(Scalar::F64(9.0)));
+        assert_eq!((rt.bases.len(), rt.stats().direct), (live, 1));
+        assert!(rt.memory.get(SCRATCH_BASE).is_none(), "the scratch buffer is released");
+        // An input the queue computes, an output of several elements, an operation the
+        // executor refuses: None, and nothing is queued or run.
+        let big = rt.new_base(DType::F64, 8).unwrap();
+        rt.write(big.id, 0, &[0u8; 64]).unwrap();
+        rt.submit_one(add_into(big, big)).unwrap(); // too large to run at once: queued
+        let pending = rt.pending_len();
+        let evens = View::new(big, 0, &[4], &[2]).unwrap();
+        let sum_of_evens = [evens.into(), Scalar::I64(0).into()];
+        assert_eq!(rt.compute_element(Opcode::AddReduce, DType::F64, &[], &sum_of_evens).unwrap(), None);
+        assert_eq!(rt.compute_element(Opcode::Negative, DType::F64, &[4], &[View::of_base(a).into()]).unwrap(), None);
+        assert_eq!(
+            rt.compute_element(Opcode::Sqrt, DType::F64, &[], &[View::new(a, 0, &[], &[]).unwrap().into()]),
+            Err(Error::Execution("sqrt refused".into()))
+        );
+        assert_eq!((rt.pending_len(), rt.stats().direct), (pending, 2), "the refused sqrt ran");
+        assert!(seen.lock().unwrap().is_empty());
     }
 
     #[test]
