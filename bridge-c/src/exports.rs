@@ -139,7 +139,7 @@ pub unsafe extern "C" fn vm_submit(ctx: *mut VmContext, instrs: *const VmInstruc
         let instrs = unsafe { std::slice::from_raw_parts(instrs, n) };
         ctx.with(|rt| {
             rt.submit_with(n, |i, base_of, slot| instrs[i].decode_into(base_of, i, slot))?;
-            if rt.flush_wanted() { rt.flush() } else { Ok(()) }
+            rt.flush_if_wanted()
         })
     })
 }

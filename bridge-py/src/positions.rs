@@ -149,25 +149,23 @@ fn _compress(py: Python<'_>, a: &Bound<'_, NdArray>, mask: &Bound<'_, NdArray>) 
 /// The bytes of the elements of `width` bytes at `positions` (row-major, non-negative) of the
 /// run of elements starting at element `start` of `data`, in a vector allocated fallibly.
 fn elements_at(data: &[u8], start: usize, width: usize, positions: &[i64]) -> Result<Vec<u8>, TryReserveError> {
-    fn copy<const W: usize>(data: &[u8], start: usize, positions: &[i64], out: &mut Vec<u8>) {
+    /// The copy loop, inlined into each arm below so that a constant width becomes one load
+    /// and store per element.
+    #[inline(always)]
+    fn copy(data: &[u8], start: usize, width: usize, positions: &[i64], out: &mut Vec<u8>) {
         for &p in positions {
-            let at = (start + p as usize) * W;
-            out.extend_from_slice(&data[at..at + W]);
+            let at = (start + p as usize) * width;
+            out.extend_from_slice(&data[at..at + width]);
         }
     }
     let mut out = Vec::new();
     out.try_reserve_exact(positions.len() * width)?;
     match width {
-        1 => copy::<1>(data, start, positions, &mut out),
-        2 => copy::<2>(data, start, positions, &mut out),
-        4 => copy::<4>(data, start, positions, &mut out),
-        8 => copy::<8>(data, start, positions, &mut out),
-        _ => {
-            for &p in positions {
-                let at = (start + p as usize) * width;
-                out.extend_from_slice(&data[at..at + width]);
-            }
-        }
+        1 => copy(data, start, 1, positions, &mut out),
+        2 => copy(data, start, 2, positions, &mut out),
+        4 => copy(data, start, 4, positions, &mut out),
+        8 => copy(data, start, 8, positions, &mut out),
+        _ => copy(data, start, width, positions, &mut out),
     }
     Ok(out)
 }

@@ -86,6 +86,28 @@ pub fn vm_err(e: Error) -> PyErr {
     }
 }
 
+/// What to run after queueing an instruction.
+enum NextFlush {
+    /// Nothing yet.
+    None,
+    /// The batch, which is full ([`FLUSH_AFTER`]).
+    Full,
+    /// The batch, which small work waits for ([`Runtime::flush_wanted`]).
+    Wanted,
+}
+
+impl NextFlush {
+    fn of(rt: &Runtime) -> NextFlush {
+        if rt.pending_len() >= FLUSH_AFTER {
+            NextFlush::Full
+        } else if rt.flush_wanted() {
+            NextFlush::Wanted
+        } else {
+            NextFlush::None
+        }
+    }
+}
+
 impl Vm {
     /// Runs `f` on the runtime with the GIL held (for work that executes nothing).
     pub fn with<T>(&self, f: impl FnOnce(&mut Runtime) -> vm_ir::Result<T>) -> PyResult<T> {
@@ -111,16 +133,20 @@ impl Vm {
             crate::bounds::forget(out.base.id);
             end_streak(out.base.id);
         }
-        let (full, wanted) = self.with(|rt| {
+        let next = self.with(|rt| {
             rt.submit_one(instr)?;
-            Ok((rt.pending_len() >= FLUSH_AFTER, rt.flush_wanted()))
+            Ok(NextFlush::of(rt))
         })?;
-        if full {
-            self.run(py, |rt| rt.flush_full())?;
-        } else if wanted {
-            self.run(py, |rt| rt.flush())?;
+        self.flush_as(py, next)
+    }
+
+    /// Runs the flush that queueing asked for ([`NextFlush`]), with the GIL released.
+    fn flush_as(&self, py: Python<'_>, next: NextFlush) -> PyResult<()> {
+        match next {
+            NextFlush::Full => self.run(py, |rt| rt.flush_full()),
+            NextFlush::Wanted => self.run(py, |rt| rt.flush()),
+            NextFlush::None => Ok(()),
         }
-        Ok(())
     }
 
     /// Queues `opcode` over `inputs` writing a new row-major array of `shape` and `dtype` (its
@@ -136,7 +162,7 @@ impl Vm {
         inputs: &mut SmallVec<[Operand; 3]>,
     ) -> PyResult<(View, Arc<BaseHandle>)> {
         let nelem = crate::ops::element_count(shape, dtype)?;
-        let (view, flush) = self.with(|rt| {
+        let (view, next) = self.with(|rt| {
             let base = rt.new_base(dtype, nelem as u64)?;
             let view = View::row_major(base, shape);
             let queued = rt.submit_in_place(|slot| {
@@ -146,7 +172,7 @@ impl Vm {
                 Ok(())
             });
             match queued {
-                Ok(()) => Ok((view, (rt.pending_len() >= FLUSH_AFTER, rt.flush_wanted()))),
+                Ok(()) => Ok((view, NextFlush::of(rt))),
                 Err(e) => {
                     // The base may have been queued already (a full batch was flushed and failed).
                     let _ = rt.free(base.id);
@@ -155,11 +181,7 @@ impl Vm {
             }
         })?;
         let handle = Arc::new(BaseHandle { base: view.base });
-        match flush {
-            (true, _) => self.run(py, |rt| rt.flush_full())?,
-            (false, true) => self.run(py, |rt| rt.flush())?,
-            (false, false) => {}
-        }
+        self.flush_as(py, next)?;
         Ok((view, handle))
     }
 

@@ -347,9 +347,10 @@ impl Vm {
 
     /// Submits one instruction; errors are deferred.
     fn emit(&self, instr: Instruction) {
-        let mut rt = self.rt();
-        let result = rt.submit_one(instr).and_then(|()| if rt.flush_wanted() { rt.flush() } else { Ok(()) });
-        drop(rt);
+        let result = {
+            let mut rt = self.rt();
+            rt.submit_one(instr).and_then(|()| rt.flush_if_wanted())
+        };
         if let Err(e) = result {
             self.record(e);
         }

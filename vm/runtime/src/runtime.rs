@@ -358,6 +358,12 @@ impl Runtime {
         self.flush_wanted
     }
 
+    /// [`Runtime::flush`] when [`Runtime::flush_wanted`]: what a frontend without a lock to
+    /// release calls after queueing.
+    pub fn flush_if_wanted(&mut self) -> Result<()> {
+        if self.flush_wanted { self.flush() } else { Ok(()) }
+    }
+
     /// Queues a SYNC of each base of the last pending instruction, without flushing: its
     /// inputs, which the batch computes, and its output are in host memory after the batch.
     fn sync_bases_of_last(&mut self) {
