@@ -81,6 +81,18 @@ pub fn is_numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(numpy_scalar_types(obj.py())?.iter().any(|(t, _)| ty.is(t.bind(obj.py()))))
 }
 
+/// The VM dtype of NumPy's scalar type `t` (`numpy.float32`); `None` for any other type.
+pub fn numpy_scalar_dtype(t: &Bound<'_, PyType>) -> PyResult<Option<DType>> {
+    Ok(numpy_scalar_types(t.py())?.iter().find(|(s, _)| t.is(s.bind(t.py()))).map(|&(_, d)| d))
+}
+
+static NP_DTYPE_CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// NumPy's class `numpy.dtype`.
+pub fn numpy_dtype_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    NP_DTYPE_CLASS.import(py, "numpy", "dtype")
+}
+
 fn numpy_scalar_types(py: Python<'_>) -> PyResult<&Vec<(Py<PyType>, DType)>> {
     NP_SCALAR_TYPES.get_or_try_init(py, || -> PyResult<Vec<(Py<PyType>, DType)>> {
         let np = py.import("numpy")?;
@@ -761,16 +773,11 @@ methods_calling!(forward, "(see the Python layer)":
     argmax,
     cumsum,
     cumprod,
-    ravel,
-    flatten,
-    transpose,
     swapaxes,
-    astype,
     fill,
     item,
     tolist,
     clip,
-    dot,
     nonzero,
     round,
     squeeze,
@@ -879,6 +886,106 @@ impl NdArray {
     }
 }
 
+/// Methods that programs call in loops, recorded here for their common arguments (the
+/// Python layer takes any other).
+#[pymethods]
+impl NdArray {
+    /// NumPy's `ndarray.ravel` (order 'C'): a view of a row-major array, else a row-major copy.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn ravel(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        if !args.is_empty() || !no_keywords(kwargs) {
+            return forward(slf, "ravel", args, kwargs);
+        }
+        let v = slf.get().view().clone();
+        if v.is_contiguous() {
+            return Ok(slf.get().with_view(slf.py(), flat(&v))?.into_any());
+        }
+        let (copy, h) = ops::cast_view(slf.py(), &v, v.dtype())?;
+        Ok(ops::wrap(slf.py(), flat(&copy), h)?.into_any())
+    }
+
+    /// NumPy's `ndarray.flatten` (order 'C'): a row-major copy, one-dimensional.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn flatten(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        if !args.is_empty() || !no_keywords(kwargs) {
+            return forward(slf, "flatten", args, kwargs);
+        }
+        let v = slf.get().view().clone();
+        let (copy, h) = ops::cast_view(slf.py(), &v, v.dtype())?;
+        Ok(ops::wrap(slf.py(), flat(&copy), h)?.into_any())
+    }
+
+    /// NumPy's `ndarray.transpose`: with no axes, the view with its axes reversed.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn transpose(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        if !args.is_empty() || !no_keywords(kwargs) {
+            return forward(slf, "transpose", args, kwargs);
+        }
+        let v = slf.get().view().clone();
+        let view = View {
+            base: v.base,
+            start: v.start,
+            shape: v.shape.iter().rev().copied().collect(),
+            stride: v.stride.iter().rev().copied().collect(),
+        };
+        Ok(slf.get().with_view(slf.py(), view)?.into_any())
+    }
+
+    /// NumPy's `ndarray.astype(dtype)` of a row-major array (order 'K' keeps that layout) into
+    /// a plain dtype the VM has.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn astype(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        let v = slf.get().view().clone();
+        if args.len() == 1
+            && no_keywords(kwargs)
+            && (v.ndim() <= 1 || v.is_contiguous())
+            && let Some(dtype) = ops::plain_dtype(Some(&args.get_item(0)?))?
+        {
+            let (copy, h) = ops::cast_view(slf.py(), &v, dtype)?;
+            return Ok(ops::wrap(slf.py(), copy, h)?.into_any());
+        }
+        forward(slf, "astype", args, kwargs)
+    }
+
+    /// NumPy's `ndarray.dot(b)`: the product of two vmnp arrays recorded here.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn dot(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
+        if args.len() == 1
+            && no_keywords(kwargs)
+            && let Ok(b) = args.get_item(0)?.cast::<NdArray>()
+            && let Some(r) = crate::extension::matmul_arrays(slf.py(), slf, b)?
+        {
+            return Ok(r);
+        }
+        forward(slf, "dot", args, kwargs)
+    }
+}
+
+/// The one-dimensional view of the row-major (contiguous) view `v`.
+fn flat(v: &View) -> View {
+    View { base: v.base, start: v.start, shape: [v.nelem()][..].into(), stride: [1][..].into() }
+}
+
 fn call1(slf: &Bound<'_, NdArray>, name: &str, args: impl IntoIterator<Item = Py<PyAny>>) -> PyResult<Py<PyAny>> {
     let py = slf.py();
     let mut all: Vec<Py<PyAny>> = vec![slf.clone().into_any().unbind()];
@@ -931,13 +1038,36 @@ fn native_reduction(
     }
 }
 
+/// `ravel(a)`, `transpose(a)` and `copy(a)` (order 'K': a row-major array's copy is
+/// row-major) of a vmnp array, as its methods record them; `None` for a copy in another layout.
+fn native_layout_function(a: &Bound<'_, NdArray>, name: &str) -> PyResult<Option<Py<PyAny>>> {
+    let none = PyTuple::empty(a.py());
+    Ok(Some(match name {
+        "ravel" => NdArray::ravel(a, &none, None)?,
+        "transpose" => NdArray::transpose(a, &none, None)?,
+        _ => {
+            let plain = {
+                let v = a.get().view();
+                v.ndim() <= 1 || v.is_contiguous()
+            };
+            if !plain {
+                return Ok(None);
+            }
+            NdArray::copy(a, &none, None)?
+        }
+    }))
+}
+
 /// A NumPy function as programs call it, recorded natively for the common arguments and
 /// otherwise by the Python function `slow` (vmnp's, with its fallback to NumPy): `dot` and
-/// `matmul` of two vmnp arrays ([`crate::extension::matmul_arrays`]), and the reductions `sum
-/// prod min max any all` of one vmnp array with at most an axis ([`native_reduction`]).
+/// `matmul` of two vmnp arrays ([`crate::extension::matmul_arrays`]), the reductions `sum
+/// prod min max any all` of one vmnp array with at most an axis ([`native_reduction`]), and
+/// `empty zeros ones` and their `_like` forms with plain arguments ([`ops::native_creation`]),
+/// and `ravel transpose copy` of one array ([`native_layout_function`]).
 #[pyclass(frozen, module = "vmnp", name = "_NativeFirst")]
 pub struct NativeFirst {
-    /// `product` for `dot`/`matmul`, else the reduction's name for [`ops::reduce_value`].
+    /// `product` for `dot`/`matmul`, a creation function's name, else the reduction's name for
+    /// [`ops::reduce_value`].
     native: String,
     slow: Py<PyAny>,
 }
@@ -961,7 +1091,16 @@ impl NativeFirst {
                 crate::extension::_dot(py, &a, &args.get_item(1)?)?
             }
             ("product", _) => None,
-            (name, Ok(a)) => match a.cast::<NdArray>() {
+            ("empty" | "zeros" | "ones" | "empty_like" | "zeros_like" | "ones_like", _) => {
+                ops::native_creation(py, &self.native, args, kwargs)?
+            }
+            ("ravel" | "transpose" | "copy", Ok(a)) if args.len() == 1 && no_keywords(kwargs) => {
+                match a.cast::<NdArray>() {
+                    Ok(a) => native_layout_function(a, &self.native)?,
+                    Err(_) => None,
+                }
+            }
+            (name @ ("sum" | "prod" | "min" | "max" | "any" | "all"), Ok(a)) => match a.cast::<NdArray>() {
                 Ok(a) => native_reduction(a, name, &args.get_slice(1, args.len()), kwargs)?,
                 Err(_) => None,
             },

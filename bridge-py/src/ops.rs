@@ -598,14 +598,17 @@ pub struct UfuncBase {
     op: String,
     /// The number of inputs.
     nin: usize,
+    /// NumPy's ufunc of the same name (`None` where NumPy has none): it computes calls on
+    /// numbers only, as NumPy's scalars.
+    numpy: Py<PyAny>,
 }
 
 #[pymethods]
 impl UfuncBase {
     #[new]
-    fn py_new(name: &str, op: &str, nin: usize) -> UfuncBase {
+    fn py_new(name: &str, op: &str, nin: usize, numpy: Py<PyAny>) -> UfuncBase {
         let _ = name; // the Python class keeps NumPy's name
-        UfuncBase { op: op.to_string(), nin }
+        UfuncBase { op: op.to_string(), nin, numpy }
     }
 
     #[pyo3(signature = (*args, **kwargs))]
@@ -643,11 +646,9 @@ impl UfuncBase {
                     || x.is_exact_instance_of::<PyBool>()
                     || crate::array::is_numpy_scalar(&x)?)
             };
-            if !direct && args.iter().map(scalar).collect::<PyResult<Vec<bool>>>()?.iter().all(|&s| s) {
-                let numpy = slf.getattr(pyo3::intern!(py, "_numpy"))?;
-                if !numpy.is_none() {
-                    return Ok(numpy.call1(args.clone())?.unbind());
-                }
+            let numpy = me.numpy.bind(py);
+            if !direct && !numpy.is_none() && args.iter().try_fold(true, |all, x| Ok::<_, PyErr>(all && scalar(x)?))? {
+                return Ok(numpy.call1(args.clone())?.unbind());
             }
         }
         Ok(slf.call_method(pyo3::intern!(py, "_call_any"), args.clone(), kwargs)?.unbind())
@@ -1032,6 +1033,101 @@ fn _plain_shape(shape: &Bound<'_, PyAny>) -> Option<Vec<usize>> {
 fn _empty(py: Python<'_>, shape: Vec<usize>, dtype: &str) -> PyResult<Py<NdArray>> {
     let (v, h) = new_array(&shape, dtype_of(dtype)?)?;
     wrap(py, v, h)
+}
+
+/// `dtype` arguments spelled as programs spell them most (absent or `None`: float64; Python's
+/// `float`, `int`, `bool`; NumPy's scalar types; a dtype object or name of a VM dtype), as the
+/// VM's dtype; `None` for any other (the Python layer's general path, and NumPy's errors).
+pub fn plain_dtype(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
+    let Some(d) = dtype.filter(|d| !d.is_none()) else { return Ok(Some(DType::F64)) };
+    let py = d.py();
+    if let Ok(t) = d.cast::<pyo3::types::PyType>() {
+        if t.is(py.get_type::<PyFloat>()) {
+            return Ok(Some(DType::F64));
+        }
+        if t.is(py.get_type::<PyInt>()) {
+            return Ok(Some(DType::I64));
+        }
+        if t.is(py.get_type::<PyBool>()) {
+            return Ok(Some(DType::Bool));
+        }
+        return crate::array::numpy_scalar_dtype(t);
+    }
+    if let Ok(name) = d.cast_exact::<pyo3::types::PyString>() {
+        return Ok(DType::ALL.into_iter().find(|&t| np_name(t) == name.to_str().unwrap_or_default()));
+    }
+    // A dtype object: its `type`, a NumPy scalar type.
+    match d.getattr_opt(pyo3::intern!(py, "type"))? {
+        Some(t) if d.is_instance(crate::array::numpy_dtype_class(py)?)? => {
+            t.cast::<pyo3::types::PyType>().map_or(Ok(None), |t| crate::array::numpy_scalar_dtype(t))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// True when `v` is dense in column-major order (NumPy's F-contiguity).
+fn column_major(v: &View) -> bool {
+    let mut expect = 1i64;
+    for (&n, &s) in v.shape.iter().zip(&v.stride) {
+        if n != 1 && s != expect {
+            return false;
+        }
+        expect *= n as i64;
+    }
+    true
+}
+
+/// `empty zeros ones (shape, dtype)` and `empty_like zeros_like ones_like (a, dtype)` called
+/// with their common arguments (a plain shape, a plain dtype; an array of vmnp laid out
+/// row-major or in no particular order), made natively: NumPy's cost for the call rather than
+/// the Python layer's. `None` for any other call, which the Python function takes.
+pub fn native_creation(
+    py: Python<'_>,
+    name: &str,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Option<Py<PyAny>>> {
+    let mut dtype = if args.len() == 2 { Some(args.get_item(1)?) } else { None };
+    if args.is_empty() || args.len() > 2 {
+        return Ok(None);
+    }
+    if let Some(k) = kwargs.filter(|k| !k.is_empty()) {
+        match k.get_item(pyo3::intern!(py, "dtype"))? {
+            Some(d) if k.len() == 1 && dtype.is_none() => dtype = Some(d),
+            _ => return Ok(None),
+        }
+    }
+    let first = args.get_item(0)?;
+    let (kind, shape, dtype) = match name.strip_suffix("_like") {
+        Some(kind) => {
+            let Ok(a) = first.cast::<NdArray>() else { return Ok(None) };
+            let v = a.get().view().clone();
+            // Order 'K' keeps a column-major layout: the Python layer makes that one.
+            if v.ndim() > 1 && v.nelem() > 0 && !v.is_contiguous() && column_major(&v) {
+                return Ok(None);
+            }
+            let dtype = match dtype.filter(|d| !d.is_none()) {
+                None => v.dtype(),
+                given => match plain_dtype(given.as_ref())? {
+                    Some(d) => d,
+                    None => return Ok(None),
+                },
+            };
+            (kind, v.shape.to_vec(), dtype)
+        }
+        None => {
+            let Some(shape) = _plain_shape(&first) else { return Ok(None) };
+            let Some(dtype) = plain_dtype(dtype.as_ref())? else { return Ok(None) };
+            (name, shape, dtype)
+        }
+    };
+    let (v, h) = new_array(&shape, dtype)?;
+    let a = Bound::new(py, NdArray::new(v, h))?;
+    // A new base reads as zeros until written (the VM's guarantee): `zeros` records nothing.
+    if kind == "ones" {
+        assign(py, &a, &1i64.into_pyobject(py)?.into_any(), false)?;
+    }
+    Ok(Some(a.into_any().unbind()))
 }
 
 /// `0, 1, ..., n-1` in `dtype` (the `range` instruction).

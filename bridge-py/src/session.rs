@@ -381,8 +381,7 @@ pub fn host_store(py: Python<'_>, id: BaseId, index: usize, bytes: &[u8]) -> PyR
     crate::bounds::forget(id);
     // Held in host memory and used by nothing queued: the write runs nothing (the GIL stays).
     let stored = vm.with(|rt| {
-        if rt.is_in_host(id)? && !rt.is_queued(id)? {
-            rt.write(id, index as u64, bytes)?;
+        if rt.write_in_host(id, index as u64, bytes)? {
             return Ok(Some(true));
         }
         Ok(element_access(rt, id)?.then_some(false))

@@ -1076,3 +1076,46 @@ def test_numpys_blas_threads_sleep_between_calls_unless_the_user_says_otherwise(
     env["OPENBLAS_THREAD_TIMEOUT"] = "12"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert run.stdout.strip() == "12", run.stderr
+
+
+NEW_ARRAYS = [
+    "np.zeros(3)", "np.zeros((2, 3))", "np.zeros([2, 0, 3])", "np.zeros(())", "np.empty((2, 2)).shape",
+    "np.ones((2, 3), np.float32)", "np.ones(4, dtype=int)", "np.zeros(3, bool)", "np.zeros(2, 'uint16')",
+    "np.zeros((2,), numpy.dtype('int8'))", "np.ones(3, None)", "np.zeros((2, 2), order='F')",
+    "np.zeros_like(np.arange(6).reshape(2, 3))", "np.ones_like(np.arange(6.0), dtype=np.int32)",
+    "np.zeros_like(np.ones((3, 4))[::2, ::-1])", "np.empty_like(np.ones((2, 3)).T).shape",
+    "np.ones_like(np.ones((3, 4)).T)", "np.zeros_like(np.arange(4.0), dtype=None)",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("code", NEW_ARRAYS)
+def test_new_arrays_are_numpys_whatever_the_spelling(code):
+    want, got = (eval(code, {"np": m, "numpy": numpy}) for m in (numpy, vmnp))  # noqa: S307 (the test's own)
+    agree(got, want)
+    if hasattr(want, "strides") and want.size:  # the layout too ('K' keeps a column-major one)
+        assert got.strides == want.strides, (code, got.strides, want.strides)
+
+
+LAYOUTS = {
+    "row-major": "a = np.arange(12.0).reshape(3, 4)",
+    "transposed": "a = np.arange(12.0).reshape(3, 4).T",
+    "strided": "a = np.arange(24).reshape(4, 6)[::2, 1::2]",
+    "reversed": "a = np.arange(5.0)[::-1]",
+    "0-d": "a = np.arange(3.0)[1, ...]",
+}
+LAYOUT_CALLS = [
+    "a.ravel()", "np.ravel(a)", "a.flatten()", "a.transpose()", "np.transpose(a)", "np.copy(a)", "a.copy()",
+    "a.astype(np.int32)", "a.astype('float32')", "a.astype(bool)", "a.astype(None)", "a.dot(a.T)",
+]  # fmt: skip
+
+
+# (A product of 0-d arrays is NumPy's scalar, which a 0-d vmnp array stands for.)
+@pytest.mark.parametrize(
+    ("layout", "call"), [(lay, c) for lay in LAYOUTS for c in LAYOUT_CALLS if not (lay == "0-d" and "dot" in c)]
+)
+def test_layout_functions_are_numpys_views_and_copies(layout, call):
+    # Values, shape, dtype and strides as NumPy's; a view writes through to `a`, a copy does not.
+    code = f"{LAYOUTS[layout]}\nr = {call}\nbefore = a.copy()\nif r.size: r.reshape(-1)[0] = 99\nout = (r, a, before)"
+    want, got = (run_with_numpy(code, m) for m in (numpy, vmnp))
+    agree(got, want)
+    assert got[0].strides == want[0].strides, (layout, call, got[0].strides, want[0].strides)

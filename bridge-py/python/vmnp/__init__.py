@@ -593,6 +593,9 @@ class ufunc(_vmnp._UfuncBase):
     vmnp arrays and Python numbers only is recorded natively (``_vmnp._UfuncBase``); any other
     goes to ``_call_any``."""
 
+    def __new__(cls, name, op, nin):
+        return super().__new__(cls, name, op, nin, getattr(_np, name, None))
+
     def __init__(self, name, op, nin):
         self.__name__ = name
         self._op = op
@@ -1363,8 +1366,8 @@ def empty(shape, dtype=float, order="C", *, device=None, like=None):
 
 
 def zeros(shape, dtype=float, order="C", *, device=None, like=None):
-    """A new array of zeros."""
-    return _in_order(lambda s: _vmnp._full(s, 0, _dt_or_float(dtype)), shape, order)
+    """A new array of zeros (a new base reads as zeros until written)."""
+    return _in_order(lambda s: _vmnp._empty(s, _dt_or_float(dtype)), shape, order)
 
 
 def ones(shape, dtype=float, order="C", *, device=None, like=None):
@@ -1739,10 +1742,13 @@ for _name, _func in list(globals().items()):
     if _func.__module__.startswith("vmnp") and callable(getattr(_np, _name, None)):
         globals()[_name] = _falling_back(_name, _func, getattr(_np, _name))
 del _name, _func
-# Products of two vmnp arrays, and reductions of one with at most an axis, are recorded
-# natively, without the Python layers.
+# Products of two vmnp arrays, reductions of one with at most an axis, new arrays of a plain
+# shape and dtype, and the layout functions of one array are recorded natively, without the
+# Python layers.
+_NATIVE = ("sum", "prod", "min", "max", "any", "all", "empty", "zeros", "ones", "empty_like", "zeros_like", "ones_like")
+_NATIVE += ("ravel", "transpose", "copy")
 for _native, _name in [("product", "dot"), ("product", "matmul"), ("min", "amin"), ("max", "amax")] + [
-    (_n, _n) for _n in ("sum", "prod", "min", "max", "any", "all")
+    (_n, _n) for _n in _NATIVE
 ]:
     globals()[_name] = _vmnp._NativeFirst(_native, globals()[_name])
 del _native, _name

@@ -145,7 +145,11 @@ def copy(a, order="K", subok=False):
     """A new array with ``a``'s elements: row-major ('C'), column-major ('F'; 'A' for a
     column-major ``a``), or in ``a``'s order in memory ('K')."""
     a = asarray(a)
-    name = _dtype_name(a.dtype)
+    return _copy_in(a, _dtype_name(a.dtype), order)
+
+
+def _copy_in(a, name, order):
+    """:func:`copy` of vmnp array ``a`` into dtype ``name`` (``astype``)."""
     if order in ("K", "k") and a.ndim > 1:
         # The layout of ``a`` in memory: axes by decreasing stride size, each stored ascending.
         axes = sorted(range(a.ndim), key=lambda d: -_b.abs(a._strides[d]))

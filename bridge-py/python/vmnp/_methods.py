@@ -12,7 +12,7 @@ import numpy as _np
 import vmnp as _v
 
 from . import _linalg, _vmnp
-from ._manip import _shape_text
+from ._manip import _copy_in, _shape_text
 
 
 def _np_key(key):
@@ -378,7 +378,7 @@ def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
             return _np.asarray(x).astype(dtype, **kwargs)[()] if _np.ndim(x) == 0 else x.astype(dtype, **kwargs)
 
         return _v._fallback("ndarray.astype", numpy_astype, (a, dtype), {"order": order, "casting": casting})
-    return _vmnp._cast(a, target)
+    return _copy_in(a, target, order)
 
 
 def fill(a, value):

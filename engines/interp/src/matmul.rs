@@ -165,21 +165,24 @@ pub fn matmul(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     // The runtime checked the operands at submit; a stack driven without one gets the same check.
     let (out, a, b) = vm_ir::extension::matmul_operands(instr)?;
     prepare(mem, instr)?;
+    // The values are computed from data borrowed from `mem`, then written into it: one value
+    // (a dot product of vectors) is kept as it is, more are collected first.
+    macro_rules! store {
+        ($values:expr) => {{
+            let mut values = $values;
+            if out.nelem() == 1 {
+                let one = values.next();
+                drop(values);
+                write_view(mem, out, one)
+            } else {
+                let values = result(out, values, mem.interrupt())?;
+                write_view(mem, out, values)
+            }
+        }};
+    }
     match out.dtype() {
-        DType::F64 => {
-            let values = float_product((data(mem, a)?, a), (data(mem, b)?, b), |p: f64, q| p + q, |p, q| p * q)?;
-            let values = result(out, values, mem.interrupt())?;
-            write_view(mem, out, values)
-        }
-        DType::F32 => {
-            let values = float_product((data(mem, a)?, a), (data(mem, b)?, b), |p: f32, q| p + q, |p, q| p * q)?;
-            let values = result(out, values, mem.interrupt())?;
-            write_view(mem, out, values)
-        }
-        _ => with_dtype!(out.dtype(), T => {
-            let values = product((data::<T>(mem, a)?, a), (data::<T>(mem, b)?, b))?;
-            let values = result(out, values, mem.interrupt())?;
-            write_view(mem, out, values)
-        }),
+        DType::F64 => store!(float_product((data(mem, a)?, a), (data(mem, b)?, b), |p: f64, q| p + q, |p, q| p * q)?),
+        DType::F32 => store!(float_product((data(mem, a)?, a), (data(mem, b)?, b), |p: f32, q| p + q, |p, q| p * q)?),
+        _ => with_dtype!(out.dtype(), T => store!(product((data::<T>(mem, a)?, a), (data::<T>(mem, b)?, b))?)),
     }
 }

@@ -718,7 +718,9 @@ impl Runtime {
         }
         state.host_current = true;
         let base = state.base;
-        self.check_failed(id)?;
+        if !self.failed.is_empty() {
+            self.check_failed(id)?;
+        }
         let buffer = self.memory.ensure(&base)?;
         let out_of_range =
             || Error::InvalidArgument(format!("element {index} of base {} which has {}", id.0, base.nelem));
@@ -830,24 +832,11 @@ impl Runtime {
     /// Overwrites elements `[offset, offset + len)` of base `id` from host bytes (`len` given by
     /// `bytes.len()`). Pending work runs first; engines are told to drop their copies.
     pub fn write(&mut self, id: BaseId, offset: u64, bytes: &[u8]) -> Result<()> {
+        if self.write_in_host(id, offset, bytes)? {
+            return Ok(());
+        }
         let state = *self.bases.get(&id).ok_or(Error::UnknownBase(id.0))?;
-        let size = state.base.dtype.size();
-        if !bytes.len().is_multiple_of(size) {
-            return Err(Error::InvalidArgument(format!(
-                "{} bytes is not a whole number of {} elements",
-                bytes.len(),
-                state.base.dtype
-            )));
-        }
-        let len = (bytes.len() / size) as u64;
-        if offset.checked_add(len).is_none_or(|end| end > state.base.nelem) {
-            return Err(Error::InvalidArgument(format!(
-                "writing elements {offset}..{} of base {} which has {}",
-                offset.saturating_add(len),
-                id.0,
-                state.base.nelem
-            )));
-        }
+        let len = written_elements(&state.base, offset, bytes)?;
         let whole = offset == 0 && len == state.base.nelem;
         // Queued instructions that use the base run first, so that they see what it held
         // before (a DISCARD of it may wait: it only drops engines' copies). Writing all of a
@@ -860,7 +849,7 @@ impl Runtime {
             self.sync_unchecked(id)?;
         }
         let buffer = self.memory.ensure(&state.base)?;
-        buffer.write_bytes(offset as usize * size, bytes)?;
+        buffer.write_bytes(offset as usize * state.base.dtype.size(), bytes)?;
         if whole {
             self.failed.remove(&id);
         }
@@ -869,6 +858,25 @@ impl Runtime {
         let state = self.bases.get_mut(&id).expect("looked up above");
         (state.host_current, state.in_host) = (true, true);
         Ok(())
+    }
+
+    /// [`Runtime::write`] when host memory holds base `id` and nothing queued uses it (the
+    /// element stores of a Python loop): the bytes are written at once, with one table lookup
+    /// before the write; false, with nothing done, for any other base.
+    pub fn write_in_host(&mut self, id: BaseId, offset: u64, bytes: &[u8]) -> Result<bool> {
+        let state = self.bases.get(&id).ok_or(Error::UnknownBase(id.0))?;
+        if !state.in_host || !state.unused_by(self.left_queue) {
+            return Ok(false);
+        }
+        let base = state.base;
+        let len = written_elements(&base, offset, bytes)?;
+        self.memory.ensure(&base)?.write_bytes(offset as usize * base.dtype.size(), bytes)?;
+        if offset == 0 && len == base.nelem && !self.failed.is_empty() {
+            self.failed.remove(&id);
+        }
+        self.queue_discard(id);
+        self.bases.get_mut(&id).expect("looked up above").host_current = true;
+        Ok(true)
     }
 
     /// Registers the extension method `name` with the stack and returns its opcode. Registering
@@ -918,6 +926,29 @@ impl Runtime {
 /// batch; true when it is a SYNC (the batch must be flushed; the bases it syncs join `syncs`). A
 /// base a later FREE of the batch ended is no longer in the table: nothing is left to update
 /// about it.
+/// The number of elements `bytes` holds when written at element `offset` of `base`; an error
+/// when they are not whole elements or reach past its end.
+fn written_elements(base: &Base, offset: u64, bytes: &[u8]) -> Result<u64> {
+    let size = base.dtype.size();
+    if !bytes.len().is_multiple_of(size) {
+        return Err(Error::InvalidArgument(format!(
+            "{} bytes is not a whole number of {} elements",
+            bytes.len(),
+            base.dtype
+        )));
+    }
+    let len = (bytes.len() / size) as u64;
+    if offset.checked_add(len).is_none_or(|end| end > base.nelem) {
+        return Err(Error::InvalidArgument(format!(
+            "writing elements {offset}..{} of base {} which has {}",
+            offset.saturating_add(len),
+            base.id.0,
+            base.nelem
+        )));
+    }
+    Ok(len)
+}
+
 fn track(
     bases: &mut HashMap<BaseId, BaseState>,
     memory: &mut HostMemory,
@@ -1069,6 +1100,28 @@ mod tests {
 
     fn add_into(out: Base, x: Base) -> Instruction {
         Instruction::new(Opcode::Add, [View::of_base(out).into(), View::of_base(x).into(), Scalar::F64(1.0).into()])
+    }
+
+    #[test]
+    fn a_write_in_host_memory_runs_nothing_and_a_queued_base_is_left_to_write() {
+        let (mut rt, seen) = direct_runtime_of(4);
+        let [a, b] = [(); 2].map(|()| rt.new_base(DType::F64, 8).unwrap());
+        // A fresh base is in host memory: written at once, one DISCARD queued for the engines.
+        assert!(rt.write_in_host(a.id, 3, &2.5f64.to_ne_bytes()).unwrap());
+        assert!(rt.write_in_host(a.id, 4, &1.5f64.to_ne_bytes()).unwrap());
+        assert_eq!(rt.read_in_host(a.id, 3).unwrap(), Some(Scalar::F64(2.5)));
+        assert_eq!(rt.pending_len(), 1, "one DISCARD stands for the run of writes");
+        // Bad writes are errors, with nothing written.
+        assert!(rt.write_in_host(a.id, 8, &1.0f64.to_ne_bytes()).is_err());
+        assert!(rt.write_in_host(a.id, 0, &[0u8; 3]).is_err());
+        // A base a queued instruction uses is not written here (the general write runs the
+        // queue first).
+        rt.submit_one(add_into(b, a)).unwrap();
+        assert!(!rt.write_in_host(b.id, 0, &1.0f64.to_ne_bytes()).unwrap());
+        rt.write(b.id, 0, &1.0f64.to_ne_bytes()).unwrap();
+        assert!(!seen.lock().unwrap().is_empty(), "the queued add ran before the write");
+        rt.sync(b.id).unwrap();
+        assert_eq!(rt.read_in_host(b.id, 0).unwrap(), Some(Scalar::F64(1.0)));
     }
 
     #[test]
