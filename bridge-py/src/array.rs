@@ -1063,7 +1063,8 @@ fn native_layout_function(a: &Bound<'_, NdArray>, name: &str) -> PyResult<Option
 /// `matmul` of two vmnp arrays ([`crate::extension::matmul_arrays`]), the reductions `sum
 /// prod min max any all` of one vmnp array with at most an axis ([`native_reduction`]), and
 /// `empty zeros ones` and their `_like` forms with plain arguments ([`ops::native_creation`]),
-/// and `ravel transpose copy` of one array ([`native_layout_function`]).
+/// `arange(n)` ([`ops::native_arange`]), and `ravel transpose copy` of one array
+/// ([`native_layout_function`]).
 #[pyclass(frozen, module = "vmnp", name = "_NativeFirst")]
 pub struct NativeFirst {
     /// `product` for `dot`/`matmul`, a creation function's name, else the reduction's name for
@@ -1094,6 +1095,7 @@ impl NativeFirst {
             ("empty" | "zeros" | "ones" | "empty_like" | "zeros_like" | "ones_like", _) => {
                 ops::native_creation(py, &self.native, args, kwargs)?
             }
+            ("arange", _) => ops::native_arange(py, args, kwargs)?,
             ("ravel" | "transpose" | "copy", Ok(a)) if args.len() == 1 && no_keywords(kwargs) => {
                 match a.cast::<NdArray>() {
                     Ok(a) => native_layout_function(a, &self.native)?,

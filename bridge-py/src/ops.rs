@@ -1130,6 +1130,28 @@ pub fn native_creation(
     Ok(Some(a.into_any().unbind()))
 }
 
+/// `arange(n)` of a Python int `n` (the common spelling): `0, 1, ..., n-1` in int64, its
+/// values' range recorded for indexing with it; `None` for any other call (the Python layer).
+pub fn native_arange(
+    py: Python<'_>,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Option<Py<PyAny>>> {
+    if args.len() != 1 || kwargs.is_some_and(|k| !k.is_empty()) {
+        return Ok(None);
+    }
+    let n = args.get_item(0)?;
+    // (Two elements or fewer: NumPy's own values, in the Python layer.)
+    let Some(n) = n.is_exact_instance_of::<PyInt>().then(|| n.extract::<i64>().ok()).flatten().filter(|&n| n > 2)
+    else {
+        return Ok(None);
+    };
+    let (v, h) = new_array(&[n as usize], DType::I64)?;
+    vm()?.submit(py, Instruction::new(Opcode::Range, [Operand::View(v.clone())]))?;
+    crate::bounds::record(v.base.id, 0, n - 1);
+    Ok(Some(wrap(py, v, h)?.into_any()))
+}
+
 /// `0, 1, ..., n-1` in `dtype` (the `range` instruction).
 #[pyfunction]
 fn _range(py: Python<'_>, n: usize, dtype: &str) -> PyResult<Py<NdArray>> {

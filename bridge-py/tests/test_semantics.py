@@ -1085,6 +1085,7 @@ NEW_ARRAYS = [
     "np.zeros_like(np.arange(6).reshape(2, 3))", "np.ones_like(np.arange(6.0), dtype=np.int32)",
     "np.zeros_like(np.ones((3, 4))[::2, ::-1])", "np.empty_like(np.ones((2, 3)).T).shape",
     "np.ones_like(np.ones((3, 4)).T)", "np.zeros_like(np.arange(4.0), dtype=None)",
+    "np.arange(7)", "np.arange(2)", "np.arange(0)", "np.arange(-3)", "np.arange(6)[np.arange(3)]",
 ]  # fmt: skip
 
 
