@@ -374,11 +374,12 @@ impl NdArray {
     /// indexing.
     fn basic(&self, key: &Bound<'_, PyAny>) -> PyResult<Option<(View, bool)>> {
         let py = key.py();
-        let items: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
+        // (Inline room for the common keys: no allocation per subscript.)
+        let items: smallvec::SmallVec<[Bound<'_, PyAny>; 4]> = match key.cast::<PyTuple>() {
             Ok(t) => t.iter().collect(),
-            Err(_) => vec![key.clone()],
+            Err(_) => smallvec::smallvec![key.clone()],
         };
-        let mut keys = Vec::with_capacity(items.len());
+        let mut keys: smallvec::SmallVec<[Key; 4]> = smallvec::SmallVec::with_capacity(items.len());
         let mut consumed = 0;
         let mut ellipses = 0;
         for item in &items {
@@ -1038,13 +1039,27 @@ fn native_reduction(
     }
 }
 
-/// `ravel(a)`, `transpose(a)` and `copy(a)` (order 'K': a row-major array's copy is
-/// row-major) of a vmnp array, as its methods record them; `None` for a copy in another layout.
+/// `ravel(a)`, `transpose(a)`, `flip(a)` and `copy(a)` (order 'K': a row-major array's copy is
+/// row-major) of a vmnp array, views as its methods make them; `None` for a copy in another
+/// layout.
 fn native_layout_function(a: &Bound<'_, NdArray>, name: &str) -> PyResult<Option<Py<PyAny>>> {
     let none = PyTuple::empty(a.py());
     Ok(Some(match name {
         "ravel" => NdArray::ravel(a, &none, None)?,
         "transpose" => NdArray::transpose(a, &none, None)?,
+        // (A 0-d array's `flip` is NumPy's scalar: the Python layer's.)
+        "flip" if a.get().view().ndim() == 0 => return Ok(None),
+        "flip" => {
+            // Every axis reversed: the view starts at the last element of each.
+            let mut v = a.get().view().clone();
+            for (&n, s) in v.shape.iter().zip(v.stride.iter_mut()) {
+                if n > 0 {
+                    v.start += (n as i64 - 1) * *s;
+                }
+                *s = -*s;
+            }
+            a.get().with_view(a.py(), v)?.into_any()
+        }
         _ => {
             let plain = {
                 let v = a.get().view();
@@ -1063,7 +1078,7 @@ fn native_layout_function(a: &Bound<'_, NdArray>, name: &str) -> PyResult<Option
 /// `matmul` of two vmnp arrays ([`crate::extension::matmul_arrays`]), the reductions `sum
 /// prod min max any all` of one vmnp array with at most an axis ([`native_reduction`]), and
 /// `empty zeros ones` and their `_like` forms with plain arguments ([`ops::native_creation`]),
-/// `arange(n)` ([`ops::native_arange`]), and `ravel transpose copy` of one array
+/// `arange(n)` ([`ops::native_arange`]), and `ravel transpose flip copy` of one array
 /// ([`native_layout_function`]).
 #[pyclass(frozen, module = "vmnp", name = "_NativeFirst")]
 pub struct NativeFirst {
@@ -1096,7 +1111,7 @@ impl NativeFirst {
                 ops::native_creation(py, &self.native, args, kwargs)?
             }
             ("arange", _) => ops::native_arange(py, args, kwargs)?,
-            ("ravel" | "transpose" | "copy", Ok(a)) if args.len() == 1 && no_keywords(kwargs) => {
+            ("ravel" | "transpose" | "flip" | "copy", Ok(a)) if args.len() == 1 && no_keywords(kwargs) => {
                 match a.cast::<NdArray>() {
                     Ok(a) => native_layout_function(a, &self.native)?,
                     Err(_) => None,

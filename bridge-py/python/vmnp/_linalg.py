@@ -38,7 +38,11 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (NumPy's name)
         vector, ord = True, None
     if not vector or isinstance(ord, str):
         raise _v._UnsupportedDType("a matrix norm of this order")
-    a = _v.absolute(x)
+    if ord is None and axis is None and not keepdims:
+        # NumPy's: the square root of the flattened array's dot product with itself.
+        flat = x.ravel()
+        return _v.sqrt(flat.dot(flat))
+    a = _v.absolute(x) if ord not in (None, 2, 0) else None
     if ord is None or ord == 2:
         r = _v.sqrt(_v.sum(x * x, axis=axes, keepdims=keepdims))
     elif ord == _np.inf:

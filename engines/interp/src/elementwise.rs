@@ -4,8 +4,8 @@
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
 use crate::iterate::{
-    Lane, fill_at, fill_run, fill_runs, for_each_row, for_each_view_row, lane, prepare_overwriting, reads_base_of,
-    room, rows, update_at, update_run, write_view,
+    Lane, PIECE, fill_at, fill_run, fill_runs, for_each_row, for_each_view_row, lane, prepare_overwriting,
+    reads_base_of, room, rows, update_at, update_run, write_view,
 };
 use vm_ir::scalar::Cast;
 use vm_ir::semantics;
@@ -75,18 +75,7 @@ fn in_place<R: Elem>(
     if !out.is_contiguous() || out.dtype() != R::DTYPE {
         return Ok(false);
     }
-    let mut itself: ItselfInputs = 0;
-    for (k, input) in instr.operands[1..].iter().enumerate() {
-        match input.as_view() {
-            Some(v) if v.base.id == out.base.id => {
-                if !v.is_identical(out) || k >= ItselfInputs::BITS as usize {
-                    return Ok(false);
-                }
-                itself |= 1 << k;
-            }
-            _ => {}
-        }
-    }
+    let Some(itself) = itself_inputs(instr, out) else { return Ok(false) };
     let (start, n) = (out.start as usize, out.nelem());
     let run = &mut crate::iterate::buffer(mem, &out.base)?.as_mut_slice::<R>()[start..start + n];
     let (ptr, len) = (run.as_mut_ptr(), run.len());
@@ -123,6 +112,50 @@ fn in_place_rows<R: Elem>(
     let base = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
     compute(mem, base)?;
     Ok(true)
+}
+
+/// All of the buffer of `out`'s base, with `out`'s first offset and stride, for computing the
+/// result where it lies when `out` is one strided line of its base (a column: `A[:, j] -= t`)
+/// and every input reading that base is `out` itself (as in [`in_place`]). `compute` gets host
+/// memory for the other inputs, the base's elements (it writes only `out`'s), the line, and
+/// the inputs that are the output; it answers `Ok(false)`, having written nothing, when it
+/// cannot read the other inputs as lanes, as does this function when `out` does not qualify.
+fn in_place_line<R: Elem>(
+    mem: &mut HostMemory,
+    instr: &Instruction,
+    out: &View,
+    compute: impl FnOnce(&HostMemory, &mut [R], (usize, isize), ItselfInputs) -> Result<bool>,
+) -> Result<bool> {
+    let Some(stride) = out.line_stride() else { return Ok(false) };
+    if stride == 1 || out.nelem() < 2 || out.dtype() != R::DTYPE {
+        return Ok(false);
+    }
+    let Some(itself) = itself_inputs(instr, out) else { return Ok(false) };
+    let all = crate::iterate::buffer(mem, &out.base)?.as_mut_slice::<R>();
+    let (ptr, len) = (all.as_mut_ptr(), all.len());
+    // SAFETY: as in `in_place`: the buffer of `out`'s base is its own allocation, which
+    // `compute` reaches only through this slice (the inputs of that base are `out` itself,
+    // read from the slice) and which no buffer is allocated or freed while it runs.
+    let base = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+    compute(mem, base, (out.start as usize, stride as isize), itself)
+}
+
+/// The inputs of `instr` that are its output `out` ([`ItselfInputs`]); `None` when another
+/// input reads `out`'s base (the result is then computed aside first).
+fn itself_inputs(instr: &Instruction, out: &View) -> Option<ItselfInputs> {
+    let mut itself: ItselfInputs = 0;
+    for (k, input) in instr.operands[1..].iter().enumerate() {
+        match input.as_view() {
+            Some(v) if v.base.id == out.base.id => {
+                if !v.is_identical(out) || k >= ItselfInputs::BITS as usize {
+                    return None;
+                }
+                itself |= 1 << k;
+            }
+            _ => {}
+        }
+    }
+    Some(itself)
 }
 
 /// An element of an output read as an input of the same dtype (see [`ItselfInputs`]):
@@ -205,6 +238,39 @@ fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
         for_each_row(&out.shape, dst, |idx, row| row2(row, (a.row(idx), b.row(idx)), f, interrupt))
     };
     if in_place::<R>(mem, instr, out, compute)? {
+        return Ok(());
+    }
+    let along_line = |mem: &HostMemory, base: &mut [R], (start, stride): (usize, isize), itself_inputs| {
+        let (x, y) = (&instr.operands[1], &instr.operands[2]);
+        let at = |k: usize| (start as isize + k as isize * stride) as usize;
+        if itself_inputs != 0 && A::DTYPE != R::DTYPE {
+            return Err(itself_mismatch(instr));
+        }
+        // The inputs that are not the output, as lanes (`None`: the output itself).
+        let mut lanes = [None, None];
+        for (k, (o, lane_k)) in [x, y].into_iter().zip(&mut lanes).enumerate() {
+            if itself_inputs & (1 << k) == 0 {
+                match lane::<A>(mem, o, &out.shape)? {
+                    Some(l) => *lane_k = Some(l),
+                    None => return Ok(false),
+                }
+            }
+        }
+        let [a, b] = lanes;
+        for (c, first) in (0..out.nelem()).step_by(PIECE).enumerate() {
+            if c > 0 {
+                mem.interrupt().check()?;
+            }
+            for k in first..(first + PIECE).min(out.nelem()) {
+                let i = at(k);
+                let p = a.as_ref().map_or_else(|| itself(&base[i]), |a| a.at(k));
+                let q = b.as_ref().map_or_else(|| itself(&base[i]), |b| b.at(k));
+                base[i] = f(p, q);
+            }
+        }
+        Ok(true)
+    };
+    if in_place_line::<R>(mem, instr, out, along_line)? {
         return Ok(());
     }
     let by_rows = |mem: &HostMemory, base: &mut [R]| -> Result<()> {

@@ -24,7 +24,7 @@ pub const POLL_EVERY: usize = 1 << 14;
 
 /// Results computed between two looks at the flush's [`Interrupt`] (each may cost more than
 /// an element read: a matrix product's).
-const PIECE: usize = POLL_EVERY / 16;
+pub(crate) const PIECE: usize = POLL_EVERY / 16;
 
 /// The base offsets of a view's elements in row-major order of the view's index space (the
 /// last dimension varies fastest). A 0-d view yields its one element; a view with an extent 0

@@ -366,6 +366,60 @@ fn outputs_updated_in_place_read_each_element_before_writing_it() {
     assert_eq!(env.base_data::<bool>(&p.base), vec![false, true, true, false]);
 }
 
+/// A strided line of a base as the output (a column: `A[:, j] -= t`, `A[::-1, 0] = x * y`),
+/// the output itself among the inputs or not, computed where it lies: only the line changes.
+#[test]
+fn strided_lines_are_computed_where_they_lie() {
+    let mut env = Env::new();
+    let ys = iota_f64(12); // 0..12
+    let y = env.array(&ys);
+    let run = View::new(y.base, 8, &[4], &[1]).unwrap(); // 8, 9, 10, 11
+    let line = View::new(y.base, 11, &[4], &[-2]).unwrap(); // 11, 9, 7, 5
+    let m0: Vec<f64> = (0..12).map(|k| 100.0 + k as f64).collect(); // a 4 x 3 matrix
+    // (output column, other input, output first, expected column values)
+    type Case = (i64, i64, vm_ir::Operand, Option<bool>, Opcode, Vec<f64>);
+    let col1 = [101.0, 104.0, 107.0, 110.0];
+    let cases: Vec<Case> = vec![
+        (1, 3, v(&run), Some(true), Opcode::Subtract, col1.iter().zip(8..).map(|(a, k)| a - k as f64).collect()),
+        (1, 3, v(&line), Some(false), Opcode::Divide, col1.iter().zip([11., 9., 7., 5.]).map(|(a, l)| l / a).collect()),
+        (1, 3, c(2.0f64), Some(true), Opcode::Multiply, col1.iter().map(|a| a * 2.0).collect()),
+        (1, 3, v(&run), None, Opcode::Add, [8., 9., 10., 11.].iter().map(|r| r + 2.5).collect()),
+        // The column read bottom up.
+        (
+            10,
+            -3,
+            v(&run),
+            Some(true),
+            Opcode::Subtract,
+            col1.iter().rev().zip(8..).map(|(a, k)| a - k as f64).collect(),
+        ),
+    ];
+    for (start, stride, other, out_first, op, want) in cases {
+        let m = env.array(&m0);
+        let out = View::new(m.base, start, &[4], &[stride]).unwrap();
+        let (a, b) = match out_first {
+            Some(true) => (v(&out), other),
+            Some(false) => (other, v(&out)),
+            None => (other, c(2.5f64)),
+        };
+        env.run1(op, vec![v(&out), a, b]).unwrap();
+        let got = env.base_data::<f64>(&m.base);
+        for (k, w) in want.iter().enumerate() {
+            assert_eq!(got[(start + k as i64 * stride) as usize], *w, "{op} start {start} stride {stride} k {k}");
+        }
+        let written: Vec<usize> = (0..4).map(|k| (start + k * stride) as usize).collect();
+        for (i, (&g, &m)) in got.iter().zip(&m0).enumerate().filter(|(i, _)| !written.contains(i)) {
+            assert_eq!(g, m, "{op}: element {i} is not the output's and kept its value");
+        }
+    }
+    // The column, and another column of its base: computed aside, the same values.
+    let m = env.array(&m0);
+    let (c1, c2) = (View::new(m.base, 1, &[4], &[3]).unwrap(), View::new(m.base, 2, &[4], &[3]).unwrap());
+    env.run1(Opcode::Add, vec![v(&c1), v(&c1), v(&c2)]).unwrap();
+    let got = env.base_data::<f64>(&m.base);
+    assert_eq!([got[1], got[4], got[7], got[10]], [203.0, 209.0, 215.0, 221.0]);
+}
+
 #[test]
 fn instructions_run_in_order_within_a_batch() {
     let mut env = Env::new();
