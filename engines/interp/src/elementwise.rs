@@ -114,6 +114,55 @@ fn in_place_rows<R: Elem>(
     Ok(true)
 }
 
+/// The buffer of output `out` of `instr` as one slice, for the common case computed first:
+/// `out` is all of its base (row-major from element 0) and no input reads that base (a new
+/// result: `a + b`). The buffer is taken as it is (from the pool, not cleared) when the base
+/// has none yet. `compute` gets host memory for the inputs and the slice; it answers
+/// `Ok(false)`, having written nothing, when it cannot read the inputs as runs of their bases
+/// ([`run_input`]), as does this function when `out` does not qualify.
+fn into_whole_output<R: Elem>(
+    mem: &mut HostMemory,
+    instr: &Instruction,
+    out: &View,
+    compute: impl FnOnce(&HostMemory, &mut [R]) -> Result<bool>,
+) -> Result<bool> {
+    if out.dtype() != R::DTYPE || !out.is_whole_base() || reads_base_of(instr, out) {
+        return Ok(false);
+    }
+    // (Inputs that cannot be runs are known before the output's buffer is taken.)
+    if instr.operands[1..].iter().any(|o| o.as_view().is_some_and(|v| !v.is_contiguous())) {
+        return Ok(false);
+    }
+    let all = mem.ensure_overwritten(&out.base)?;
+    if all.dtype() != R::DTYPE || all.nelem() != out.nelem() {
+        return Ok(false); // (a mismatched buffer: the general path reports it)
+    }
+    let all = all.as_mut_slice::<R>();
+    let (ptr, len) = (all.as_mut_ptr(), all.len());
+    // SAFETY: the buffer of `out`'s base is its own allocation, apart from the table of
+    // buffers and from every other buffer; no input reads that base, and `compute` allocates or
+    // frees no buffer, so the slice is the only access to that memory while it runs.
+    let dst = unsafe { std::slice::from_raw_parts_mut(ptr, len) };
+    compute(mem, dst)
+}
+
+/// Input `o` of an instruction writing `n` elements in row-major order as a [`Lane`] of its
+/// elements in that order: a constant, or a contiguous view of an allocated base of `T`'s
+/// dtype (a run of its data); `None` for anything else (the general path reads it).
+fn run_input<'m, T: Elem>(mem: &'m HostMemory, o: &Operand, n: usize) -> Option<Lane<'m, T>> {
+    match o {
+        Operand::Const(c) => (c.dtype() == T::DTYPE).then(|| Lane::Const(T::from_scalar(*c))),
+        Operand::View(v) => {
+            if v.dtype() != T::DTYPE || v.nelem() != n || !v.is_contiguous() {
+                return None;
+            }
+            let buf = mem.get(v.base.id).filter(|b| b.dtype() == T::DTYPE)?;
+            let start = usize::try_from(v.start).ok()?;
+            buf.as_slice::<T>().get(start..start.checked_add(n)?).map(Lane::Run)
+        }
+    }
+}
+
 /// All of the buffer of `out`'s base, with `out`'s first offset and stride, for computing the
 /// result where it lies when `out` is one strided line of its base (a column: `A[:, j] -= t`)
 /// and every input reading that base is `out` itself (as in [`in_place`]). `compute` gets host
@@ -175,6 +224,13 @@ fn itself_mismatch(instr: &Instruction) -> Error {
 /// `out = f(in)` element-wise.
 fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(A) -> R + Copy) -> Result<()> {
     let out = output(instr)?;
+    let new_result = |mem: &HostMemory, dst: &mut [R]| -> Result<bool> {
+        let Some(a) = run_input::<A>(mem, &instr.operands[1], dst.len()) else { return Ok(false) };
+        row1(dst, a, f, mem.interrupt()).map(|()| true)
+    };
+    if into_whole_output::<R>(mem, instr, out, new_result)? {
+        return Ok(());
+    }
     prepare_overwriting(mem, instr)?;
     let compute = |mem: &HostMemory, dst: &mut [R], itself_inputs: ItselfInputs| -> Result<()> {
         let interrupt = mem.interrupt();
@@ -216,6 +272,18 @@ fn row1<A: Copy, R>(dst: &mut [R], a: Lane<'_, A>, f: impl Fn(A) -> R, interrupt
 /// `out = f(in1, in2)` element-wise.
 fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(A, A) -> R + Copy) -> Result<()> {
     let out = output(instr)?;
+    let new_result = |mem: &HostMemory, dst: &mut [R]| -> Result<bool> {
+        let n = dst.len();
+        let (Some(a), Some(b)) =
+            (run_input::<A>(mem, &instr.operands[1], n), run_input::<A>(mem, &instr.operands[2], n))
+        else {
+            return Ok(false);
+        };
+        row2(dst, (a, b), f, mem.interrupt()).map(|()| true)
+    };
+    if into_whole_output::<R>(mem, instr, out, new_result)? {
+        return Ok(());
+    }
     prepare_overwriting(mem, instr)?;
     let compute = |mem: &HostMemory, dst: &mut [R], itself_inputs: ItselfInputs| -> Result<()> {
         let interrupt = mem.interrupt();
