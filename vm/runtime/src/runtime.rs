@@ -273,8 +273,7 @@ impl Runtime {
         }
         if n == 1 && self.direct && self.runs_direct(&self.pending[start], false) {
             self.stats.instructions += 1;
-            let instr = self.pending.pop().expect("made above");
-            return self.run_direct(instr);
+            return self.run_direct_last();
         }
         let mut flush = false;
         for i in start..self.pending.len() {
@@ -318,8 +317,7 @@ impl Runtime {
         }
         self.stats.instructions += 1;
         if self.direct && self.runs_direct(&self.pending[i], false) {
-            let instr = self.pending.pop().expect("pushed above");
-            return self.run_direct(instr);
+            return self.run_direct_last();
         }
         let number = self.left_queue + i as u64;
         let flush = track(&mut self.bases, &mut self.memory, &mut self.syncs, &self.pending[i], number);
@@ -423,7 +421,7 @@ impl Runtime {
             if v.nelem() as u64 > limit && indexed != Some(k) {
                 return false;
             }
-            let failed = self.failed.contains_key(&v.base.id);
+            let failed = !self.failed.is_empty() && self.failed.contains_key(&v.base.id);
             let in_host = state.in_host || once_synced;
             if k > 0 {
                 return in_host && !failed;
@@ -438,23 +436,25 @@ impl Runtime {
         self.options.direct_elements * DIRECT_FILL_FACTOR
     }
 
-    /// Runs `instr` on the direct executor ([`Runtime::submit_in_place`]).
-    fn run_direct(&mut self, instr: Instruction) -> Result<()> {
+    /// Runs the last pending instruction on the direct executor ([`Runtime::submit_in_place`])
+    /// where it lies, then drops it from the batch.
+    fn run_direct_last(&mut self) -> Result<()> {
+        let i = self.pending.len() - 1;
+        let instr = &self.pending[i];
         if self.options.trace {
-            eprintln!("--- VM_TRACE direct ---\n{}", vm_ir::asm::print_batch(std::slice::from_ref(&instr)));
+            eprintln!("--- VM_TRACE direct ---\n{}", vm_ir::asm::print_batch(std::slice::from_ref(instr)));
         }
         self.memory.interrupt().clear();
         let out = instr.output().expect("runs_direct checked it").base;
         let executor = self.stack.direct().expect("the runtime runs direct only with an executor");
-        let result = executor.execute_direct(&instr, &mut self.memory);
+        let result = executor.execute_direct(instr, &mut self.memory);
         if matches!(result, Err(Error::Unsupported(_))) && instr.opcode.kind() == Kind::Extension {
             // An extension method the executor lacks (it refuses before writing): the stack's.
-            let number = self.left_queue + self.pending.len() as u64;
-            self.pending.push(instr);
-            let last = self.pending.last().expect("just pushed");
-            let flush = track(&mut self.bases, &mut self.memory, &mut self.syncs, last, number);
+            let number = self.left_queue + i as u64;
+            let flush = track(&mut self.bases, &mut self.memory, &mut self.syncs, instr, number);
             return self.queued(flush);
         }
+        self.pending.truncate(i);
         self.stats.direct += 1;
         let state = self.bases.get_mut(&out.id).expect("runs_direct checked it");
         if let Err(e) = result {
@@ -463,8 +463,9 @@ impl Runtime {
             return Err(e);
         }
         (state.host_current, state.in_host) = (false, true);
-        self.failed.remove(&out.id); // (written whole)
-        if state.known {
+        let known = state.known;
+        self.forget_failure(out.id); // (written whole)
+        if known {
             self.queue_discard(out.id);
             return self.queued(false);
         }
@@ -663,6 +664,13 @@ impl Runtime {
     }
 
     /// The error that left base `id` unspecified, if one did ([`Runtime::flush`]).
+    /// Drops the error a failed batch left on base `id` (it was written whole, or freed).
+    fn forget_failure(&mut self, id: BaseId) {
+        if !self.failed.is_empty() {
+            self.failed.remove(&id);
+        }
+    }
+
     fn check_failed(&self, id: BaseId) -> Result<()> {
         match self.failed.get(&id) {
             Some(e) => Err(e.clone()),
@@ -692,7 +700,7 @@ impl Runtime {
     pub fn free(&mut self, id: BaseId) -> Result<()> {
         // The FREE of a live base's whole view is valid by construction: no check needed.
         let state = self.bases.remove(&id).ok_or(Error::UnknownBase(id.0))?;
-        self.failed.remove(&id);
+        self.forget_failure(id);
         self.memory.unpin(id);
         self.stats.instructions += 1;
         if !state.known {
@@ -851,7 +859,7 @@ impl Runtime {
         let buffer = self.memory.ensure(&state.base)?;
         buffer.write_bytes(offset as usize * state.base.dtype.size(), bytes)?;
         if whole {
-            self.failed.remove(&id);
+            self.forget_failure(id);
         }
         // One DISCARD stands for a run of writes (a loop storing element by element).
         self.queue_discard(id);
@@ -871,8 +879,8 @@ impl Runtime {
         let base = state.base;
         let len = written_elements(&base, offset, bytes)?;
         self.memory.ensure(&base)?.write_bytes(offset as usize * base.dtype.size(), bytes)?;
-        if offset == 0 && len == base.nelem && !self.failed.is_empty() {
-            self.failed.remove(&id);
+        if offset == 0 && len == base.nelem {
+            self.forget_failure(id);
         }
         self.queue_discard(id);
         self.bases.get_mut(&id).expect("looked up above").host_current = true;
