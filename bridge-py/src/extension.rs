@@ -67,24 +67,28 @@ pub fn matmul_arrays(py: Python<'_>, a: &Bound<'_, NdArray>, b: &Bound<'_, NdArr
     }
     let Some(op) = op else { return Ok(None) };
     // A vector is a one-row (left) or one-column (right) matrix; the result drops that axis.
-    let as_matrix = |v: View, row: bool| -> PyResult<View> {
+    // (The same elements with an axis of extent 1 more: the runtime checks the views anyway.)
+    let as_matrix = |v: View, row: bool| -> View {
         if v.ndim() == 2 {
-            return Ok(v);
+            return v;
         }
         let (shape, stride) =
             if row { ([1, v.shape[0]], [0, v.stride[0]]) } else { ([v.shape[0], 1], [v.stride[0], 0]) };
-        View::new(v.base, v.start, &shape, &stride).map_err(|e| crate::session::value_err(e.to_string()))
+        View { base: v.base, start: v.start, shape: shape[..].into(), stride: stride[..].into() }
     };
     let (rows, cols) = (va.ndim() == 1, vb.ndim() == 1);
-    let (ma, mb) = (as_matrix(va, true)?, as_matrix(vb, false)?);
+    let (ma, mb) = (as_matrix(va, true), as_matrix(vb, false));
     let shape = [ma.shape[0], mb.shape[1]];
-    if rows && cols {
+    let (ma, mb) = if rows && cols {
         // A vector dot product: NumPy's scalar, computed at once where it may be.
-        let inputs = [Operand::View(ma.clone()), Operand::View(mb.clone())];
-        if let Some(x) = vm()?.with(|rt| rt.compute_element(op, dtype, &shape, &inputs))? {
-            return crate::array::numpy_scalar_of(py, x).map(Some);
+        match vm()?.with(|rt| rt.compute_element(op, dtype, &shape, [Operand::View(ma), Operand::View(mb)]))? {
+            Ok(x) => return crate::array::numpy_scalar_of(py, x).map(Some),
+            Err([Operand::View(ma), Operand::View(mb)]) => (ma, mb),
+            Err(_) => unreachable!("compute_element gives its inputs back as they were"),
         }
-    }
+    } else {
+        (ma, mb)
+    };
     let (view, handle) =
         vm()?.submit_new(py, &shape, dtype, op, &mut smallvec![Operand::View(ma), Operand::View(mb)])?;
     let view = match (rows, cols) {

@@ -740,29 +740,34 @@ impl Runtime {
     /// The one element that `opcode` computes from `inputs` (an output of one element comes
     /// first in its operands, row-major of `shape`), computed at once on the direct executor
     /// into scratch memory when the instruction may run at once ([`Runtime::submit_in_place`]);
-    /// `None` when it may not (the caller records it). No base is made and nothing is queued:
-    /// a loop reading the value of a small dot product or sum each step (`x[i] = (b[i] - L[i,
-    /// :i] @ x[:i]) / L[i, i]`) gets it at the cost of the computation and a check.
-    pub fn compute_element(
+    /// `Err(inputs)`, given back, when it may not (the caller records it). No base is made and
+    /// nothing is queued: a loop reading the value of a small dot product or sum each step
+    /// (`x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]`) gets it at the cost of the computation and
+    /// a check.
+    pub fn compute_element<const N: usize>(
         &mut self,
         opcode: Opcode,
         dtype: DType,
         shape: &[usize],
-        inputs: &[Operand],
-    ) -> Result<Option<Scalar>> {
+        inputs: [Operand; N],
+    ) -> Result<std::result::Result<Scalar, [Operand; N]>> {
         if !self.direct || shape.iter().product::<usize>() != 1 {
-            return Ok(None);
+            return Ok(Err(inputs));
         }
         let scratch = Base { id: SCRATCH_BASE, dtype, nelem: 1 };
         let mut instr = Instruction::empty(opcode);
         instr.operands.push(Operand::View(View::row_major(scratch, shape)));
-        instr.operands.extend(inputs.iter().cloned());
+        instr.operands.extend(inputs);
+        let give_back = |instr: Instruction| -> [Operand; N] {
+            let mut operands = instr.operands.into_iter().skip(1);
+            std::array::from_fn(|_| operands.next().expect("the inputs follow the output"))
+        };
         // The scratch base is not in the table: checked as if it were a fresh one.
         self.bases.insert(SCRATCH_BASE, BaseState::fresh(scratch, true));
         let direct = self.check(&instr).is_ok() && self.runs_direct(&instr, false);
         self.bases.remove(&SCRATCH_BASE);
         if !direct {
-            return Ok(None);
+            return Ok(Err(give_back(instr)));
         }
         self.stats.instructions += 1;
         self.stats.direct += 1;
@@ -774,8 +779,8 @@ impl Runtime {
         });
         self.memory.free(SCRATCH_BASE);
         match result {
-            Err(Error::Unsupported(_)) => Ok(None),
-            result => result.map(Some),
+            Err(Error::Unsupported(_)) => Ok(Err(give_back(instr))),
+            result => result.map(Ok),
         }
     }
 
@@ -1227,25 +1232,29 @@ mod tests {
         let (mut rt, seen) = direct_runtime();
         let a = rt.new_base(DType::F64, 4).unwrap();
         rt.write(a.id, 0, &[0u8; 32]).unwrap();
-        let sum_of = |x: Base| [View::of_base(x).into(), Scalar::I64(0).into()];
+        let sum_of = |x: Base| -> [Operand; 2] { [View::of_base(x).into(), Scalar::I64(0).into()] };
         let live = rt.bases.len();
         // Direct9 writes 9s: its value, from scratch memory.
-        let got = rt.compute_element(Opcode::AddReduce, DType::F64, &[], &sum_of(a)).unwrap();
-        assert_eq!(got, Some(Scalar::F64(9.0)));
+        let got = rt.compute_element(Opcode::AddReduce, DType::F64, &[], sum_of(a)).unwrap();
+        assert_eq!(got, Ok(Scalar::F64(9.0)));
         assert_eq!((rt.bases.len(), rt.stats().direct), (live, 1));
         assert!(rt.memory.get(SCRATCH_BASE).is_none(), "the scratch buffer is released");
         // An input the queue computes, an output of several elements, an operation the
-        // executor refuses: None, and nothing is queued or run.
+        // executor refuses: the inputs given back as they were, and nothing is queued or run.
         let big = rt.new_base(DType::F64, 8).unwrap();
         rt.write(big.id, 0, &[0u8; 64]).unwrap();
         rt.submit_one(add_into(big, big)).unwrap(); // too large to run at once: queued
         let pending = rt.pending_len();
         let evens = View::new(big, 0, &[4], &[2]).unwrap();
-        let sum_of_evens = [evens.into(), Scalar::I64(0).into()];
-        assert_eq!(rt.compute_element(Opcode::AddReduce, DType::F64, &[], &sum_of_evens).unwrap(), None);
-        assert_eq!(rt.compute_element(Opcode::Negative, DType::F64, &[4], &[View::of_base(a).into()]).unwrap(), None);
+        let sum_of_evens: [Operand; 2] = [evens.into(), Scalar::I64(0).into()];
         assert_eq!(
-            rt.compute_element(Opcode::Sqrt, DType::F64, &[], &[View::new(a, 0, &[], &[]).unwrap().into()]),
+            rt.compute_element(Opcode::AddReduce, DType::F64, &[], sum_of_evens.clone()).unwrap(),
+            Err(sum_of_evens)
+        );
+        let whole: [Operand; 1] = [View::of_base(a).into()];
+        assert_eq!(rt.compute_element(Opcode::Negative, DType::F64, &[4], whole.clone()).unwrap(), Err(whole));
+        assert_eq!(
+            rt.compute_element(Opcode::Sqrt, DType::F64, &[], [View::new(a, 0, &[], &[]).unwrap().into()]),
             Err(Error::Execution("sqrt refused".into()))
         );
         assert_eq!((rt.pending_len(), rt.stats().direct), (pending, 2), "the refused sqrt ran");
