@@ -78,12 +78,12 @@ static NP_SCALAR_TYPES: PyOnceLock<Vec<(Py<PyType>, DType)>> = PyOnceLock::new()
 /// True when `obj` is a NumPy scalar of a dtype the VM has (`np.float64(2.0)`, `np.int32(7)`).
 pub fn is_numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     let ty = obj.get_type();
-    Ok(numpy_scalar_types(obj.py())?.iter().any(|(t, _)| ty.is(t.bind(obj.py()))))
+    Ok(numpy_scalar_types(obj.py())?.iter().rev().any(|(t, _)| ty.is(t.bind(obj.py()))))
 }
 
 /// The VM dtype of NumPy's scalar type `t` (`numpy.float32`); `None` for any other type.
 pub fn numpy_scalar_dtype(t: &Bound<'_, PyType>) -> PyResult<Option<DType>> {
-    Ok(numpy_scalar_types(t.py())?.iter().find(|(s, _)| t.is(s.bind(t.py()))).map(|&(_, d)| d))
+    Ok(numpy_scalar_types(t.py())?.iter().rev().find(|(s, _)| t.is(s.bind(t.py()))).map(|&(_, d)| d))
 }
 
 static NP_DTYPE_CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -93,6 +93,8 @@ pub fn numpy_dtype_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     NP_DTYPE_CLASS.import(py, "numpy", "dtype")
 }
 
+/// NumPy's scalar types of the VM's dtypes, in [`DType::ALL`]'s order (searched from the end:
+/// float64 and float32 first, the scalars programs use most).
 fn numpy_scalar_types(py: Python<'_>) -> PyResult<&Vec<(Py<PyType>, DType)>> {
     NP_SCALAR_TYPES.get_or_try_init(py, || -> PyResult<Vec<(Py<PyType>, DType)>> {
         let np = py.import("numpy")?;
@@ -231,7 +233,7 @@ fn numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     let py = obj.py();
     let types = numpy_scalar_types(py)?;
     let ty = obj.get_type();
-    let Some(&(_, dt)) = types.iter().find(|(t, _)| ty.is(t.bind(py))) else { return Ok(None) };
+    let Some(&(_, dt)) = types.iter().rev().find(|(t, _)| ty.is(t.bind(py))) else { return Ok(None) };
     Ok(Some(match dt {
         DType::Bool => Scalar::Bool(obj.extract()?),
         DType::U64 => Scalar::U64(obj.extract()?),

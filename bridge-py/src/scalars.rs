@@ -97,7 +97,8 @@ fn ffi_error_clear(py: Python<'_>) {
 /// `x` as NumPy's scalar of its dtype.
 pub fn numpy_scalar_of(py: Python<'_>, x: Scalar) -> PyResult<Py<PyAny>> {
     let Some(maker) = maker(py)? else { return crate::array::numpy_scalar_by_call(py, x) };
-    let descr = &maker.descrs.iter().find(|(d, _)| *d == x.dtype()).expect("every dtype has a NumPy dtype").1;
+    // (From the end: float64 and float32 first.)
+    let descr = &maker.descrs.iter().rev().find(|(d, _)| *d == x.dtype()).expect("every dtype has a NumPy dtype").1;
     let mut bytes = element_bytes(x);
     // SAFETY: `bytes` holds one element of the dtype `descr` describes, in native order (the
     // scalar copies it); `descr` is a live dtype object, borrowed for the call (NumPy takes its
