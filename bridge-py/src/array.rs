@@ -575,12 +575,9 @@ impl NdArray {
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         if method == "__call__" && kwargs.is_none_or(|k| k.is_empty()) && inputs.len() == 2 {
-            let types = numpy_scalar_types(py)?;
-            let plain = |x: &Bound<'_, PyAny>| {
-                x.is_instance_of::<NdArray>() || types.iter().any(|(t, _)| x.get_type().is(t.bind(py)))
-            };
+            let plain = |x: &Bound<'_, PyAny>| -> PyResult<bool> { Ok(x.is_instance_of::<NdArray>() || is_numpy_scalar(x)?) };
             if let Some(op) = operator_ufunc(ufunc)?
-                && inputs.iter().all(|x| plain(&x))
+                && inputs.iter().try_fold(true, |all, x| Ok::<_, PyErr>(all && plain(&x)?))?
                 && let Some(r) = ops::binary(py, op, &inputs.get_item(0)?, &inputs.get_item(1)?, None)?
             {
                 return Ok(r);
