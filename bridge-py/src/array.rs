@@ -575,7 +575,8 @@ impl NdArray {
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         if method == "__call__" && kwargs.is_none_or(|k| k.is_empty()) && inputs.len() == 2 {
-            let plain = |x: &Bound<'_, PyAny>| -> PyResult<bool> { Ok(x.is_instance_of::<NdArray>() || is_numpy_scalar(x)?) };
+            let plain =
+                |x: &Bound<'_, PyAny>| -> PyResult<bool> { Ok(x.is_instance_of::<NdArray>() || is_numpy_scalar(x)?) };
             if let Some(op) = operator_ufunc(ufunc)?
                 && inputs.iter().try_fold(true, |all, x| Ok::<_, PyErr>(all && plain(&x)?))?
                 && let Some(r) = ops::binary(py, op, &inputs.get_item(0)?, &inputs.get_item(1)?, None)?
@@ -1077,8 +1078,8 @@ fn native_layout_function(a: &Bound<'_, NdArray>, name: &str) -> PyResult<Option
 /// `matmul` of two vmnp arrays ([`crate::extension::matmul_arrays`]), the reductions `sum
 /// prod min max any all` of one vmnp array with at most an axis ([`native_reduction`]), and
 /// `empty zeros ones` and their `_like` forms with plain arguments ([`ops::native_creation`]),
-/// `arange(n)` ([`ops::native_arange`]), and `ravel transpose flip copy` of one array
-/// ([`native_layout_function`]).
+/// `arange(n)` ([`ops::native_arange`]), `reshape(a, shape)`, and `ravel transpose flip copy`
+/// of one array ([`native_layout_function`]).
 #[pyclass(frozen, module = "vmnp", name = "_NativeFirst")]
 pub struct NativeFirst {
     /// `product` for `dot`/`matmul`, a creation function's name, else the reduction's name for
@@ -1110,6 +1111,11 @@ impl NativeFirst {
                 ops::native_creation(py, &self.native, args, kwargs)?
             }
             ("arange", _) => ops::native_arange(py, args, kwargs)?,
+            // `reshape(a, shape)`: the method's (a view of a row-major array, made natively).
+            ("reshape", Ok(a)) if args.len() == 2 && no_keywords(kwargs) => match a.cast::<NdArray>() {
+                Ok(a) => Some(NdArray::reshape(a, &args.get_slice(1, 2), None)?),
+                Err(_) => None,
+            },
             ("ravel" | "transpose" | "flip" | "copy", Ok(a)) if args.len() == 1 && no_keywords(kwargs) => {
                 match a.cast::<NdArray>() {
                     Ok(a) => native_layout_function(a, &self.native)?,

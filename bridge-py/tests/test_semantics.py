@@ -1107,6 +1107,7 @@ LAYOUTS = {
 LAYOUT_CALLS = [
     "a.ravel()", "np.ravel(a)", "a.flatten()", "a.transpose()", "np.transpose(a)", "np.copy(a)", "a.copy()",
     "a.astype(np.int32)", "a.astype('float32')", "a.astype(bool)", "a.astype(None)", "a.dot(a.T)", "np.flip(a)",
+    "np.reshape(a, -1)", "np.reshape(a, (a.size, 1))", "np.outer(a, a)",
 ]  # fmt: skip
 
 

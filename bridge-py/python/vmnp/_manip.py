@@ -132,6 +132,8 @@ def ravel(a, order="C"):
     """``a`` as 1-D (a view when the layout allows), in ``order``: 'C' row-major, 'F'
     column-major, 'A' column-major for Fortran-contiguous arrays, 'K' the order in memory."""
     a = asarray(a)
+    if order in ("C", "c"):
+        return a.ravel()  # (natively)
     if order in ("K", "k"):
         if a._contiguous:
             return reshape(a, [a.size])
@@ -216,6 +218,8 @@ def unstack(x, /, *, axis=0):
 def transpose(a, axes=None):
     """``a`` with its axes permuted (a view)."""
     a = asarray(a)
+    if axes is None:
+        return a.transpose()  # (natively)
     nd = a.ndim
     axes = list(range(nd))[::-1] if axes is None else [_norm_axis(x, nd) for x in axes]
     if len(axes) != nd:
