@@ -1078,8 +1078,9 @@ fn native_layout_function(a: &Bound<'_, NdArray>, name: &str) -> PyResult<Option
 /// `matmul` of two vmnp arrays ([`crate::extension::matmul_arrays`]), the reductions `sum
 /// prod min max any all` of one vmnp array with at most an axis ([`native_reduction`]), and
 /// `empty zeros ones` and their `_like` forms with plain arguments ([`ops::native_creation`]),
-/// `arange(n)` ([`ops::native_arange`]), `reshape(a, shape)`, and `ravel transpose flip copy`
-/// of one array ([`native_layout_function`]).
+/// `arange(n)` ([`ops::native_arange`]), `array asarray` of vmnp arrays and of lists of
+/// numbers ([`ops::native_from_numbers`]), `reshape(a, shape)`, and `ravel transpose flip
+/// copy` of one array ([`native_layout_function`]).
 #[pyclass(frozen, module = "vmnp", name = "_NativeFirst")]
 pub struct NativeFirst {
     /// `product` for `dot`/`matmul`, a creation function's name, else the reduction's name for
@@ -1111,6 +1112,12 @@ impl NativeFirst {
                 ops::native_creation(py, &self.native, args, kwargs)?
             }
             ("arange", _) => ops::native_arange(py, args, kwargs)?,
+            ("array" | "asarray", Ok(x)) if args.len() == 1 && no_keywords(kwargs) => match x.cast::<NdArray>() {
+                // (`asarray` of a vmnp array is the array; `array` copies it.)
+                Ok(a) if self.native == "asarray" => Some(a.clone().into_any().unbind()),
+                Ok(a) => native_layout_function(a, "copy")?,
+                Err(_) => ops::native_from_numbers(py, &x)?,
+            },
             // `reshape(a, shape)`: the method's (a view of a row-major array, made natively).
             ("reshape", Ok(a)) if args.len() == 2 && no_keywords(kwargs) => match a.cast::<NdArray>() {
                 Ok(a) => Some(NdArray::reshape(a, &args.get_slice(1, 2), None)?),

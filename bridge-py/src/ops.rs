@@ -1195,11 +1195,70 @@ fn _from_bytes(
     if bytes.len() != v.nelem() * dt.size() {
         return Err(value_err(format!("{} bytes do not make a {} array of {dtype}", bytes.len(), shape_text(&shape))));
     }
-    if !bytes.is_empty() {
-        let id = v.base.id;
-        vm()?.run(py, move |rt| rt.write(id, 0, bytes))?;
-    }
+    write_new(py, v.base.id, bytes)?;
     wrap(py, v, h)
+}
+
+/// Writes `bytes` into new base `id` from element 0: at once where host memory holds it (a
+/// new base on a direct stack), else with the GIL released (the write may run queued work).
+fn write_new(py: Python<'_>, id: vm_ir::BaseId, bytes: &[u8]) -> PyResult<()> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    let vm = vm()?;
+    if !vm.with(|rt| rt.write_in_host(id, 0, bytes))? {
+        vm.run(py, move |rt| rt.write(id, 0, bytes))?;
+    }
+    Ok(())
+}
+
+/// `array(x)` or `asarray(x)` of a list or tuple of Python floats and ints, or of such lists
+/// of one length (the common spelling of coefficients and small tables): NumPy's array of
+/// float64 (int64 for ints only) made natively; `None` for anything else (the Python layer,
+/// through NumPy's conversion).
+pub fn native_from_numbers<'py>(py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Option<Py<PyAny>>> {
+    fn items<'py>(x: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
+        if let Ok(l) = x.cast_exact::<PyList>() {
+            Some(l.iter().collect())
+        } else if let Ok(t) = x.cast_exact::<PyTuple>() {
+            Some(t.iter().collect())
+        } else {
+            None
+        }
+    }
+    let Some(outer) = items(x).filter(|o| !o.is_empty()) else { return Ok(None) };
+    let (shape, numbers) = if outer[0].is_exact_instance_of::<PyList>() || outer[0].is_exact_instance_of::<PyTuple>() {
+        let rows: Option<Vec<Vec<Bound<'py, PyAny>>>> = outer.iter().map(|r| items(r)).collect();
+        let Some(rows) = rows else { return Ok(None) };
+        let m = rows[0].len();
+        if m == 0 || rows.iter().any(|r| r.len() != m) {
+            return Ok(None);
+        }
+        (vec![rows.len(), m], rows.into_iter().flatten().collect::<Vec<_>>())
+    } else {
+        (vec![outer.len()], outer)
+    };
+    let mut floats = false;
+    for n in &numbers {
+        if n.is_exact_instance_of::<PyFloat>() {
+            floats = true;
+        } else if !n.is_exact_instance_of::<PyInt>() {
+            return Ok(None);
+        }
+    }
+    let mut bytes = Vec::with_capacity(numbers.len() * 8);
+    for n in &numbers {
+        if floats {
+            bytes.extend_from_slice(&n.extract::<f64>()?.to_ne_bytes());
+        } else {
+            // (An int past int64: NumPy's conversion decides, in the Python layer.)
+            let Ok(i) = n.extract::<i64>() else { return Ok(None) };
+            bytes.extend_from_slice(&i.to_ne_bytes());
+        }
+    }
+    let (v, h) = new_array(&shape, if floats { DType::F64 } else { DType::I64 })?;
+    write_new(py, v.base.id, &bytes)?;
+    Ok(Some(wrap(py, v, h)?.into_any()))
 }
 
 /// A new view of `a`'s base: `start`, `shape` and `strides` in elements of the base.

@@ -1086,7 +1086,19 @@ NEW_ARRAYS = [
     "np.zeros_like(np.ones((3, 4))[::2, ::-1])", "np.empty_like(np.ones((2, 3)).T).shape",
     "np.ones_like(np.ones((3, 4)).T)", "np.zeros_like(np.arange(4.0), dtype=None)",
     "np.arange(7)", "np.arange(2)", "np.arange(0)", "np.arange(-3)", "np.arange(6)[np.arange(3)]",
+    "np.array([1.0, 2.0])", "np.array([1, 2, 3])", "np.array((1, 2.5))", "np.array([[1, 2], [3, 4]])",
+    "np.array([[1.0], [2.0]])", "np.array([True, False])", "np.array([1, True])", "np.array([2**63])",
+    "np.asarray([1.5, 2])", "np.array([])", "np.array([[]])", "np.array([-0.0, float('nan')])",
+    "np.array(np.arange(6.0).reshape(2, 3).T)", "np.array(np.arange(3))",
 ]  # fmt: skip
+
+
+def test_asarray_of_an_array_is_the_array_and_array_copies_it():
+    a = vmnp.arange(3.0)
+    assert vmnp.asarray(a) is a and vmnp.array(a) is not a
+    b = vmnp.array(a)
+    b[0] = 7.0
+    assert a[0] == 0.0
 
 
 @pytest.mark.parametrize("code", NEW_ARRAYS)
