@@ -1039,14 +1039,22 @@ fn native_reduction(
     }
 }
 
-/// `ravel(a)`, `transpose(a)`, `flip(a)` and `copy(a)` (order 'K': a row-major array's copy is
-/// row-major) of a vmnp array, views as its methods make them; `None` for a copy in another
-/// layout.
+/// `ravel(a)`, `transpose(a)`, `squeeze(a)`, `flip(a)` and `copy(a)` (order 'K': a row-major
+/// array's copy is row-major) of a vmnp array, views as its methods make them; `None` for a
+/// copy in another layout.
 fn native_layout_function(a: &Bound<'_, NdArray>, name: &str) -> PyResult<Option<Py<PyAny>>> {
     let none = PyTuple::empty(a.py());
     Ok(Some(match name {
         "ravel" => NdArray::ravel(a, &none, None)?,
         "transpose" => NdArray::transpose(a, &none, None)?,
+        "squeeze" => {
+            // The axes of extent 1 dropped: a view.
+            let v = a.get().view().clone();
+            let keep = |(&n, &st): (&usize, &i64)| (n != 1).then_some((n, st));
+            let (shape, stride): (Vec<usize>, Vec<i64>) = v.shape.iter().zip(&v.stride).filter_map(keep).unzip();
+            let view = View { base: v.base, start: v.start, shape: shape[..].into(), stride: stride[..].into() };
+            a.get().with_view(a.py(), view)?.into_any()
+        }
         // (A 0-d array's `flip` is NumPy's scalar: the Python layer's.)
         "flip" if a.get().view().ndim() == 0 => return Ok(None),
         "flip" => {
@@ -1078,9 +1086,10 @@ fn native_layout_function(a: &Bound<'_, NdArray>, name: &str) -> PyResult<Option
 /// `matmul` of two vmnp arrays ([`crate::extension::matmul_arrays`]), the reductions `sum
 /// prod min max any all` of one vmnp array with at most an axis ([`native_reduction`]), and
 /// `empty zeros ones` and their `_like` forms with plain arguments ([`ops::native_creation`]),
-/// `arange(n)` ([`ops::native_arange`]), `array asarray` of vmnp arrays and of lists of
-/// numbers ([`ops::native_from_numbers`]), `reshape(a, shape)`, and `ravel transpose flip
-/// copy` of one array ([`native_layout_function`]).
+/// `arange(n)` ([`ops::native_arange`]), `full(shape, number)`, `concatenate(arrays, axis)`,
+/// `array asarray` of vmnp arrays and of lists of numbers ([`ops::native_from_numbers`]),
+/// `reshape(a, shape)`, and `ravel transpose squeeze flip copy` of one array
+/// ([`native_layout_function`]).
 #[pyclass(frozen, module = "vmnp", name = "_NativeFirst")]
 pub struct NativeFirst {
     /// `product` for `dot`/`matmul`, a creation function's name, else the reduction's name for
@@ -1112,6 +1121,8 @@ impl NativeFirst {
                 ops::native_creation(py, &self.native, args, kwargs)?
             }
             ("arange", _) => ops::native_arange(py, args, kwargs)?,
+            ("full", _) => ops::native_full(py, args, kwargs)?,
+            ("concatenate", _) => ops::native_concatenate(py, args, kwargs)?,
             ("array" | "asarray", Ok(x)) if args.len() == 1 && no_keywords(kwargs) => match x.cast::<NdArray>() {
                 // (`asarray` of a vmnp array is the array; `array` copies it.)
                 Ok(a) if self.native == "asarray" => Some(a.clone().into_any().unbind()),
@@ -1123,7 +1134,7 @@ impl NativeFirst {
                 Ok(a) => Some(NdArray::reshape(a, &args.get_slice(1, 2), None)?),
                 Err(_) => None,
             },
-            ("ravel" | "transpose" | "flip" | "copy", Ok(a)) if args.len() == 1 && no_keywords(kwargs) => {
+            ("ravel" | "transpose" | "squeeze" | "flip" | "copy", Ok(a)) if args.len() == 1 && no_keywords(kwargs) => {
                 match a.cast::<NdArray>() {
                     Ok(a) => native_layout_function(a, &self.native)?,
                     Err(_) => None,

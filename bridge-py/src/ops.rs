@@ -1130,6 +1130,67 @@ pub fn native_creation(
     Ok(Some(a.into_any().unbind()))
 }
 
+/// `full(shape, value)` of a plain shape and a Python float, int (in int64) or bool: NumPy's
+/// dtype of the value (float64, int64, bool), made natively; `None` for any other call.
+pub fn native_full(
+    py: Python<'_>,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Option<Py<PyAny>>> {
+    if args.len() != 2 || kwargs.is_some_and(|k| !k.is_empty()) {
+        return Ok(None);
+    }
+    let (shape, value) = (args.get_item(0)?, args.get_item(1)?);
+    let Some(shape) = _plain_shape(&shape) else { return Ok(None) };
+    let dtype = if value.is_exact_instance_of::<PyFloat>() {
+        DType::F64
+    } else if value.is_exact_instance_of::<PyBool>() {
+        DType::Bool
+    } else if value.is_exact_instance_of::<PyInt>() && value.extract::<i64>().is_ok() {
+        DType::I64
+    } else {
+        return Ok(None);
+    };
+    let (v, h) = new_array(&shape, dtype)?;
+    let a = Bound::new(py, NdArray::new(v, h))?;
+    assign(py, &a, &value, false)?;
+    Ok(Some(a.into_any().unbind()))
+}
+
+/// `concatenate(arrays)` or `concatenate(arrays, axis)` (an int, by position or keyword) of a
+/// list or tuple of vmnp arrays: [`_concatenate`]; `None` for any other call.
+pub fn native_concatenate(
+    py: Python<'_>,
+    args: &Bound<'_, PyTuple>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Option<Py<PyAny>>> {
+    let axis = match (args.len(), kwargs.filter(|k| !k.is_empty())) {
+        (1, None) => None,
+        (2, None) => Some(args.get_item(1)?),
+        (1, Some(k)) if k.len() == 1 => k.get_item(pyo3::intern!(py, "axis"))?,
+        _ => return Ok(None),
+    };
+    let axis = match axis {
+        None => 0,
+        Some(x) if x.is_exact_instance_of::<PyInt>() => x.extract::<isize>()?,
+        Some(_) => return Ok(None),
+    };
+    let seq = args.get_item(0)?;
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = seq.cast_exact::<PyList>() {
+        l.iter().collect()
+    } else if let Ok(t) = seq.cast_exact::<PyTuple>() {
+        t.iter().collect()
+    } else {
+        return Ok(None);
+    };
+    let arrays: Option<Vec<Bound<'_, NdArray>>> =
+        items.into_iter().map(|x| x.cast_into_exact::<NdArray>().ok()).collect();
+    match arrays {
+        Some(arrays) if !arrays.is_empty() => Ok(Some(_concatenate(py, arrays, axis)?.into_any())),
+        _ => Ok(None),
+    }
+}
+
 /// `arange(n)` of a Python int `n` (the common spelling): `0, 1, ..., n-1` in int64, its
 /// values' range recorded for indexing with it; `None` for any other call (the Python layer).
 pub fn native_arange(

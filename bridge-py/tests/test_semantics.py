@@ -1090,6 +1090,10 @@ NEW_ARRAYS = [
     "np.array([[1.0], [2.0]])", "np.array([True, False])", "np.array([1, True])", "np.array([2**63])",
     "np.asarray([1.5, 2])", "np.array([])", "np.array([[]])", "np.array([-0.0, float('nan')])",
     "np.array(np.arange(6.0).reshape(2, 3).T)", "np.array(np.arange(3))",
+    "np.full((2, 3), 2.5)", "np.full(3, 7)", "np.full([2], True)", "np.full((2, 2), 2**63 - 1)", "np.full(2, -0.0)",
+    "np.concatenate([np.arange(3), np.arange(2.0)])", "np.concatenate((np.ones((2, 2)), np.zeros((1, 2))))",
+    "np.concatenate((np.ones((2, 2)), np.zeros((2, 1))), 1)", "np.concatenate([np.ones((2, 1))], axis=-1)",
+    "np.squeeze(np.ones((1, 3, 1)))", "np.squeeze(np.ones((1, 1)))",
 ]  # fmt: skip
 
 

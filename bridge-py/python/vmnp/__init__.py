@@ -1746,7 +1746,8 @@ del _name, _func
 # shape and dtype, and the layout functions of one array are recorded natively, without the
 # Python layers.
 _NATIVE = ("sum", "prod", "min", "max", "any", "all", "empty", "zeros", "ones", "empty_like", "zeros_like", "ones_like")
-_NATIVE += ("arange", "array", "asarray", "reshape", "ravel", "transpose", "flip", "copy")
+_NATIVE += ("arange", "full", "concatenate", "array", "asarray", "reshape", "ravel", "transpose", "squeeze", "flip")
+_NATIVE += ("copy",)
 for _native, _name in [("product", "dot"), ("product", "matmul"), ("min", "amin"), ("max", "amax")] + [
     (_n, _n) for _n in _NATIVE
 ]:
