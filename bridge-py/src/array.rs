@@ -1039,6 +1039,21 @@ fn native_reduction(
     }
 }
 
+/// `swapaxes(a, i, j)` for two Python ints that name axes of `a`: the view with those axes
+/// swapped; `None` for other axes (the Python layer's errors).
+fn swapped_axes(a: &Bound<'_, NdArray>, i: &Bound<'_, PyAny>, j: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
+    let mut v = a.get().view().clone();
+    let nd = v.ndim() as i64;
+    let axis = |x: &Bound<'_, PyAny>| -> Option<usize> {
+        let x = x.is_exact_instance_of::<PyInt>().then(|| x.extract::<i64>().ok()).flatten()?;
+        (-nd..nd).contains(&x).then(|| x.rem_euclid(nd.max(1)) as usize)
+    };
+    let (Some(i), Some(j)) = (axis(i), axis(j)) else { return Ok(None) };
+    v.shape.swap(i, j);
+    v.stride.swap(i, j);
+    Ok(Some(a.get().with_view(a.py(), v)?.into_any()))
+}
+
 /// `ravel(a)`, `transpose(a)`, `squeeze(a)`, `flip(a)` and `copy(a)` (order 'K': a row-major
 /// array's copy is row-major) of a vmnp array, views as its methods make them; `None` for a
 /// copy in another layout.
@@ -1087,6 +1102,7 @@ fn native_layout_function(a: &Bound<'_, NdArray>, name: &str) -> PyResult<Option
 /// prod min max any all` of one vmnp array with at most an axis ([`native_reduction`]), and
 /// `empty zeros ones` and their `_like` forms with plain arguments ([`ops::native_creation`]),
 /// `arange(n)` ([`ops::native_arange`]), `full(shape, number)`, `concatenate(arrays, axis)`,
+/// `swapaxes(a, i, j)` ([`swapped_axes`]),
 /// `array asarray` of vmnp arrays and of lists of numbers ([`ops::native_from_numbers`]),
 /// `reshape(a, shape)`, and `ravel transpose squeeze flip copy` of one array
 /// ([`native_layout_function`]).
@@ -1122,6 +1138,10 @@ impl NativeFirst {
             }
             ("arange", _) => ops::native_arange(py, args, kwargs)?,
             ("full", _) => ops::native_full(py, args, kwargs)?,
+            ("swapaxes", Ok(a)) if args.len() == 3 && no_keywords(kwargs) => match a.cast::<NdArray>() {
+                Ok(a) => swapped_axes(a, &args.get_item(1)?, &args.get_item(2)?)?,
+                Err(_) => None,
+            },
             ("concatenate", _) => ops::native_concatenate(py, args, kwargs)?,
             ("array" | "asarray", Ok(x)) if args.len() == 1 && no_keywords(kwargs) => match x.cast::<NdArray>() {
                 // (`asarray` of a vmnp array is the array; `array` copies it.)

@@ -1123,13 +1123,15 @@ LAYOUTS = {
 LAYOUT_CALLS = [
     "a.ravel()", "np.ravel(a)", "a.flatten()", "a.transpose()", "np.transpose(a)", "np.copy(a)", "a.copy()",
     "a.astype(np.int32)", "a.astype('float32')", "a.astype(bool)", "a.astype(None)", "a.dot(a.T)", "np.flip(a)",
-    "np.reshape(a, -1)", "np.reshape(a, (a.size, 1))", "np.outer(a, a)",
+    "np.reshape(a, -1)", "np.reshape(a, (a.size, 1))", "np.outer(a, a)", "np.swapaxes(a, 0, -1)",
 ]  # fmt: skip
 
 
-# (A product of 0-d arrays is NumPy's scalar, which a 0-d vmnp array stands for.)
+# (A product of 0-d arrays is NumPy's scalar, which a 0-d vmnp array stands for; a 0-d array
+# has no axes to swap.)
 @pytest.mark.parametrize(
-    ("layout", "call"), [(lay, c) for lay in LAYOUTS for c in LAYOUT_CALLS if not (lay == "0-d" and "dot" in c)]
+    ("layout", "call"),
+    [(lay, c) for lay in LAYOUTS for c in LAYOUT_CALLS if not (lay == "0-d" and ("dot" in c or "swapaxes" in c))],
 )
 def test_layout_functions_are_numpys_views_and_copies(layout, call):
     # Values, shape, dtype and strides as NumPy's; a view writes through to `a`, a copy does not.
