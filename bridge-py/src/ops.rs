@@ -894,10 +894,23 @@ fn _masked_fill(
 /// An array of `shape` filled with `value` in `dtype`.
 #[pyfunction]
 fn _full(py: Python<'_>, shape: Vec<usize>, value: &Bound<'_, PyAny>, dtype: &str) -> PyResult<Py<NdArray>> {
-    let (v, h) = new_array(&shape, dtype_of(dtype)?)?;
+    Ok(new_filled(py, &shape, dtype_of(dtype)?, Some(value))?.unbind())
+}
+
+/// A new array of `shape` and `dtype`, filled with `value` when one is given (a new base
+/// reads as zeros until written).
+fn new_filled<'py>(
+    py: Python<'py>,
+    shape: &[usize],
+    dtype: DType,
+    value: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, NdArray>> {
+    let (v, h) = new_array(shape, dtype)?;
     let a = Bound::new(py, NdArray::new(v, h))?;
-    assign(py, &a, value, false)?;
-    Ok(a.unbind())
+    if let Some(value) = value {
+        assign(py, &a, value, false)?;
+    }
+    Ok(a)
 }
 
 /// The shape, dtype (the arrays' promoted one) and axis of `concatenate(arrays, axis)`, with
@@ -1121,12 +1134,9 @@ pub fn native_creation(
             (name, shape, dtype)
         }
     };
-    let (v, h) = new_array(&shape, dtype)?;
-    let a = Bound::new(py, NdArray::new(v, h))?;
     // A new base reads as zeros until written (the VM's guarantee): `zeros` records nothing.
-    if kind == "ones" {
-        assign(py, &a, &1i64.into_pyobject(py)?.into_any(), false)?;
-    }
+    let one = 1i64.into_pyobject(py)?.into_any();
+    let a = new_filled(py, &shape, dtype, (kind == "ones").then_some(&one))?;
     Ok(Some(a.into_any().unbind()))
 }
 
@@ -1151,10 +1161,7 @@ pub fn native_full(
     } else {
         return Ok(None);
     };
-    let (v, h) = new_array(&shape, dtype)?;
-    let a = Bound::new(py, NdArray::new(v, h))?;
-    assign(py, &a, &value, false)?;
-    Ok(Some(a.into_any().unbind()))
+    Ok(Some(new_filled(py, &shape, dtype, Some(&value))?.into_any().unbind()))
 }
 
 /// `concatenate(arrays)` or `concatenate(arrays, axis)` (an int, by position or keyword) of a
