@@ -1101,7 +1101,8 @@ fn native_layout_function(a: &Bound<'_, NdArray>, name: &str) -> PyResult<Option
 /// `matmul` of two vmnp arrays ([`crate::extension::matmul_arrays`]), the reductions `sum
 /// prod min max any all` of one vmnp array with at most an axis ([`native_reduction`]), and
 /// `empty zeros ones` and their `_like` forms with plain arguments ([`ops::native_creation`]),
-/// `arange(n)` ([`ops::native_arange`]), `full(shape, number)`, `concatenate(arrays, axis)`,
+/// `arange(n)` ([`ops::native_arange`]), `full(shape, number)`, `concatenate stack (arrays,
+/// axis)`,
 /// `swapaxes(a, i, j)` ([`swapped_axes`]),
 /// `array asarray` of vmnp arrays and of lists of numbers ([`ops::native_from_numbers`]),
 /// `reshape(a, shape)`, and `ravel transpose squeeze flip copy` of one array
@@ -1142,7 +1143,8 @@ impl NativeFirst {
                 Ok(a) => swapped_axes(a, &args.get_item(1)?, &args.get_item(2)?)?,
                 Err(_) => None,
             },
-            ("concatenate", _) => ops::native_concatenate(py, args, kwargs)?,
+            ("concatenate", _) => ops::native_concatenate(py, args, kwargs, false)?,
+            ("stack", _) => ops::native_concatenate(py, args, kwargs, true)?,
             ("array" | "asarray", Ok(x)) if args.len() == 1 && no_keywords(kwargs) => match x.cast::<NdArray>() {
                 // (`asarray` of a vmnp array is the array; `array` copies it.)
                 Ok(a) if self.native == "asarray" => Some(a.clone().into_any().unbind()),

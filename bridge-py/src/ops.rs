@@ -1165,11 +1165,13 @@ pub fn native_full(
 }
 
 /// `concatenate(arrays)` or `concatenate(arrays, axis)` (an int, by position or keyword) of a
-/// list or tuple of vmnp arrays: [`_concatenate`]; `None` for any other call.
+/// list or tuple of vmnp arrays: [`_concatenate`]; `stack` (`new_axis`) the same, along a new
+/// axis, of arrays of one shape; `None` for any other call.
 pub fn native_concatenate(
     py: Python<'_>,
     args: &Bound<'_, PyTuple>,
     kwargs: Option<&Bound<'_, PyDict>>,
+    new_axis: bool,
 ) -> PyResult<Option<Py<PyAny>>> {
     let axis = match (args.len(), kwargs.filter(|k| !k.is_empty())) {
         (1, None) => None,
@@ -1192,10 +1194,26 @@ pub fn native_concatenate(
     };
     let arrays: Option<Vec<Bound<'_, NdArray>>> =
         items.into_iter().map(|x| x.cast_into_exact::<NdArray>().ok()).collect();
-    match arrays {
-        Some(arrays) if !arrays.is_empty() => Ok(Some(_concatenate(py, arrays, axis)?.into_any())),
-        _ => Ok(None),
+    let Some(arrays) = arrays.filter(|a| !a.is_empty()) else { return Ok(None) };
+    if !new_axis {
+        return Ok(Some(_concatenate(py, arrays, axis)?.into_any()));
     }
+    // A new axis of extent 1 at `axis` in each (arrays of one shape: else NumPy's error, from
+    // the Python layer), then joined along it.
+    let mut views = views_of(&arrays);
+    let nd = views[0].ndim() as isize;
+    if views.iter().any(|v| v.shape != views[0].shape) || !(-(nd + 1)..=nd).contains(&axis) {
+        return Ok(None);
+    }
+    let at = axis.rem_euclid(nd + 1) as usize;
+    for v in &mut views {
+        v.shape.insert(at, 1);
+        v.stride.insert(at, 0);
+    }
+    let (shape, dtype, at) = concatenated(py, &views, at as isize)?;
+    let (view, handle) = new_array(&shape, dtype)?;
+    copy_along(py, &view, &views, at)?;
+    Ok(Some(wrap(py, view, handle)?.into_any()))
 }
 
 /// `arange(n)` of a Python int `n` (the common spelling): `0, 1, ..., n-1` in int64, its

@@ -1094,6 +1094,8 @@ NEW_ARRAYS = [
     "np.concatenate([np.arange(3), np.arange(2.0)])", "np.concatenate((np.ones((2, 2)), np.zeros((1, 2))))",
     "np.concatenate((np.ones((2, 2)), np.zeros((2, 1))), 1)", "np.concatenate([np.ones((2, 1))], axis=-1)",
     "np.squeeze(np.ones((1, 3, 1)))", "np.squeeze(np.ones((1, 1)))",
+    "np.stack([np.arange(3), np.arange(3.0)])", "np.stack((np.ones((2, 3)), np.zeros((2, 3))), 2)",
+    "np.stack([np.ones((2, 3)).T, np.zeros((3, 2))], axis=-2)", "np.stack([np.arange(2)], 1)",
 ]  # fmt: skip
 
 

@@ -1747,7 +1747,7 @@ del _name, _func
 # Python layers.
 _NATIVE = ("sum", "prod", "min", "max", "any", "all", "empty", "zeros", "ones", "empty_like", "zeros_like", "ones_like")
 _NATIVE += ("arange", "full", "concatenate", "array", "asarray", "reshape", "ravel", "transpose", "squeeze", "flip")
-_NATIVE += ("copy", "swapaxes")
+_NATIVE += ("copy", "swapaxes", "stack")
 for _native, _name in [("product", "dot"), ("product", "matmul"), ("min", "amin"), ("max", "amax")] + [
     (_n, _n) for _n in _NATIVE
 ]:
