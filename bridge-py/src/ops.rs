@@ -1067,7 +1067,7 @@ pub fn plain_dtype(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> 
         return crate::array::numpy_scalar_dtype(t);
     }
     if let Ok(name) = d.cast_exact::<pyo3::types::PyString>() {
-        return Ok(DType::ALL.into_iter().find(|&t| np_name(t) == name.to_str().unwrap_or_default()));
+        return Ok(name.to_str().ok().and_then(|n| dtype_of(n).ok()));
     }
     // A dtype object: its `type`, a NumPy scalar type.
     match d.getattr_opt(pyo3::intern!(py, "type"))? {
@@ -1184,14 +1184,7 @@ pub fn native_concatenate(
         Some(x) if x.is_exact_instance_of::<PyInt>() => x.extract::<isize>()?,
         Some(_) => return Ok(None),
     };
-    let seq = args.get_item(0)?;
-    let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = seq.cast_exact::<PyList>() {
-        l.iter().collect()
-    } else if let Ok(t) = seq.cast_exact::<PyTuple>() {
-        t.iter().collect()
-    } else {
-        return Ok(None);
-    };
+    let Some(items) = list_items(&args.get_item(0)?) else { return Ok(None) };
     let arrays: Option<Vec<Bound<'_, NdArray>>> =
         items.into_iter().map(|x| x.cast_into_exact::<NdArray>().ok()).collect();
     let Some(arrays) = arrays.filter(|a| !a.is_empty()) else { return Ok(None) };
@@ -1214,6 +1207,17 @@ pub fn native_concatenate(
     let (view, handle) = new_array(&shape, dtype)?;
     copy_along(py, &view, &views, at)?;
     Ok(Some(wrap(py, view, handle)?.into_any()))
+}
+
+/// The items of a list or tuple (exactly those types); `None` for anything else.
+fn list_items<'py>(x: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
+    if let Ok(l) = x.cast_exact::<PyList>() {
+        Some(l.iter().collect())
+    } else if let Ok(t) = x.cast_exact::<PyTuple>() {
+        Some(t.iter().collect())
+    } else {
+        None
+    }
 }
 
 /// `arange(n)` of a Python int `n` (the common spelling): `0, 1, ..., n-1` in int64, its
@@ -1303,18 +1307,9 @@ fn write_new(py: Python<'_>, id: vm_ir::BaseId, bytes: &[u8]) -> PyResult<()> {
 /// float64 (int64 for ints only) made natively; `None` for anything else (the Python layer,
 /// through NumPy's conversion).
 pub fn native_from_numbers<'py>(py: Python<'py>, x: &Bound<'py, PyAny>) -> PyResult<Option<Py<PyAny>>> {
-    fn items<'py>(x: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
-        if let Ok(l) = x.cast_exact::<PyList>() {
-            Some(l.iter().collect())
-        } else if let Ok(t) = x.cast_exact::<PyTuple>() {
-            Some(t.iter().collect())
-        } else {
-            None
-        }
-    }
-    let Some(outer) = items(x).filter(|o| !o.is_empty()) else { return Ok(None) };
+    let Some(outer) = list_items(x).filter(|o| !o.is_empty()) else { return Ok(None) };
     let (shape, numbers) = if outer[0].is_exact_instance_of::<PyList>() || outer[0].is_exact_instance_of::<PyTuple>() {
-        let rows: Option<Vec<Vec<Bound<'py, PyAny>>>> = outer.iter().map(|r| items(r)).collect();
+        let rows: Option<Vec<Vec<Bound<'py, PyAny>>>> = outer.iter().map(|r| list_items(r)).collect();
         let Some(rows) = rows else { return Ok(None) };
         let m = rows[0].len();
         if m == 0 || rows.iter().any(|r| r.len() != m) {
