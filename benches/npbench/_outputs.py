@@ -19,7 +19,11 @@ outputs and pairs the wrong values in a few programs:
   is validated once, as the returned value, which may be found in the argument of that name;
 - an output that NumPy's run leaves (within the tolerance) as it came in (``heat_3d``'s
   inputs are linear in each index, so its stencil adds zero) validates any kernel that does
-  nothing: such outputs get a note, and are validated anyway.
+  nothing: such outputs get a note, and are validated anyway;
+- a side effect may be chaotic (``nbody``'s velocities after 250 steps at preset M): NumPy's own
+  run on inputs changed in their last bit moves it beyond the tolerance, as do the last-bit
+  differences of NumPy's vectorised ``pow`` from libm's, so it is noted and not validated (the
+  declared outputs still are).
 """
 
 import contextlib
@@ -38,6 +42,7 @@ class Output:
         self.arg = arg
         self.index = index
         self.side = side
+        self.unstable = False  # a side effect that inputs changed in their last bit move too far
 
     def __repr__(self):
         return f"Output({self.name!r})"
@@ -117,6 +122,15 @@ def detect_outputs(info, inputs, returned, args_after, rtol=1e-5, atol=1e-8):
     return outputs, notes
 
 
+def nudged(inputs):
+    """``inputs`` with every float array's elements moved to the next float up (the arguments of
+    a run that tells whether a result is stable under a change in the last bit)."""
+    return {
+        k: np.nextafter(v, np.inf) if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v
+        for k, v in inputs.items()
+    }
+
+
 def quiet_check(validate, rtol, atol, norm_error):
     """``check(ref, val) -> bool`` from NPBench's ``validate`` (which prints its verdicts; they
     are kept off this process's stdout, where the table goes)."""
@@ -138,7 +152,7 @@ def match_outputs(outputs, returned, args_after, check, same_program=True):
     the call; ``same_program`` says it ran NumPy's program (vmnp), which must reproduce the side
     effects too. Returns ``[(name, source, valid)]``: ``source`` says where the value came from
     (``name`` or ``return[i]``), None when the run has nothing for it; ``valid`` is None for a
-    side effect another implementation does not reproduce (not checked)."""
+    side effect another implementation does not reproduce, or an unstable one (not checked)."""
     used = set()
     result = []
     for out in outputs:
@@ -166,7 +180,7 @@ def match_outputs(outputs, returned, args_after, check, same_program=True):
         if found is not None:
             used.add(found)
             result.append((out.name, _source(found), True))
-        elif out.side and not same_program:
+        elif out.side and (out.unstable or not same_program):
             result.append((out.name, None, None))
         else:
             result.append((out.name, _source(natural) if natural else None, False))

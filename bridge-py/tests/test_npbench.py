@@ -158,6 +158,25 @@ def test_a_side_effect_binds_numpys_program_only():
     assert same == [("return[0]", "return[0]", True), ("data", "data", False)]
 
 
+def test_an_unstable_side_effect_is_not_held_against_numpys_program():
+    # nbody: returns the energies and moves `vel` in place, chaotically at preset M.
+    vel = np.arange(4.0)
+    outputs, _ = _outputs.detect_outputs(_info(["vel"], []), {"vel": vel}, [np.ones(1)], {"vel": vel + 1})
+    outputs[1].unstable = True
+    same = _outputs.match_outputs(outputs, [np.ones(1)], {"vel": vel + 9}, _check, same_program=True)
+    assert same == [("return[0]", "return[0]", True), ("vel", None, None)]
+    # The declared output is validated as before.
+    wrong = _outputs.match_outputs(outputs, [np.zeros(1)], {"vel": vel + 1}, _check, same_program=True)
+    assert wrong == [("return[0]", "return[0]", False), ("vel", "vel", True)]
+
+
+def test_nudged_inputs_move_floats_by_one_ulp_and_leave_the_rest():
+    a, i = np.array([1.0, -2.0, 0.0]), np.arange(3)
+    n = _outputs.nudged({"a": a, "i": i, "s": 1.5})
+    assert np.array_equal(n["a"], np.nextafter(a, np.inf)) and not np.array_equal(n["a"], a)
+    assert n["i"] is i and n["s"] == 1.5
+
+
 def test_a_no_op_on_these_inputs_is_noted():
     # heat_3d: the inputs are linear in each index, so the stencil leaves A and B as they are.
     a = np.fromfunction(lambda i, j: i + j, (4, 4))
