@@ -5,9 +5,10 @@
 //! that is one kernel whose product never reaches memory, but its loops walk all of `b` once per
 //! row of `a`: past the caches (`n = 1000`: 8 GB from L3 for 16 MB of operands) it runs at a
 //! tenth of a blocked matrix product. A kernel of exactly that shape, in `f32` or `f64`, runs
-//! instead as `matrixmultiply`'s GEMM (packed panels, register tiles, the machine's vector
-//! width chosen at run time), cut into tasks of [`ROWS`] rows of `c` on the engine's pool (and of
-//! [`FEW_ROWS_COLS`] columns when there are fewer rows).
+//! instead as the `gemm` crate's GEMM (packed panels, register tiles for AVX-512 or AVX2+FMA
+//! chosen at run time): one product in blocks of rows that it spreads over the threads (each
+//! panel of `b` packed once for all of them; the flush's interrupt looked at between blocks), a
+//! batch of products one per task on the engine's pool.
 //!
 //! Float32 products summed in float64 (as the engine sums every float32 reduction) widen their
 //! factors once and run as float64 GEMM. The `matmul` extension method runs the same way
@@ -18,10 +19,10 @@
 //! partial rows summed in order at the end). These loops are compiled for AVX-512 and AVX2
 //! beside the 128-bit code and chosen at run time; they give the same bits at every width.
 //!
-//! The tasks depend only on the sizes, never on the number of threads, and each element of `c`
-//! sums its `k` products in the order GEMM's blocking gives, the same in every task: results
-//! are reassociated against the interpreter's sequential sum (as any reduction on this engine)
-//! and bit-identical from run to run, whatever the thread count.
+//! Each element of `c` sums its `k` products in the order GEMM's blocking gives, which depends
+//! on the sizes and the processor's vector width, never on the threads or the rows of a block:
+//! results are reassociated against the interpreter's sequential sum (as any reduction on this
+//! engine) and bit-identical from run to run, whatever the thread count.
 
 use crate::pool::Pool;
 use crate::views;
@@ -30,12 +31,13 @@ use vm_ir::{DType, Error, Instruction, Kind, Opcode, Result, View};
 use vm_runtime::HostMemory;
 use vm_runtime::memory::try_vec;
 
-/// Rows of `c` per task: enough for GEMM's packing to pay off, small enough to balance a few
-/// hundred rows over the pool's threads.
+/// Rows of `c` per task of a matrix-vector product, and the fewest rows per call of GEMM (whose
+/// packing of `b` then pays off).
 const ROWS: usize = 64;
 
-/// Columns of `c` per task of a product of at most [`ROWS`] rows.
-const FEW_ROWS_COLS: usize = 256;
+/// Floating-point operations of GEMM between looks at the flush's interrupt (a few tenths of a
+/// second; each block packs `b` anew, which smaller blocks pay for in speed).
+const BLOCK_FLOPS: u64 = 1 << 35;
 
 /// A matrix product recognised in a kernel: `c[..., i, j] = sum_p a[..., i, p] * b[..., p, j]`.
 #[derive(Debug)]
@@ -593,86 +595,126 @@ impl Gemm {
             drop(wide);
             return ran;
         }
-        let rows = n.div_ceil(ROWS);
-        // A product of few rows (a batch of vectors times a large matrix) is cut along the
-        // columns of `c` too, or one task would do it all.
-        let col_blocks = if rows == 1 { m.div_ceil(FEW_ROWS_COLS) } else { 1 };
-        let width = m.div_ceil(col_blocks);
-        let tasks = nbatch
-            .checked_mul(rows)
-            .and_then(|t| t.checked_mul(col_blocks))
-            .ok_or_else(|| Error::Internal("a matrix product of too many rows".into()))?;
-        let task = |t: usize| {
-            let (bi, rest) = (t / (rows * col_blocks), t % (rows * col_blocks));
-            let (row, col) = (rest / col_blocks, rest % col_blocks);
+        let (rsa, csa) = (sa[r - 3], sa[r - 2]);
+        let (rsb, csb) = (sb[r - 2], sb[r - 1]);
+        let (rsc, csc) = (sc[r - 3], sc[r - 2]);
+        // Rows `i0..i1` of `c` at batch index `bi`, with `threads` threads.
+        let block = |bi: usize, (i0, i1): (usize, usize), threads: usize| {
             let mut idx = vec![0usize; batch.len()];
             unravel(&batch, bi, &mut idx);
-            let (i0, i1) = (row * ROWS, ((row + 1) * ROWS).min(n));
-            let (j0, j1) = (col * width, ((col + 1) * width).min(m));
             // Element (batch index, first, 0) of an operand with element strides `st`, whose
             // axis `first_axis` is the one of `i`.
             let at = |base: usize, st: &[isize], first_axis: usize, first: usize| {
                 let lead: isize = idx.iter().zip(st).map(|(&i, &s)| i as isize * s).sum();
                 base as isize + (lead + first as isize * st[first_axis]) * size
             };
-            let (rsa, csa) = (sa[r - 3], sa[r - 2]);
-            let (rsb, csb) = (sb[r - 2], sb[r - 1]);
-            let (rsc, csc) = (sc[r - 3], sc[r - 2]);
-            let pa = at(origin[0], sa, r - 3, i0);
-            let pb = at(origin[1], sb, r - 3, 0) + j0 as isize * csb * size;
-            let pc = at(origin[2], sc, r - 3, i0) + j0 as isize * csc * size;
+            let (pa, pb, pc) =
+                (at(origin[0], sa, r - 3, i0), at(origin[1], sb, r - 3, 0), at(origin[2], sc, r - 3, i0));
+            let parallelism = if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None };
             // SAFETY: the views were checked to lie inside their allocated buffers (widened
             // factors are dense copies of exactly the elements GEMM walks), so every element
             // GEMM reads (`a`'s rows `i0..i1`, all of `b`) and writes (`c`'s rows `i0..i1` of
-            // this batch index) is in bounds; tasks write disjoint blocks of `c` (rows, and columns
-            // `j0..j1` when cut along them; its view visits each element once), which no task
-            // reads; the buffers outlive the pool's run.
+            // this batch index) is in bounds; blocks write disjoint rows of `c` (its view visits
+            // each element once), which no block reads; the buffers outlive the call.
             unsafe {
                 match self.c.dtype() {
-                    DType::F64 => matrixmultiply::dgemm(
+                    DType::F64 => gemm::gemm::<f64>(
                         i1 - i0,
+                        m,
                         kk,
-                        j1 - j0,
-                        1.0,
-                        pa as *const f64,
-                        rsa,
-                        csa,
-                        pb as *const f64,
-                        rsb,
-                        csb,
-                        0.0,
                         pc as *mut f64,
-                        rsc,
                         csc,
-                    ),
-                    _ => matrixmultiply::sgemm(
-                        i1 - i0,
-                        kk,
-                        j1 - j0,
-                        1.0,
-                        pa as *const f32,
-                        rsa,
+                        rsc,
+                        false,
+                        pa as *const f64,
                         csa,
-                        pb as *const f32,
-                        rsb,
+                        rsa,
+                        pb as *const f64,
                         csb,
+                        rsb,
                         0.0,
+                        1.0,
+                        false,
+                        false,
+                        false,
+                        parallelism,
+                    ),
+                    _ => gemm::gemm::<f32>(
+                        i1 - i0,
+                        m,
+                        kk,
                         pc as *mut f32,
-                        rsc,
                         csc,
+                        rsc,
+                        false,
+                        pa as *const f32,
+                        csa,
+                        rsa,
+                        pb as *const f32,
+                        csb,
+                        rsb,
+                        0.0,
+                        1.0,
+                        false,
+                        false,
+                        false,
+                        parallelism,
                     ),
                 }
             }
         };
-        let ran = pool.run(tasks, &task, mem.interrupt());
+        let ran = if nbatch >= pool.threads() {
+            // A batch of products: one task per product, each on one thread.
+            pool.run(nbatch, &|bi| block(bi, (0, n), 1), mem.interrupt())
+        } else {
+            // One product (or a few), in blocks of rows that `gemm` spreads over the threads
+            // (packing each panel of `b` once for all of them), the flush's interrupt looked at
+            // between blocks.
+            let rows = block_rows(kk, m);
+            let run_all = || -> Result<()> {
+                for bi in 0..nbatch {
+                    for i0 in (0..n).step_by(rows) {
+                        mem.interrupt().check()?;
+                        block(bi, (i0, (i0 + rows).min(n)), pool.threads());
+                    }
+                }
+                Ok(())
+            };
+            run_all()
+        };
         drop(wide);
         ran
     }
 }
 
+/// Rows of `c` per call of GEMM on one product of `k`-long rows and `m` columns: about
+/// [`BLOCK_FLOPS`] of work between looks at the interrupt, and never fewer than [`ROWS`] (each
+/// call packs `b` anew).
+fn block_rows(k: usize, m: usize) -> usize {
+    let per_row = 2u64.saturating_mul(k as u64).saturating_mul(m as u64).max(1);
+    usize::try_from(BLOCK_FLOPS / per_row).unwrap_or(usize::MAX).max(ROWS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// GEMM's blocks of rows hold about `BLOCK_FLOPS` of work, never fewer than `ROWS` rows,
+    /// whatever the sizes (no overflow, no zero).
+    #[test]
+    fn blocks_of_rows_are_bounded_in_work_and_never_small() {
+        assert_eq!(block_rows(1000, 1000), (BLOCK_FLOPS / 2_000_000) as usize);
+        assert_eq!(block_rows(100_000, 100_000), ROWS);
+        assert_eq!(block_rows(0, 0), BLOCK_FLOPS as usize);
+        assert_eq!(block_rows(usize::MAX, usize::MAX), ROWS);
+        for (k, m) in [(3, 5), (64, 64), (777, 12_345)] {
+            let rows = block_rows(k, m);
+            assert!(
+                rows >= ROWS
+                    && (rows as u64 - 1) * 2 * (k * m) as u64 <= BLOCK_FLOPS.max(2 * (k * m) as u64 * ROWS as u64)
+            );
+        }
+    }
 
     /// Dot products by rows (four a pass, then the rest) at every compiled width give the
     /// bits of eight running sums combined pairwise, then the tail in order.
