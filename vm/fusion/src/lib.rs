@@ -205,6 +205,12 @@ impl<'a> Footprint<'a> {
 /// looks further for instructions that join it (see [`partition`]).
 const DEFER_WINDOW: usize = 64;
 
+/// The most instructions set aside in a row, none joining the open kernel in between, before
+/// it closes: a loop whose iterations each form kernels of their own (a product summed into
+/// one element of the output per iteration) would otherwise look [`DEFER_WINDOW`] instructions
+/// ahead for every kernel, and set each instruction aside that many times.
+const DEFER_STALL: usize = 16;
+
 /// How far [`continues`] follows a chain of instructions feeding each other.
 const CHAIN: usize = 4;
 
@@ -245,6 +251,8 @@ struct Open<'a> {
     /// Positions set aside (in order) to run after the kernel, and what they touch.
     deferred: Vec<usize>,
     deferred_footprint: Footprint<'a>,
+    /// Instructions set aside since the last one joined the kernel (or what runs before it).
+    stalled: usize,
     /// Instructions over a broadcast part of the kernel's shape moved ahead of it (see
     /// [`partition`]), formed into kernels of their own that run before it.
     prelude: Vec<Kernel>,
@@ -274,8 +282,8 @@ fn broadcast_part(small: &[usize], big: &[usize]) -> bool {
 /// instructions after the kernel write, and writes nothing they touch, moves ahead of the
 /// kernel instead, into kernels of its own run before it: a profile's terms computed between
 /// the grid's operations that read them do not cut the grid's kernel.
-/// A non-blockable instruction, a conflict, a full window or the end of the batch closes the
-/// kernel; then the set-aside instructions are formed into steps first.
+/// A non-blockable instruction, a conflict, a full window, [`DEFER_STALL`] instructions set aside
+/// in a row or the end of the batch closes the kernel; then the set-aside instructions are formed into steps first.
 pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut open: Option<Open> = None;
@@ -348,6 +356,7 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
             }
             o.prelude.last_mut().expect("just ensured").instrs.push(i);
             o.prelude_footprint.record(instr);
+            o.stalled = 0;
             continue;
         }
         let (joins, defers) = match &open {
@@ -362,7 +371,7 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
                 let joins = fits
                     && (o.deferred.is_empty()
                         || (!o.deferred_footprint.conflicts(instr) && continues(batch, i, &o.footprint)));
-                (joins, !joins && !o.isolated && o.deferred.len() < DEFER_WINDOW)
+                (joins, !joins && !o.isolated && o.deferred.len() < DEFER_WINDOW && o.stalled < DEFER_STALL)
             }
             None => (false, false),
         };
@@ -370,6 +379,7 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
             let o = open.as_mut().expect("a kernel is open");
             o.deferred.push(i);
             o.deferred_footprint.record_deferred(instr);
+            o.stalled += 1;
             continue;
         }
         if !joins {
@@ -387,6 +397,7 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
                 after_footprint: Footprint::default(),
                 deferred: Vec::new(),
                 deferred_footprint: Footprint::default(),
+                stalled: 0,
                 prelude: Vec::new(),
                 prelude_footprint: Footprint::default(),
             });
@@ -394,6 +405,7 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
         let o = open.as_mut().expect("a kernel is open");
         o.kernel.instrs.push(i);
         o.footprint.record(instr);
+        o.stalled = 0;
     }
     contract(batch, &mut steps);
     steps
