@@ -146,13 +146,24 @@ fn float_product<'m, T: Elem>(
             let (xs, ys) = &mut pair;
             xs.clear();
             ys.clear();
-            xs.extend((0..k as isize).map(|p| x[(row + p * sa1) as usize]));
-            ys.extend((0..k as isize).map(|p| y[(col + p * sb0) as usize]));
+            gather(xs, x, row, sa1, k);
+            gather(ys, y, col, sb0, k);
             wide_lane_dot(xs, ys, zero, add, mul)
         } else {
             lane_sum(k, zero, add, |p| mul(x[(row + p as isize * sa1) as usize], y[(col + p as isize * sb0) as usize]))
         }
     }))
+}
+
+/// Appends the `k` elements of `x` from `start` by `stride` to `into` (a reversed or contiguous
+/// run as a slice copy, which the compiler vectorises).
+fn gather<T: Copy>(into: &mut Vec<T>, x: &[T], start: isize, stride: isize, k: usize) {
+    let last = start + (k as isize - 1) * stride;
+    match stride {
+        1 => into.extend_from_slice(&x[start as usize..=last as usize]),
+        -1 => into.extend(x[last as usize..=start as usize].iter().rev()),
+        _ => into.extend((0..k as isize).map(|p| x[(start + p * stride) as usize])),
+    }
 }
 
 /// Reserves room for `k` elements in `v` (fallibly: `k` is a dimension of the operands).

@@ -4,7 +4,7 @@
 //! compute in it directly; device engines copy to and from it on SYNC and host writes.
 //!
 //! Buffers are pooled: the buffer of a freed base of at least [`POOL_MIN_BYTES`] is kept and
-//! handed to the next base of the same byte size, zeroed again unless that base is to be
+//! handed to the next base of the same size class ([`capacity_for`]), zeroed again unless that base is to be
 //! overwritten whole ([`HostMemory::ensure_overwritten`]). A loop that makes and drops
 //! arrays of one size each iteration then reuses memory that is already mapped, instead of paying
 //! the system allocator's fresh pages (a page fault and a page clear per 4 KiB) every time, so
@@ -32,6 +32,9 @@ pub const BUFFER_ALIGN: usize = 64;
 pub struct Buffer {
     ptr: NonNull<u8>,
     nbytes: usize,
+    /// Bytes allocated ([`capacity_for`] of the first base's size; `nbytes` when lent), which
+    /// a pooled buffer may serve to a base of another size of the same class.
+    capacity: usize,
     dtype: DType,
     /// Allocated by this buffer (freed on drop), or lent by a [`MemorySource`].
     owned: bool,
@@ -142,6 +145,20 @@ mod system_pages {
     }
 }
 
+/// The bytes allocated for a buffer of `nbytes`: below [`SYSTEM_BYTES`], rounded up to one of
+/// eight sizes per power of two (at most an eighth more, and a multiple of [`BUFFER_ALIGN`]), so
+/// that a pooled buffer serves the next base of a nearby size: a loop over `x[:k]` for growing
+/// `k` (a triangular solve, a recurrence) makes a temporary of another size every iteration,
+/// which an exact match would never find in the pool.
+pub fn capacity_for(nbytes: usize) -> usize {
+    if nbytes >= SYSTEM_BYTES {
+        return nbytes;
+    }
+    let n = nbytes.max(1);
+    let floor_power = 1usize << (usize::BITS - 1 - n.leading_zeros());
+    n.next_multiple_of((floor_power / 8).max(BUFFER_ALIGN))
+}
+
 impl Buffer {
     /// A zero-filled buffer for `base`, or [`Error::OutOfMemory`] naming the base and its size.
     ///
@@ -161,18 +178,19 @@ impl Buffer {
         };
         let nbytes =
             usize::try_from(base.nelem).ok().and_then(|n| n.checked_mul(base.dtype.size())).ok_or_else(fail)?;
-        let layout = Layout::from_size_align(nbytes.max(1), BUFFER_ALIGN).map_err(|_| fail())?;
-        let ptr = if nbytes >= SYSTEM_BYTES {
+        let capacity = capacity_for(nbytes);
+        let layout = Layout::from_size_align(capacity, BUFFER_ALIGN).map_err(|_| fail())?;
+        let ptr = if capacity >= SYSTEM_BYTES {
             system_pages::map(layout)
         } else {
             // SAFETY: the layout has a nonzero size.
             let ptr = NonNull::new(unsafe { alloc_zeroed(layout) });
             if let Some(ptr) = ptr {
-                advise_huge_pages(ptr, nbytes);
+                advise_huge_pages(ptr, capacity);
             }
             ptr
         };
-        Ok(Buffer { ptr: ptr.ok_or_else(fail)?, nbytes, dtype: base.dtype, owned: true })
+        Ok(Buffer { ptr: ptr.ok_or_else(fail)?, nbytes, capacity, dtype: base.dtype, owned: true })
     }
 
     /// A buffer over memory someone else owns (an engine plugin's host), never freed by it.
@@ -181,7 +199,7 @@ impl Buffer {
     /// `ptr` must be valid for reads and writes of `base`'s bytes, aligned to [`BUFFER_ALIGN`],
     /// initialised (bools 0 or 1), and stay so until the buffer is dropped.
     pub unsafe fn lent(ptr: NonNull<u8>, base: &Base) -> Buffer {
-        Buffer { ptr, nbytes: base.nbytes(), dtype: base.dtype, owned: false }
+        Buffer { ptr, nbytes: base.nbytes(), capacity: base.nbytes(), dtype: base.dtype, owned: false }
     }
 
     /// Element type.
@@ -260,8 +278,8 @@ impl Drop for Buffer {
         if self.owned {
             // SAFETY: allocated in `new` with this very layout, by the allocator its size picks.
             unsafe {
-                let layout = Layout::from_size_align_unchecked(self.nbytes.max(1), BUFFER_ALIGN);
-                if self.nbytes >= SYSTEM_BYTES {
+                let layout = Layout::from_size_align_unchecked(self.capacity, BUFFER_ALIGN);
+                if self.capacity >= SYSTEM_BYTES {
                     system_pages::unmap(self.ptr, layout)
                 } else {
                     dealloc(self.ptr.as_ptr(), layout)
@@ -406,14 +424,17 @@ struct Pool {
 }
 
 impl Pool {
-    /// A pooled buffer of exactly `nbytes` bytes as `dtype`, zeroed when `zero` (else holding
-    /// what its last base left there).
+    /// A pooled buffer of `nbytes` bytes (of the capacity a new one would have) as `dtype`,
+    /// zeroed when `zero` (else holding what its last base left there).
     fn take(&mut self, nbytes: usize, dtype: DType, zero: bool) -> Option<Buffer> {
-        let i = self.buffers.iter().rposition(|(b, _)| b.nbytes == nbytes)?;
+        let capacity = capacity_for(nbytes);
+        let i = self.buffers.iter().rposition(|(b, _)| b.capacity == capacity)?;
         let (mut buffer, _) = self.buffers.remove(i);
-        self.bytes -= nbytes;
+        self.bytes -= capacity;
+        buffer.nbytes = nbytes;
         if zero {
-            // SAFETY: the buffer owns nbytes writable bytes; zero is a valid value of every dtype.
+            // SAFETY: the buffer owns capacity >= nbytes writable bytes; zero is a valid value of
+            // every dtype.
             unsafe { std::ptr::write_bytes(buffer.as_mut_ptr(), 0, nbytes) };
         }
         buffer.dtype = dtype;
@@ -422,16 +443,16 @@ impl Pool {
 
     /// Keeps `buffer`, then releases the oldest buffers past `limit` bytes.
     fn put(&mut self, buffer: Buffer, limit: usize) {
-        self.bytes += buffer.nbytes;
+        self.bytes += buffer.capacity;
         self.buffers.push((buffer, self.batch));
         self.trim(limit);
     }
 
     fn trim(&mut self, limit: usize) {
         let mut drop = self.buffers.len().saturating_sub(POOL_MAX_BUFFERS);
-        let mut bytes = self.bytes - self.buffers[..drop].iter().map(|(b, _)| b.nbytes).sum::<usize>();
+        let mut bytes = self.bytes - self.buffers[..drop].iter().map(|(b, _)| b.capacity).sum::<usize>();
         while bytes > limit && drop < self.buffers.len() {
-            bytes -= self.buffers[drop].0.nbytes;
+            bytes -= self.buffers[drop].0.capacity;
             drop += 1;
         }
         self.buffers.drain(..drop);
@@ -444,7 +465,7 @@ impl Pool {
         let batch = self.batch;
         let stale = self.buffers.iter().take_while(|(_, at)| batch - at > POOL_MAX_AGE).count();
         for (b, _) in self.buffers.drain(..stale) {
-            self.bytes -= b.nbytes;
+            self.bytes -= b.capacity;
         }
     }
 }
@@ -532,7 +553,7 @@ impl HostMemory {
                             Some(b) => b,
                             None => Buffer::new(base)?,
                         };
-                        self.owned_bytes += buffer.nbytes;
+                        self.owned_bytes += buffer.capacity;
                         buffer
                     }
                 };
@@ -588,7 +609,7 @@ impl HostMemory {
         if !buffer.owned {
             return;
         }
-        self.owned_bytes -= buffer.nbytes;
+        self.owned_bytes -= buffer.capacity;
         if buffer.nbytes >= POOL_MIN_BYTES {
             self.pool.put(buffer, self.owned_bytes.max(POOL_FLOOR_BYTES));
         }
@@ -646,7 +667,8 @@ impl HostMemory {
         self.buffers.contains_key(&id)
     }
 
-    /// Total bytes allocated.
+    /// Total bytes of the bases' data (each allocation may be up to an eighth larger:
+    /// [`capacity_for`]).
     pub fn allocated_bytes(&self) -> usize {
         self.buffers.values().map(Buffer::nbytes).sum()
     }
@@ -788,6 +810,37 @@ mod tests {
         assert_eq!(mem.pooled_bytes(), POOL_MIN_BYTES, "kept for {POOL_MAX_AGE} batches");
         mem.end_batch();
         assert_eq!(mem.pooled_bytes(), 0, "released after");
+    }
+
+    #[test]
+    fn a_freed_buffer_serves_a_base_of_a_nearby_size_of_its_class() {
+        let mut mem = HostMemory::new();
+        let (a, b) = (
+            Base { id: BaseId(1), dtype: DType::F64, nelem: 1000 },
+            Base { id: BaseId(2), dtype: DType::F64, nelem: 1010 },
+        );
+        let buf = mem.ensure(&a).unwrap();
+        buf.as_mut_slice::<f64>().fill(1.5);
+        let ptr = buf.as_ptr();
+        mem.free(a.id);
+        assert_eq!(mem.pooled_bytes(), capacity_for(8000));
+        // Ten elements more: the same buffer, its elements as the base sees them all zero.
+        let buf = mem.ensure(&b).unwrap();
+        assert_eq!((buf.as_ptr(), buf.nelem()), (ptr, 1010));
+        assert!(buf.as_slice::<f64>().iter().all(|&x| x == 0.0));
+        assert_eq!(mem.allocated_bytes(), 8080);
+    }
+
+    #[test]
+    fn size_classes_waste_at_most_an_eighth_and_keep_large_sizes() {
+        for n in [0, 1, 63, 64, 65, 100, 1000, 4096, 4097, 8000, 65_537, 1 << 20, SYSTEM_BYTES - 1] {
+            let c = capacity_for(n);
+            assert!(c >= n.max(1) && c % BUFFER_ALIGN == 0, "{n} -> {c}");
+            assert!(c <= (n + n / 8).max(BUFFER_ALIGN).next_multiple_of(BUFFER_ALIGN), "{n} -> {c}");
+        }
+        assert_eq!(capacity_for(SYSTEM_BYTES + 3), SYSTEM_BYTES + 3);
+        // A row growing by an element at a time stays in one class for many steps.
+        assert_eq!(capacity_for(6000 * 8), capacity_for(6100 * 8));
     }
 
     #[test]
