@@ -835,7 +835,7 @@ mod tests {
     fn size_classes_waste_at_most_an_eighth_and_keep_large_sizes() {
         for n in [0, 1, 63, 64, 65, 100, 1000, 4096, 4097, 8000, 65_537, 1 << 20, SYSTEM_BYTES - 1] {
             let c = capacity_for(n);
-            assert!(c >= n.max(1) && c % BUFFER_ALIGN == 0, "{n} -> {c}");
+            assert!(c >= n.max(1) && c.is_multiple_of(BUFFER_ALIGN), "{n} -> {c}");
             assert!(c <= (n + n / 8).max(BUFFER_ALIGN).next_multiple_of(BUFFER_ALIGN), "{n} -> {c}");
         }
         assert_eq!(capacity_for(SYSTEM_BYTES + 3), SYSTEM_BYTES + 3);
