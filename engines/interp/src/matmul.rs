@@ -144,10 +144,7 @@ fn float_product<'m, T: Elem>(
             wide_lane_dot(&x[row as usize..row as usize + k], &y[col as usize..col as usize + k], zero, add, mul)
         } else if k >= GATHER_FROM {
             let (xs, ys) = &mut pair;
-            xs.clear();
-            ys.clear();
-            gather(xs, x, row, sa1, k);
-            gather(ys, y, col, sb0, k);
+            let (xs, ys) = (run_of(xs, x, row, sa1, k), run_of(ys, y, col, sb0, k));
             wide_lane_dot(xs, ys, zero, add, mul)
         } else {
             lane_sum(k, zero, add, |p| mul(x[(row + p as isize * sa1) as usize], y[(col + p as isize * sb0) as usize]))
@@ -155,15 +152,18 @@ fn float_product<'m, T: Elem>(
     }))
 }
 
-/// Appends the `k` elements of `x` from `start` by `stride` to `into` (a reversed or contiguous
-/// run as a slice copy, which the compiler vectorises).
-fn gather<T: Copy>(into: &mut Vec<T>, x: &[T], start: isize, stride: isize, k: usize) {
+/// The `k` (at least 1) elements of `x` from `start` by `stride` as a slice: where they lie
+/// when contiguous, else gathered into `scratch` (a reversed run copied backwards, which the
+/// compiler vectorises).
+fn run_of<'a, T: Copy>(scratch: &'a mut Vec<T>, x: &'a [T], start: isize, stride: isize, k: usize) -> &'a [T] {
     let last = start + (k as isize - 1) * stride;
+    scratch.clear();
     match stride {
-        1 => into.extend_from_slice(&x[start as usize..=last as usize]),
-        -1 => into.extend(x[last as usize..=start as usize].iter().rev()),
-        _ => into.extend((0..k as isize).map(|p| x[(start + p * stride) as usize])),
+        1 => return &x[start as usize..=last as usize],
+        -1 => scratch.extend(x[last as usize..=start as usize].iter().rev()),
+        _ => scratch.extend((0..k as isize).map(|p| x[(start + p * stride) as usize])),
     }
+    scratch
 }
 
 /// Reserves room for `k` elements in `v` (fallibly: `k` is a dimension of the operands).

@@ -115,7 +115,7 @@ fn long_float_products_sum_in_eight_partials_whatever_the_layout() {
     let out = env.empty(DType::F64, &[1, 1]);
     env.run1(MM, vec![v(&out), v(&strided), v(&backwards)]).unwrap();
     assert_eq!(env.read::<f64>(&out)[0].to_bits(), want.to_bits());
-    // A contiguous row times the reversed column (gathered as a copy and a reversed copy).
+    // A contiguous row (read where it lies) times the reversed column (gathered backwards).
     let out = env.empty(DType::F64, &[1, 1]);
     env.run1(MM, vec![v(&out), v(&row), v(&backwards)]).unwrap();
     assert_eq!(env.read::<f64>(&out)[0].to_bits(), want.to_bits());
