@@ -64,8 +64,16 @@ impl Tiers {
 /// Work (positions times instructions) of all a kernel's runs together past which a kernel
 /// compiled by the fast tier is compiled again by the good one: about a millisecond of running,
 /// as long as compiling it again takes. A program of many small kernels each run a few times
-/// (a test suite, a table of dtype combinations) compiles each once.
+/// (a test suite, a table of dtype combinations) compiles each once; a short kernel whose
+/// first run alone does that much work is compiled by the good tier from the start
+/// ([`GOOD_FIRST_MAX_OPS`]; the fast tier's code ran softmax's first call at a third of the
+/// speed).
 pub const PROMOTE_WORK: u64 = 1 << 21;
+
+/// The most operations of a kernel that the good tier compiles at once when its first run
+/// passes [`PROMOTE_WORK`]: its compile time grows faster than the kernel (a 300-operation
+/// expression took seconds), so a long kernel still starts on the fast tier.
+pub const GOOD_FIRST_MAX_OPS: usize = 32;
 
 /// A compiled kernel and how it was compiled.
 #[derive(Clone, Copy)]
@@ -169,9 +177,10 @@ impl Cache {
     }
 
     /// The compiled kernel of `p` for a run of `work` positions times instructions, compiling
-    /// it on a miss (by the fast tier, however large the run: the good tier takes several
-    /// times longer to compile a long kernel, sometimes seconds, more than a single run of it
-    /// gains) and compiling it again by the good tier once its runs reach [`PROMOTE_WORK`].
+    /// it on a miss (by the fast tier, unless the run alone reaches [`PROMOTE_WORK`] and the
+    /// kernel is short, [`GOOD_FIRST_MAX_OPS`]: the good tier takes several times longer to
+    /// compile a long kernel, sometimes seconds, more than a single run of it gains) and
+    /// compiling it again by the good tier once its runs reach [`PROMOTE_WORK`].
     /// The flag says that the code is final (asking again returns the same function).
     pub fn get(&mut self, p: &Program, work: u64) -> Result<(KernelFn, bool)> {
         let tiered = self.fast.is_some() && self.good.is_some();
@@ -183,7 +192,10 @@ impl Cache {
             }
             found => {
                 let before = found.map(|c| c.work);
-                let good = self.fast.is_none() || before.is_some();
+                // A first run past the promotion threshold (a kernel over millions of elements)
+                // gets the good tier at once: its first run is where the time goes.
+                let big_first_run = work >= PROMOTE_WORK && p.ops.len() <= GOOD_FIRST_MAX_OPS;
+                let good = self.fast.is_none() || before.is_some() || big_first_run;
                 let t0 = Instant::now();
                 let (f, native) = self.compile(p, good)?;
                 // The row routine is the same at every tier: nothing to compile again.

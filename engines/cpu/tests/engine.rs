@@ -191,16 +191,16 @@ fn long_chains_of_constants_match_the_same_operations_in_rust() {
 
 #[test]
 fn hot_kernels_are_compiled_again_by_the_good_tier() {
-    let run = |regalloc: &str, n: usize, times: usize| {
+    let run_chain = |regalloc: &str, n: usize, times: usize, ops: usize| {
         let config = vm_cpu::Config { threads: 2, regalloc: regalloc.into(), ..vm_cpu::Config::default() };
         let mut cpu = CpuEngine::new(config, None).unwrap();
         let mut mem = HostMemory::new();
         for t in 0..times {
             let (x, y) = (base(10 * t as u64 + 1, DType::F64, n), base(10 * t as u64 + 2, DType::F64, n));
-            cpu.execute(&constant_chain(x, y, 6), &mut mem).unwrap();
+            cpu.execute(&constant_chain(x, y, ops), &mut mem).unwrap();
             let got = mem.get(y.id).unwrap().as_slice::<f64>();
             let mut v = 7.0;
-            for k in 0..6 {
+            for k in 0..ops {
                 v = if k % 2 == 0 { v * (1.0 - k as f64 * 1e-4) } else { v + k as f64 * 1e-3 };
             }
             assert_eq!(got[7], v, "run {t} with {regalloc} allocation");
@@ -208,15 +208,20 @@ fn hot_kernels_are_compiled_again_by_the_good_tier() {
         let p = cpu.profile();
         (p.cache.misses, p.cache.promoted, p.cache.hits)
     };
+    let run = |regalloc: &str, n: usize, times: usize| run_chain(regalloc, n, times, 6);
     // Seven operations on 2^17 positions: single-pass first; the second run passes 2^21 of
     // work in all and gets the backtracking code.
     assert_eq!(run("tiered", 1 << 17, 5), (1, 1, 4));
     // Small kernels run a few times are compiled once.
     assert_eq!(run("tiered", 1000, 5), (1, 0, 4));
-    // However large a kernel's first run, it gets the fast tier's code (compiled several times
-    // faster), and the good code once it runs again.
+    // A short kernel whose first run alone passes the threshold gets the good code at once.
     assert_eq!(run("tiered", 3 << 22, 1), (1, 0, 0));
-    assert_eq!(run("tiered", 3 << 22, 3), (1, 1, 2));
+    assert_eq!(run("tiered", 3 << 22, 3), (1, 0, 2));
+    // A long one gets the fast tier's code first (compiled several times faster), however
+    // large its first run, and the good code once it runs again.
+    let long = vm_cpu::cache::GOOD_FIRST_MAX_OPS + 8;
+    assert_eq!(run_chain("tiered", 1 << 20, 1, long), (1, 0, 0));
+    assert_eq!(run_chain("tiered", 1 << 20, 2, long), (1, 1, 1));
     assert_eq!(run("single_pass", 1 << 17, 5), (1, 0, 4));
     assert_eq!(run("backtracking", 1 << 17, 5), (1, 0, 4));
 }
