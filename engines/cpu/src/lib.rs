@@ -53,9 +53,11 @@
 //! Kernels compile at Cranelift's `opt_level = "none"` by default, in two tiers
 //! ([`cache::Tiers`]): first with the single-pass register allocator, and again with the
 //! backtracking one once a kernel is hot (its runs together reach 2^21 positions times
-//! operations, about a millisecond; never at once, however large the first run: a
-//! 300-operation expression over 4M elements ran its first call in 0.29 s on single-pass code
-//! and 0.57 s when compiled by the backtracking allocator first). The backtracking allocator's
+//! operations, about a millisecond). A kernel of at most [`cache::GOOD_FIRST_MAX_OPS`]
+//! operations whose first run alone reaches that gets the backtracking code at once (softmax's
+//! first call: 35 ms on single-pass code, 9 ms; NumPy 17 ms); a longer one never does, however
+//! large the first run (a 300-operation expression over 4M elements ran its first call in 0.29 s
+//! on single-pass code and 0.57 s when compiled by the backtracking allocator first). The backtracking allocator's
 //! code is up to 2.7 times faster (knn), but it compiles several times slower, which a program
 //! whose kernels are all different pays for every kernel: a loop of a thousand element-wise
 //! operations that is never read until the end reaches the engine as batches cut at varying
@@ -137,7 +139,8 @@ vm_runtime::settings! {
         #[choice("none", "speed")]
         opt_level: String = "none",
         /// Cranelift register allocation: "tiered" (single-pass first, backtracking once a
-        /// kernel is hot), "single_pass" or "backtracking" for every kernel
+        /// kernel is hot or for a short kernel's large first run), "single_pass" or
+        /// "backtracking" for every kernel
         #[choice("tiered", "single_pass", "backtracking")]
         regalloc: String = "tiered",
         /// print every kernel compiled (program, Cranelift IR, machine code) to stderr
