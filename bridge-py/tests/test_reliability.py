@@ -1,6 +1,6 @@
-"""Ctrl-C, arrays larger than the machine, and matrix products that fit in memory, on the stack
-the suite runs on (``VM_STACK``). Each case runs in a child process: it sends itself signals or
-measures its own peak memory."""
+"""Ctrl-C, arrays larger than the machine, matrix products that fit in memory, and a forked
+process, on the stack the suite runs on (``VM_STACK``). Each case runs in a child process: it
+sends itself signals, measures its own peak memory or forks."""
 
 import os
 import subprocess
@@ -122,3 +122,26 @@ def test_a_float_matrix_product_takes_memory_for_its_result_only():
     grown_mb, close = out.split()
     assert close == "True", out
     assert int(grown_mb) < 64, out
+
+
+def test_a_process_forked_after_work_on_the_vm_computes_in_the_child():
+    # multiprocessing's default start method on Linux: the child has the parent's VM but none of
+    # its worker threads, so its work must not wait for them (a matrix product once did).
+    out = run_child(
+        """
+        import os, signal
+        import vmnp as np
+
+        a = np.ones((800, 800))
+        print(float((a @ a)[0, 0]), float((a * 2.0).sum()))
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(60)  # a hang ends the child with SIGALRM
+            b = np.ones((800, 800)) * 3.0
+            print(float((b @ b)[0, 0]), float((b + 1.0).sum()), flush=True)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        print("child", status)
+        """
+    )
+    assert out.split("\n")[:3] == ["800.0 1280000.0", "7200.0 2560000.0", "child 0"]

@@ -6,9 +6,9 @@
 //! row of `a`: past the caches (`n = 1000`: 8 GB from L3 for 16 MB of operands) it runs at a
 //! tenth of a blocked matrix product. A kernel of exactly that shape, in `f32` or `f64`, runs
 //! instead as the `gemm` crate's GEMM (packed panels, register tiles for AVX-512 or AVX2+FMA
-//! chosen at run time): one product in blocks of rows that it spreads over the threads (each
-//! panel of `b` packed once for all of them; the flush's interrupt looked at between blocks), a
-//! batch of products one per task on the engine's pool.
+//! chosen at run time), in tasks of rows of `c` on the engine's pool: as few as keep every
+//! thread busy, since each packs all of `b` (64-row tasks packed it 30 times for a 2000-row
+//! product and ran at two thirds of NumPy's speed).
 //!
 //! Float32 products summed in float64 (as the engine sums every float32 reduction) widen their
 //! factors once and run as float64 GEMM. The `matmul` extension method runs the same way
@@ -31,12 +31,12 @@ use vm_ir::{DType, Error, Instruction, Kind, Opcode, Result, View};
 use vm_runtime::HostMemory;
 use vm_runtime::memory::try_vec;
 
-/// Rows of `c` per task of a matrix-vector product, and the fewest rows per call of GEMM (whose
+/// Rows of `c` per task of a matrix-vector product, and the fewest rows per task of GEMM (whose
 /// packing of `b` then pays off).
 const ROWS: usize = 64;
 
-/// Floating-point operations of GEMM between looks at the flush's interrupt (a few tenths of a
-/// second; each block packs `b` anew, which smaller blocks pay for in speed).
+/// Floating-point operations of a task of GEMM at most, between looks at the flush's interrupt
+/// (a few tenths of a second; each task packs `b` anew, which smaller tasks pay for in speed).
 const BLOCK_FLOPS: u64 = 1 << 35;
 
 /// A matrix product recognised in a kernel: `c[..., i, j] = sum_p a[..., i, p] * b[..., p, j]`.
@@ -598,8 +598,8 @@ impl Gemm {
         let (rsa, csa) = (sa[r - 3], sa[r - 2]);
         let (rsb, csb) = (sb[r - 2], sb[r - 1]);
         let (rsc, csc) = (sc[r - 3], sc[r - 2]);
-        // Rows `i0..i1` of `c` at batch index `bi`, with `threads` threads.
-        let block = |bi: usize, (i0, i1): (usize, usize), threads: usize| {
+        // Rows `i0..i1` of `c` at batch index `bi`.
+        let block = |bi: usize, (i0, i1): (usize, usize)| {
             let mut idx = vec![0usize; batch.len()];
             unravel(&batch, bi, &mut idx);
             // Element (batch index, first, 0) of an operand with element strides `st`, whose
@@ -610,7 +610,6 @@ impl Gemm {
             };
             let (pa, pb, pc) =
                 (at(origin[0], sa, r - 3, i0), at(origin[1], sb, r - 3, 0), at(origin[2], sc, r - 3, i0));
-            let parallelism = if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None };
             // SAFETY: the views were checked to lie inside their allocated buffers (widened
             // factors are dense copies of exactly the elements GEMM walks), so every element
             // GEMM reads (`a`'s rows `i0..i1`, all of `b`) and writes (`c`'s rows `i0..i1` of
@@ -637,7 +636,7 @@ impl Gemm {
                         false,
                         false,
                         false,
-                        parallelism,
+                        gemm::Parallelism::None,
                     ),
                     _ => gemm::gemm::<f32>(
                         i1 - i0,
@@ -658,38 +657,33 @@ impl Gemm {
                         false,
                         false,
                         false,
-                        parallelism,
+                        gemm::Parallelism::None,
                     ),
                 }
             }
         };
-        let ran = if nbatch >= pool.threads() {
-            // A batch of products: one task per product, each on one thread.
-            pool.run(nbatch, &|bi| block(bi, (0, n), 1), mem.interrupt())
-        } else {
-            // One product (or a few), in blocks of rows that `gemm` spreads over the threads
-            // (packing each panel of `b` once for all of them), the flush's interrupt looked at
-            // between blocks.
-            let rows = block_rows(kk, m);
-            let run_all = || -> Result<()> {
-                for bi in 0..nbatch {
-                    for i0 in (0..n).step_by(rows) {
-                        mem.interrupt().check()?;
-                        block(bi, (i0, (i0 + rows).min(n)), pool.threads());
-                    }
-                }
-                Ok(())
-            };
-            run_all()
+        // Tasks of rows of `c` on the engine's pool, each one call of GEMM on one thread: as few
+        // as keep every thread busy (each packs all of `b` anew), and small enough for the
+        // flush's interrupt to be looked at between them. (Not `gemm`'s own threads: a
+        // process forked after using them would wait on threads its child does not have.)
+        let rows = n.div_ceil(pool.threads().div_ceil(nbatch).max(1)).clamp(ROWS.min(n), block_rows(kk, m));
+        let per_product = n.div_ceil(rows);
+        let tasks = nbatch
+            .checked_mul(per_product)
+            .ok_or_else(|| Error::Internal("a matrix product of too many rows".into()))?;
+        let task = |t: usize| {
+            let (bi, i0) = (t / per_product, (t % per_product) * rows);
+            block(bi, (i0, (i0 + rows).min(n)));
         };
+        let ran = pool.run(tasks, &task, mem.interrupt());
         drop(wide);
         ran
     }
 }
 
-/// Rows of `c` per call of GEMM on one product of `k`-long rows and `m` columns: about
+/// The most rows of `c` per task of GEMM on one product of `k`-long rows and `m` columns: about
 /// [`BLOCK_FLOPS`] of work between looks at the interrupt, and never fewer than [`ROWS`] (each
-/// call packs `b` anew).
+/// task packs `b` anew).
 fn block_rows(k: usize, m: usize) -> usize {
     let per_row = 2u64.saturating_mul(k as u64).saturating_mul(m as u64).max(1);
     usize::try_from(BLOCK_FLOPS / per_row).unwrap_or(usize::MAX).max(ROWS)
