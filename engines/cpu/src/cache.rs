@@ -192,8 +192,8 @@ impl Cache {
             }
             found => {
                 let before = found.map(|c| c.work);
-                // A first run past the promotion threshold (a kernel over millions of elements)
-                // gets the good tier at once: its first run is where the time goes.
+                // A short kernel's first run past the promotion threshold (over millions of
+                // elements) gets the good tier at once: its first run is where the time goes.
                 let big_first_run = work >= PROMOTE_WORK && p.ops.len() <= GOOD_FIRST_MAX_OPS;
                 let good = self.fast.is_none() || before.is_some() || big_first_run;
                 let t0 = Instant::now();

@@ -610,55 +610,16 @@ impl Gemm {
             };
             let (pa, pb, pc) =
                 (at(origin[0], sa, r - 3, i0), at(origin[1], sb, r - 3, 0), at(origin[2], sc, r - 3, i0));
+            let (rows, dst, lhs, rhs) = (i1 - i0, (pc, rsc, csc), (pa, rsa, csa), (pb, rsb, csb));
             // SAFETY: the views were checked to lie inside their allocated buffers (widened
             // factors are dense copies of exactly the elements GEMM walks), so every element
             // GEMM reads (`a`'s rows `i0..i1`, all of `b`) and writes (`c`'s rows `i0..i1` of
-            // this batch index) is in bounds; blocks write disjoint rows of `c` (its view visits
-            // each element once), which no block reads; the buffers outlive the call.
+            // this batch index) is in bounds; tasks write disjoint rows of `c` (its view visits
+            // each element once), which no task reads; the buffers outlive the call.
             unsafe {
                 match self.c.dtype() {
-                    DType::F64 => gemm::gemm::<f64>(
-                        i1 - i0,
-                        m,
-                        kk,
-                        pc as *mut f64,
-                        csc,
-                        rsc,
-                        false,
-                        pa as *const f64,
-                        csa,
-                        rsa,
-                        pb as *const f64,
-                        csb,
-                        rsb,
-                        0.0,
-                        1.0,
-                        false,
-                        false,
-                        false,
-                        gemm::Parallelism::None,
-                    ),
-                    _ => gemm::gemm::<f32>(
-                        i1 - i0,
-                        m,
-                        kk,
-                        pc as *mut f32,
-                        csc,
-                        rsc,
-                        false,
-                        pa as *const f32,
-                        csa,
-                        rsa,
-                        pb as *const f32,
-                        csb,
-                        rsb,
-                        0.0,
-                        1.0,
-                        false,
-                        false,
-                        false,
-                        gemm::Parallelism::None,
-                    ),
+                    DType::F64 => gemm_rows::<f64>([rows, m, kk], dst, lhs, rhs, (0.0, 1.0)),
+                    _ => gemm_rows::<f32>([rows, m, kk], dst, lhs, rhs, (0.0, 1.0)),
                 }
             }
         };
@@ -678,6 +639,47 @@ impl Gemm {
         let ran = pool.run(tasks, &task, mem.interrupt());
         drop(wide);
         ran
+    }
+}
+
+/// `c = a @ b` by the `gemm` crate on one thread, for `[n, m, k]` (rows of `c`, its columns, the
+/// summed extent); each operand as its address and its row and column strides in elements;
+/// `(alpha, beta)` are `gemm`'s factors (`c = alpha * c + beta * a @ b`, `c` not read).
+///
+/// # Safety
+/// Every element the strides reach from each address (`n x k` of `a`, `k x m` of `b`, `n x m`
+/// of `c`) lies in a live allocation of `T`s; `c`'s elements are distinct and nothing else
+/// reads or writes them meanwhile.
+unsafe fn gemm_rows<T: 'static>(
+    [n, m, k]: [usize; 3],
+    (c, rsc, csc): (isize, isize, isize),
+    (a, rsa, csa): (isize, isize, isize),
+    (b, rsb, csb): (isize, isize, isize),
+    (alpha, beta): (T, T),
+) {
+    // SAFETY: the caller's contract is `gemm`'s.
+    unsafe {
+        gemm::gemm::<T>(
+            n,
+            m,
+            k,
+            c as *mut T,
+            csc,
+            rsc,
+            false,
+            a as *const T,
+            csa,
+            rsa,
+            b as *const T,
+            csb,
+            rsb,
+            alpha,
+            beta,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        )
     }
 }
 

@@ -56,9 +56,9 @@
 //! operations, about a millisecond). A kernel of at most [`cache::GOOD_FIRST_MAX_OPS`]
 //! operations whose first run alone reaches that gets the backtracking code at once (softmax's
 //! first call: 35 ms on single-pass code, 9 ms; NumPy 17 ms); a longer one never does, however
-//! large the first run (a 300-operation expression over 4M elements ran its first call in 0.29 s
-//! on single-pass code and 0.57 s when compiled by the backtracking allocator first). The backtracking allocator's
-//! code is up to 2.7 times faster (knn), but it compiles several times slower, which a program
+//! large the first run (a 300-operation expression over 4M elements ran its first call in
+//! 0.29 s on single-pass code and 0.57 s when compiled by the backtracking allocator first).
+//! The backtracking allocator's code is up to 2.7 times faster (knn), but it compiles several times slower, which a program
 //! whose kernels are all different pays for every kernel: a loop of a thousand element-wise
 //! operations that is never read until the end reaches the engine as batches cut at varying
 //! places, so hardly a kernel repeats (measured: 2.1 s compiling where NumPy takes 0.07 s, 0.3

@@ -283,7 +283,8 @@ fn broadcast_part(small: &[usize], big: &[usize]) -> bool {
 /// kernel instead, into kernels of its own run before it: a profile's terms computed between
 /// the grid's operations that read them do not cut the grid's kernel.
 /// A non-blockable instruction, a conflict, a full window, [`DEFER_STALL`] instructions set aside
-/// in a row or the end of the batch closes the kernel; then the set-aside instructions are formed into steps first.
+/// in a row or the end of the batch closes the kernel; then the set-aside instructions are
+/// formed into steps first.
 pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut open: Option<Open> = None;

@@ -4,8 +4,8 @@
 //! compute in it directly; device engines copy to and from it on SYNC and host writes.
 //!
 //! Buffers are pooled: the buffer of a freed base of at least [`POOL_MIN_BYTES`] is kept and
-//! handed to the next base of the same size class ([`capacity_for`]), zeroed again unless that base is to be
-//! overwritten whole ([`HostMemory::ensure_overwritten`]). A loop that makes and drops
+//! handed to the next base of the same size class ([`capacity_for`]), zeroed again unless that
+//! base is to be overwritten whole ([`HostMemory::ensure_overwritten`]). A loop that makes and drops
 //! arrays of one size each iteration then reuses memory that is already mapped, instead of paying
 //! the system allocator's fresh pages (a page fault and a page clear per 4 KiB) every time, so
 //! its speed does not depend on whether the allocator returns memory to the system (glibc's
