@@ -197,9 +197,9 @@ impl Cache {
                 let big_first_run = work >= PROMOTE_WORK && p.ops.len() <= GOOD_FIRST_MAX_OPS;
                 let good = self.fast.is_none() || before.is_some() || big_first_run;
                 let t0 = Instant::now();
-                let (f, native) = self.compile(p, good)?;
-                // The row routine is the same at every tier: nothing to compile again.
-                let good = good || native;
+                // A kernel with a row routine is compiled again too: the routine is the same at
+                // every tier, but rows too short for it (a last axis of 8) run the compiled loop.
+                let (f, _) = self.compile(p, good)?;
                 self.stats.compile_time += t0.elapsed();
                 match before {
                     None => self.stats.misses += 1,

@@ -475,6 +475,40 @@ pub fn build(b: &mut FunctionBuilder, p: &Program, call_conv: CallConv, row: Opt
     let flat = b.declare_var(types::I64);
     b.def_var(flat, lo);
 
+    // The address of each slot's and partial's row: computed from the indices once, then
+    // moved by the odometer (`back`), so that a short row (a last axis of 8) does not pay a
+    // multiplication per axis and operand.
+    let targets: Vec<Ptr> = (0..p.slots.len()).map(Ptr::Slot).chain((0..p.partials.len()).map(Ptr::Partial)).collect();
+    let strides_of = |t: Ptr| match t {
+        Ptr::Slot(k) => (g.slot_ptr[k], g.slot_stride[k].clone()),
+        Ptr::Partial(q) => (g.part_ptr[q], g.part_stride[q].clone()),
+        Ptr::Scratch(_) => unreachable!("rows are of slots and partials"),
+    };
+    let mut row_ptr: Vec<Variable> = Vec::with_capacity(targets.len());
+    // back[t][d]: how far the row of target t moves when axis d steps and the axes after it
+    // (but the last) return to 0.
+    let mut back: Vec<Vec<Value>> = Vec::with_capacity(targets.len());
+    for &t in &targets {
+        let (mut a, strides) = strides_of(t);
+        for (d, &s) in strides.iter().enumerate().take(nd - 1) {
+            let i = b.use_var(idx[d]);
+            let off = b.ins().imul(i, s);
+            a = b.ins().iadd(a, off);
+        }
+        let v = b.declare_var(types::I64);
+        b.def_var(v, a);
+        row_ptr.push(v);
+        let mut steps = vec![a; nd.saturating_sub(1)];
+        let mut after = b.ins().iconst(types::I64, 0);
+        for d in (0..nd.saturating_sub(1)).rev() {
+            steps[d] = b.ins().isub(strides[d], after);
+            let extent = b.ins().iadd_imm_s(g.shape[d], -1);
+            let span = b.ins().imul(extent, strides[d]);
+            after = b.ins().iadd(after, span);
+        }
+        back.push(steps);
+    }
+
     let (row_head, exit) = (b.create_block(), b.create_block());
     let has_work = b.ins().icmp(IntCC::SignedGreaterThan, hi, lo);
     b.ins().brif(has_work, row_head, &[], exit, &[]);
@@ -486,18 +520,11 @@ pub fn build(b: &mut FunctionBuilder, p: &Program, call_conv: CallConv, row: Opt
     let rem_v = b.use_var(remaining);
     let row_n = b.ins().smin(left_in_row, rem_v);
     let mut chunk: HashMap<Ptr, Variable> = HashMap::new();
-    let targets: Vec<Ptr> = (0..p.slots.len()).map(Ptr::Slot).chain((0..p.partials.len()).map(Ptr::Partial)).collect();
-    for &t in &targets {
-        let (mut a, strides) = match t {
-            Ptr::Slot(k) => (g.slot_ptr[k], g.slot_stride[k].clone()),
-            Ptr::Partial(q) => (g.part_ptr[q], g.part_stride[q].clone()),
-            Ptr::Scratch(_) => unreachable!(),
-        };
-        for (d, &s) in strides.iter().enumerate() {
-            let i = b.use_var(idx[d]);
-            let off = b.ins().imul(i, s);
-            a = b.ins().iadd(a, off);
-        }
+    for (k, &t) in targets.iter().enumerate() {
+        let (_, strides) = strides_of(t);
+        let a = b.use_var(row_ptr[k]);
+        let off = b.ins().imul(last, strides[nd - 1]);
+        let a = b.ins().iadd(a, off);
         let v = b.declare_var(types::I64);
         b.def_var(v, a);
         chunk.insert(t, v);
@@ -547,8 +574,16 @@ pub fn build(b: &mut FunctionBuilder, p: &Program, call_conv: CallConv, row: Opt
         let zero = b.ins().iconst(types::I64, 0);
         let next = b.ins().select(wrap, zero, i1);
         b.def_var(idx[d], next);
-        let carry = b.create_block();
-        b.ins().brif(wrap, carry, &[], row_head, &[]);
+        let (step, carry) = (b.create_block(), b.create_block());
+        b.ins().brif(wrap, carry, &[], step, &[]);
+        b.switch_to_block(step);
+        b.seal_block(step);
+        for (k, v) in row_ptr.iter().enumerate() {
+            let a = b.use_var(*v);
+            let a = b.ins().iadd(a, back[k][d]);
+            b.def_var(*v, a);
+        }
+        b.ins().jump(row_head, &[]);
         b.switch_to_block(carry);
         b.seal_block(carry);
     }

@@ -1,7 +1,8 @@
 //! 128-bit SIMD for segments whose operands are all contiguous or broadcast along the row and
 //! whose operations are float arithmetic of one dtype: the segment first runs a vector loop
 //! (f64x2 or f32x4, unrolled [`UNROLL`] times, [`CHAIN_UNROLL`] times for a plain chain) while
-//! whole vectors remain, then the scalar loop finishes the row.
+//! that many vectors remain, then (without reductions along the row) one vector at a time, and
+//! the scalar loop finishes the row.
 
 use crate::codegen::{Gen, HOISTED_CONSTS, MEM, Ptr};
 use crate::emit::{self, ir_type};
@@ -258,12 +259,13 @@ impl Gen<'_> {
 
     /// Stores the lane masks `masks` (one per unrolled copy, in order, all ones where true) as
     /// bytes of 0 or 1 at `addr`: narrowed pairwise to bytes (two masks of i64 lanes into one of
-    /// i32 lanes by a shuffle, then `snarrow`, which keeps all ones all ones) and stored 16 or
-    /// 8 bytes at a time.
+    /// i32 lanes by a shuffle, then `snarrow`, which keeps all ones all ones) and stored 16
+    /// bytes at a time, the last 8, 4 or 2 when the masks hold fewer lanes.
     fn store_masks(&self, b: &mut FunctionBuilder, masks: Vec<Value>, addr: Value) {
         let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+        // One byte per lane of every mask: 2 (a single f64x2 mask) to 32.
+        let total = masks.len() * b.func.dfg.value_type(masks[0]).lane_count() as usize;
         let mut v = masks;
-        let mut valid = 16; // meaningful bytes of each final vector
         if b.func.dfg.value_type(v[0]).lane_type() == types::I64 {
             // [a0 a1] [b0 b1] -> [a0 a1 b0 b1] on the low 32 bits of each lane.
             let pick: [u8; 16] = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
@@ -279,9 +281,6 @@ impl Gen<'_> {
                 .collect();
         }
         while b.func.dfg.value_type(v[0]).lane_type() != types::I8 {
-            if v.len() == 1 {
-                valid /= 2;
-            }
             v = v
                 .chunks(2)
                 .map(|p| {
@@ -295,12 +294,22 @@ impl Gen<'_> {
         for (i, x) in v.into_iter().enumerate() {
             let bytes = b.ins().band(x, one);
             let off = (i * 16) as i32;
-            if valid == 16 {
-                b.ins().store(MEM, bytes, addr, off);
-            } else {
-                let wide = b.ins().bitcast(types::I64X2, flags, bytes);
-                let low = b.ins().extractlane(wide, 0);
-                b.ins().store(MEM, low, addr, off);
+            // The meaningful bytes of this vector are its first ones: only they are stored.
+            let lane = match total.saturating_sub(i * 16).min(16) {
+                16 => None,
+                8 => Some(types::I64X2),
+                4 => Some(types::I32X4),
+                _ => Some(types::I16X8),
+            };
+            match lane {
+                None => {
+                    b.ins().store(MEM, bytes, addr, off);
+                }
+                Some(ty) => {
+                    let wide = b.ins().bitcast(ty, flags, bytes);
+                    let low = b.ins().extractlane(wide, 0);
+                    b.ins().store(MEM, low, addr, off);
+                }
             }
         }
     }
@@ -370,10 +379,7 @@ impl Gen<'_> {
         j: Variable,
         flat: Value,
     ) -> Result<()> {
-        let lanes = i64::from(vty.lane_count());
-        let esize = i64::from(vty.lane_type().bytes());
         let unroll = if accs.is_empty() && self.max_live(items) <= 1 { CHAIN_UNROLL } else { UNROLL };
-        let step = lanes * unroll;
         // Constants kept in registers splatted once, before the loop (the others where used).
         let mut splats: HashMap<u16, Value> = HashMap::new();
         for it in items {
@@ -402,10 +408,53 @@ impl Gen<'_> {
                 vaccs.insert((k, u), v);
             }
         }
+        // The unrolled loop, then one vector at a time: a short row (a last axis of 8) runs
+        // whole vectors rather than the scalar loop. Not with reductions along the row: their
+        // order of summation is the unrolled loop's and then the scalar one's (which the row
+        // routines of `rowcode` follow, bit for bit).
+        let passes = if accs.is_empty() && unroll > 1 { vec![unroll, 1] } else { vec![unroll] };
+        for copies in passes {
+            self.vector_pass(b, items, vars, &vaccs, &mut splats, vty, n, j, flat, copies)?;
+        }
+        // Fold the vector accumulators into the scalar one, copy by copy, lane by lane.
+        for (&k, &acc) in accs {
+            let op = &self.p.ops[k];
+            let mut s = b.use_var(acc);
+            for u in 0..unroll {
+                let v = b.use_var(vaccs[&(k, u)]);
+                for lane in 0..vty.lane_count() {
+                    let x = b.ins().extractlane(v, lane as u8);
+                    s = emit::combine(b, op.opcode, op.dtype, op.in_dtype, s, x)?;
+                }
+            }
+            b.def_var(acc, s);
+        }
+        Ok(())
+    }
+
+    /// One vector loop of [`Gen::vector_loop`]: `copies` vectors per iteration while that many
+    /// remain.
+    #[allow(clippy::too_many_arguments)]
+    fn vector_pass(
+        &self,
+        b: &mut FunctionBuilder,
+        items: &[Item],
+        vars: &HashMap<Ptr, Variable>,
+        vaccs: &HashMap<(usize, i64), Variable>,
+        splats: &mut HashMap<u16, Value>,
+        vty: Type,
+        n: Value,
+        j: Variable,
+        flat: Value,
+        copies: i64,
+    ) -> Result<()> {
+        let lanes = i64::from(vty.lane_count());
+        let esize = i64::from(vty.lane_type().bytes());
         let (head, body, exit) = (b.create_block(), b.create_block(), b.create_block());
         b.ins().jump(head, &[]);
         b.switch_to_block(head);
         let jv = b.use_var(j);
+        let step = lanes * copies;
         let end = b.ins().iadd_imm_s(jv, step);
         let more = b.ins().icmp(IntCC::SignedLessThanOrEqual, end, n);
         b.ins().brif(more, body, &[], exit, &[]);
@@ -416,7 +465,7 @@ impl Gen<'_> {
         // copies' independent dependency chains sit next to each other in the instruction
         // stream and the CPU overlaps their latencies (a long chain of dependent operations is
         // otherwise bound by latency, not throughput).
-        let mut regs: Vec<HashMap<usize, Value>> = vec![HashMap::new(); unroll as usize];
+        let mut regs: Vec<HashMap<usize, Value>> = vec![HashMap::new(); copies as usize];
         for it in items {
             // Masks stored as bools: gathered from every copy, then narrowed and stored once.
             let mut stored_masks: Vec<Value> = Vec::new();
@@ -427,7 +476,7 @@ impl Gen<'_> {
                 let v = b.ins().splat(vty, x);
                 splats.insert(c, v);
             }
-            for u in 0..unroll {
+            for u in 0..copies {
                 let off = (u * lanes * esize) as i32;
                 let regs = &mut regs[u as usize];
                 match *it {
@@ -456,7 +505,7 @@ impl Gen<'_> {
                     Item::Op(k) => {
                         let op = &self.p.ops[k];
                         let args: Vec<Value> =
-                            op.srcs.iter().map(|&s| self.vread(b, s, vty, &addrs, &splats, regs, off)).collect();
+                            op.srcs.iter().map(|&s| self.vread(b, s, vty, &addrs, splats, regs, off)).collect();
                         if let Dst::Reduce(q) = op.dst {
                             if let Some(&v) = vaccs.get(&(k, u)) {
                                 let acc = b.use_var(v);
@@ -495,7 +544,7 @@ impl Gen<'_> {
                         }
                     }
                     Item::Stage(src, s) => {
-                        let v = self.vread(b, src, vty, &addrs, &splats, regs, off);
+                        let v = self.vread(b, src, vty, &addrs, splats, regs, off);
                         b.ins().store(MEM, v, addrs[&Ptr::Scratch(s)], off);
                     }
                 }
@@ -520,19 +569,6 @@ impl Gen<'_> {
         b.seal_block(head);
         b.switch_to_block(exit);
         b.seal_block(exit);
-        // Fold the vector accumulators into the scalar one, copy by copy, lane by lane.
-        for (&k, &acc) in accs {
-            let op = &self.p.ops[k];
-            let mut s = b.use_var(acc);
-            for u in 0..unroll {
-                let v = b.use_var(vaccs[&(k, u)]);
-                for lane in 0..vty.lane_count() {
-                    let x = b.ins().extractlane(v, lane as u8);
-                    s = emit::combine(b, op.opcode, op.dtype, op.in_dtype, s, x)?;
-                }
-            }
-            b.def_var(acc, s);
-        }
         Ok(())
     }
 

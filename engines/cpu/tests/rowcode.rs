@@ -301,6 +301,31 @@ fn sums_and_products_are_bit_for_bit_those_of_the_engine_without_routines() {
     decoding.check("sums and products are bit for bit those of the engine without routines");
 }
 
+/// A kernel with a routine still compiles its short rows' loop itself, so a hot one is compiled
+/// again by the good tier like any other (rows of 8, too short for the routine, ran the fast
+/// tier's loop for good when it was not).
+#[test]
+fn hot_kernels_with_routines_are_compiled_again() {
+    use vm_runtime::{Component, HostMemory};
+    let (r, c) = (1 << 12, 100);
+    let (x, y) = (base(1, DType::F64, size(r, c)), base(2, DType::F64, size(r, c)));
+    let batch = [
+        op(Opcode::Multiply, [rows(y, r, c), rows(x, r, c), f64s(0.5)]),
+        op(Opcode::Add, [rows(y, r, c), rows(y, r, c), f64s(0.25)]),
+    ];
+    for row_code in ["avx512", "avx2"] {
+        let mut cpu = engine_with(1, row_code);
+        let mut mem = HostMemory::new();
+        fill(&mut mem, &x, 1, false);
+        for _ in 0..8 {
+            cpu.execute(&batch, &mut mem).unwrap();
+        }
+        let p = cpu.profile();
+        check_routines(&p, row_code, row_code);
+        assert_eq!((p.cache.misses, p.cache.promoted), (1, 1), "{row_code}");
+    }
+}
+
 /// `maximum` and `minimum` in the routines: a NaN in either input wins (the first's when both
 /// are), equal zeros give the first input, as NumPy's; bit for bit against interp, for arrays
 /// and constants on either side.
