@@ -179,6 +179,7 @@ impl Gen<'_> {
                         && same(op.dtype)
                         && op.srcs[1..].iter().all(src_ok)
                 }
+                Item::Op(k) if self.widens_f32(k) => same(DType::F64),
                 Item::Op(k) => {
                     let op: &Op = &self.p.ops[k];
                     (vector_op(op.opcode) || vector_reduce(op.opcode))
@@ -252,9 +253,20 @@ impl Gen<'_> {
     /// take the loop's masks as one byte per element).
     fn vector_esize(&self, p: Ptr, esize: i64) -> i64 {
         match p {
-            Ptr::Slot(k) if self.p.slots[k].dtype == DType::Bool => 1,
+            // Bools (masks) and the f32 elements an f64 loop widens are narrower than a lane.
+            Ptr::Slot(k) => self.p.slots[k].dtype.size() as i64,
             _ => esize,
         }
+    }
+
+    /// True when operation `k` widens f32 elements read from memory to f64 (an f32 sum
+    /// accumulates in f64): an f64 loop reads them two at a time and converts.
+    fn widens_f32(&self, k: usize) -> bool {
+        let op = &self.p.ops[k];
+        op.opcode == Opcode::Identity
+            && (op.dtype, op.in_dtype) == (DType::F64, DType::F32)
+            && !matches!(op.dst, Dst::Reduce(_))
+            && op.srcs.iter().all(|s| matches!(*s, Src::Mem(m) if self.p.slots[m as usize].dtype == DType::F32))
     }
 
     /// Stores the lane masks `masks` (one per unrolled copy, in order, all ones where true) as
@@ -587,9 +599,19 @@ impl Gen<'_> {
         match s {
             Src::Mem(m) => {
                 let p = Ptr::Slot(m as usize);
+                let dtype = self.p.slots[m as usize].dtype;
+                let widen = dtype == DType::F32 && vty.lane_type() == types::F64;
                 if self.is_broadcast(p) {
-                    let x = b.ins().load(ir_type(self.p.slots[m as usize].dtype), MEM, addrs[&p], 0);
+                    let x = b.ins().load(ir_type(dtype), MEM, addrs[&p], 0);
+                    let x = if widen { b.ins().fpromote(types::F64, x) } else { x };
                     b.ins().splat(vty, x)
+                } else if widen {
+                    // Two f32 elements (8 bytes, at half the lanes' offset) to f64 lanes.
+                    let pair = b.ins().load(types::I64, MEM, addrs[&p], off / 2);
+                    let v = b.ins().scalar_to_vector(types::I64X2, pair);
+                    let flags = MemFlagsData::new().with_endianness(Endianness::Little);
+                    let v = b.ins().bitcast(types::F32X4, flags, v);
+                    b.ins().fvpromote_low(v)
                 } else {
                     b.ins().load(vty, MEM, addrs[&p], off)
                 }

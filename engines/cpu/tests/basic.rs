@@ -64,6 +64,37 @@ fn float32_sums_are_accurate_to_a_few_ulp() {
     }
 }
 
+/// f32 sums (accumulated in f64) along each axis of 3-d grids whose last axis is short or odd,
+/// from a contiguous input and from one broadcast along the last axis: the vector loop reads
+/// the f32 elements two at a time and widens them; interp sums one at a time.
+#[test]
+fn float32_sums_along_every_axis_of_short_rows_match_interp() {
+    for last in [1, 2, 3, 5, 8, 9, 17] {
+        let (a, b) = (7, 6);
+        let n = a * b * last;
+        let x = base(1, DType::F32, n);
+        let flat = base(2, DType::F32, a * b);
+        let grid = view(x, 0, &[a, b, last], &[(b * last) as i64, last as i64, 1]);
+        let spread = view(flat, 0, &[a, b, last], &[b as i64, 1, 0]);
+        let mut batch = Vec::new();
+        let mut outs = Vec::new();
+        for (k, input) in [grid, spread].into_iter().enumerate() {
+            for axis in 0..3 {
+                let mut shape = vec![a, b, last];
+                shape.remove(axis);
+                let out = base(10 + 3 * k as u64 + axis as u64, DType::F32, shape[0] * shape[1]);
+                let strides = [shape[1] as i64, 1];
+                batch.push(ins(
+                    Opcode::AddReduce,
+                    vec![view(out, 0, &shape, &strides), input.clone(), Scalar::I64(axis as i64).into()],
+                ));
+                outs.push(out);
+            }
+        }
+        differential(&batch, &[x, flat], &outs, 2, false, &format!("last axis of {last}"));
+    }
+}
+
 /// A reduction whose output lies in its own input (`a[0] = a.sum()`, `r[i] = m[i, :].sum()`
 /// written over `m`'s first column) reads the input before writing: the output does not start
 /// from the identity while the blocks still read it.
