@@ -177,7 +177,7 @@ fn store_element(
             _ => return Ok(false),
         }
     };
-    let bytes = crate::scalars::element_bytes(c);
+    let bytes = c.to_ne_bytes();
     crate::session::host_store(py, id, index, &bytes[..dt.size()])
 }
 
@@ -1503,9 +1503,9 @@ impl NdArray {
         // One element by Python ints, in host memory: the read of an element loop.
         let at = element_at(&slf.get().view(), key)?;
         if let Some((id, index)) = at
-            && let Some(x) = crate::session::computed_element(id, index)?
+            && let Some(x) = crate::session::computed_numpy_scalar(py, id, index)?
         {
-            return numpy_scalar_of(py, x);
+            return Ok(x);
         }
         match slf.get().basic(key)? {
             // NumPy's scalar when the value is at hand; else a 0-d copy stands for it (later

@@ -817,7 +817,7 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
             py,
             d.view().base.id,
             d.view().start as usize,
-            &crate::scalars::element_bytes(c)[..c.dtype().size()],
+            &c.to_ne_bytes()[..c.dtype().size()],
         )?
     {
         return Ok(());

@@ -69,26 +69,6 @@ fn maker(py: Python<'_>) -> PyResult<Option<&Maker>> {
         .map(Option::as_ref)
 }
 
-/// The bytes of `x` as an element of its dtype, in native order, at the start of 8 bytes.
-pub fn element_bytes(x: Scalar) -> [u8; 8] {
-    let mut bytes = [0u8; 8];
-    let mut put = |b: &[u8]| bytes[..b.len()].copy_from_slice(b);
-    match x {
-        Scalar::Bool(b) => put(&[u8::from(b)]),
-        Scalar::I8(v) => put(&v.to_ne_bytes()),
-        Scalar::I16(v) => put(&v.to_ne_bytes()),
-        Scalar::I32(v) => put(&v.to_ne_bytes()),
-        Scalar::I64(v) => put(&v.to_ne_bytes()),
-        Scalar::U8(v) => put(&v.to_ne_bytes()),
-        Scalar::U16(v) => put(&v.to_ne_bytes()),
-        Scalar::U32(v) => put(&v.to_ne_bytes()),
-        Scalar::U64(v) => put(&v.to_ne_bytes()),
-        Scalar::F32(v) => put(&v.to_ne_bytes()),
-        Scalar::F64(v) => put(&v.to_ne_bytes()),
-    }
-    bytes
-}
-
 /// Drops a Python error NumPy's capsule lookup may have set.
 fn ffi_error_clear(py: Python<'_>) {
     let _ = PyErr::take(py);
@@ -96,10 +76,18 @@ fn ffi_error_clear(py: Python<'_>) {
 
 /// `x` as NumPy's scalar of its dtype.
 pub fn numpy_scalar_of(py: Python<'_>, x: Scalar) -> PyResult<Py<PyAny>> {
-    let Some(maker) = maker(py)? else { return crate::array::numpy_scalar_by_call(py, x) };
+    numpy_scalar_from_bytes(py, x.dtype(), x.to_ne_bytes())
+}
+
+/// NumPy's scalar of `dtype` holding the element whose native bytes start `bytes`
+/// ([`Scalar::to_ne_bytes`]): an element read turned into NumPy's scalar without a [`Scalar`]
+/// on the way.
+pub fn numpy_scalar_from_bytes(py: Python<'_>, dtype: DType, mut bytes: [u8; 8]) -> PyResult<Py<PyAny>> {
+    let Some(maker) = maker(py)? else {
+        return crate::array::numpy_scalar_by_call(py, Scalar::from_ne_bytes(dtype, &bytes));
+    };
     // (From the end: float64 and float32 first.)
-    let descr = &maker.descrs.iter().rev().find(|(d, _)| *d == x.dtype()).expect("every dtype has a NumPy dtype").1;
-    let mut bytes = element_bytes(x);
+    let descr = &maker.descrs.iter().rev().find(|(d, _)| *d == dtype).expect("every dtype has a NumPy dtype").1;
     // SAFETY: `bytes` holds one element of the dtype `descr` describes, in native order (the
     // scalar copies it); `descr` is a live dtype object, borrowed for the call (NumPy takes its
     // own reference); a NULL base is allowed for every dtype but `void`.

@@ -374,6 +374,15 @@ pub fn computed_element(id: BaseId, index: usize) -> PyResult<Option<Scalar>> {
     vm()?.with(|rt| rt.read_in_host(id, index))
 }
 
+/// [`computed_element`] as NumPy's scalar: the element read of a loop (`A[i, j]`).
+pub fn computed_numpy_scalar(py: Python<'_>, id: BaseId, index: usize) -> PyResult<Option<Py<PyAny>>> {
+    let mut bytes = [0u8; 8];
+    match vm()?.with(|rt| rt.read_bytes_in_host(id, index, &mut bytes))? {
+        Some(dtype) => crate::scalars::numpy_scalar_from_bytes(py, dtype, bytes).map(Some),
+        None => Ok(None),
+    }
+}
+
 /// Writes `bytes` at element `index` of base `id` in its host copy (see [`element_access`]);
 /// false when the store must be queued instead.
 pub fn host_store(py: Python<'_>, id: BaseId, index: usize, bytes: &[u8]) -> PyResult<bool> {

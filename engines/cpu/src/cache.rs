@@ -199,7 +199,7 @@ impl Cache {
                 let t0 = Instant::now();
                 // A kernel with a row routine is compiled again too: the routine is the same at
                 // every tier, but rows too short for it (a last axis of 8) run the compiled loop.
-                let (f, _) = self.compile(p, good)?;
+                let f = self.compile(p, good)?;
                 self.stats.compile_time += t0.elapsed();
                 match before {
                     None => self.stats.misses += 1,
@@ -244,8 +244,8 @@ impl Cache {
         self.kernels.is_empty()
     }
 
-    /// Compiles `p`; the flag says that its rows run a routine of [`rowcode`].
-    fn compile(&mut self, p: &Program, good: bool) -> Result<(KernelFn, bool)> {
+    /// Compiles `p` (its rows running a routine of [`rowcode`] where it has one).
+    fn compile(&mut self, p: &Program, good: bool) -> Result<KernelFn> {
         let jit =
             if good { self.good.as_mut().or(self.fast.as_mut()) } else { self.fast.as_mut().or(self.good.as_mut()) };
         let Jit { module, ctx } = jit.expect("a cache has at least one tier");
@@ -312,7 +312,7 @@ impl Cache {
         crate::perfmap::record(code as usize, size, || name);
         // SAFETY: the function was built with exactly this signature (four i64 parameters, no
         // results, the platform's C calling convention).
-        Ok((unsafe { std::mem::transmute::<*const u8, KernelFn>(code) }, row.is_some()))
+        Ok(unsafe { std::mem::transmute::<*const u8, KernelFn>(code) })
     }
 }
 

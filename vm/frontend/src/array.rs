@@ -10,7 +10,6 @@ use std::rc::Rc;
 use vm_ir::dtype::{DType, Element};
 use vm_ir::instr::{Instruction, visits_each_element_once};
 use vm_ir::opcode::Opcode;
-use vm_ir::scalar::Scalar;
 use vm_ir::view::{Base, Shape, Strides, View, row_major_strides};
 use vm_ir::{Error, Result};
 
@@ -96,19 +95,8 @@ impl<T: ScalarElement> IntoOperand<T> for T {
 pub(super) fn to_bytes<T: ScalarElement>(data: &[T]) -> Vec<u8> {
     let mut out = Vec::with_capacity(std::mem::size_of_val(data));
     for &x in data {
-        match x.into_scalar() {
-            Scalar::Bool(v) => out.push(u8::from(v)),
-            Scalar::I8(v) => out.extend_from_slice(&v.to_ne_bytes()),
-            Scalar::I16(v) => out.extend_from_slice(&v.to_ne_bytes()),
-            Scalar::I32(v) => out.extend_from_slice(&v.to_ne_bytes()),
-            Scalar::I64(v) => out.extend_from_slice(&v.to_ne_bytes()),
-            Scalar::U8(v) => out.extend_from_slice(&v.to_ne_bytes()),
-            Scalar::U16(v) => out.extend_from_slice(&v.to_ne_bytes()),
-            Scalar::U32(v) => out.extend_from_slice(&v.to_ne_bytes()),
-            Scalar::U64(v) => out.extend_from_slice(&v.to_ne_bytes()),
-            Scalar::F32(v) => out.extend_from_slice(&v.to_ne_bytes()),
-            Scalar::F64(v) => out.extend_from_slice(&v.to_ne_bytes()),
-        }
+        let x = x.into_scalar();
+        out.extend_from_slice(&x.to_ne_bytes()[..x.dtype().size()]);
     }
     out
 }

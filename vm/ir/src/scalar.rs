@@ -103,6 +103,39 @@ macro_rules! each_scalar {
 }
 
 impl Scalar {
+    /// The value as an element of its dtype in memory: its native-endian bytes at the start of
+    /// the array, `dtype().size()` of them (`bool` as 0 or 1).
+    pub fn to_ne_bytes(self) -> [u8; 8] {
+        let mut bytes = [0u8; 8];
+        macro_rules! put {
+            ($($v:ident),*) => {
+                match self {
+                    Scalar::Bool(b) => bytes[0] = u8::from(b),
+                    $(Scalar::$v(x) => bytes[..std::mem::size_of_val(&x)].copy_from_slice(&x.to_ne_bytes()),)*
+                }
+            };
+        }
+        put!(I8, I16, I32, I64, U8, U16, U32, U64, F32, F64);
+        bytes
+    }
+
+    /// The inverse of [`Scalar::to_ne_bytes`]: the element of `dtype` whose native-endian bytes
+    /// start `bytes` (any byte but 0 is `true`). Panics when `bytes` is shorter than the dtype.
+    pub fn from_ne_bytes(dtype: DType, bytes: &[u8]) -> Scalar {
+        macro_rules! get {
+            ($($d:ident => $t:ty),*) => {
+                match dtype {
+                    DType::Bool => Scalar::Bool(bytes[0] != 0),
+                    $(DType::$d => Scalar::$d(<$t>::from_ne_bytes(
+                        bytes[..std::mem::size_of::<$t>()].try_into().expect("the dtype's size"),
+                    )),)*
+                }
+            };
+        }
+        get!(I8 => i8, I16 => i16, I32 => i32, I64 => i64, U8 => u8, U16 => u16, U32 => u32, U64 => u64,
+             F32 => f32, F64 => f64)
+    }
+
     /// The scalar's dtype.
     pub fn dtype(self) -> DType {
         match self {
@@ -289,6 +322,46 @@ impl fmt::Display for Scalar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every dtype's bytes are the element's bytes in memory and read back to the same value.
+    #[test]
+    fn native_bytes_are_the_elements_and_read_back() {
+        let values = [
+            Scalar::Bool(true),
+            Scalar::I8(-2),
+            Scalar::I16(-300),
+            Scalar::I32(-70_000),
+            Scalar::I64(-5_000_000_000),
+            Scalar::U8(250),
+            Scalar::U16(65_000),
+            Scalar::U32(4_000_000_000),
+            Scalar::U64(u64::MAX - 1),
+            Scalar::F32(-1.5e-3),
+            Scalar::F64(f64::MIN_POSITIVE),
+        ];
+        assert_eq!(values.len(), DType::ALL.len());
+        for x in values {
+            let bytes = x.to_ne_bytes();
+            let size = x.dtype().size();
+            let expected: Vec<u8> = match x {
+                Scalar::Bool(b) => vec![u8::from(b)],
+                Scalar::I8(v) => v.to_ne_bytes().to_vec(),
+                Scalar::I16(v) => v.to_ne_bytes().to_vec(),
+                Scalar::I32(v) => v.to_ne_bytes().to_vec(),
+                Scalar::I64(v) => v.to_ne_bytes().to_vec(),
+                Scalar::U8(v) => v.to_ne_bytes().to_vec(),
+                Scalar::U16(v) => v.to_ne_bytes().to_vec(),
+                Scalar::U32(v) => v.to_ne_bytes().to_vec(),
+                Scalar::U64(v) => v.to_ne_bytes().to_vec(),
+                Scalar::F32(v) => v.to_ne_bytes().to_vec(),
+                Scalar::F64(v) => v.to_ne_bytes().to_vec(),
+            };
+            assert_eq!(&bytes[..size], &expected[..], "{x:?}");
+            assert!(bytes[size..].iter().all(|&b| b == 0), "{x:?}");
+            assert_eq!(Scalar::from_ne_bytes(x.dtype(), &bytes), x);
+        }
+        assert_eq!(Scalar::from_ne_bytes(DType::Bool, &[0]), Scalar::Bool(false));
+    }
 
     #[test]
     fn casts_follow_numpy_astype() {

@@ -720,6 +720,14 @@ impl Runtime {
     /// may then read as after a sync that runs nothing (this read counts as that sync); `None`
     /// when it does not (a sync would run queued work). The frontends' element read.
     pub fn read_in_host(&mut self, id: BaseId, index: usize) -> Result<Option<vm_ir::Scalar>> {
+        let mut bytes = [0u8; 8];
+        Ok(self.read_bytes_in_host(id, index, &mut bytes)?.map(|dtype| vm_ir::Scalar::from_ne_bytes(dtype, &bytes)))
+    }
+
+    /// [`Runtime::read_in_host`] as the element's bytes (its dtype's size of them, native
+    /// order), copied to the start of `out`; returns the dtype. The element read of a loop,
+    /// without building a [`vm_ir::Scalar`] on its way to a frontend's own scalar.
+    pub fn read_bytes_in_host(&mut self, id: BaseId, index: usize, out: &mut [u8; 8]) -> Result<Option<DType>> {
         let state = self.bases.get_mut(&id).ok_or(Error::UnknownBase(id.0))?;
         if !state.in_host {
             return Ok(None);
@@ -729,12 +737,13 @@ impl Runtime {
         if !self.failed.is_empty() {
             self.check_failed(id)?;
         }
-        let buffer = self.memory.ensure(&base)?;
-        let out_of_range =
-            || Error::InvalidArgument(format!("element {index} of base {} which has {}", id.0, base.nelem));
-        vm_ir::with_dtype!(base.dtype, T => {
-            buffer.as_slice::<T>().get(index).map(|&x| Some(vm_ir::Scalar::from(x))).ok_or_else(out_of_range)
-        })
+        let size = base.dtype.size();
+        let bytes = self.memory.ensure(&base)?.bytes();
+        let element = index.checked_mul(size).and_then(|at| bytes.get(at..at + size)).ok_or_else(|| {
+            Error::InvalidArgument(format!("element {index} of base {} which has {}", id.0, base.nelem))
+        })?;
+        out[..size].copy_from_slice(element);
+        Ok(Some(base.dtype))
     }
 
     /// The one element that `opcode` computes from `inputs` (an output of one element comes
@@ -1124,6 +1133,13 @@ mod tests {
         assert!(rt.write_in_host(a.id, 4, &1.5f64.to_ne_bytes()).unwrap());
         assert_eq!(rt.read_in_host(a.id, 3).unwrap(), Some(Scalar::F64(2.5)));
         assert_eq!(rt.pending_len(), 1, "one DISCARD stands for the run of writes");
+        // The element's bytes, of a dtype narrower than the buffer they are copied to.
+        let small = rt.new_base(DType::I16, 3).unwrap();
+        assert!(rt.write_in_host(small.id, 2, &(-300i16).to_ne_bytes()).unwrap());
+        let mut bytes = [0xffu8; 8];
+        assert_eq!(rt.read_bytes_in_host(small.id, 2, &mut bytes).unwrap(), Some(DType::I16));
+        assert_eq!(&bytes[..2], &(-300i16).to_ne_bytes());
+        assert!(rt.read_bytes_in_host(small.id, 3, &mut bytes).is_err(), "past the end");
         // Bad writes are errors, with nothing written.
         assert!(rt.write_in_host(a.id, 8, &1.0f64.to_ne_bytes()).is_err());
         assert!(rt.write_in_host(a.id, 0, &[0u8; 3]).is_err());
