@@ -411,6 +411,44 @@ def test_fallbacks_write_back_what_numpy_changes(name, monkeypatch):
     agree(got, run(IN_PLACE_FALLBACKS[name], numpy))
 
 
+# Fallbacks that only read their arguments get read-only views of the VM's host memory: every
+# layout a view can have, and results that stay put when the arrays change afterwards.
+READ_ONLY_FALLBACKS = {
+    "strided": "out = np.histogram(np.arange(20.0)[::3], 4)",
+    "reversed": "out = np.sort(np.arange(10.0)[::-1] * 1.5)",
+    "column-major": "out = np.median((np.arange(12.0).reshape(3, 4) ** 2).T, axis=0)",
+    "rows with gaps": "a = np.arange(24.0).reshape(4, 6); out = np.sort(a[1::2, ::-2], axis=1)",
+    "bools": "out = np.unique(np.array([True, False, True]))",
+    "one array twice": "a = np.arange(5.0) * 2; out = np.searchsorted(a, a)",
+    "0-d": "out = np.percentile(np.ones(()) * 3, 50)",
+    "empty": "out = np.bincount(np.zeros(0, int), minlength=3)",
+    "computed lazily": "x = np.arange(8.0); y = (x * 3 - 1)[::-1]; out = np.sort(y)",
+    "changed after": "x = np.arange(6.0); s = np.sort(x[::-1]); m = np.median(x); x[:] = -1\nout = (s, m, x)",
+    "weights reversed": "x = np.arange(4.0); out = np.histogram(x, 2, weights=x[::-1])",
+}
+
+
+@pytest.mark.parametrize("name", list(READ_ONLY_FALLBACKS))
+def test_fallbacks_read_arguments_of_every_layout(name, monkeypatch):
+    monkeypatch.setenv("VMNP_FALLBACK", "warn")
+    monkeypatch.setattr(vmnp, "_warned", set())
+    with pytest.warns(vmnp.FallbackWarning):
+        got = run(READ_ONLY_FALLBACKS[name], vmnp)
+    agree(got, run(READ_ONLY_FALLBACKS[name], numpy))
+
+
+def test_a_fallback_writing_an_argument_it_only_reads_is_an_error(monkeypatch):
+    monkeypatch.setenv("VMNP_FALLBACK", "warn")
+    x = vmnp.arange(4.0)
+
+    def scribble(a):
+        a[0] = 5.0
+
+    with pytest.warns(vmnp.FallbackWarning), pytest.raises(ValueError, match="read-only"):
+        vmnp._fallback("scribble", scribble, (x,), {})
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
 def test_arrays_larger_than_memory_are_memory_errors_not_aborts():
     # More than the machine's memory and swap: NumPy's MemoryError when made, as NumPy's.
     for make in [lambda: vmnp.zeros(2**40), lambda: vmnp.full((2**20, 2**20), 1.5), lambda: vmnp.arange(2**40)]:

@@ -404,18 +404,17 @@ def _fallback(name, func, args, kwargs):
             # program (VMNP_FALLBACK=error is vmnp's way to make fallbacks errors).
             pass
 
-    # Each vmnp array becomes one NumPy copy (the same copy wherever it appears, so that
+    # Each vmnp array becomes one NumPy array (the same one wherever it appears, so that
     # aliasing holds). Functions that write into arguments (`out=`, `copyto`, `put`, ...) get
-    # writable copies, written back when NumPy changed them; for any other function the copies
-    # are read-only, so that a write NumPy attempts is an error, never a silent loss.
+    # writable copies, written back when NumPy changed them; any other function gets read-only
+    # views of the synced host memory (no copy: the VM's buffer export), so that a write NumPy
+    # attempts is an error, never a silent loss.
     copies = {}
 
     def down(x):
         if isinstance(x, ndarray):
             if id(x) not in copies:
-                n = _to_numpy(x)  # a private copy of the synced data
-                if not writes:
-                    n.flags.writeable = False
+                n = _to_numpy(x) if writes else _np.asarray(memoryview(x))
                 copies[id(x)] = (x, n, n.copy() if writes else None)
             n = copies[id(x)][1]
             # A 0-d vmnp array stands for a NumPy scalar (NumPy's functions format and compare
