@@ -329,6 +329,13 @@ def _to_numpy(a):
     return _np.frombuffer(data, dtype=a.dtype).reshape(a.shape)
 
 
+def _read_view(a):
+    """A read-only NumPy view of the array's synced host memory (runs what it depends on; no
+    copy): for NumPy code that reads it and keeps nothing of it (the buffer stays pinned at
+    its address for the base's life)."""
+    return _np.asarray(memoryview(a))
+
+
 def _column_major(a):
     """True when ``a`` (of 2 or more dimensions) is dense in column-major order and not in
     row-major order."""
@@ -414,7 +421,7 @@ def _fallback(name, func, args, kwargs):
     def down(x):
         if isinstance(x, ndarray):
             if id(x) not in copies:
-                n = _to_numpy(x) if writes else _np.asarray(memoryview(x))
+                n = _to_numpy(x) if writes else _read_view(x)
                 copies[id(x)] = (x, n, n.copy() if writes else None)
             n = copies[id(x)][1]
             # A 0-d vmnp array stands for a NumPy scalar (NumPy's functions format and compare

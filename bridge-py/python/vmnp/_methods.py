@@ -96,7 +96,7 @@ def getitem(a, key):
     mask = _leading_mask(a, key)
     if mask is not None:
         return _vmnp._gather(*_masked_rows(a, mask))
-    r = _v._to_numpy(a)[_np_key(key)]
+    r = _v._read_view(a)[_np_key(key)]
     return _v.asarray(r)
 
 
@@ -121,7 +121,7 @@ def setitem(a, key, value):
         raise ValueError("assignment destination is read-only")
     if _v._foreign(value):
         # A value the VM cannot hold (complex): NumPy's assignment, on the synced data.
-        n = _v._to_numpy(a).copy()
+        n = _np.array(_v._read_view(a))
         n[_np_key(key)] = value
         _vmnp._assign(a, _v.asarray(n))
         return
@@ -158,7 +158,7 @@ def setitem(a, key, value):
                 _vmnp._scatter(rows, idx, v)
                 return
             # NumPy's error for values that do not fit comes from the host path.
-    n = _v._to_numpy(a).copy()
+    n = _np.array(_v._read_view(a))
     n[_np_key(key)] = value.__array__() if isinstance(value, _v.ndarray) else value
     _vmnp._assign(a, _v.asarray(n))
 
@@ -696,7 +696,7 @@ def getattr_(a, name):
         raise ValueError("a vmnp array cannot change its shape in place: use np.resize(a, shape) for a new array")
 
     def method(*args, **kwargs):
-        n = _v._to_numpy(a).copy()
+        n = _np.array(_v._read_view(a))
         r = _v._fallback(f"ndarray.{name}", getattr(n, name), args, kwargs)
         if name in _IN_PLACE:
             _vmnp._assign(a, _v.asarray(n))
