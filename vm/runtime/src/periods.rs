@@ -38,12 +38,12 @@ fn structure(instr: &Instruction) -> u64 {
 }
 
 /// How many instructions at the end of `batch` to leave pending so that what runs now ends
-/// after a whole number of periods of the batch's repeating tail (0: run it all, also when it
-/// does not repeat).
-pub fn leftover(batch: &[Instruction]) -> usize {
+/// after a whole number of periods of the batch's repeating tail (0: run it all); `None` when
+/// the batch does not repeat (a loop whose steps differ in shape: `x[:k]` for a growing `k`).
+pub fn leftover(batch: &[Instruction]) -> Option<usize> {
     let n = batch.len();
     if n < 2 * MIN_OVERLAP {
-        return 0;
+        return None;
     }
     // The batch backwards: a prefix of `rev` is a tail of the batch, and a border of that prefix
     // (a prefix that is also its suffix) of length b says that the tail repeats with period
@@ -61,11 +61,11 @@ pub fn leftover(batch: &[Instruction]) -> usize {
         border[i] = k;
     }
     // The longest tail, down to half the batch, that repeats.
-    let Some(len) = (n / 2..=n).rev().find(|&len| border[len - 1] >= MIN_OVERLAP) else { return 0 };
+    let len = (n / 2..=n).rev().find(|&len| border[len - 1] >= MIN_OVERLAP)?;
     let period = len - border[len - 1];
     // The tail starts at `n - len`, a point of the loop's body; the batch ends at the last
     // whole period after it, so the next batch starts at that same point.
-    len % period
+    Some(len % period)
 }
 
 #[cfg(test)]
@@ -98,7 +98,7 @@ mod tests {
     fn a_repeating_batch_ends_after_whole_periods_wherever_it_starts() {
         for at in [0, 1, 5, 29] {
             let batch: Vec<_> = stream(at, 100, 29).into_iter().take(1000).collect();
-            let keep = leftover(&batch);
+            let keep = leftover(&batch).expect("a repeating batch");
             let ran = 1000 - keep;
             // What runs ends where the next batch starts at the same point of the body.
             assert_eq!(ran % 30, 0, "from {at}: {keep} left");
@@ -110,16 +110,16 @@ mod tests {
     fn a_period_longer_than_half_the_batch_is_found() {
         // 2002 instructions per iteration, a batch of 4000: one period runs, the rest waits.
         let batch: Vec<_> = stream(700, 3, 2001).into_iter().take(4000).collect();
-        assert_eq!(leftover(&batch), 4000 - 2002);
+        assert_eq!(leftover(&batch), Some(4000 - 2002));
     }
 
     #[test]
     fn batches_that_do_not_repeat_run_whole() {
         let batch: Vec<_> = (0..1000).map(|i| op(Opcode::Multiply, 0, i + 1, 1.0)).collect();
-        assert_eq!(leftover(&batch), 0);
-        assert_eq!(leftover(&stream(0, 1, 50)), 0, "too short to tell");
+        assert_eq!(leftover(&batch), None);
+        assert_eq!(leftover(&stream(0, 1, 50)), None, "too short to tell");
         // Constants and base ids are not structure: a loop over other values is the same loop.
         let same: Vec<_> = (0..1000).map(|i| op(Opcode::Multiply, 3 * i, 10, i as f64)).collect();
-        assert_eq!(leftover(&same), 0, "period 1 divides everything");
+        assert_eq!(leftover(&same), Some(0), "period 1 divides everything");
     }
 }

@@ -51,6 +51,20 @@ pub const SYNC_WITH_BATCH_BYTES: u64 = 64 << 10;
 /// fuse.
 pub const FLUSH_FOR_DIRECT: usize = 32;
 
+/// How many times [`RuntimeOptions::direct_elements`] an instruction may touch to run at once
+/// while the program's batches do not repeat ([`APERIODIC_SPAN`]): a loop whose steps change
+/// shape (`y[:k] += alpha * y[k-1::-1]` for a growing `k`) gets none of the caches that make a
+/// queued instruction cheap (partitions, compiled kernels, replays are all keyed on the batch's
+/// structure), so each of its instructions costs about twice as much queued as run at once on
+/// the direct executor, up to arrays of this many times the usual limit.
+pub const APERIODIC_DIRECT_FACTOR: u64 = 4;
+
+/// For how many batches' worth of instructions ([`RuntimeOptions::batch_limit`]) a full batch
+/// that did not repeat widens direct execution ([`APERIODIC_DIRECT_FACTOR`]); then instructions
+/// queue as usual again, so that a later loop that does repeat (a stencil whose steps fuse and
+/// replay) is queued and found repeating.
+pub const APERIODIC_SPAN: u64 = 4;
+
 /// How many times [`RuntimeOptions::direct_elements`] a fill with a constant may write to run at
 /// once (32,768 elements by default: 256 KiB of float64, written in tens of microseconds).
 pub const DIRECT_FILL_FACTOR: u64 = 8;
@@ -167,6 +181,10 @@ pub struct Runtime {
     options: RuntimeOptions,
     /// The stack has a direct executor ([`Component::direct`]) and direct execution is on.
     direct: bool,
+    /// Until the runtime has taken this many instructions ([`RuntimeStats::instructions`]),
+    /// direct execution takes instructions [`APERIODIC_DIRECT_FACTOR`] times larger: the last
+    /// full batch did not repeat ([`Runtime::flush_full`]).
+    wide_direct_until: u64,
     stats: RuntimeStats,
 }
 
@@ -188,6 +206,7 @@ impl Runtime {
             left_queue: 0,
             extensions: Vec::new(),
             options,
+            wide_direct_until: 0,
             stats: RuntimeStats::default(),
         }
     }
@@ -339,8 +358,7 @@ impl Runtime {
         }
         let instr = &self.pending[i];
         let reads_part_of_large = instr.operands[1..].iter().filter_map(Operand::as_view).any(|v| {
-            v.base.nelem > self.options.direct_elements
-                && self.bases.get(&v.base.id).is_some_and(|state| !state.in_host)
+            v.base.nelem > self.direct_elements() && self.bases.get(&v.base.id).is_some_and(|state| !state.in_host)
         });
         if reads_part_of_large && self.runs_direct(instr, true) {
             self.sync_bases_of_last();
@@ -396,7 +414,7 @@ impl Runtime {
             // small in multiply-adds too (`m * n * k`).
             let known = self.extension_name(instr.opcode) == Some(vm_ir::extension::MATMUL);
             let small = vm_ir::extension::matmul_operands(instr).is_ok_and(|(out, a, _)| {
-                (out.nelem() as u64).saturating_mul(a.shape[1] as u64) <= self.options.direct_elements
+                (out.nelem() as u64).saturating_mul(a.shape[1] as u64) <= self.direct_elements()
             });
             if !known || !small {
                 return false;
@@ -417,7 +435,7 @@ impl Runtime {
         instr.operands.iter().enumerate().all(|(k, operand)| {
             let Operand::View(v) = operand else { return true };
             let Some(state) = self.bases.get(&v.base.id) else { return false };
-            let limit = if fill { self.direct_fill_elements() } else { self.options.direct_elements };
+            let limit = if fill { self.direct_fill_elements() } else { self.direct_elements() };
             if v.nelem() as u64 > limit && indexed != Some(k) {
                 return false;
             }
@@ -431,9 +449,20 @@ impl Runtime {
         })
     }
 
+    /// The most elements an instruction may touch to run at once now: the options' limit,
+    /// widened while the batches do not repeat ([`APERIODIC_DIRECT_FACTOR`]).
+    fn direct_elements(&self) -> u64 {
+        let limit = self.options.direct_elements;
+        if self.stats.instructions < self.wide_direct_until {
+            limit.saturating_mul(APERIODIC_DIRECT_FACTOR)
+        } else {
+            limit
+        }
+    }
+
     /// The most elements a fill with a constant may write to run at once ([`DIRECT_FILL_FACTOR`]).
     fn direct_fill_elements(&self) -> u64 {
-        self.options.direct_elements * DIRECT_FILL_FACTOR
+        self.direct_elements().saturating_mul(DIRECT_FILL_FACTOR)
     }
 
     /// Runs the last pending instruction on the direct executor ([`Runtime::submit_in_place`])
@@ -513,8 +542,23 @@ impl Runtime {
     /// pending, so that the loop's batches all have the same structure (see [`crate::periods`]).
     /// A frontend that flushes on its own when enough is queued calls this instead of
     /// [`Runtime::flush`].
+    ///
+    /// A full batch that does not repeat widens direct execution for a while
+    /// ([`APERIODIC_DIRECT_FACTOR`], [`APERIODIC_SPAN`]).
     pub fn flush_full(&mut self) -> Result<()> {
-        let keep = crate::periods::leftover(&self.pending);
+        let keep = match crate::periods::leftover(&self.pending) {
+            None => {
+                let span = APERIODIC_SPAN.saturating_mul(self.options.batch_limit as u64);
+                self.wide_direct_until = self.stats.instructions.saturating_add(span);
+                if self.direct {
+                    // What the loop's next steps read is then in host memory for them to run at
+                    // once.
+                    self.sync_small_outputs();
+                }
+                0
+            }
+            Some(keep) => keep,
+        };
         if keep == 0 {
             return self.flush();
         }
@@ -1122,6 +1166,40 @@ mod tests {
 
     fn add_into(out: Base, x: Base) -> Instruction {
         Instruction::new(Opcode::Add, [View::of_base(out).into(), View::of_base(x).into(), Scalar::F64(1.0).into()])
+    }
+
+    /// A full batch that does not repeat (a loop whose steps change shape) lets instructions up
+    /// to [`APERIODIC_DIRECT_FACTOR`] times larger run at once, for [`APERIODIC_SPAN`] batches'
+    /// worth of instructions; a full batch that repeats does not.
+    #[test]
+    fn a_full_batch_that_does_not_repeat_widens_direct_execution_for_a_while() {
+        for repeating in [false, true] {
+            let (mut rt, _) = direct_runtime_of(4);
+            rt.options.batch_limit = 256;
+            let add = |rt: &mut Runtime, n: u64| {
+                let [out, x] = [(); 2].map(|()| rt.new_base(DType::F64, n).unwrap());
+                rt.submit_one(add_into(out, x)).unwrap();
+            };
+            // Steps of 17 elements and more (too large to run at once) until the batch is full.
+            let mut k = 0;
+            while rt.stats().flushes == 0 {
+                add(&mut rt, if repeating { 20 } else { 17 + k });
+                k += 1;
+            }
+            let direct = rt.stats().direct;
+            add(&mut rt, 8);
+            assert_eq!(rt.stats().direct, direct + u64::from(!repeating), "repeating {repeating}");
+            if repeating {
+                continue;
+            }
+            // Small steps run at once meanwhile; past the span the usual limit holds again.
+            for _ in 0..APERIODIC_SPAN * 256 {
+                add(&mut rt, 2);
+            }
+            let direct = rt.stats().direct;
+            add(&mut rt, 8);
+            assert_eq!(rt.stats().direct, direct, "queued again after the span");
+        }
     }
 
     #[test]
