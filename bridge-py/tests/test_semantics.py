@@ -363,6 +363,14 @@ CASES = {
     "np.isclose(np.array([1, 2, -128], np.int8), 2), np.isclose(np.array([-128], np.int8), np.array([-128], np.int8)), "
     "np.isclose(f, f, equal_nan=True), np.isclose(f, np.inf), np.isclose(np.array([True, False]), True), "
     "np.isclose(5, f), np.isclose(np.array([1.0]), np.array([1.1]), rtol=np.array([0.2])))",
+    # A 0-d array of another dtype stored through a mask is cast as NumPy casts it, and the
+    # elements the mask leaves keep their exact values (2**62 + 1 is no float64).
+    "masked store of a 0-d array of another dtype": "a = np.array([2**62 + 1, 0], dtype=np.int64)\n"
+    "a[a == 0] = np.array(-3.5)\nb = np.array([2**63 + 1, 0], dtype=np.uint64); b[b == 0] = np.array(-5)\n"
+    "c = np.array([5, 0], np.int8); c[c == 0] = np.array(2**63 + 1, np.uint64)\n"
+    "d = np.array([2**53 + 1, 7]); d[np.array([False, True])] = np.array(2.5, np.float32)\nout = (a, b, c, d)",
+    "repeat of nothing by no counts": "a = np.zeros(0, np.uint8)\n"
+    "out = (np.repeat(a, []), np.repeat(np.zeros((2, 0)), [], axis=1), np.repeat(a, np.array([], int)))",
 }
 
 

@@ -488,6 +488,8 @@ def repeat(a, repeats, axis=None):
     a = asarray(a)
     if _np.ndim(repeats) or isinstance(repeats, ndarray):
         counts = _v.asnumpy(repeats)
+        if counts.size == 0:
+            counts = counts.astype(_np.intp)  # `[]` (float64 to NumPy) counts nothing
         if counts.size == 1:
             return repeat(a, int(counts.reshape(())), axis)
         if axis is None:

@@ -149,7 +149,12 @@ def setitem(a, key, value):
         if not isinstance(v, _v.ndarray):
             v = _checked_scalar(a, v)
         if v.ndim == 0:
-            # One value: a lazy ``where`` (nothing computed), the mask broadcast over the rest.
+            # One value: a lazy ``where`` (nothing computed), the mask broadcast over the rest;
+            # the value cast to the array's dtype first, as NumPy's assignment casts it (a
+            # ``where`` of two dtypes would promote, and the array's other elements would come
+            # back rounded through the promoted dtype).
+            if v.dtype != a.dtype:
+                v = v.astype(a.dtype)
             _vmnp._assign(a, _v.where(mask.reshape(mask.shape + (1,) * (a.ndim - mask.ndim)), v, a))
             return
         if mask.ndim == 1 or a._contiguous:

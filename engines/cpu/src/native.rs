@@ -130,6 +130,10 @@ fn gather_dense<T: Element>(
     (out, src, index): (&View, &View, &View),
 ) -> Result<()> {
     let (n, len) = (index.nelem(), src.nelem());
+    if n == 0 {
+        // Nothing to read; an empty view may start past the end of its (empty) base.
+        return Ok(());
+    }
     let idx = &views::data::<i64>(mem, index)?[index.start as usize..][..n];
     if let Some(i) = idx.iter().position(|&k| k < 0 || k as usize >= len) {
         return Err(out_of_range(instr, i, i128::from(idx[i]), len));

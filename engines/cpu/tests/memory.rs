@@ -67,6 +67,17 @@ fn gather_reads_a_broadcast_source_in_place_whatever_its_extent() {
 }
 
 #[test]
+fn gather_of_nothing_from_an_empty_view_past_its_base_is_nothing() {
+    // `np.zeros((6, 0))[2][mask]` with an empty mask: the source starts at element 2 of a base
+    // of none.
+    let (mut cpu, mut mem, keep, _) = setup();
+    let (src, index, out) = (base(3, DType::F64, 0), base(4, DType::I64, 0), base(5, DType::F64, 0));
+    let batch = [ins(Opcode::Gather, vec![whole(out), view(src, 2, &[0], &[1]), whole(index)])];
+    cpu.execute(&batch, &mut mem).unwrap();
+    still_works(&mut cpu, &mut mem, keep);
+}
+
+#[test]
 fn scatter_into_a_base_too_large_to_allocate_is_out_of_memory() {
     let (mut cpu, mut mem, keep, _) = setup();
     let (dst, values, index) = (base(3, DType::F64, HUGE), base(4, DType::F64, 6), base(5, DType::I64, 6));
