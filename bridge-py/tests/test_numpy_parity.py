@@ -231,9 +231,13 @@ def test_more_than_16_dimensions_are_a_value_error(code):
         "np.average(np.zeros((0, 3)), weights=np.zeros((0, 3)))",
         "np.average(np.ones((2, 3)), axis=0, weights=np.array([1.0, -1.0]))",
         "np.average(np.ones((2, 3)), weights=np.zeros((2, 3)))",
+        # NumPy scales the count by ``a.size / avg.size``: an empty average divides by zero.
+        "np.average(np.zeros((6, 0)), axis=0)",
+        "np.average(np.zeros((6, 0)), axis=0, returned=True)",
+        "np.average(np.zeros((0, 2, 0)), axis=(0, 1), keepdims=True)",
     ],
 )
-def test_average_with_weights_summing_to_zero_is_a_zero_division(code):
+def test_average_with_weights_summing_to_zero_or_of_nothing_is_a_zero_division(code):
     same_error(code, ZeroDivisionError)
 
 

@@ -1077,6 +1077,8 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     a = asarray(a)
     if weights is None:
         r = mean(a, axis, keepdims=keepdims)
+        if r.size == 0:  # NumPy divides the sizes (``a.size / avg.size``) to scale the count
+            raise ZeroDivisionError("division by zero")
         n = _count(a, axis, keepdims)
         return (r, r * 0 + n) if returned else r
     w = asarray(weights)

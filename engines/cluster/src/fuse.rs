@@ -62,7 +62,7 @@ pub struct Group {
 /// elements of a value it computes for nothing else.
 pub fn units(batch: &[Instruction], p: usize, reduction: ReductionOrder) -> Vec<Unit> {
     let mut out = Vec::new();
-    let steps = partition(batch, &Options { max_instructions: 0 });
+    let steps = partition(batch, &Options { max_instructions: 0, ..Options::default() });
     let mut access: HashMap<BaseId, Vec<usize>> = HashMap::new();
     for (i, instr) in batch.iter().enumerate().filter(|(_, i)| !i.opcode.is_system()) {
         for v in instr.views() {

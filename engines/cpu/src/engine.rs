@@ -721,7 +721,7 @@ impl Component for CpuEngine {
     /// validates every instruction it accepts): the hot path of small arrays does not check twice.
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
         self.profile.batches += 1;
-        let opts = vm_fusion::Options { max_instructions: self.config.max_kernel };
+        let opts = vm_fusion::Options { max_instructions: self.config.max_kernel, ordered_float_products: true };
         let mut work = Rewritten::new(batch);
         work.apply(|b| self.lazy.prepare(b));
         let hoist_bytes = self.config.hoist_bytes as u64;

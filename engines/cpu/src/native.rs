@@ -1,5 +1,5 @@
 //! The built-in instructions that do not become generated kernels, in plain Rust: scans,
-//! gathers, scatters, and reductions of nothing.
+//! gathers, scatters, float products (in order) and reductions of nothing.
 
 use crate::reduce::{Reducible, scan};
 use crate::views;
@@ -17,7 +17,8 @@ pub fn execute(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
         Kind::Accumulate => accumulate(instr, mem),
         Kind::Gather => gather(instr, mem),
         Kind::Scatter => scatter(instr, mem),
-        Kind::Reduce if !instr.opcode.is_arg_reduce() => empty_reduce(instr, mem),
+        Kind::Reduce if view(instr, 1)?.nelem() == 0 => empty_reduce(instr, mem),
+        Kind::Reduce if vm_fusion::is_float_product(instr) => ordered_product(instr, mem),
         k => Err(Error::Internal(format!("{} ({k:?}) is not a native instruction", instr.opcode))),
     }
 }
@@ -44,6 +45,33 @@ fn empty_reduce(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
             data[o as usize] = identity;
         }
         Ok(())
+    })
+}
+
+/// A float product along the instruction's axis, left to right from the first element, as
+/// NumPy multiplies: where a running product overflows or underflows, the order decides
+/// between infinity, NaN and a finite result (see `vm_fusion::Options::ordered_float_products`).
+fn ordered_product(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+    let (out, input) = (view(instr, 0)?, view(instr, 1)?);
+    let axis = instr.axis().ok_or_else(|| Error::invalid(Some(2), "missing axis"))?;
+    let (outer, len, inner) =
+        (input.shape[..axis].iter().product::<usize>(), input.shape[axis], input.shape[axis + 1..].iter().product());
+    views::buffer(mem, out)?;
+    views::buffer(mem, input)?;
+    with_dtype!(out.dtype(), T => {
+        let mut acc = try_vec::<T>(outer * inner, out.base.id, "a product along an axis into")?;
+        let mut values = views::elements::<T>(mem, input)?;
+        for _ in 0..outer {
+            let row = acc.len();
+            acc.extend(values.by_ref().take(inner));
+            for _ in 1..len {
+                for (a, x) in acc[row..].iter_mut().zip(values.by_ref().take(inner)) {
+                    *a = T::combine(instr.opcode, *a, x);
+                }
+            }
+        }
+        drop(values);
+        views::write(mem, out, &acc)
     })
 }
 

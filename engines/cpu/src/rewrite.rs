@@ -25,9 +25,9 @@
 //! as an element-wise instruction on exactly the array's view, which fuses with the producer
 //! and its readers, and lets the array be contracted.
 //!
-//! A float32 sum or product is computed in float64 and rounded once
-//! ([`widen_float32_reductions`]): per-block partial sums in float32 would drift by dozens of ulp
-//! over millions of elements, and partial products overflow where a product in order does not.
+//! A float32 sum is computed in float64 and rounded once ([`widen_float32_reductions`]):
+//! per-block partial sums in float32 would drift by dozens of ulp over millions of elements.
+//! (Float products are not widened: they run in order, in their own dtype, as NumPy's do.)
 //!
 //! A division by a constant power of two (`(h1 + h0) / 2`) becomes a multiplication by its
 //! reciprocal, which is exact: the same results bit for bit, without the division's cost
@@ -87,7 +87,8 @@ const PARTIAL_BASE: u64 = u64::MAX - (1 << 21);
 
 /// True when `instr` is a full floating-point reduction of a flat contiguous view.
 fn flat_full_reduction(instr: &Instruction) -> Option<&View> {
-    if instr.opcode.kind() != Kind::Reduce || instr.axis() != Some(0) {
+    // A float product multiplies in order (`vm_fusion::Options::ordered_float_products`).
+    if instr.opcode.kind() != Kind::Reduce || instr.axis() != Some(0) || vm_fusion::is_float_product(instr) {
         return None;
     }
     let out = instr.output()?;
@@ -397,18 +398,16 @@ impl FillBases {
 /// Synthetic bases for widened sums count down from here (below the copy-back partners).
 const WIDE_BASE: u64 = u64::MAX - 5 * (1 << 20);
 
-/// The batch with every float32 sum and product (`add_reduce`, `multiply_reduce` of f32 into
-/// f32) computed in float64 and rounded once at the end, and for each instruction the position
-/// in `batch` it comes from; `None` when there is none. Per-block partial sums in float32 lose
+/// The batch with every float32 sum (`add_reduce` of f32 into f32) computed in float64 and
+/// rounded once at the end, and for each instruction the position in `batch` it comes from; `None` when there is none. Per-block partial sums in float32 lose
 /// about one part in 10^5 over a million elements (NumPy's pairwise sum keeps f32 sums to a few
-/// ulp, and so does a float64 accumulator), and partial products overflow where NumPy's product
-/// in order does not (`0 * inf` is NaN where NumPy's running product stays 0). The widening cast
+/// ulp, and so does a float64 accumulator). The widening cast
 /// fuses into the reduction's kernel (its temporary is contracted), so the reduction reads the
 /// same memory. Reductions of broadcast views, which visit more positions than their base has,
 /// are left alone.
 pub fn widen_float32_reductions(batch: &[Instruction]) -> Option<(Vec<Instruction>, Vec<usize>)> {
     let narrow = |instr: &Instruction| {
-        matches!(instr.opcode, Opcode::AddReduce | Opcode::MultiplyReduce)
+        instr.opcode == Opcode::AddReduce
             && instr.operands[0].dtype() == DType::F32
             && instr.operands[1].as_view().is_some_and(|v| {
                 v.dtype() == DType::F32 && v.shape.iter().zip(&v.stride).all(|(&n, &s)| n <= 1 || s != 0)

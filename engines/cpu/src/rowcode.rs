@@ -121,13 +121,12 @@ fn arith(op: &Op) -> Option<Arith> {
         OpClass::Unary(UnaryOp::Reciprocal) => Arith::Reciprocal,
         OpClass::Unary(UnaryOp::Identity) => Arith::Copy,
         _ if op.opcode == Opcode::AddReduce => Arith::Reduce(ADD),
-        _ if op.opcode == Opcode::MultiplyReduce => Arith::Reduce(MUL),
         _ => return None,
     })
 }
 
 /// True when `p` gets a row routine: f64 arithmetic only (see the module documentation) and
-/// sums and products, every memory operand and partial result contiguous or broadcast along the
+/// sums, every memory operand and partial result contiguous or broadcast along the
 /// row, no broadcast one written, no positions. A sum along the row adds its lanes and last
 /// positions in the order of Cranelift's code, so the routine's results are bit for bit those
 /// of the engine without it; Cranelift's code takes square roots in chunks, which orders such
@@ -1123,11 +1122,10 @@ pub fn assemble_listed(p: &Program, isa: Isa) -> Option<Routine> {
     // (so a step is two vectors then).
     let halves: u8 = if a.isa == Isa::Avx2 && !accs.is_empty() { 2 } else { 1 };
     let step = a.lanes() * halves;
-    // Accumulators from the combiner's identity.
-    for &(q, lo, hi) in &accs {
-        let identity = Mem::Pool(if combiner(q) == Some(MUL) { ONE } else { ZERO });
-        a.broadcast(lo, identity);
-        a.broadcast(hi, identity);
+    // Accumulators from the sum's identity (float products run in order outside kernels).
+    for &(_, lo, hi) in &accs {
+        a.broadcast(lo, Mem::Pool(ZERO));
+        a.broadcast(hi, Mem::Pool(ZERO));
     }
     a.emit(Emitted::Zero32(RCX)); // xor ecx, ecx
     a.rex_rr(0x89, RDX, RAX); // mov rax, rdx

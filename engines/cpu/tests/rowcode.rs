@@ -242,7 +242,8 @@ fn reduce(opcode: Opcode, out: Operand, input: Operand, axis: i64) -> Instructio
     op(opcode, [out, input, Scalar::I64(axis).into()])
 }
 
-/// Sums along rows and products across them, of values computed in the same kernel.
+/// Sums along rows and products across them, of values computed in the same kernel (the float
+/// products run in order after it).
 fn reductions(r: usize, c: usize) -> (Vec<Instruction>, Vec<Base>, Vec<Base>) {
     let n = size(r, c);
     let (x, y) = (base(1, DType::F64, n), base(2, DType::F64, n));

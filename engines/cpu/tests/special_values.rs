@@ -49,3 +49,68 @@ fn maximum_and_minimum_alone_match_interp_at_special_values() {
         }
     }
 }
+
+/// A float product multiplies in order, as interp (and NumPy) do, bit for bit: a running product
+/// that overflows stays infinite (`1e30 * 1e30 * 1e-30` is inf in float32), and infinity times
+/// a later zero is NaN; any other grouping (per-block partials, a float64 accumulator) gives a
+/// finite number or zero. Whole arrays, along rows and down columns, fused with the producer.
+#[test]
+fn float_products_multiply_in_order_as_interp_does() {
+    use vm_ir::{Base, Operand, Scalar};
+    let (r, c) = (40, 130);
+    for d in [DType::F32, DType::F64] {
+        let big: f64 = if d == DType::F32 { 1e30 } else { 1e300 };
+        // Pairs (big, 1/big) keep any order's product finite; two bigs in a row overflow a
+        // running product, and a zero after them makes it NaN.
+        let values: Vec<f64> = (0..r * c)
+            .map(|i| match i % 7 {
+                0 | 3 => big,
+                1 | 4 => 1.0 / big,
+                5 if i % 3 == 0 => big,
+                6 if i % 11 == 0 => 0.0,
+                _ => 1.5,
+            })
+            .collect();
+        let (x, t) = (base(1, d, r * c), base(2, d, r * c));
+        let (flat, down, along) = (base(3, d, 1), base(4, d, c), base(5, d, r));
+        let reduce = |out: Operand, input: Operand, axis: i64| {
+            Instruction::new(Opcode::MultiplyReduce, [out, input, Scalar::I64(axis).into()])
+        };
+        let grid = |b: Base| view(b, 0, &[r, c], &[c as i64, 1]);
+        let batch = vec![
+            Instruction::new(Opcode::Identity, [whole(t), whole(x)]),
+            reduce(view(flat, 0, &[], &[]), whole(t), 0),
+            reduce(whole(down), grid(t), 0),
+            reduce(whole(along), grid(t), 1),
+            reduce(view(flat, 0, &[], &[]), view(x, 0, &[r * c / 2], &[2]), 0),
+        ];
+        let run = |engine: &mut dyn Component| {
+            let mut mem = HostMemory::new();
+            let buf = mem.ensure(&x).unwrap();
+            for (k, &v) in values.iter().enumerate() {
+                match d {
+                    DType::F32 => buf.as_mut_slice::<f32>()[k] = v as f32,
+                    _ => buf.as_mut_slice::<f64>()[k] = v,
+                }
+            }
+            // Each product alone after the copy, then all of them in one batch.
+            let mut results = Vec::new();
+            let alone = (1..batch.len()).map(|k| vec![batch[0].clone(), batch[k].clone()]);
+            for b in alone.chain([batch.clone()]) {
+                engine.execute(&b, &mut mem).unwrap();
+                let bytes = |b: &Base| mem.get(b.id).map(|m| m.bytes().to_vec()).unwrap_or_default();
+                results.push([flat, down, along].map(|b| bytes(&b)));
+            }
+            results
+        };
+        let want = run(&mut vm_interp::Interp::new(None));
+        let first = |bytes: &[u8]| match d {
+            DType::F32 => f64::from(f32::from_ne_bytes(bytes[..4].try_into().unwrap())),
+            _ => f64::from_ne_bytes(bytes[..8].try_into().unwrap()),
+        };
+        assert!(first(&want[0][0]).is_nan(), "{d}: the data makes the whole product NaN");
+        for threads in [1, 2] {
+            assert_eq!(run(&mut engine(threads)), want, "{d}, {threads} threads");
+        }
+    }
+}

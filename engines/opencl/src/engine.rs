@@ -732,7 +732,7 @@ impl Component for OpenClEngine {
     /// validates every instruction it accepts).
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
         self.stats.batches += 1;
-        let opts = vm_fusion::Options { max_instructions: self.config.max_kernel };
+        let opts = vm_fusion::Options { max_instructions: self.config.max_kernel, ..vm_fusion::Options::default() };
         self.unfinished.clear();
         let steps = self.plans.partition(batch, &opts);
         let actions = self.plan(&steps, batch);

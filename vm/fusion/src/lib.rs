@@ -30,6 +30,7 @@
 //! values live in registers and it is never allocated.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use vm_ir::DType;
 use vm_ir::instr::{Instruction, Operand};
 use vm_ir::opcode::{Kind, Opcode};
 use vm_ir::view::{BaseId, Overlap, Shape, View};
@@ -39,12 +40,24 @@ use vm_ir::view::{BaseId, Overlap, Shape, View};
 pub struct Options {
     /// The most instructions one kernel may hold (longer runs are cut; 0 means no limit).
     pub max_instructions: usize,
+    /// Float products (`multiply_reduce` of `float32`/`float64`) run alone ([`Step::Single`])
+    /// for an engine that multiplies in order, as NumPy does: a running product that overflows
+    /// or underflows makes the result depend on the order (`[1e30, 1e30, 0]` in float32 is NaN
+    /// left to right and 0 in any order that multiplies the zero first), which per-block
+    /// partials would change.
+    pub ordered_float_products: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { max_instructions: 256 }
+        Options { max_instructions: 256, ordered_float_products: false }
     }
+}
+
+/// True for a float product (`multiply_reduce` into a `float32` or `float64` output).
+pub fn is_float_product(instr: &Instruction) -> bool {
+    instr.opcode == Opcode::MultiplyReduce
+        && instr.output().is_some_and(|o| matches!(o.dtype(), DType::F32 | DType::F64))
 }
 
 /// A fused run of blockable instructions.
@@ -323,7 +336,8 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
             }
             continue;
         }
-        let Some(shape) = iteration_shape(instr) else {
+        let ordered = options.ordered_float_products && is_float_product(instr);
+        let Some(shape) = iteration_shape(instr).filter(|_| !ordered) else {
             // After the open kernel (and what waits on it) has been formed.
             if open.is_some() {
                 todo.push_front(i);
@@ -596,6 +610,7 @@ impl PartitionCache {
         let sig = &mut self.signature;
         sig.start(1 + 8 * batch.len());
         sig.push(options.max_instructions as u64);
+        sig.push(u64::from(options.ordered_float_products));
         for instr in batch {
             sig.push(u64::from(instr.opcode.id()) << 8 | instr.operands.len() as u64);
             // The axis of a reduction or scan is structure, not data: reductions of a cube along
@@ -1042,7 +1057,7 @@ mod tests {
             ins(Opcode::Add, vec![whole(a), whole(a), whole(b)]),
             ins(Opcode::Add, vec![whole(a), whole(a), whole(b)]),
         ];
-        let steps = partition(&batch, &Options { max_instructions: 2 });
+        let steps = partition(&batch, &Options { max_instructions: 2, ..Options::default() });
         assert_eq!(steps.len(), 4);
         assert_eq!(steps[1], Step::Single(1));
         assert_eq!(kernels(&steps), vec![vec![0], vec![2, 3], vec![4]]);
