@@ -774,6 +774,9 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, target: Target) -> Optio
     let n = prm.ulong(inner as u64);
     let _ = writeln!(text, "    ulong c = get_global_id(0), r = get_global_id(1);");
     text.push_str(&guard(target, "c", &n));
+    if target.padded && rows > 1 {
+        text.push_str(&guard(target, "r", &prm.ulong(rows as u64)));
+    }
     let _ = writeln!(text, "    ulong pos = r * {n} + c;");
     if ndim > 0 {
         let _ = writeln!(text, "    long i{} = (long)c;", ndim - 1);

@@ -74,6 +74,15 @@ pub struct Stats {
     pub uploads: u64,
     /// Device-to-host copies.
     pub downloads: u64,
+    /// Bytes copied to the device.
+    pub upload_bytes: u64,
+    /// Bytes copied to the host.
+    pub download_bytes: u64,
+    /// Time in [`Component::execute`], from a batch's arrival to its last kernel's end.
+    pub exec_time: Duration,
+    /// The part of `exec_time` spent waiting for the device to finish a batch's kernels (the
+    /// kernels still running once everything is enqueued).
+    pub wait_time: Duration,
 }
 
 impl Stats {
@@ -88,9 +97,61 @@ impl Stats {
             cache_misses: Some(self.builds + self.disk_hits),
             compile_seconds: Some(self.build_time.as_secs_f64()),
             fallbacks: self.fallback_instructions,
+            bytes_moved: self.upload_bytes + self.download_bytes,
             ..Statistics::default()
         }
     }
+}
+
+/// The profile printed at shutdown (`profile = true` or `VM_PROFILE=1`): kernels, programs,
+/// copies between host and device, and where the time went.
+impl std::fmt::Display for Stats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        writeln!(f, "vm opencl profile:")?;
+        writeln!(f, "  batches              {}", self.batches)?;
+        writeln!(f, "  kernel launches      {}", self.launches)?;
+        writeln!(
+            f,
+            "  programs             {} built in {} compilations, {} from the disk cache, {} stored there; {} runs of built ones",
+            self.builds, self.compilations, self.disk_hits, self.disk_stores, self.hits
+        )?;
+        writeln!(f, "  building programs    {:.3} ms", ms(self.build_time))?;
+        writeln!(f, "  fallback             {} instructions (run by the child)", self.fallback_instructions)?;
+        writeln!(f, "  uploads              {} ({} bytes)", self.uploads, self.upload_bytes)?;
+        writeln!(f, "  downloads            {} ({} bytes)", self.downloads, self.download_bytes)?;
+        write!(
+            f,
+            "  execution            {:.3} ms ({:.3} ms of it waiting for the device)",
+            ms(self.exec_time),
+            ms(self.wait_time)
+        )
+    }
+}
+
+/// The work-group size the engine picks when the settings leave it to the engine, on a GPU.
+const AUTO_GROUP_SIZE: usize = 256;
+
+/// The work-group size of launches that do not require one: the setting when it is nonzero;
+/// else [`AUTO_GROUP_SIZE`] (at most the device's largest group) on a GPU, whose driver, left to
+/// choose, picks small groups dividing an extent like 1998 (shallow water on an H200 ran 4.6x
+/// slower so); else 0, the driver's choice (PoCL's CPU device ran heat equation 2.5x slower in
+/// groups of 256).
+/// Nonzero sizes pad launches to whole groups, so the code skips work items past the end.
+fn element_group_size(setting: usize, device: &DeviceInfo) -> usize {
+    match setting {
+        0 if device.kind == "gpu" => AUTO_GROUP_SIZE.min(device.max_work_group.max(1)),
+        n => n,
+    }
+}
+
+/// The local sizes of a two-dimensional launch of `items` x `rows` work items in groups of at
+/// most `group` work items: as many of a row's items as there are (up to a power of two), the
+/// rest of the group down the rows, so short rows still fill a group.
+fn local_sizes(group: usize, items: usize, rows: usize) -> [usize; 2] {
+    let across = group.min(items.next_power_of_two()).max(1);
+    let down = (group / across).min(rows.next_power_of_two()).max(1);
+    [across, down]
 }
 
 /// A built program: its kernels by entry point, and its parameter buffer (made on its first run)
@@ -125,6 +186,8 @@ pub struct OpenClEngine {
     queue: CommandQueue,
     /// Built programs by source text.
     cache: HashMap<String, Built>,
+    /// The work-group size of launches that do not require one ([`element_group_size`]).
+    group_size: usize,
     /// What generated code may assume.
     target: Target,
     disk: Option<DiskCache>,
@@ -141,6 +204,8 @@ pub struct OpenClEngine {
     /// The programs launched since the last wait for the device (the first few), named in the
     /// error when that wait fails.
     unfinished: Vec<String>,
+    /// Released once: the profile is printed the first time only.
+    shut_down: bool,
 }
 
 // SAFETY: the OpenCL handles (context, queue, kernels, buffers) are thread-safe objects per the
@@ -172,12 +237,14 @@ impl OpenClEngine {
                 Error::InvalidArgument(format!("opencl cache_dir `{dir}` cannot be used: {e}")).caused_by(e)
             })?),
         };
+        let group_size = element_group_size(config.work_group_size, &chosen);
         let target = Target {
             fp64: chosen.fp64,
-            padded: config.work_group_size > 0,
+            padded: group_size > 0,
             constant_params: CONSTANT_PARAMS.min(usize::try_from(chosen.max_constant / 8).unwrap_or(usize::MAX)),
         };
         Ok(OpenClEngine {
+            group_size,
             target,
             disk,
             table: table.to_string(),
@@ -193,6 +260,7 @@ impl OpenClEngine {
             stats: Stats::default(),
             plans: PartitionCache::default(),
             unfinished: Vec::new(),
+            shut_down: false,
         })
     }
 
@@ -245,6 +313,7 @@ impl OpenClEngine {
             db.device_newer = false;
         }
         self.stats.downloads += 1;
+        self.stats.download_bytes += n as u64;
         Ok(())
     }
 
@@ -319,6 +388,7 @@ impl OpenClEngine {
             unsafe { self.queue.enqueue_write_buffer(&mut buf, CL_BLOCKING, 0, h.bytes(), &[]) }
                 .map_err(|e| self.cl_fail(format!("writing {what} to the device"), e))?;
             self.stats.uploads += 1;
+            self.stats.upload_bytes += h.nbytes() as u64;
         }
         self.bases.insert(base.id, DeviceBase { base: *base, buf, device_newer: false });
         Ok(())
@@ -491,13 +561,18 @@ impl OpenClEngine {
                 // SAFETY: the last argument is the parameter buffer, a `ulong` pointer.
                 unsafe { exec.set_arg(buf) };
             }
-            let wg = l.group.unwrap_or(self.config.work_group_size);
-            let items = if wg > 0 { l.items.div_ceil(wg) * wg } else { l.items };
-            match (l.rows, wg) {
-                (1, 0) => exec.set_global_work_size(items),
-                (1, _) => exec.set_global_work_size(items).set_local_work_size(wg),
-                (rows, 0) => exec.set_global_work_sizes(&[items, rows]),
-                (rows, _) => exec.set_global_work_sizes(&[items, rows]).set_local_work_sizes(&[wg, 1]),
+            match (l.group, l.rows, self.group_size) {
+                (Some(wg), rows, _) => {
+                    let items = l.items.div_ceil(wg) * wg;
+                    exec.set_global_work_sizes(&[items, rows]).set_local_work_sizes(&[wg, 1])
+                }
+                (None, 1, 0) => exec.set_global_work_size(l.items),
+                (None, rows, 0) => exec.set_global_work_sizes(&[l.items, rows]),
+                (None, rows, wg) => {
+                    let local = local_sizes(wg, l.items, rows);
+                    let global = [l.items.div_ceil(local[0]) * local[0], rows.div_ceil(local[1]) * local[1]];
+                    exec.set_global_work_sizes(&global).set_local_work_sizes(&local)
+                }
             };
             let fail = |e: ClError| {
                 self.cl_fail(
@@ -553,7 +628,7 @@ impl OpenClEngine {
 
     /// How tree reductions are laid out on this device.
     fn reduce_plan(&self) -> ReducePlan {
-        let want = if self.config.work_group_size > 0 { self.config.work_group_size } else { 256 };
+        let want = if self.config.work_group_size > 0 { self.config.work_group_size } else { AUTO_GROUP_SIZE };
         let cap = want.min(self.chosen.max_work_group.max(1));
         let group = if cap >= 2 { 1 << (usize::BITS - 1 - cap.leading_zeros()) } else { 1 };
         ReducePlan { group, target_groups: (4 * self.chosen.compute_units as usize).max(8) }
@@ -723,14 +798,9 @@ fn renumber(e: Error, positions: &[usize]) -> Error {
     }
 }
 
-impl Component for OpenClEngine {
-    fn name(&self) -> &str {
-        "opencl"
-    }
-
-    /// Relies on the batch being valid, as the [`Component`] contract says (the runtime
-    /// validates every instruction it accepts).
-    fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
+impl OpenClEngine {
+    /// [`Component::execute`] without the timing around it.
+    fn execute_timed(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
         self.stats.batches += 1;
         let opts = vm_fusion::Options { max_instructions: self.config.max_kernel, ..vm_fusion::Options::default() };
         self.unfinished.clear();
@@ -749,11 +819,28 @@ impl Component for OpenClEngine {
                 Action::Run(src, positions) => self.run_or_fallback(src.as_ref(), batch, positions, mem)?,
             }
         }
+        let waited = Instant::now();
         let finished = self.queue.finish();
+        self.stats.wait_time += waited.elapsed();
         let programs = std::mem::take(&mut self.unfinished);
         finished
             .map_err(|e| self.cl_fail(format!("running the batch's OpenCL programs ({})", programs.join(", ")), e))?;
         if interrupted { Err(vm_ir::Error::Interrupted) } else { Ok(()) }
+    }
+}
+
+impl Component for OpenClEngine {
+    fn name(&self) -> &str {
+        "opencl"
+    }
+
+    /// Relies on the batch being valid, as the [`Component`] contract says (the runtime
+    /// validates every instruction it accepts).
+    fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
+        let start = Instant::now();
+        let result = self.execute_timed(batch, mem);
+        self.stats.exec_time += start.elapsed();
+        result
     }
 
     fn child(&self) -> Option<&(dyn Component + 'static)> {
@@ -792,6 +879,10 @@ impl Component for OpenClEngine {
     }
 
     fn release(&mut self) -> Result<()> {
+        if !self.shut_down && self.config.profile {
+            eprintln!("{}", self.stats);
+        }
+        self.shut_down = true;
         self.bases.clear();
         self.spare.clear();
         Ok(())
@@ -801,6 +892,16 @@ impl Component for OpenClEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn local_sizes_fill_a_group_down_the_rows_when_rows_are_short() {
+        assert_eq!(local_sizes(256, 2000, 2000), [256, 1]);
+        assert_eq!(local_sizes(256, 3, 1000), [4, 64]);
+        assert_eq!(local_sizes(256, 3, 2), [4, 2]);
+        assert_eq!(local_sizes(64, 13, 7), [16, 4]);
+        assert_eq!(local_sizes(100, 1000, 5), [100, 1]);
+        assert_eq!(local_sizes(256, 1, 1), [1, 1]);
+    }
 
     #[test]
     fn fallback_errors_name_positions_in_the_whole_batch() {

@@ -80,8 +80,8 @@ vm_runtime::settings! {
         /// any, gpu or cpu
         #[choice("any", "gpu", "cpu")]
         device_type: String = "any",
-        /// work-group size; 0 = the driver's choice for element-wise kernels and 256 (or the
-        /// device maximum) for tree reductions
+        /// work-group size; 0 = the engine's choice: 256 (or the device maximum) on a GPU and
+        /// for tree reductions, the driver's choice for element-wise kernels on other devices
         #[range(0, MAX_WORK_GROUP_SIZE)]
         work_group_size: usize = 0,
         /// directory for compiled program binaries, reused by later runs; empty = cache in
@@ -90,6 +90,10 @@ vm_runtime::settings! {
         /// the most instructions fused into one kernel; 0 = no limit
         #[range(0, i64::MAX)]
         max_kernel: usize = 256,
+        /// print kernel launches, programs built, copies between host and device and the time
+        /// waiting for the device at shutdown (also turned on by VM_PROFILE=1)
+        #[env_switch("VM_PROFILE")]
+        profile: bool = false,
     }
 }
 

@@ -38,6 +38,12 @@ fn sync_copies_back_and_discard_after_a_host_write_drops_the_device_copy() {
         .unwrap();
     assert_eq!(mem.get(x.id).unwrap().as_slice::<f64>()[5], 6.0);
     assert_eq!(mem.get(y.id).unwrap().as_slice::<f64>()[5], 12.0);
+    // x went up twice (at first, and after the host wrote it); x came back twice and y once.
+    let s = cl.stats();
+    assert_eq!((s.uploads, s.upload_bytes, s.downloads, s.download_bytes), (2, 16_000, 3, 24_000), "{s:?}");
+    assert!(s.wait_time <= s.exec_time, "{s:?}");
+    let profile = s.to_string();
+    assert!(profile.contains("uploads              2 (16000 bytes)"), "{profile}");
     cl.execute(&[Instruction::new(Opcode::Free, [whole(x)])], &mut mem).unwrap();
     assert!(!mem.is_allocated(x.id));
 }
