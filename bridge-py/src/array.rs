@@ -1410,6 +1410,22 @@ impl NdArray {
         PyTuple::new(py, self.view().stride.iter().map(|x| x * s))
     }
 
+    /// `a.strides = s` views the same first element with other byte strides (whole elements,
+    /// inside the base; NumPy's errors and, from NumPy 2.4, its deprecation warning: the
+    /// Python layer's `set_strides` finds the view).
+    #[setter]
+    fn set_strides(slf: &Bound<'_, Self>, strides: Bound<'_, PyAny>) -> PyResult<()> {
+        let made = hook(slf.py(), "set_strides")?.call1((slf, strides))?;
+        let new = made.cast::<NdArray>()?.get().view().clone();
+        let mut view = slf
+            .get()
+            .view
+            .try_write()
+            .map_err(|_| value_err("cannot change the strides of an array while it is being read"))?;
+        *view = new;
+        Ok(())
+    }
+
     /// Strides in elements (for the Python layer's view arithmetic).
     #[getter]
     fn _strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {

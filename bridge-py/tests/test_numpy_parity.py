@@ -304,3 +304,62 @@ def test_one_element_takes_0d_arrays_and_rows_take_arrays():
 )
 def test_sizes_past_the_index_range_are_numpys_value_errors(code):
     same_error(code, ValueError)
+
+
+# 10. assigning strides views the same memory (NumPy 2.4 warns that it is deprecated)
+
+
+@pytest.mark.filterwarnings("ignore:Setting the strides:DeprecationWarning")
+@pytest.mark.parametrize(
+    "code",
+    [
+        # The diagonal of a matrix, as a benchmark program builds it.
+        "a = np.arange(12.0).reshape(3, 4); d = a[0, :3]; d.strides = (a.strides[0] + a.strides[1],);"
+        " a[1, 1] = -5; out = d",
+        # Written through: the matrix changes.
+        "a = np.arange(12.0).reshape(3, 4); d = a[0, :3]; d.strides = (40,); d[2] = 99; out = a",
+        # A zero stride repeats an element; a negative one walks back from the first element.
+        "a = np.arange(6); b = a[:3]; b.strides = 0; out = b",
+        "a = np.arange(6, dtype=np.int32); b = a[3:]; b.strides = [-4]; out = b",
+        "a = np.arange(24.0).reshape(4, 6); b = a[:2, :3]; b.strides = (8, 48); out = b.sum(axis=0)",
+    ],
+)
+def test_assigned_strides_view_the_same_memory(code):
+    same(code)
+
+
+@pytest.mark.parametrize(
+    "code, error",
+    [
+        ("a = np.arange(6.0); b = a[:4]; b.strides = (16,)", ValueError),  # past the end
+        ("a = np.arange(6.0); b = a[2:]; b.strides = (-24,)", ValueError),  # before the start
+        ("a = np.arange(6.0).reshape(2, 3); a.strides = (8,)", ValueError),  # a stride per axis
+        ("a = np.arange(6.0); a.strides = 'x'", TypeError),
+    ],
+)
+def test_assigned_strides_outside_the_memory_are_numpys_errors(code, error):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        same_error(code, error)
+    a = vmnp.arange(6.0)
+    with pytest.raises(ValueError, match="whole elements"):  # documented: strides of whole elements
+        with pytest.warns(DeprecationWarning, match="strides"):
+            a.strides = (4,)
+    assert a.strides == (8,) and a.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], "unchanged"
+
+
+def test_a_view_of_another_dtype_is_a_read_only_copy():
+    # Documented: the VM has no reinterpreting views; writing the copy would not change `b`.
+    import warnings
+
+    for module in (numpy, vmnp):
+        b = module.arange(3, dtype=module.int64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            v = b.view(module.float64)
+        assert v.dtype == numpy.float64 and v[1] == numpy.arange(3).view(numpy.float64)[1]
+    with pytest.raises(ValueError, match="read-only"):
+        v[0] = 1.5
+    assert b.tolist() == [0, 1, 2]

@@ -6,6 +6,7 @@ import builtins as _b
 import math as _math
 import numbers as _numbers
 import operator as _operator
+import warnings as _warnings
 
 import numpy as _np
 
@@ -620,10 +621,14 @@ class flatiter:
 
 def view(a, dtype=None, type=None):  # noqa: A002 (NumPy's name)
     """A new array object viewing the same elements (``dtype``: only ``a``'s own; the VM has no
-    reinterpreting views, so another dtype goes through the fallback, as a copy)."""
+    reinterpreting views, so another dtype goes through the fallback, as a copy made read-only:
+    writing it would not change ``a``, so it is an error rather than a silent difference)."""
     if dtype is None or _np.dtype(dtype) == a.dtype:
         return a[...]
-    return _v._fallback("ndarray.view", _v._to_numpy(a).copy().view, (dtype,), {})
+    r = _v._fallback("ndarray.view", _v._to_numpy(a).copy().view, (dtype,), {})
+    if isinstance(r, _v.ndarray):
+        r._set_writeable(False)
+    return r
 
 
 def __reversed__(a):
@@ -740,6 +745,37 @@ def set_shape(a, shape):
     )
 
 
+# NumPy 2.4 deprecated assigning ``strides``: vmnp warns where the NumPy it runs beside does.
+_STRIDES_SETTER_DEPRECATED = _np.lib.NumpyVersion(_np.__version__) >= "2.4.0.dev0"
+
+
+def set_strides(a, strides):
+    """The view of ``a`` that ``a.strides = strides`` puts in place: the same first element
+    with other byte strides, NumPy's errors when they leave the memory of ``a``'s base. On the
+    VM a stride must be a whole number of elements."""
+    if _STRIDES_SETTER_DEPRECATED:
+        _warnings.warn(
+            "Setting the strides on a NumPy array has been deprecated in NumPy 2.4.\n"
+            "As an alternative, you can create a new view using np.lib.stride_tricks.as_strided.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    try:
+        new = (_operator.index(strides),) if not isinstance(strides, (tuple, list)) else strides
+        new = tuple(_operator.index(s) for s in new)
+    except TypeError:
+        raise TypeError("invalid strides") from None
+    if len(new) != a.ndim:
+        raise ValueError(f"strides must be  same length as shape ({a.ndim})")  # (NumPy's two spaces)
+    size = a.itemsize
+    if any(s % size for s in new):
+        raise ValueError(f"vmnp: strides must be whole elements ({size} bytes each), got {new}")
+    try:
+        return _vmnp._view(a, a._start, list(a.shape), [s // size for s in new])
+    except ValueError:
+        raise ValueError("strides is not compatible with available memory") from None
+
+
 def set_real(a, value):
     a[...] = value
 
@@ -757,6 +793,7 @@ def hooks():
     h["convert_as"] = convert_as
     h["ndarray_new"] = ndarray_new
     h["set_shape"] = set_shape
+    h["set_strides"] = set_strides
     h["flat"] = flatiter
     h["set_flat"] = lambda a, value: flatiter(a).__setitem__(slice(None), value)
     h["set_real"], h["set_imag"] = set_real, set_imag
