@@ -1230,6 +1230,19 @@ impl NdArray {
         if !modulo.is_none() {
             return Err(pow_modulo_err(slf.as_any(), other, modulo));
         }
+        // NumPy computes `a ** 2` (a Python int) as `square(a)`: the same result but for a
+        // bool array, whose square is int8 where the power with a weak 2 is int64. (A 0-d
+        // array stands in for NumPy's scalars too, whose `** 2` is the power.)
+        let view = slf.get().view();
+        if view.dtype() == DType::Bool
+            && view.ndim() > 0
+            && other.is_exact_instance_of::<pyo3::types::PyInt>()
+            && other.extract::<i64>().is_ok_and(|e| e == 2)
+        {
+            drop(view);
+            return Ok(ops::unary(slf.py(), Opcode::Square, slf.as_any(), None)?.expect("an array operand"));
+        }
+        drop(view);
         binop(slf.as_any(), other, Opcode::Power)
     }
 

@@ -363,3 +363,11 @@ def test_a_view_of_another_dtype_is_a_read_only_copy():
     with pytest.raises(ValueError, match="read-only"):
         v[0] = 1.5
     assert b.tolist() == [0, 1, 2]
+
+
+# 11. `a ** 2` is NumPy's square: int8 for a bool array
+
+
+@pytest.mark.parametrize("exponent", ["2", "3", "2.0", "np.int64(2)", "np.array(2)"])
+def test_bool_arrays_to_a_power(exponent):
+    same(f"b = np.array([[True, False], [False, True]]); out = b ** {exponent}")
