@@ -23,6 +23,9 @@ py=.venv/bin/python
 VM_STACK=interp "$py" -m pytest -q bridge-py/tests
 VM_STACK=cpu "$py" -m pytest -q bridge-py/tests
 
+echo "== Python: vmnp's wheel, installed alone into a fresh environment"
+bash scripts/test-wheel.sh
+
 echo "== cluster manager under MPI (feature mpi)"
 cargo clippy -p vm-cluster -p vm-bridge-c -p vm-bench --features vm-cluster/mpi,vm-bridge-c/mpi,vm-bench/mpi \
   --all-targets --locked -- -D warnings
