@@ -55,7 +55,7 @@ fn element_zero(py: Python<'_>, view: &View) -> PyResult<usize> {
     // A base that a failed batch left unspecified is that batch's error here, every time (the
     // runtime keeps it): NumPy's `asarray`, which clears a buffer-protocol error and tries
     // `__array_interface__` next, never receives data that was not computed.
-    let base_addr = vm()?.run(py, |rt| {
+    let base_addr = vm()?.run(py, "exporting an array (buffer protocol)", |rt| {
         rt.sync(id)?;
         Ok(rt.pinned_host_data(id)?.as_ptr() as usize)
     })?;

@@ -20,6 +20,7 @@ pub mod dtypes;
 pub mod extension;
 pub mod ops;
 pub mod positions;
+pub mod profile;
 pub mod scalars;
 pub mod session;
 
@@ -38,5 +39,6 @@ fn _vmnp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops::register(m)?;
     extension::register(m)?;
     positions::register(m)?;
+    profile::register(m)?;
     Ok(())
 }

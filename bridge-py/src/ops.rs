@@ -1297,7 +1297,7 @@ fn write_new(py: Python<'_>, id: vm_ir::BaseId, bytes: &[u8]) -> PyResult<()> {
     }
     let vm = vm()?;
     if !vm.with(|rt| rt.write_in_host(id, 0, bytes))? {
-        vm.run(py, move |rt| rt.write(id, 0, bytes))?;
+        vm.run(py, "writing host data", move |rt| rt.write(id, 0, bytes))?;
     }
     Ok(())
 }

@@ -88,7 +88,7 @@ fn positions_array(py: Python<'_>, positions: Vec<i64>, n: usize) -> PyResult<(V
         // SAFETY: the bytes of initialised int64s, read as bytes (no alignment or validity
         // requirement), while the vector lives.
         let bytes = unsafe { std::slice::from_raw_parts(positions.as_ptr().cast::<u8>(), count * 8) };
-        vm()?.run(py, move |rt| rt.write(id, 0, bytes))?;
+        vm()?.run(py, "writing host data", move |rt| rt.write(id, 0, bytes))?;
         crate::bounds::record(id, 0, n as i64 - 1);
     }
     Ok((out, h))
@@ -113,7 +113,7 @@ fn _compress(py: Python<'_>, a: &Bound<'_, NdArray>, mask: &Bound<'_, NdArray>) 
     let (a, _a_copy) = row_major(py, a)?;
     let (n, width) = (a.nelem(), a.dtype().size());
     let mut scanned = None;
-    vm()?.run(py, |rt| {
+    vm()?.run(py, "computing a mask", |rt| {
         rt.sync(mask.base.id)?;
         let start = mask.start as usize;
         let positions = true_positions(&rt.host_data(mask.base.id)?[start..start + n]);
@@ -141,7 +141,7 @@ fn _compress(py: Python<'_>, a: &Bound<'_, NdArray>, mask: &Bound<'_, NdArray>) 
     let (out, h) = new_array(&[positions.len()], a.dtype())?;
     if !values.is_empty() {
         let id = out.base.id;
-        vm()?.run(py, move |rt| rt.write(id, 0, &values))?;
+        vm()?.run(py, "writing host data", move |rt| rt.write(id, 0, &values))?;
     }
     wrap(py, out, h)
 }

@@ -117,10 +117,18 @@ impl Vm {
     /// Runs `f` on the runtime with the GIL released (for work that may execute batches). A
     /// flush stopped by Ctrl-C ([`_watch_interrupts`]) is Python's `KeyboardInterrupt`, raised by
     /// running the signal's Python handler now (so it is not raised a second time later).
-    pub fn run<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Runtime) -> vm_ir::Result<T> + Send) -> PyResult<T> {
+    /// `cause` names the work for the profile ([`crate::profile`]).
+    pub fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        cause: &'static str,
+        f: impl FnOnce(&mut Runtime) -> vm_ir::Result<T> + Send,
+    ) -> PyResult<T> {
+        let begun = crate::profile::begin(py);
         RUNNING.fetch_add(1, Ordering::SeqCst);
         let result = py.detach(|| self.ctx.with(f));
         RUNNING.fetch_sub(1, Ordering::SeqCst);
+        crate::profile::end(cause, begun);
         result.map_err(|e| match e {
             Error::Interrupted => py.check_signals().err().unwrap_or_else(|| vm_err(e)),
             e => vm_err(e),
@@ -143,8 +151,8 @@ impl Vm {
     /// Runs the flush that queueing asked for ([`NextFlush`]), with the GIL released.
     fn flush_as(&self, py: Python<'_>, next: NextFlush) -> PyResult<()> {
         match next {
-            NextFlush::Full => self.run(py, |rt| rt.flush_full()),
-            NextFlush::Wanted => self.run(py, |rt| rt.flush()),
+            NextFlush::Full => self.run(py, "full batch", |rt| rt.flush_full()),
+            NextFlush::Wanted => self.run(py, "batch small work waits for", |rt| rt.flush()),
             NextFlush::None => Ok(()),
         }
     }
@@ -228,7 +236,7 @@ fn _set_hooks(py: Python<'_>, hooks: Bound<'_, PyDict>) -> PyResult<()> {
 /// Runs every recorded operation now (the GIL is released while the VM works).
 #[pyfunction]
 fn flush(py: Python<'_>) -> PyResult<()> {
-    vm()?.run(py, |rt| rt.flush())
+    vm()?.run(py, "vmnp.flush()", |rt| rt.flush())
 }
 
 /// The context token this process's VM is registered under (the `vm_context *` C would hold).
@@ -281,7 +289,7 @@ fn _describe() -> PyResult<String> {
 
 /// Bytes of the base as the host sees them after a sync (flushes, GIL released).
 pub fn host_bytes(py: Python<'_>, id: BaseId, f: impl FnOnce(&[u8]) + Send) -> PyResult<()> {
-    vm()?.run(py, |rt| {
+    vm()?.run(py, "reading an array", |rt| {
         rt.sync(id)?;
         f(rt.host_data(id)?);
         Ok(())
@@ -347,7 +355,7 @@ pub fn host_element(py: Python<'_>, id: BaseId, index: usize, observe: bool) -> 
     if !accessible {
         return Ok(None);
     }
-    vm.run(py, |rt| rt.sync(id))?;
+    vm.run(py, "reading an element", |rt| rt.sync(id))?;
     vm.with(|rt| rt.read_in_host(id, index))
 }
 
@@ -397,7 +405,7 @@ pub fn host_store(py: Python<'_>, id: BaseId, index: usize, bytes: &[u8]) -> PyR
     })?;
     match stored {
         Some(true) => Ok(true),
-        Some(false) => vm.run(py, |rt| rt.write(id, index as u64, bytes)).map(|()| true),
+        Some(false) => vm.run(py, "writing an element", |rt| rt.write(id, index as u64, bytes)).map(|()| true),
         None => Ok(false),
     }
 }

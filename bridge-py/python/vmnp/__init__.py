@@ -28,7 +28,8 @@ _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 import numpy as _np  # noqa: E402 (after OpenBLAS's setting)
 import numpy.random  # noqa: E402, F401 (NumPy's own, loaded before `python -m vmnp` maps the name)
 
-from . import _interrupt, _vmnp
+from . import _interrupt, _profile, _vmnp
+from ._profile import profile
 from ._vmnp import VMError, flush, ndarray
 
 __all__ = ["ndarray", "VMError", "FallbackWarning", "flush"]
@@ -435,7 +436,7 @@ def _fallback(name, func, args, kwargs):
     writes = out is not None or name in _WRITES_ARGUMENTS or name.endswith(".at")
     args = [down(a) for a in args]
     kwargs = {k: down(v) for k, v in kwargs.items()}
-    r = func(*args, **kwargs)
+    r = _profile.fallback(name, lambda: func(*args, **kwargs))
     for x, n, before in copies.values():
         if before is not None and n.tobytes() != before.tobytes():
             x[...] = asarray(n)
