@@ -7,9 +7,10 @@
 
 use pyo3::prelude::*;
 use pyo3::types::PyList;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
+use vm_runtime::trace;
 
 /// Whether work is recorded.
 static ON: AtomicBool = AtomicBool::new(false);
@@ -37,7 +38,6 @@ struct Record {
 }
 
 static RECORD: Mutex<Record> = Mutex::new(Record { events: Vec::new(), dropped: 0, package: String::new() });
-static EPOCH: OnceLock<Instant> = OnceLock::new();
 
 fn record() -> std::sync::MutexGuard<'static, Record> {
     RECORD.lock().unwrap_or_else(|e| e.into_inner())
@@ -45,20 +45,18 @@ fn record() -> std::sync::MutexGuard<'static, Record> {
 
 /// The program's location of work about to start, when profiling is on (else `None`, at the
 /// cost of one atomic load).
-pub fn begin(py: Python<'_>) -> Option<(String, u32, Instant)> {
+pub fn begin(py: Python<'_>) -> Option<(String, u32, f64, Instant)> {
     if !ON.load(Ordering::Relaxed) {
         return None;
     }
     let (file, line) = caller(py).unwrap_or_else(|| ("<unknown>".into(), 0));
-    Some((file, line, Instant::now()))
+    Some((file, line, trace::clock(), Instant::now()))
 }
 
 /// Records work started at [`begin`].
-pub fn end(cause: &'static str, begun: Option<(String, u32, Instant)>) {
-    let Some((file, line, t0)) = begun else { return };
-    let epoch = *EPOCH.get_or_init(Instant::now);
+pub fn end(cause: &'static str, begun: Option<(String, u32, f64, Instant)>) {
+    let Some((file, line, start, t0)) = begun else { return };
     let seconds = t0.elapsed().as_secs_f64();
-    let start = t0.saturating_duration_since(epoch).as_secs_f64();
     let mut r = record();
     if r.events.len() < MAX_EVENTS {
         r.events.push(Event { cause, file, line, start, seconds });
@@ -87,28 +85,41 @@ fn caller(py: Python<'_>) -> Option<(String, u32)> {
 fn _profile_start(package: String) {
     let mut r = record();
     *r = Record { package, ..Record::default() };
-    EPOCH.get_or_init(Instant::now);
+    trace::start();
     ON.store(true, Ordering::Relaxed);
 }
 
-/// Stops recording: the events as `(cause, file, line, start, seconds)` tuples (start in seconds
-/// since the process's first profile) and the count of events dropped past the limit.
+/// The events of the program, the engines' spans and what was dropped past the limits.
+type Stopped = (Py<PyList>, Py<PyList>, u64);
+
+/// Stops recording: the program's events as `(cause, file, line, start, seconds)` tuples, the
+/// engines' spans ([`vm_runtime::trace`]) as `(name, category, start, seconds, {arg: number})`
+/// tuples (start in seconds on [`trace::clock`]), and the count of both dropped past their
+/// limits.
 #[pyfunction]
-fn _profile_stop(py: Python<'_>) -> PyResult<(Py<PyList>, u64)> {
+fn _profile_stop(py: Python<'_>) -> PyResult<Stopped> {
     ON.store(false, Ordering::Relaxed);
     let r = std::mem::take(&mut *record());
-    let list = PyList::empty(py);
+    let (spans, spans_dropped) = trace::stop();
+    let events = PyList::empty(py);
     for e in r.events {
-        list.append((e.cause, e.file, e.line, e.start, e.seconds))?;
+        events.append((e.cause, e.file, e.line, e.start, e.seconds))?;
     }
-    Ok((list.unbind(), r.dropped))
+    let engine = PyList::empty(py);
+    for s in spans {
+        let args = pyo3::types::PyDict::new(py);
+        for (k, v) in s.args {
+            args.set_item(k, v)?;
+        }
+        engine.append((s.name.as_ref(), s.cat, s.start, s.seconds, args))?;
+    }
+    Ok((events.unbind(), engine.unbind(), r.dropped + spans_dropped))
 }
 
-/// Seconds since the process's first profile (the clock of the events, for the Python layer's
-/// own spans).
+/// Seconds on the timeline of every event ([`trace::clock`]), for the Python layer's own spans.
 #[pyfunction]
 fn _profile_clock() -> f64 {
-    EPOCH.get_or_init(Instant::now).elapsed().as_secs_f64()
+    trace::clock()
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

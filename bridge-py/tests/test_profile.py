@@ -28,9 +28,28 @@ def test_a_read_per_iteration_is_one_run_per_iteration_on_its_line(tmp_path):
     report = p.report()
     assert f"test_profile.py:{line}" in report.splitlines()[3], report
     spans = json.loads(trace.read_text())["traceEvents"]
-    mine = [s for s in spans if s["args"]["line"] == line]
+    mine = [s for s in spans if s["args"].get("line") == line]
     assert len(mine) == top[2] and all(s["ph"] == "X" and s["dur"] >= 0 for s in mine), spans[:3]
     assert [s["ts"] for s in spans] == sorted(s["ts"] for s in spans)
+
+
+@pytest.mark.skipif(os.environ.get("VM_STACK", "cpu") != "cpu", reason="the cpu engine's spans")
+def test_the_trace_holds_the_engines_kernels_inside_the_programs_runs(tmp_path):
+    a = vmnp.arange(200_000.0)
+    trace = tmp_path / "trace.json"
+    with vmnp.profile(str(trace)) as p:
+        for _ in range(3):
+            a = vmnp.sqrt(a * 0.5 + 1.0)
+            float(a.sum())
+    kernels = [s for s in p.spans if s[1] == "kernel"]
+    assert kernels and any(args.get("bytes", 0) >= 200_000 * 8 for _n, _c, _s, _d, args in kernels), p.spans
+    assert any(cat == "compile" for _n, cat, _s, _d, _a in p.spans) or len(kernels) >= 3
+    # Each kernel ran inside one of the program's runs of the VM.
+    runs = [(start, start + seconds) for _c, _f, _l, start, seconds in p.events]
+    for _name, _cat, start, seconds, _args in kernels:
+        assert any(lo <= start and start + seconds <= hi + 1e-6 for lo, hi in runs), (start, runs)
+    spans = json.loads(trace.read_text())["traceEvents"]
+    assert {s["cat"] for s in spans} >= {"vm", "kernel"}, spans
 
 
 def test_fallbacks_are_listed_by_function_with_their_line(monkeypatch):
@@ -51,8 +70,8 @@ def test_profiles_do_not_nest_and_record_nothing_when_closed():
     assert p.events == []
     a = vmnp.arange(100_000.0)
     float((a + 1).sum())  # with no profile open: not recorded
-    events, dropped = vmnp._vmnp._profile_stop()
-    assert (events, dropped) == ([], 0)
+    events, spans, dropped = vmnp._vmnp._profile_stop()
+    assert (events, spans, dropped) == ([], [], 0)
 
 
 def test_python_m_vmnp_profile_prints_the_hot_line_first(tmp_path):

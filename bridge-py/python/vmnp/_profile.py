@@ -50,12 +50,15 @@ class profile:
 
     ``trace``, when given, is a file to write a Chrome trace-event file to on exit (it opens in
     Perfetto and chrome://tracing): one span per piece of work, named by its cause, with the
-    program's file and line. ``events`` holds ``(cause, file, line, start, seconds)`` tuples.
+    program's file and line, and the engines' work inside (compiling and running kernels, with
+    their positions, operations and bytes). ``events`` holds the program's ``(cause, file, line,
+    start, seconds)`` tuples, ``spans`` the engines' ``(name, category, start, seconds, args)``.
     """
 
     def __init__(self, trace=None):
         self.trace = trace
         self.events = []
+        self.spans = []
         self.dropped = 0
 
     def __enter__(self):
@@ -68,7 +71,7 @@ class profile:
 
     def __exit__(self, *exc):
         global _fallbacks
-        events, self.dropped = _vmnp._profile_stop()
+        events, self.spans, self.dropped = _vmnp._profile_stop()
         self.events = sorted(events + _fallbacks, key=lambda e: e[3])
         _fallbacks = None
         if self.trace is not None:
@@ -91,6 +94,20 @@ class profile:
             }
             for cause, file, line, start, seconds in self.events
         ]
+        spans += [
+            {
+                "name": name,
+                "cat": cat,
+                "ph": "X",
+                "ts": start * 1e6,
+                "dur": seconds * 1e6,
+                "pid": pid,
+                "tid": 1,
+                "args": args,
+            }
+            for name, cat, start, seconds, args in self.spans
+        ]
+        spans.sort(key=lambda s: s["ts"])
         with open(path, "w") as f:
             json.dump({"traceEvents": spans, "displayTimeUnit": "ms"}, f)
 

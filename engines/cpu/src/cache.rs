@@ -197,10 +197,13 @@ impl Cache {
                 let big_first_run = work >= PROMOTE_WORK && p.ops.len() <= GOOD_FIRST_MAX_OPS;
                 let good = self.fast.is_none() || before.is_some() || big_first_run;
                 let t0 = Instant::now();
+                let begun = vm_runtime::trace::begin();
                 // A kernel with a row routine is compiled again too: the routine is the same at
                 // every tier, but rows too short for it (a last axis of 8) run the compiled loop.
                 let f = self.compile(p, good)?;
                 self.stats.compile_time += t0.elapsed();
+                let name = if good { "compile kernel (optimising)" } else { "compile kernel" };
+                vm_runtime::trace::end(begun, "compile", || name, || vec![("operations", p.ops.len() as u64)]);
                 match before {
                     None => self.stats.misses += 1,
                     Some(_) => {

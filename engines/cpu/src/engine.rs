@@ -573,9 +573,16 @@ impl CpuEngine {
             return Ok(());
         }
         let t0 = Instant::now();
+        let begun = vm_runtime::trace::begin();
         let moved = exec::run(f, prog, bind, mem, pool, cfg)?;
         profile.exec_time += t0.elapsed();
         profile.bytes_moved += moved;
+        vm_runtime::trace::end(
+            begun,
+            "kernel",
+            || "kernel",
+            || vec![("positions", bind.nelem() as u64), ("operations", prog.ops.len() as u64), ("bytes", moved)],
+        );
         Ok(())
     }
 
@@ -601,9 +608,11 @@ impl CpuEngine {
         self.count_kernel(k);
         self.profile.matrix_products += 1;
         let t0 = Instant::now();
+        let begun = vm_runtime::trace::begin();
         g.run(mem, &self.pool)?;
         self.profile.exec_time += t0.elapsed();
         self.profile.bytes_moved += g.bytes_moved();
+        vm_runtime::trace::end(begun, "kernel", || "matrix product (GEMM)", || vec![("bytes", g.bytes_moved())]);
         Ok(())
     }
 
@@ -699,7 +708,12 @@ impl CpuEngine {
                 }
                 Ok(())
             }
-            Step::Single(i) => self.single(&batch[*i], mem).map_err(|e| tag(e, *i)),
+            Step::Single(i) => {
+                let begun = vm_runtime::trace::begin();
+                let r = self.single(&batch[*i], mem).map_err(|e| tag(e, *i));
+                vm_runtime::trace::end(begun, "kernel", || batch[*i].opcode.name(), Vec::new);
+                r
+            }
             Step::System(i) => self.system(&batch[*i], mem).map_err(|e| tag(e, *i)),
         }
     }
@@ -757,7 +771,10 @@ impl Component for CpuEngine {
             self.profile.batches_on_child += 1;
             self.lazy.record(work.batch(), &mut [], mem);
             let child = self.child.as_mut().expect("small batches go to a child");
+            let begun = vm_runtime::trace::begin();
             let result = child.execute(work.batch(), mem);
+            let n = work.batch().len() as u64;
+            vm_runtime::trace::end(begun, "kernel", || "small batch on the child", || vec![("instructions", n)]);
             self.finish(result.is_ok(), mem);
             return result;
         };

@@ -22,6 +22,7 @@ pub mod runtime;
 pub mod settings;
 pub mod stack;
 pub mod statistics;
+pub mod trace;
 
 pub use component::{Component, ComponentInfo, Implementation, ReductionOrder, SettingSpec, Settings};
 pub use config::{Config, Env};

@@ -1,0 +1,111 @@
+//! Spans of what the engines do (compiling a kernel, running one, a matrix product), recorded
+//! process-wide while a frontend's profile is open (vmnp's `vmnp.profile`, `python -m vmnp
+//! --profile`), for a Chrome trace-event file. Off, recording costs one atomic load per span.
+//!
+//! Times are seconds since the process's first use of [`clock`], which frontends use for their
+//! own spans so that everything lands on one timeline.
+
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Instant;
+
+/// One span: what, which kind (`compile`, `kernel`, ...), when and how long (seconds on
+/// [`clock`]'s timeline), and numbers about it (elements, bytes, operations).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    /// What was done.
+    pub name: Cow<'static, str>,
+    /// The kind of work, the trace's category.
+    pub cat: &'static str,
+    /// Start, in seconds on the [`clock`].
+    pub start: f64,
+    /// Duration in seconds.
+    pub seconds: f64,
+    /// Named numbers about the work.
+    pub args: Vec<(&'static str, u64)>,
+}
+
+/// The most spans kept; later ones are counted as dropped.
+pub const MAX_SPANS: usize = 1 << 20;
+
+static ON: AtomicBool = AtomicBool::new(false);
+static SPANS: Mutex<(Vec<Span>, u64)> = Mutex::new((Vec::new(), 0));
+static EPOCH: OnceLock<Instant> = OnceLock::new();
+
+fn epoch() -> Instant {
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// Seconds since the process's first trace clock reading: the timeline of every span.
+pub fn clock() -> f64 {
+    epoch().elapsed().as_secs_f64()
+}
+
+/// Starts recording, dropping what was recorded before.
+pub fn start() {
+    epoch();
+    *SPANS.lock().unwrap_or_else(|e| e.into_inner()) = (Vec::new(), 0);
+    ON.store(true, Ordering::Relaxed);
+}
+
+/// Stops recording: the spans in the order they ended, and how many were dropped past
+/// [`MAX_SPANS`].
+pub fn stop() -> (Vec<Span>, u64) {
+    ON.store(false, Ordering::Relaxed);
+    std::mem::take(&mut *SPANS.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// The start of a span when recording is on.
+#[inline]
+pub fn begin() -> Option<Instant> {
+    ON.load(Ordering::Relaxed).then(Instant::now)
+}
+
+/// Records the span begun at `begun` (nothing when recording was off then); `name` and `args`
+/// are only evaluated when it is recorded.
+pub fn end<N: Into<Cow<'static, str>>>(
+    begun: Option<Instant>,
+    cat: &'static str,
+    name: impl FnOnce() -> N,
+    args: impl FnOnce() -> Vec<(&'static str, u64)>,
+) {
+    let Some(t0) = begun else { return };
+    let span = Span {
+        name: name().into(),
+        cat,
+        start: t0.saturating_duration_since(epoch()).as_secs_f64(),
+        seconds: t0.elapsed().as_secs_f64(),
+        args: args(),
+    };
+    let mut spans = SPANS.lock().unwrap_or_else(|e| e.into_inner());
+    if spans.0.len() < MAX_SPANS {
+        spans.0.push(span);
+    } else {
+        spans.1 += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_are_recorded_only_while_on() {
+        end(begin(), "kernel", || "before", Vec::new);
+        start();
+        let t = begin();
+        assert!(t.is_some());
+        end(t, "kernel", || "k", || vec![("elements", 10)]);
+        let (spans, dropped) = stop();
+        end(begin(), "kernel", || "after", Vec::new);
+        assert_eq!(dropped, 0);
+        assert_eq!(spans.len(), 1, "{spans:?}");
+        assert_eq!(
+            (spans[0].name.as_ref(), spans[0].cat, spans[0].args.clone()),
+            ("k", "kernel", vec![("elements", 10)])
+        );
+        assert!(spans[0].start >= 0.0 && spans[0].seconds >= 0.0 && spans[0].start <= clock());
+        assert!(stop().0.is_empty());
+    }
+}
