@@ -1224,6 +1224,23 @@ fn pow_modulo_err(x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>, m: &Bound<'_, PyAn
     ))
 }
 
+/// Puts in place of `slf`'s view the view of the same base that the Python layer's `hook` makes
+/// from `value` (an attribute assignment, `a.shape = s`, naming `what`).
+fn replace_view(slf: &Bound<'_, NdArray>, hook_name: &str, value: Bound<'_, PyAny>, what: &str) -> PyResult<()> {
+    let made = hook(slf.py(), hook_name)?.call1((slf, value))?;
+    let new = made.cast::<NdArray>()?.get().view().clone();
+    if new.base.id != slf.get().view().base.id {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!("{hook_name} gave a view of another base")));
+    }
+    let mut view = slf
+        .get()
+        .view
+        .try_write()
+        .map_err(|_| value_err(format!("cannot change the {what} of an array while it is being read")))?;
+    *view = new;
+    Ok(())
+}
+
 #[pymethods]
 impl NdArray {
     fn __pow__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>, modulo: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -1336,18 +1353,7 @@ impl NdArray {
     /// errors otherwise: the Python layer's `set_shape` finds the view).
     #[setter]
     fn set_shape(slf: &Bound<'_, Self>, shape: Bound<'_, PyAny>) -> PyResult<()> {
-        let made = hook(slf.py(), "set_shape")?.call1((slf, shape))?;
-        let new = made.cast::<NdArray>()?.get().view().clone();
-        if new.base.id != slf.get().view().base.id {
-            return Err(pyo3::exceptions::PyRuntimeError::new_err("set_shape gave a view of another base"));
-        }
-        let mut view = slf
-            .get()
-            .view
-            .try_write()
-            .map_err(|_| value_err("cannot change the shape of an array while it is being read"))?;
-        *view = new;
-        Ok(())
+        replace_view(slf, "set_shape", shape, "shape")
     }
 
     /// Number of dimensions.
@@ -1428,15 +1434,7 @@ impl NdArray {
     /// Python layer's `set_strides` finds the view).
     #[setter]
     fn set_strides(slf: &Bound<'_, Self>, strides: Bound<'_, PyAny>) -> PyResult<()> {
-        let made = hook(slf.py(), "set_strides")?.call1((slf, strides))?;
-        let new = made.cast::<NdArray>()?.get().view().clone();
-        let mut view = slf
-            .get()
-            .view
-            .try_write()
-            .map_err(|_| value_err("cannot change the strides of an array while it is being read"))?;
-        *view = new;
-        Ok(())
+        replace_view(slf, "set_strides", strides, "strides")
     }
 
     /// Strides in elements (for the Python layer's view arithmetic).
