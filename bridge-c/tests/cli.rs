@@ -265,3 +265,37 @@ fn info_shows_a_plugin_with_its_library_abi_version_and_description() {
         assert!(s.contains(want), "`{want}` missing from:\n{s}");
     }
 }
+
+/// `VM_PROFILE=trace.json` writes the engines' spans as a Chrome trace at shutdown; a trace that
+/// cannot be written is an error naming the file.
+#[test]
+fn vm_profile_with_a_json_file_writes_a_trace() {
+    if !vm::engines::engines_compiled_in().contains(&"cpu") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("vm-cli-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("trace.json");
+    let run = |path: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_vm"))
+            .args(["run", "examples/heat.vm", "--stack", "cpu"])
+            .current_dir(root())
+            .env("VM_PROFILE", path)
+            .env("VM_CPU_FIRST_RUNS_ON_CHILD", "false")
+            .output()
+            .unwrap()
+    };
+    let out = run(&trace);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        json.starts_with("{\"traceEvents\": [") && json.trim_end().ends_with("\"displayTimeUnit\": \"ms\"}"),
+        "{json}"
+    );
+    assert!(json.contains("\"cat\": \"compile\"") && json.contains("\"cat\": \"kernel\""), "{json}");
+    assert!(json.contains("\"positions\": "), "{json}");
+    let bad = run(&dir.join("no-such-dir").join("trace.json"));
+    assert!(!bad.status.success());
+    assert!(text(&bad.stderr).contains("cannot write the trace to"), "{}", text(&bad.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

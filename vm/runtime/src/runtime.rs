@@ -186,13 +186,20 @@ pub struct Runtime {
     /// full batch did not repeat ([`Runtime::flush_full`]).
     wide_direct_until: u64,
     stats: RuntimeStats,
+    /// The trace file to write at shutdown (`VM_PROFILE=trace.json`, [`crate::trace`]).
+    trace_file: Option<std::path::PathBuf>,
 }
 
 impl Runtime {
     /// A runtime over a built stack.
     pub fn new(mut stack: Box<dyn Component>, options: RuntimeOptions) -> Runtime {
         let direct = options.direct_elements > 0 && stack.direct().is_some();
+        let trace_file = crate::trace::file_from_env();
+        if trace_file.is_some() && !crate::trace::enabled() {
+            crate::trace::start();
+        }
         Runtime {
+            trace_file,
             direct,
             stack,
             memory: HostMemory::new(),
@@ -980,11 +987,17 @@ impl Runtime {
         self.stats
     }
 
-    /// Flushes pending work and shuts the stack down.
+    /// Flushes pending work and shuts the stack down; with `VM_PROFILE=trace.json`, writes the
+    /// trace of the process's spans so far ([`crate::trace`]).
     pub fn shutdown(mut self) -> Result<()> {
         let flushed = self.flush();
         let shut = self.stack.shutdown();
-        flushed.and(shut)
+        let Some(path) = &self.trace_file else { return flushed.and(shut) };
+        let written = crate::trace::write_chrome_trace(path, &crate::trace::snapshot()).map_err(|e| {
+            Error::InvalidArgument(format!("VM_PROFILE: cannot write the trace to {}: {e}", path.display()))
+                .caused_by(e)
+        });
+        flushed.and(shut).and(written)
     }
 }
 

@@ -56,6 +56,16 @@ pub fn stop() -> (Vec<Span>, u64) {
     std::mem::take(&mut *SPANS.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
+/// True while recording.
+pub fn enabled() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+/// A copy of the spans recorded so far, recording going on.
+pub fn snapshot() -> Vec<Span> {
+    SPANS.lock().unwrap_or_else(|e| e.into_inner()).0.clone()
+}
+
 /// The start of a span when recording is on.
 #[inline]
 pub fn begin() -> Option<Instant> {
@@ -86,6 +96,52 @@ pub fn end<N: Into<Cow<'static, str>>>(
     }
 }
 
+/// The trace file `VM_PROFILE` names, when its value ends in `.json` (`VM_PROFILE=trace.json`:
+/// the engines' statistics at exit as for `VM_PROFILE=1`, and a trace of their spans, which
+/// every runtime writes when it shuts down: the process's spans so far).
+pub fn file_from_env() -> Option<std::path::PathBuf> {
+    let value = std::env::var_os("VM_PROFILE")?;
+    value.to_str().is_some_and(|v| v.ends_with(".json")).then(|| value.into())
+}
+
+/// Writes `spans` as a Chrome trace-event file (JSON; it opens in Perfetto and
+/// chrome://tracing): one complete event per span, times in microseconds.
+pub fn write_chrome_trace(path: &std::path::Path, spans: &[Span]) -> std::io::Result<()> {
+    use std::io::Write;
+    fn quoted(s: &str) -> String {
+        let mut q = String::with_capacity(s.len() + 2);
+        q.push('"');
+        for c in s.chars() {
+            match c {
+                '"' => q.push_str("\\\""),
+                '\\' => q.push_str("\\\\"),
+                c if (c as u32) < 0x20 => q.push_str(&format!("\\u{:04x}", c as u32)),
+                c => q.push(c),
+            }
+        }
+        q.push('"');
+        q
+    }
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let pid = std::process::id();
+    write!(out, "{{\"traceEvents\": [")?;
+    for (k, s) in spans.iter().enumerate() {
+        let args: Vec<String> = s.args.iter().map(|(key, v)| format!("{}: {v}", quoted(key))).collect();
+        write!(
+            out,
+            "{}\n{{\"name\": {}, \"cat\": {}, \"ph\": \"X\", \"ts\": {:.3}, \"dur\": {:.3}, \"pid\": {pid}, \"tid\": 1, \"args\": {{{}}}}}",
+            if k == 0 { "" } else { "," },
+            quoted(&s.name),
+            quoted(s.cat),
+            s.start * 1e6,
+            s.seconds * 1e6,
+            args.join(", ")
+        )?;
+    }
+    writeln!(out, "\n], \"displayTimeUnit\": \"ms\"}}")?;
+    out.flush()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +163,17 @@ mod tests {
         );
         assert!(spans[0].start >= 0.0 && spans[0].seconds >= 0.0 && spans[0].start <= clock());
         assert!(stop().0.is_empty());
+        let path = std::env::temp_dir().join(format!("vm-trace-test-{}.json", std::process::id()));
+        let odd = Span { name: "a \"quoted\" \\ name".into(), ..spans[0].clone() };
+        write_chrome_trace(&path, &[spans[0].clone(), odd]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            text.starts_with("{\"traceEvents\": [\n{\"name\": \"k\", \"cat\": \"kernel\", \"ph\": \"X\""),
+            "{text}"
+        );
+        assert!(text.contains("\"args\": {\"elements\": 10}}"), "{text}");
+        assert!(text.contains("\"a \\\"quoted\\\" \\\\ name\""), "{text}");
+        assert!(text.trim_end().ends_with("], \"displayTimeUnit\": \"ms\"}"), "{text}");
     }
 }
