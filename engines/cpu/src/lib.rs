@@ -165,7 +165,7 @@ vm_runtime::settings! {
         #[range(0, i64::MAX)]
         row_group_bytes: usize = 4194304,
         /// kernels of f64 or f32 arithmetic (add, subtract, multiply, divide, sqrt, negative,
-        /// absolute, square, reciprocal, copies, maximum, minimum, sums, products) on rows
+        /// absolute, square, reciprocal, copies, maximum, minimum, sums) on rows
         /// contiguous or broadcast
         /// compute their rows in code the engine assembles itself at the CPU's full vector
         /// width (Cranelift's vectors are 128-bit): "auto" (the widest the CPU has), "avx512",

@@ -7,7 +7,7 @@
 //! instructions, so this module assembles their rows itself: a kernel whose operations are all
 //! f64 (or all f32) additions, subtractions, multiplications, divisions, square roots,
 //! negations, absolute values, squares, reciprocals, copies, maxima and minima (NumPy's, NaNs
-//! winning), sums and products, on operands contiguous or broadcast along the row, gets a row
+//! winning) and sums, on operands contiguous or broadcast along the row, gets a row
 //! routine in AVX-512 (or AVX2) code, and its Cranelift function calls it for each row. Every
 //! one of those operations is correctly rounded (IEEE 754) at any width, and sums are combined
 //! in the order of Cranelift's vector loop, so the results are bit for bit those of the engine
