@@ -81,21 +81,9 @@ class profile:
     def write_trace(self, path):
         """Writes the events as a Chrome trace-event file (JSON)."""
         pid = os.getpid()
-        spans = [
-            {
-                "name": cause,
-                "cat": "fallback" if cause.startswith("fallback ") else "vm",
-                "ph": "X",
-                "ts": start * 1e6,
-                "dur": seconds * 1e6,
-                "pid": pid,
-                "tid": 1,
-                "args": {"file": file, "line": line},
-            }
-            for cause, file, line, start, seconds in self.events
-        ]
-        spans += [
-            {
+
+        def span(name, cat, start, seconds, args):
+            return {
                 "name": name,
                 "cat": cat,
                 "ph": "X",
@@ -105,15 +93,25 @@ class profile:
                 "tid": 1,
                 "args": args,
             }
-            for name, cat, start, seconds, args in self.spans
+
+        spans = [
+            span(
+                cause,
+                "fallback" if cause.startswith("fallback ") else "vm",
+                start,
+                seconds,
+                {"file": file, "line": line},
+            )
+            for cause, file, line, start, seconds in self.events
         ]
+        spans += [span(*s) for s in self.spans]
         spans.sort(key=lambda s: s["ts"])
         with open(path, "w") as f:
             json.dump({"traceEvents": spans, "displayTimeUnit": "ms"}, f)
 
     def lines(self):
         """Per program line: ``(file, line, count, seconds, causes)`` with ``causes`` a
-        ``Counter`` of the causes, most work first."""
+        ``Counter`` of the causes, in the order the lines first made the VM run."""
         by_line = {}
         for cause, file, line, _start, seconds in self.events:
             if cause.startswith("fallback "):
