@@ -609,7 +609,7 @@ impl CpuEngine {
         self.profile.matrix_products += 1;
         let t0 = Instant::now();
         let begun = vm_runtime::trace::begin();
-        g.run(mem, &self.pool)?;
+        g.run(mem, &self.pool, self.config.min_parallel)?;
         self.profile.exec_time += t0.elapsed();
         self.profile.bytes_moved += g.bytes_moved();
         vm_runtime::trace::end(begun, "kernel", || "matrix product (GEMM)", || vec![("bytes", g.bytes_moved())]);
@@ -668,7 +668,7 @@ impl CpuEngine {
             if let Some(g) = gemm::of_extension(out, a, b) {
                 self.profile.native += 1;
                 self.profile.matrix_products += 1;
-                return g.run(mem, &self.pool);
+                return g.run(mem, &self.pool, self.config.min_parallel);
             }
         }
         if instr.opcode.kind() == Kind::Extension {

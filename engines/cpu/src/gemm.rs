@@ -146,8 +146,7 @@ const COLS: usize = 1024;
 /// is `c`'s base.
 fn gemv<T: Real>(
     out: vm_ir::BaseId,
-    pool: &Pool,
-    interrupt: &vm_runtime::Interrupt,
+    tasks: &Tasks<'_>,
     [n, kk, m]: [usize; 3],
     batch: &[usize],
     origin: [usize; 3],
@@ -157,10 +156,10 @@ fn gemv<T: Real>(
     let nbatch: usize = batch.iter().product();
     let column = m == 1;
     if !column && nbatch == 1 && sb[r - 1] == 1 && sc[r - 2] == 1 && kk * m >= 1 << 16 {
-        return vector_times_matrix::<T>(out, pool, interrupt, [kk, m], origin, [sa[r - 2], sb[r - 2]]);
+        return vector_times_matrix::<T>(out, tasks, [kk, m], origin, [sa[r - 2], sb[r - 2]]);
     }
     let per_batch = if column { n.div_ceil(ROWS) } else { m.div_ceil(COLS) };
-    let tasks =
+    let count =
         nbatch.checked_mul(per_batch).ok_or_else(|| Error::Internal("a matrix product of too many rows".into()))?;
     let size = std::mem::size_of::<T>() as isize;
     let task = |t: usize| {
@@ -229,7 +228,7 @@ fn gemv<T: Real>(
             }
         }
     };
-    pool.run(tasks, &task, interrupt)
+    tasks.run(count, &task)
 }
 
 /// Parts of `p` a vector-matrix product is cut into, at most.
@@ -242,8 +241,7 @@ const PARTS: usize = 16;
 /// holds the operands' first elements as addresses; `out` is `c`'s base.
 fn vector_times_matrix<T: Real>(
     out: vm_ir::BaseId,
-    pool: &Pool,
-    interrupt: &vm_runtime::Interrupt,
+    tasks: &Tasks<'_>,
     [kk, m]: [usize; 2],
     origin: [usize; 3],
     [sa, sb]: [isize; 2],
@@ -275,7 +273,7 @@ fn vector_times_matrix<T: Real>(
         // row is this task's alone.
         unsafe { stream::widest(s) }
     };
-    pool.run(parts, &task, interrupt)?;
+    tasks.run(parts, &task)?;
     drop(slots);
     // SAFETY: `c` is a checked contiguous view of `m` elements, which nothing else touches now.
     let c = unsafe { std::slice::from_raw_parts_mut(origin[2] as *mut T, m) };
@@ -445,20 +443,23 @@ unsafe fn dot_rows<T: Real>(s: Dots<T>) {
             }
             total
         };
+        let (xs, _) = x.as_chunks::<8>();
         let mut i = 0;
         while i + 4 <= s.n {
-            let (r0, r1, r2, r3) = (row(i), row(i + 1), row(i + 2), row(i + 3));
-            let mut sums = [[T::default(); 8]; 4];
-            let chunks = x.chunks_exact(8).zip(r0.chunks_exact(8)).zip(r1.chunks_exact(8));
-            for (((xs, y0), y1), (y2, y3)) in chunks.zip(r2.chunks_exact(8).zip(r3.chunks_exact(8))) {
+            let rows = [row(i), row(i + 1), row(i + 2), row(i + 3)];
+            let ys = rows.map(|r| r.as_chunks::<8>().0);
+            let (mut s0, mut s1, mut s2, mut s3) =
+                ([T::default(); 8], [T::default(); 8], [T::default(); 8], [T::default(); 8]);
+            for (c, xc) in xs.iter().enumerate() {
+                let (y0, y1, y2, y3) = (&ys[0][c], &ys[1][c], &ys[2][c], &ys[3][c]);
                 for l in 0..8 {
-                    sums[0][l] = sums[0][l] + y0[l] * xs[l];
-                    sums[1][l] = sums[1][l] + y1[l] * xs[l];
-                    sums[2][l] = sums[2][l] + y2[l] * xs[l];
-                    sums[3][l] = sums[3][l] + y3[l] * xs[l];
+                    s0[l] = s0[l] + y0[l] * xc[l];
+                    s1[l] = s1[l] + y1[l] * xc[l];
+                    s2[l] = s2[l] + y2[l] * xc[l];
+                    s3[l] = s3[l] + y3[l] * xc[l];
                 }
             }
-            for (r, (sums, row)) in sums.iter().zip([r0, r1, r2, r3]).enumerate() {
+            for (r, (sums, row)) in [s0, s1, s2, s3].iter().zip(rows).enumerate() {
                 *s.c.offset((i + r) as isize * s.rsc) = total(sums, row);
             }
             i += 4;
@@ -466,9 +467,9 @@ unsafe fn dot_rows<T: Real>(s: Dots<T>) {
         for i in i..s.n {
             let r = row(i);
             let mut sums = [T::default(); 8];
-            for (xs, ys) in x.chunks_exact(8).zip(r.chunks_exact(8)) {
+            for (xc, yc) in xs.iter().zip(r.as_chunks::<8>().0) {
                 for l in 0..8 {
-                    sums[l] = sums[l] + ys[l] * xs[l];
+                    sums[l] = sums[l] + yc[l] * xc[l];
                 }
             }
             *s.c.offset(i as isize * s.rsc) = total(&sums, r);
@@ -485,8 +486,7 @@ unsafe fn dot_rows<T: Real>(s: Dots<T>) {
 /// `b` and `c`.
 #[allow(clippy::too_many_arguments)]
 fn few_rows_times_matrix<T: Real>(
-    pool: &Pool,
-    interrupt: &vm_runtime::Interrupt,
+    tasks: &Tasks<'_>,
     [n, kk, m]: [usize; 3],
     origin: [usize; 3],
     [rsa, csa]: [isize; 2],
@@ -494,8 +494,8 @@ fn few_rows_times_matrix<T: Real>(
     rsc: isize,
 ) -> Result<()> {
     // (Each element's sum is the same whatever the columns a task takes.)
-    let width = m.div_ceil(pool.threads().max(1)).next_multiple_of(STREAM_COLS_MIN).min(STREAM_COLS);
-    let tasks = m.div_ceil(width);
+    let width = m.div_ceil(tasks.threads()).next_multiple_of(STREAM_COLS_MIN).min(STREAM_COLS);
+    let count = m.div_ceil(width);
     let task = |t: usize| {
         let (j0, j1) = (t * width, ((t + 1) * width).min(m));
         let s = Stream {
@@ -515,7 +515,28 @@ fn few_rows_times_matrix<T: Real>(
         // `c`, which no task reads.
         unsafe { stream::widest(s) }
     };
-    pool.run(tasks, &task, interrupt)
+    tasks.run(count, &task)
+}
+
+/// Where a product's tasks run: on the engine's pool, or all on the calling thread when the
+/// product is too small to pay for waking the workers (the same tasks either way, so the same
+/// results).
+struct Tasks<'a> {
+    pool: &'a Pool,
+    interrupt: &'a vm_runtime::Interrupt,
+    here: bool,
+}
+
+impl Tasks<'_> {
+    /// Threads the tasks share.
+    fn threads(&self) -> usize {
+        if self.here { 1 } else { self.pool.threads().max(1) }
+    }
+
+    /// Runs `f(t)` for every task `t` in `0..n`.
+    fn run(&self, n: usize, f: &(dyn Fn(usize) + Sync)) -> Result<()> {
+        if self.here { self.pool.run_here(n, f, self.interrupt) } else { self.pool.run(n, f, self.interrupt) }
+    }
 }
 
 /// Row-major multi-index of `f` in `shape`.
@@ -534,8 +555,9 @@ impl Gemm {
         (touched(&self.a) + touched(&self.b) + self.c.nelem() as u64) * self.c.dtype().size() as u64
     }
 
-    /// Computes the product into `c`'s base, on `pool`.
-    pub fn run(&self, mem: &mut HostMemory, pool: &Pool) -> Result<()> {
+    /// Computes the product into `c`'s base, on `pool`; a product of at most `min_parallel`
+    /// multiply-adds runs on the calling thread alone.
+    pub fn run(&self, mem: &mut HostMemory, pool: &Pool, min_parallel: usize) -> Result<()> {
         let r = self.a.ndim();
         let (n, kk, m) = (self.a.shape[r - 3], self.a.shape[r - 2], self.b.shape[r - 1]);
         let batch: Vec<usize> = self.c.shape[..r - 3].to_vec();
@@ -575,22 +597,21 @@ impl Gemm {
             }
         }
         let (sa, sb, sc) = (&strides[0], &strides[1], &strides[2]);
+        let work = [nbatch, n, kk, m].iter().fold(1u128, |w, &x| w * x as u128);
+        let tasks = Tasks { pool, interrupt: mem.interrupt(), here: work <= min_parallel as u128 };
         if m == 1 || n == 1 {
             let ran = match self.c.dtype() {
-                DType::F64 => {
-                    gemv::<f64>(self.c.base.id, pool, mem.interrupt(), [n, kk, m], &batch, origin, [sa, sb, sc])
-                }
-                _ => gemv::<f32>(self.c.base.id, pool, mem.interrupt(), [n, kk, m], &batch, origin, [sa, sb, sc]),
+                DType::F64 => gemv::<f64>(self.c.base.id, &tasks, [n, kk, m], &batch, origin, [sa, sb, sc]),
+                _ => gemv::<f32>(self.c.base.id, &tasks, [n, kk, m], &batch, origin, [sa, sb, sc]),
             };
             drop(wide);
             return ran;
         }
         if n <= STREAM_ROWS && nbatch == 1 && sb[r - 1] == 1 && sc[r - 2] == 1 {
             let (shape, a_strides, rsb, rsc) = ([n, kk, m], [sa[r - 3], sa[r - 2]], sb[r - 2], sc[r - 3]);
-            let interrupt = mem.interrupt();
             let ran = match self.c.dtype() {
-                DType::F64 => few_rows_times_matrix::<f64>(pool, interrupt, shape, origin, a_strides, rsb, rsc),
-                _ => few_rows_times_matrix::<f32>(pool, interrupt, shape, origin, a_strides, rsb, rsc),
+                DType::F64 => few_rows_times_matrix::<f64>(&tasks, shape, origin, a_strides, rsb, rsc),
+                _ => few_rows_times_matrix::<f32>(&tasks, shape, origin, a_strides, rsb, rsc),
             };
             drop(wide);
             return ran;
@@ -627,16 +648,16 @@ impl Gemm {
         // as keep every thread busy (each packs all of `b` anew), and small enough for the
         // flush's interrupt to be looked at between them. (Not `gemm`'s own threads: a
         // process forked after using them would wait on threads its child does not have.)
-        let rows = n.div_ceil(pool.threads().div_ceil(nbatch).max(1)).clamp(ROWS.min(n), block_rows(kk, m));
+        let rows = n.div_ceil(tasks.threads().div_ceil(nbatch).max(1)).clamp(ROWS.min(n), block_rows(kk, m));
         let per_product = n.div_ceil(rows);
-        let tasks = nbatch
+        let count = nbatch
             .checked_mul(per_product)
             .ok_or_else(|| Error::Internal("a matrix product of too many rows".into()))?;
         let task = |t: usize| {
             let (bi, i0) = (t / per_product, (t % per_product) * rows);
             block(bi, (i0, (i0 + rows).min(n)));
         };
-        let ran = pool.run(tasks, &task, mem.interrupt());
+        let ran = tasks.run(count, &task);
         drop(wide);
         ran
     }

@@ -226,6 +226,16 @@ impl Pool {
     /// naming the panic; a request on `interrupt` skips them too and makes it
     /// [`Error::Interrupted`]. Either way no thread is inside the job when this returns.
     pub fn run(&self, n: usize, f: &(dyn Fn(usize) + Sync), interrupt: &Interrupt) -> Result<()> {
+        self.run_where(n, f, interrupt, false)
+    }
+
+    /// [`Pool::run`] with every block on the calling thread, in order: for work too small to
+    /// pay for waking the workers (the same blocks, so the same results).
+    pub fn run_here(&self, n: usize, f: &(dyn Fn(usize) + Sync), interrupt: &Interrupt) -> Result<()> {
+        self.run_where(n, f, interrupt, true)
+    }
+
+    fn run_where(&self, n: usize, f: &(dyn Fn(usize) + Sync), interrupt: &Interrupt, here: bool) -> Result<()> {
         if n == 0 {
             return interrupt.check();
         }
@@ -238,7 +248,7 @@ impl Pool {
             failure: Mutex::new(None),
         };
         let inject = self.shared.inject.swap(0, Ordering::Relaxed);
-        if self.handles.is_empty() || n == 1 {
+        if self.handles.is_empty() || n == 1 || here {
             (0..n).for_each(|i| job.run_block(i, inject != 0 && i == 0));
             return job.into_result();
         }
@@ -345,6 +355,31 @@ mod tests {
             .unwrap();
             assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
         }
+    }
+
+    /// `run_here` runs every block once, in order, on the calling thread; a panic in one is
+    /// that run's error and skips the rest.
+    #[test]
+    fn run_here_runs_the_blocks_in_order_on_the_caller() {
+        let pool = Pool::new(3).unwrap();
+        let caller = std::thread::current().id();
+        let order = Mutex::new(Vec::new());
+        let f = |i: usize| {
+            assert_eq!(std::thread::current().id(), caller);
+            order.lock().unwrap().push(i);
+        };
+        pool.run_here(50, &f, &Interrupt::new()).unwrap();
+        assert_eq!(*order.lock().unwrap(), (0..50).collect::<Vec<_>>());
+        let ran = AtomicUsize::new(0);
+        let failing = |i: usize| {
+            assert!(i != 3, "block 3 fails");
+            ran.fetch_add(1, Ordering::Relaxed);
+        };
+        match pool.run_here(10, &failing, &Interrupt::new()) {
+            Err(Error::Internal(m)) => assert!(m.contains("block 3 fails"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(ran.into_inner(), 3, "the blocks after the panic were skipped");
     }
 
     /// Runs 1000 blocks that each take a moment and count themselves.
