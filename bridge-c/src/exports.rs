@@ -260,6 +260,35 @@ pub unsafe extern "C" fn vm_extension(ctx: *mut VmContext, name: *const c_char, 
     })
 }
 
+/// `int vm_trace_start(void)`: starts recording the engines' spans (batches, instructions run at
+/// once, kernels compiled and run, matrix products, host-device copies) for every context of
+/// the process, dropping what was recorded before ([`vm_runtime::trace`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn vm_trace_start() -> c_int {
+    guard(|| {
+        vm_runtime::trace::start();
+        Ok(())
+    })
+}
+
+/// `int vm_trace_stop(const char *path)`: stops recording and writes the spans recorded since
+/// [`vm_trace_start`] to `path` as a Chrome trace-event file (NULL: drops them). A file that
+/// cannot be written is `VM_ERR_INVALID_ARGUMENT` naming it; recording has stopped either way.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn vm_trace_stop(path: *const c_char) -> c_int {
+    guard(|| {
+        let (spans, _dropped) = vm_runtime::trace::stop();
+        // SAFETY: NULL or NUL-terminated by contract.
+        let Some(path) = (unsafe { optional_str(path, "path")? }) else { return Ok(()) };
+        vm_runtime::trace::write_chrome_trace(Path::new(path), &spans).map_err(|e| {
+            Error::InvalidArgument(format!("vm_trace_stop: cannot write the trace to {path}: {e}")).caused_by(e)
+        })
+    })
+}
+
 /// `const char *vm_last_error(void)`: why the last call on this thread failed ("" after a
 /// success); never NULL.
 #[unsafe(no_mangle)]

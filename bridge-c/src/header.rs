@@ -294,6 +294,21 @@ int vm_write(vm_context *ctx, vm_base base, uint64_t elem_offset, const void *sr
 int vm_extension(vm_context *ctx, const char *name, uint32_t *opcode);
 
 /**
+ * Starts recording what the engines do (batches, instructions run at once, kernels compiled and
+ * run, matrix products, host-device copies, with their sizes) for every context of the process,
+ * dropping what was recorded before. Not recording, each span costs one atomic load.
+ */
+int vm_trace_start(void);
+
+/**
+ * Stops recording and writes what was recorded since vm_trace_start to path as a Chrome
+ * trace-event file (JSON; it opens in Perfetto and chrome://tracing); NULL drops it. A file that
+ * cannot be written is VM_ERR_INVALID_ARGUMENT naming it. (VM_PROFILE=trace.json in the
+ * environment records from the first context on and writes the file at each vm_shutdown.)
+ */
+int vm_trace_stop(const char *path);
+
+/**
  * Why the last call on this thread failed; "" after a success. Never NULL. The text stays
  * valid until the next call of this API on the same thread.
  */

@@ -1,11 +1,11 @@
 //! The C and C++ programs of `tests/c/`, compiled against `libvm.so` and run on every stack
 //! (see [`vm_tests::check_program`]): each must exit 0 and print the same on every stack.
 
-use vm_tests::{Scratch, c_dir, check_program, compile, run, stacks, workspace_root};
+use vm_tests::{Scratch, c_dir, check_program, compile, run, run_args, stacks, workspace_root};
 
 /// The programs with a test below; every program in `tests/c` must be one of them.
 const PROGRAMS: &[&str] =
-    &["heat.c", "basics.c", "errors.c", "out_of_memory.c", "faults.c", "doc_example.c", "cxx_smoke.cpp"];
+    &["heat.c", "basics.c", "errors.c", "out_of_memory.c", "faults.c", "doc_example.c", "cxx_smoke.cpp", "trace.c"];
 
 #[test]
 fn heat_stencil_matches_the_c_loop() {
@@ -141,5 +141,30 @@ fn the_docs_list_every_status_and_the_struct_sizes() {
         let text =
             if word.is_empty() { format!("`sizeof({ty})` {size}") } else { format!("`sizeof({ty})` {word} {size}") };
         assert!(docs.contains(&text), "docs/c-abi.md should say {text}");
+    }
+}
+
+/// `vm_trace_start`/`vm_trace_stop` write a Chrome trace of the program's batches, its small
+/// steps run at once and its host write on every stack, and the cpu engine's compiled kernels;
+/// an unwritable file is a clear error.
+#[test]
+fn the_c_abi_writes_a_trace() {
+    let dir = Scratch::new("trace");
+    let exe = compile("trace.c", &dir.0);
+    for stack in stacks() {
+        let label = stack.unwrap_or("default");
+        let path = dir.0.join(format!("trace-{label}.json"));
+        let vars: Vec<(&str, &str)> = stack.map(|s| ("VM_STACK", s)).into_iter().collect();
+        let out = run_args(&exe, &[path.to_str().unwrap()], &vars);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && out.stdout.ends_with(b"trace ok\n"), "{label}: {stderr}");
+        let json = std::fs::read_to_string(&path).unwrap();
+        assert!(json.starts_with("{\"traceEvents\": ["), "{label}: {json}");
+        for want in ["\"cat\": \"batch\"", "\"cat\": \"direct\"", "\"cat\": \"copy\"", "\"bytes\": 128"] {
+            assert!(json.contains(want), "{label}: no {want} in {json}");
+        }
+        if stack == Some("cpu") {
+            assert!(json.contains("\"cat\": \"compile\"") && json.contains("\"cat\": \"kernel\""), "{json}");
+        }
     }
 }

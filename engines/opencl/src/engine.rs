@@ -300,6 +300,7 @@ impl OpenClEngine {
         if !db.device_newer || db.base != *base {
             return Ok(());
         }
+        let begun = vm_runtime::trace::begin();
         let host = mem.ensure(base)?;
         let n = host.nbytes();
         if n > 0 {
@@ -314,6 +315,7 @@ impl OpenClEngine {
         }
         self.stats.downloads += 1;
         self.stats.download_bytes += n as u64;
+        vm_runtime::trace::end(begun, "copy", || format!("download of base {}", base.id), || vec![("bytes", n as u64)]);
         Ok(())
     }
 
@@ -384,11 +386,18 @@ impl OpenClEngine {
         let whole = host.is_some_and(|h| h.nbytes() == base.nbytes());
         let mut buf = self.buffer(base.nbytes(), if whole { None } else { Some(0) }, &what)?;
         if let Some(h) = host {
+            let begun = vm_runtime::trace::begin();
             // SAFETY: the host slice is live and no longer than the buffer; the write blocks.
             unsafe { self.queue.enqueue_write_buffer(&mut buf, CL_BLOCKING, 0, h.bytes(), &[]) }
                 .map_err(|e| self.cl_fail(format!("writing {what} to the device"), e))?;
             self.stats.uploads += 1;
             self.stats.upload_bytes += h.nbytes() as u64;
+            vm_runtime::trace::end(
+                begun,
+                "copy",
+                || format!("upload of {what}"),
+                || vec![("bytes", h.nbytes() as u64)],
+            );
         }
         self.bases.insert(base.id, DeviceBase { base: *base, buf, device_newer: false });
         Ok(())
@@ -454,6 +463,7 @@ impl OpenClEngine {
         }
         self.cache.insert(src.text.clone(), Built { kernels, params: None, values: Vec::new(), fresh: false });
         self.stats.build_time += started.elapsed();
+        vm_runtime::trace::record(started, "compile", || format!("OpenCL program of {}", src.describe()), Vec::new);
         Ok(())
     }
 
@@ -492,8 +502,15 @@ impl OpenClEngine {
         }
         self.stats.builds += built.len() as u64;
         self.stats.compilations += 1;
+        let programs = built.len() as u64;
         self.cache.extend(built);
         self.stats.build_time += started.elapsed();
+        vm_runtime::trace::record(
+            started,
+            "compile",
+            || "OpenCL programs built together",
+            || vec![("programs", programs)],
+        );
     }
 
     /// Makes the parameter buffer of `src`'s (built) program hold `src.params`, writing them only
@@ -816,12 +833,24 @@ impl OpenClEngine {
             }
             match action {
                 Action::System(i) => self.system(&batch[*i], mem)?,
-                Action::Run(src, positions) => self.run_or_fallback(src.as_ref(), batch, positions, mem)?,
+                Action::Run(src, positions) => {
+                    let begun = vm_runtime::trace::begin();
+                    self.run_or_fallback(src.as_ref(), batch, positions, mem)?;
+                    let name =
+                        || src.as_ref().map_or_else(|| "instructions run by the fallback".into(), |s| s.describe());
+                    vm_runtime::trace::end(begun, "launch", name, || vec![("instructions", positions.len() as u64)]);
+                }
             }
         }
         let waited = Instant::now();
         let finished = self.queue.finish();
         self.stats.wait_time += waited.elapsed();
+        vm_runtime::trace::record(
+            waited,
+            "kernel",
+            || "waiting for the device",
+            || vec![("programs", self.unfinished.len() as u64)],
+        );
         let programs = std::mem::take(&mut self.unfinished);
         finished
             .map_err(|e| self.cl_fail(format!("running the batch's OpenCL programs ({})", programs.join(", ")), e))?;

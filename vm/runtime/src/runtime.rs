@@ -483,7 +483,9 @@ impl Runtime {
         self.memory.interrupt().clear();
         let out = instr.output().expect("runs_direct checked it").base;
         let executor = self.stack.direct().expect("the runtime runs direct only with an executor");
+        let begun = crate::trace::begin();
         let result = executor.execute_direct(instr, &mut self.memory);
+        crate::trace::end(begun, "direct", || instr.opcode.name(), || vec![("elements", out.nelem)]);
         if matches!(result, Err(Error::Unsupported(_))) && instr.opcode.kind() == Kind::Extension {
             // An extension method the executor lacks (it refuses before writing): the stack's.
             let number = self.left_queue + i as u64;
@@ -630,8 +632,11 @@ impl Runtime {
         self.stats.flushes += 1;
         // A request made before this flush was meant for an earlier one.
         self.memory.interrupt().clear();
+        let begun = crate::trace::begin();
         let result = self.stack.execute(&batch, &mut self.memory);
         self.memory.end_batch();
+        let n = batch.len() as u64;
+        crate::trace::end(begun, "batch", || format!("batch of {n} instructions"), || vec![("instructions", n)]);
         self.mark_failed(&batch, result.as_ref().err());
         // The next batch reuses the allocation (batches of small arrays are flushed often).
         batch.clear();
@@ -921,8 +926,10 @@ impl Runtime {
         } else if !whole && !state.in_host {
             self.sync_unchecked(id)?;
         }
+        let begun = crate::trace::begin();
         let buffer = self.memory.ensure(&state.base)?;
         buffer.write_bytes(offset as usize * state.base.dtype.size(), bytes)?;
+        crate::trace::end(begun, "copy", || format!("host write to base {id}"), || vec![("bytes", bytes.len() as u64)]);
         if whole {
             self.forget_failure(id);
         }
@@ -943,7 +950,9 @@ impl Runtime {
         }
         let base = state.base;
         let len = written_elements(&base, offset, bytes)?;
+        let begun = crate::trace::begin();
         self.memory.ensure(&base)?.write_bytes(offset as usize * base.dtype.size(), bytes)?;
+        crate::trace::end(begun, "copy", || format!("host write to base {id}"), || vec![("bytes", bytes.len() as u64)]);
         if offset == 0 && len == base.nelem {
             self.forget_failure(id);
         }

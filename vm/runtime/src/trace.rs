@@ -96,6 +96,19 @@ pub fn end<N: Into<Cow<'static, str>>>(
     }
 }
 
+/// [`end`] for a span whose start the caller took anyway, for its own timing: recorded when
+/// recording is on now.
+pub fn record<N: Into<Cow<'static, str>>>(
+    started: Instant,
+    cat: &'static str,
+    name: impl FnOnce() -> N,
+    args: impl FnOnce() -> Vec<(&'static str, u64)>,
+) {
+    if enabled() {
+        end(Some(started), cat, name, args);
+    }
+}
+
 /// The trace file `VM_PROFILE` names, when its value ends in `.json` (`VM_PROFILE=trace.json`:
 /// the engines' statistics at exit as for `VM_PROFILE=1`, and a trace of their spans, which
 /// every runtime writes when it shuts down: the process's spans so far).
