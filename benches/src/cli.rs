@@ -93,7 +93,9 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// Draw the speedups as an SVG bar chart to FILE.
+    /// Draw the speedups as an SVG bar chart to FILE, and below it where one more traced
+    /// repetition's time went on each stack (recording, flush, compile, kernels; also in the
+    /// JSON as each row's `split`).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 

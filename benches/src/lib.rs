@@ -10,7 +10,8 @@
 //! A run reports, per benchmark, size and implementation, the median and minimum of the timed
 //! repetitions, speedups over NumPy and eager, the ratio to hand, JIT statistics when the
 //! engine reports them, and whether the checksums agree ([`check`]): as a terminal table, JSON
-//! ([`report`]) and an SVG bar chart ([`plot`]). A checksum that disagrees with `interp` makes
+//! ([`report`]) and an SVG bar chart ([`plot`]), with where a repetition's time goes on each
+//! stack ([`split`]). A checksum that disagrees with `interp` makes
 //! the exit status nonzero.
 
 pub mod baseline;
@@ -21,6 +22,7 @@ pub mod plot;
 pub mod report;
 pub mod runner;
 pub mod size;
+pub mod split;
 pub mod stacks;
 pub mod suite;
 

@@ -1,8 +1,11 @@
 //! `--plot FILE.svg`: the speedups of a run as a grouped bar chart on a log scale, one group per
 //! benchmark and size, one bar per implementation, the baseline's line at 1x. Speedups are over
-//! NumPy when NumPy ran, else over eager. A small hand-written SVG writer: no dependencies.
+//! NumPy when NumPy ran, else over eager. Below it, for the rows that have one, where a traced
+//! repetition's time went ([`crate::split`]): a bar per stack cut into recording, flush, compile
+//! and kernels. A small hand-written SVG writer: no dependencies.
 
 use crate::report::{Kind, Report, Row};
+use crate::split::TimeSplit;
 use std::fmt::Write;
 
 /// Which speedup the chart shows.
@@ -68,8 +71,20 @@ pub fn render(report: &Report) -> String {
     let group_w = |n: usize| n.max(1) as f64 * bar_w + group_gap;
     let widths: Vec<f64> =
         report.groups.iter().map(|g| group_w(g.rows.iter().filter(|r| base.value(r).is_some()).count())).collect();
-    let width = (left + widths.iter().sum::<f64>() + right).max(480.0);
-    let height = top + plot_h + bottom;
+    let splits: Vec<(String, &TimeSplit)> = report
+        .groups
+        .iter()
+        .flat_map(|g| {
+            g.rows.iter().filter_map(move |r| {
+                Some((format!("{} {} {}", g.benchmark, g.size, r.implementation), r.split.as_ref()?))
+            })
+        })
+        .filter(|(_, t)| t.total > 0.0)
+        .collect();
+    let split_h = if splits.is_empty() { 0.0 } else { SPLIT_TOP + SPLIT_ROW * splits.len() as f64 + 20.0 };
+    let min_width = if splits.is_empty() { 480.0 } else { 720.0 };
+    let width = (left + widths.iter().sum::<f64>() + right).max(min_width);
+    let height = top + plot_h + bottom + split_h;
     let y = |v: f64| top + plot_h * (lhi - v.log10()) / (lhi - llo);
 
     let mut s = String::new();
@@ -162,8 +177,72 @@ pub fn render(report: &Report) -> String {
         );
         gx += gw;
     }
+    draw_splits(&mut s, &splits, top + plot_h + bottom, width);
     s.push_str("</svg>\n");
     s
+}
+
+/// Height of the time split's title and legend, and of each of its bars.
+const SPLIT_TOP: f64 = 56.0;
+const SPLIT_ROW: f64 = 16.0;
+
+/// The time split section from height `y0` on: one bar per row, its parts as shares of the timed
+/// region, the region's length at the right.
+fn draw_splits(s: &mut String, splits: &[(String, &TimeSplit)], y0: f64, width: f64) {
+    let Some((_, first)) = splits.first() else { return };
+    let (label_w, right) = (230.0, 70.0);
+    let (x0, bar_len) = (label_w, width - label_w - right);
+    let _ = writeln!(
+        s,
+        r#"<text x="10" y="{:.1}" font-size="14" font-weight="bold">Where one traced repetition's time goes</text>"#,
+        y0 + 20.0
+    );
+    let mut lx = x0;
+    for (i, (name, _)) in first.parts().iter().enumerate() {
+        let _ = writeln!(
+            s,
+            r#"<rect x="{lx:.1}" y="{:.1}" width="12" height="12" fill="{}"/><text x="{:.1}" y="{:.1}">{name}</text>"#,
+            y0 + 30.0,
+            PALETTE[i],
+            lx + 16.0,
+            y0 + 40.0
+        );
+        lx += 90.0;
+    }
+    for (k, (label, t)) in splits.iter().enumerate() {
+        let y = y0 + SPLIT_TOP + SPLIT_ROW * k as f64;
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end" font-size="10">{}</text>"#,
+            x0 - 6.0,
+            y + 11.0,
+            esc(label)
+        );
+        let mut x = x0;
+        for (i, (name, secs)) in t.parts().iter().enumerate() {
+            let w = bar_len * secs / t.total;
+            if w <= 0.0 {
+                continue;
+            }
+            let _ = writeln!(
+                s,
+                r#"<rect x="{x:.1}" y="{y:.1}" width="{w:.1}" height="{:.1}" fill="{}"><title>{}: {name} {} ms ({:.0}%)</title></rect>"#,
+                SPLIT_ROW - 3.0,
+                PALETTE[i],
+                esc(label),
+                trim_number(secs * 1e3),
+                100.0 * secs / t.total
+            );
+            x += w;
+        }
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" font-size="10">{} ms</text>"#,
+            x0 + bar_len + 6.0,
+            y + 11.0,
+            trim_number(t.total * 1e3)
+        );
+    }
 }
 
 /// A number with 2-3 significant digits and no trailing zeros (`0.5`, `12`, `1.25`).
@@ -213,6 +292,23 @@ mod tests {
         let svg = render(&report);
         assert!(svg.contains("speedup over eager"));
         assert_eq!(svg.matches("<title>").count(), 4);
+    }
+
+    /// A row with a time split gets a bar cut into its four parts, each with its share.
+    #[test]
+    fn rows_with_a_time_split_get_a_bar_of_their_parts() {
+        let mut g = sample_group();
+        g.analyze(Tolerance::for_precision(crate::Precision::F64), true);
+        let plain = render(&Report { meta: sample_meta(), groups: vec![g.clone()], notes: vec![] });
+        assert!(!plain.contains("traced repetition"));
+        let split = TimeSplit { total: 0.010, recording: 0.001, flush: 0.002, compile: 0.003, kernels: 0.004 };
+        g.rows.iter_mut().find(|r| r.kind == Kind::Stack).unwrap().split = Some(split);
+        let svg = render(&Report { meta: sample_meta(), groups: vec![g], notes: vec![] });
+        assert!(svg.contains("Where one traced repetition"), "{svg}");
+        for part in ["recording 1 ms (10%)", "flush 2 ms (20%)", "compile 3 ms (30%)", "kernels 4 ms (40%)"] {
+            assert!(svg.contains(part), "{part} missing from {svg}");
+        }
+        assert!(svg.contains(">10 ms</text>"), "the total");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use crate::baseline::{c, numpy, python};
 use crate::check::Tolerance;
 use crate::report::{Group, Kind, Meta, Report, Row, table::format_seconds};
 use crate::size::Size;
+use crate::split::TimeSplit;
 use crate::stacks::{StackSpec, engine_stats};
 use crate::suite::BenchDef;
 use crate::{Measured, Precision, hand};
@@ -178,18 +179,37 @@ fn run_stack(plan: &Plan, progress: &Progress, def: &BenchDef, size: &Size, spec
             repeat(plan, progress, what, || (def.vm)(&vm, size.dims(), plan.precision).map_err(|e| e.to_string()))?;
         let stats = engine_stats(&vm.runtime().describe());
         let instructions = vm.stats().instructions;
+        // (The interpreter, eager's engine, records no spans of its own.)
+        let split = (!spec.eager).then(|| {
+            progress.at(&format!("{what} traced rep"));
+            traced_split(|| (def.vm)(&vm, size.dims(), plan.precision).map_err(|e| e.to_string()))
+        });
         vm.shutdown().map_err(|e| format!("shutdown: {e}"))?;
-        Ok((runs, stats, instructions))
+        Ok((runs, stats, instructions, split))
     });
     match result {
-        Ok((runs, stats, instructions)) => {
+        Ok((runs, stats, instructions, split)) => {
             let mut row = Row::measured(&spec.label, kind, &runs);
             row.engine = stats;
             row.instructions = Some(instructions);
+            row.split = split.flatten();
             row
         }
         Err(e) => Row::failed(&spec.label, kind, e),
     }
+}
+
+/// One more repetition with the trace recording, cut into a [`TimeSplit`]; `None` when it fails.
+/// (A recording on already, `VM_PROFILE=trace.json`, goes on undisturbed.)
+fn traced_split(one: impl FnOnce() -> Result<Measured, String>) -> Option<TimeSplit> {
+    let ours = !vm_runtime::trace::enabled();
+    if ours {
+        vm_runtime::trace::start();
+    }
+    let ran = one();
+    let spans = if ours { vm_runtime::trace::stop().0 } else { vm_runtime::trace::snapshot() };
+    ran.ok()?;
+    TimeSplit::of(&spans)
 }
 
 /// Counts the measurements `plan` will make (for the progress line), with `peers` installed.

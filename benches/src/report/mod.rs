@@ -5,6 +5,7 @@
 pub mod table;
 
 use crate::check::{self, Comparison, Tolerance, Verdict};
+use crate::split::TimeSplit;
 use crate::stacks::EngineStats;
 use crate::{Measured, Precision};
 use serde::Serialize;
@@ -68,6 +69,9 @@ pub struct Row {
     /// It computed from NumPy's inputs (a peer drawing no random numbers of its own), so its
     /// checksum is compared with NumPy's where the VM's is not comparable.
     pub numpy_inputs: bool,
+    /// Where one more repetition's time went, from the trace (VM stacks through the Rust
+    /// frontend).
+    pub split: Option<TimeSplit>,
 }
 
 impl Row {
@@ -90,6 +94,7 @@ impl Row {
             instructions: None,
             error: None,
             numpy_inputs: false,
+            split: None,
         }
     }
 

@@ -81,12 +81,15 @@ pub fn read<T: Elem>(a: &Array<T>) -> Result<f64> {
     Ok(a.to_scalar()?.to_f64())
 }
 
-/// Times `body` after flushing the setup recorded so far; `body` returns the checksum.
+/// Times `body` after flushing the setup recorded so far; `body` returns the checksum. While the
+/// trace records, the timed region is a span of category [`crate::split::TIMED`].
 pub fn timed(vm: &Vm, body: impl FnOnce() -> Result<f64>) -> Result<Measured> {
     vm.flush()?;
     let start = Instant::now();
     let checksum = body()?;
-    Ok(Measured { seconds: start.elapsed().as_secs_f64(), checksum })
+    let seconds = start.elapsed().as_secs_f64();
+    vm_runtime::trace::record(start, crate::split::TIMED, || "timed region", Vec::new);
+    Ok(Measured { seconds, checksum })
 }
 
 /// The VM program of a benchmark: runs one repetition at `dims` in `precision`.
