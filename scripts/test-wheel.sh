@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Checks vmnp's wheel as a user outside the repository meets it: builds it
-# (scripts/build-wheel.sh), installs it into a fresh virtual environment that holds nothing of
+# Checks vmnp's wheel as a user outside the repository meets it: builds it and the sdist
+# (scripts/build-wheel.sh), checks what the sdist holds, installs the wheel (or, with
+# VMNP_TEST_SDIST=1, the sdist) into a fresh virtual environment that holds nothing of
 # the checkout (NumPy comes from PyPI as its dependency), and from a directory outside the
 # checkout imports vmnp and runs a NumPy program under `python -m vmnp`, whose checksum must be
 # NumPy's.
@@ -17,22 +18,36 @@ case "$(basename "$wheel")" in
   vmnp-*-cp311-abi3-manylinux_*_x86_64.whl) ;;
   *) fail "$(basename "$wheel") is not an abi3 manylinux wheel" ;;
 esac
+# The sdist holds every crate the extension is built from and the file the default config is
+# embedded from. (VMNP_TEST_SDIST=1 also builds it with pip, from scratch: minutes.)
+sdist=$(ls "$tmp"/dist/vmnp-*.tar.gz)
+listing=$(tar tzf "$sdist")
+for f in config/default.toml config/src/lib.rs bridge-c/src/engines.rs engines/cpu/src/engine.rs \
+  python/vmnp/__init__.py pyproject.toml Cargo.lock; do
+  grep -qx "vmnp-[0-9.]*/$f" <<<"$listing" || fail "$(basename "$sdist") lacks $f"
+done
 
 # The environment's interpreter, not the project's .venv (a venv made from a venv's python uses
 # the base interpreter anyway).
 base=$(.venv/bin/python -c 'import sys; print(sys.base_prefix)')/bin/python3
 "$base" -m venv "$tmp/venv"
 py="$tmp/venv/bin/python"
-"$py" -m pip install -q --disable-pip-version-check "$wheel"
+if [ "${VMNP_TEST_SDIST:-0}" = 1 ]; then
+  "$py" -m pip install -q --disable-pip-version-check "$sdist"
+  wheel=$sdist
+else
+  "$py" -m pip install -q --disable-pip-version-check "$wheel"
+fi
 
 cp benches/numpy/heat_equation.py benches/numpy/_common.py "$tmp/"
 cd "$tmp"
-"$py" - "$root" <<'PY'
+"$py" - "$root" "$wheel" <<'PY'
 import pathlib, sys
 import vmnp
 where = pathlib.Path(vmnp.__file__).resolve()
 assert not where.is_relative_to(sys.argv[1]), f"vmnp imported from the checkout: {where}"
-assert any(p.name.endswith(".abi3.so") for p in where.parent.iterdir()), "no abi3 extension"
+if sys.argv[2].endswith(".whl"):
+    assert any(p.name.endswith(".abi3.so") for p in where.parent.iterdir()), "no abi3 extension"
 PY
 checksum() { "$@" heat_equation.py --size '64*64*20' --warmup 0 --reps 1 | awk '/^RESULT/ {print $3}'; }
 want=$(checksum "$py")

@@ -8,7 +8,7 @@ use vm_runtime::stack::{Registry, StackPlan};
 use vm_runtime::{Implementation, Runtime, RuntimeOptions};
 
 /// The built-in configuration (`config/default.toml`), used when no config file is found.
-pub const DEFAULT_CONFIG: &str = include_str!("../../config/default.toml");
+pub const DEFAULT_CONFIG: &str = vm_config::DEFAULT;
 
 /// Every component implementation compiled into this build, sorted by name. (`cluster` is
 /// always registered; without the `mpi` feature building it reports that MPI is missing.)

@@ -16,7 +16,7 @@ fn config_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("config")
 }
 
-/// Every `.toml` file under `dir`, recursively, sorted.
+/// Every `.toml` file under `dir`, recursively, sorted (but the crate's manifest, `Cargo.toml`).
 fn toml_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut dirs = vec![dir.to_path_buf()];
@@ -25,7 +25,7 @@ fn toml_files(dir: &Path) -> Vec<PathBuf> {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "toml") {
+            } else if path.extension().is_some_and(|e| e == "toml") && !path.ends_with("Cargo.toml") {
                 files.push(path);
             }
         }

@@ -484,7 +484,7 @@ pub(crate) mod tests {
     use super::*;
 
     /// The repository's default configuration, as the C bridge embeds it.
-    pub(crate) const DEFAULT_TEXT: &str = include_str!("../../../config/default.toml");
+    pub(crate) const DEFAULT_TEXT: &str = vm_config::DEFAULT;
 
     fn parse_err(text: &str) -> Error {
         Config::parse(text, "test.toml").unwrap_err()
@@ -651,7 +651,7 @@ inline = { a = 1 }
                 let path = entry.unwrap().path();
                 if path.is_dir() {
                     dirs.push(path);
-                } else if path.extension().is_some_and(|e| e == "toml") {
+                } else if path.extension().is_some_and(|e| e == "toml") && !path.ends_with("Cargo.toml") {
                     files.push(path);
                 }
             }
