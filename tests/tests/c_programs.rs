@@ -145,7 +145,8 @@ fn the_docs_list_every_status_and_the_struct_sizes() {
 }
 
 /// `vm_trace_start`/`vm_trace_stop` write a Chrome trace of the program's batches, its small
-/// steps run at once and its host write on every stack, and the cpu engine's compiled kernels;
+/// steps run at once and its host write on every stack, and the cpu engine's kernel formation,
+/// compilations and kernels;
 /// an unwritable file is a clear error.
 #[test]
 fn the_c_abi_writes_a_trace() {
@@ -164,7 +165,9 @@ fn the_c_abi_writes_a_trace() {
             assert!(json.contains(want), "{label}: no {want} in {json}");
         }
         if stack == Some("cpu") {
-            assert!(json.contains("\"cat\": \"compile\"") && json.contains("\"cat\": \"kernel\""), "{json}");
+            for want in ["compile", "kernel", "fusion"] {
+                assert!(json.contains(&format!("\"cat\": \"{want}\"")), "cpu: no {want} span in {json}");
+            }
         }
     }
 }

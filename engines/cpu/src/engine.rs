@@ -735,6 +735,7 @@ impl Component for CpuEngine {
     /// validates every instruction it accepts): the hot path of small arrays does not check twice.
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
         self.profile.batches += 1;
+        let formation = vm_runtime::trace::begin();
         let opts = vm_fusion::Options { max_instructions: self.config.max_kernel, ordered_float_products: true };
         let mut work = Rewritten::new(batch);
         work.apply(|b| self.lazy.prepare(b));
@@ -765,7 +766,15 @@ impl Component for CpuEngine {
             *n = n.saturating_add(1);
             *n > CHILD_RUNS
         };
-        let Some(mut steps) = self.plans.partition_if(work.batch(), &opts, analyse) else {
+        let partitioned = self.plans.partition_if(work.batch(), &opts, analyse);
+        let n = batch.len() as u64;
+        vm_runtime::trace::end(
+            formation,
+            "fusion",
+            || "kernel formation",
+            || vec![("instructions", n), ("steps", partitioned.as_ref().map_or(0, |s| s.len() as u64))],
+        );
+        let Some(mut steps) = partitioned else {
             // What the child computes is recorded like a batch without kernels (nothing is
             // deferred).
             self.profile.batches_on_child += 1;
