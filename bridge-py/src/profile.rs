@@ -116,6 +116,13 @@ fn _profile_stop(py: Python<'_>) -> PyResult<Stopped> {
     Ok((events.unbind(), engine.unbind(), r.dropped + spans_dropped))
 }
 
+/// The program's file and line calling into vmnp now (the innermost frame outside the package),
+/// for the Python layer's own events (fallbacks).
+#[pyfunction]
+fn _profile_caller(py: Python<'_>) -> (String, u32) {
+    caller(py).unwrap_or_else(|| ("<unknown>".into(), 0))
+}
+
 /// Seconds on the timeline of every event ([`trace::clock`]), for the Python layer's own spans.
 #[pyfunction]
 fn _profile_clock() -> f64 {
@@ -126,5 +133,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_profile_start, m)?)?;
     m.add_function(wrap_pyfunction!(_profile_stop, m)?)?;
     m.add_function(wrap_pyfunction!(_profile_clock, m)?)?;
+    m.add_function(wrap_pyfunction!(_profile_caller, m)?)?;
     Ok(())
 }

@@ -9,7 +9,6 @@ small enough to run at once, as they are queued, are not counted as such work.
 import collections
 import json
 import os
-import sys
 import time
 
 from . import _vmnp
@@ -20,19 +19,11 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _fallbacks = None
 
 
-def _caller():
-    """File and line of the innermost frame outside the vmnp package."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame = frame.f_back
-    return ("<unknown>", 0) if frame is None else (frame.f_code.co_filename, frame.f_lineno)
-
-
 def fallback(name, call):
     """``call()``, recorded as a fallback of ``name`` when a profile is open."""
     if _fallbacks is None:
         return call()
-    file, line = _caller()
+    file, line = _vmnp._profile_caller()
     start = _vmnp._profile_clock()
     t0 = time.perf_counter()
     try:
