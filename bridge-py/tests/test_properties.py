@@ -278,3 +278,52 @@ def test_every_binary_ufunc_records_on_the_vm(name):
     # The properties above run on the VM, not through NumPy's fallback (which the suite forbids).
     x = vmnp.arange(1, 4, dtype="int32")
     getattr(vmnp, name)(x, 2)
+
+
+def pad_widths(ndim):
+    """NumPy's forms of ``pad_width``: one number, one pair, a pair per axis."""
+    pair = st.tuples(st.integers(0, 6), st.integers(0, 6))
+    return st.one_of(st.integers(0, 6), pair, st.lists(pair, min_size=ndim, max_size=ndim).map(tuple))
+
+
+@FAST
+@given(
+    arrays(min_dims=1, max_dims=3, max_side=4),
+    st.sampled_from(["constant", "edge", "reflect", "symmetric", "wrap"]),
+    st.data(),
+)
+def test_pad_on_the_vm_is_numpys(a, mode, data):
+    widths = data.draw(pad_widths(a.ndim), label="pad_width")
+    kwargs = {}
+    if mode == "constant" and data.draw(st.booleans(), label="values"):
+        kwargs["constant_values"] = data.draw(
+            st.one_of(python_scalars(), st.tuples(python_scalars(), python_scalars()))
+        )
+    both(lambda m, x: m.pad(x, widths, mode=mode, **kwargs), a)
+
+
+@FAST
+@given(
+    st.lists(arrays(["bool"], min_dims=0, max_dims=2, min_side=1, max_side=3), min_size=1, max_size=3),
+    st.data(),
+)
+def test_select_on_the_vm_is_numpys(conds, data):
+    choices = [
+        data.draw(st.one_of(arrays(min_dims=0, max_dims=2, min_side=1, max_side=3), python_scalars())) for _ in conds
+    ]
+    default = data.draw(st.one_of(python_scalars(), numpy_scalars()), label="default")
+    assume(not any(isinstance(c, np.ndarray) and c.dtype == np.float16 for c in choices))
+    both(lambda m, *cs: m.select(cs[: len(conds)], cs[len(conds) :], default), *conds, *choices)
+
+
+def test_select_and_pad_raise_numpys_errors():
+    x = np.arange(4)
+    for call in (
+        lambda m, x: m.select([], [], 0),
+        lambda m, x: m.select([x > 1], [], 0),
+        lambda m, x: m.select([x], [x], 0),
+        lambda m, x: m.pad(x, -1),
+        lambda m, x: m.pad(x[:0], 1, mode="edge"),
+    ):
+        got, want = both(call, x)
+        assert isinstance(want, type), want

@@ -866,3 +866,94 @@ def size(a, axis=None):
     """Number of elements (along ``axis``)."""
     a = a if hasattr(a, "shape") else asarray(a)
     return a.size if axis is None else a.shape[axis]
+
+
+def select(condlist, choicelist, default=0):
+    """Per element, the choice of the first condition that holds, else ``default`` (NumPy's
+    rules: Python scalars among the choices are weak in the result's dtype; conditions must be
+    boolean)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if len(condlist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
+    weak = (int, float, complex)
+    choices = [c if type(c) in weak else asarray(c) for c in [*choicelist, default]]
+    try:
+        dtype = _np.result_type(*[c if type(c) in weak else c.dtype for c in choices])
+    except TypeError as e:
+        raise TypeError(f"Choicelist and default value do not have a common dtype: {e}") from None
+    conds = _v.broadcast_arrays(*condlist)
+    for i, cond in enumerate(conds):
+        if cond.dtype != _np.bool_:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+    for c in choices[:-1]:
+        # NumPy copies each choice into the result as an array: a Python int as an int64 one.
+        if type(c) is int and dtype.kind == "u":
+            raise TypeError(
+                f"Cannot cast scalar from dtype('int64') to dtype('{dtype}') according to the rule 'same_kind'"
+            )
+    if type(choices[-1]) in weak:
+        # The default fills the result as NumPy's `full` does: cast unsafely (-1 -> 255 in uint8).
+        choices[-1] = _np.asarray(choices[-1]).astype(dtype)
+    choices = [asarray(c, dtype=dtype) for c in choices]
+    result = choices[-1]
+    # The last condition first: the first one that holds takes precedence.
+    for cond, choice in zip(conds[::-1], choices[-2::-1], strict=True):
+        result = where(cond, choice, result)
+    shape = _np.broadcast_shapes(conds[0].shape, choices[0].shape, result.shape)
+    return _v.broadcast_to(result, shape).copy() if result.shape != shape else result.astype(dtype, copy=False)
+
+
+# Modes of `pad` whose new elements are copies of elements of the array, found by index.
+_PAD_BY_INDEX = ("edge", "reflect", "symmetric", "wrap")
+
+
+def _pad_pairs(x, ndim, what):
+    """``(before, after)`` for each axis from NumPy's forms of ``pad_width``: one number, one
+    pair, one pair per axis."""
+    x = _np.round(_np.asarray(x)).astype(_np.intp) if what == "pad_width" else _np.asarray(x)
+    if x.ndim > 2 or (x.ndim == 2 and x.shape[1] != 2 and x.size != 1):
+        raise ValueError(f"`{what}` must be a scalar, a pair or a pair per axis, got shape {x.shape}")
+    if what == "pad_width" and x.size and x.min() < 0:
+        raise ValueError("index can't contain negative values")
+    if x.size == 1:
+        x = x.ravel()[:1].repeat(2)
+    return _np.broadcast_to(x, (ndim, 2)).tolist()
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """``array`` padded along each axis (NumPy's ``pad``): modes ``constant`` (with
+    ``constant_values``), ``edge``, ``reflect``, ``symmetric``, ``wrap`` and ``empty`` on the VM;
+    the others (statistics, ``linear_ramp``, a function, ``reflect_type='odd'``) through the
+    fallback."""
+    on_vm = (mode == "constant" and set(kwargs) <= {"constant_values"}) or (
+        mode in (*_PAD_BY_INDEX, "empty")
+        and set(kwargs) <= ({"reflect_type"} if mode in ("reflect", "symmetric") else set())
+    )
+    if not on_vm or kwargs.get("reflect_type", "even") != "even":
+        return _v._fallback("pad", _np.pad, (array, pad_width, mode), kwargs)
+    a = asarray(array)
+    widths = _pad_pairs(pad_width, a.ndim, "pad_width")
+    for axis, (n, w) in enumerate(zip(a.shape, widths, strict=True)):
+        if mode in _PAD_BY_INDEX and n == 0 and any(w):
+            raise ValueError(f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'")
+    values = _pad_pairs(kwargs.get("constant_values", 0), a.ndim, "constant_values") if mode == "constant" else None
+    for axis, (before, after) in enumerate(widths):
+        if before == after == 0:
+            continue
+        if mode in _PAD_BY_INDEX:
+            # NumPy's own padding of the positions along the axis says which element goes where.
+            index = _np.pad(_np.arange(a.shape[axis]), (before, after), mode=mode)
+            a = take(a, index, axis=axis)
+            continue
+        fill = (0, 0) if mode == "empty" else values[axis]
+        parts = []
+        for width, value in ((before, fill[0]), (0, None), (after, fill[1])):
+            if value is None:
+                parts.append(a)
+            elif width:
+                shape = a.shape[:axis] + (width,) + a.shape[axis + 1 :]
+                # The value as the array's dtype holds it (NumPy casts it unsafely: 2.7 -> 2).
+                parts.append(_v.full(shape, _np.asarray(value).astype(a.dtype), dtype=a.dtype))
+        a = concatenate(parts, axis=axis)
+    return a.copy() if a is array else a
