@@ -41,7 +41,6 @@ NEEDS_FALLBACK = {
     "azimint_hist": "np.histogram",
     "cholesky2": "np.linalg.cholesky",
     "contour_integral": "complex numbers",
-    "covariance2": "np.cov",
     "mandelbrot1": "complex numbers",
     "mandelbrot2": "complex numbers",
     "scattering_self_energies": "complex numbers",

@@ -327,3 +327,24 @@ def test_select_and_pad_raise_numpys_errors():
     ):
         got, want = both(call, x)
         assert isinstance(want, type), want
+
+
+@FAST
+@given(
+    arrays(["int32", "float32", "float64"], min_dims=1, max_dims=2, min_side=1, max_side=5, low=-100, high=100),
+    st.booleans(),
+    st.sampled_from([{}, {"bias": True}, {"ddof": 0}, {"ddof": 2}]),
+)
+def test_cov_and_corrcoef_on_the_vm_are_numpys(m, rowvar, kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # too few degrees of freedom
+        want, got = np.cov(m, rowvar=rowvar, **kwargs), vmnp.cov(vmnp.asarray(m), rowvar=rowvar, **kwargs)
+        g = np.asarray(got)
+        assert (g.shape, g.dtype) == (want.shape, want.dtype)
+        # One matrix product on the VM, BLAS's in NumPy: sums in another order.
+        scale = float(np.abs(want[np.isfinite(want)]).max(initial=1.0))
+        tol = 1e-5 if g.dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(g, want, rtol=tol, atol=tol * scale, equal_nan=True)
+        want, got = np.corrcoef(m, rowvar=rowvar), np.asarray(vmnp.corrcoef(vmnp.asarray(m), rowvar=rowvar))
+        assert (got.shape, got.dtype) == (want.shape, want.dtype)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True)

@@ -1653,6 +1653,8 @@ from ._manip import (  # noqa: E402 (needs the names above)
     column_stack,
     concatenate,
     copy,
+    corrcoef,
+    cov,
     diag,
     diagonal,
     diff,

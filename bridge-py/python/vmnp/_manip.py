@@ -957,3 +957,64 @@ def pad(array, pad_width, mode="constant", **kwargs):
                 parts.append(_v.full(shape, _np.asarray(value).astype(a.dtype), dtype=a.dtype))
         a = concatenate(parts, axis=axis)
     return a.copy() if a is array else a
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
+    """The covariance matrix of the variables in the rows (``rowvar``) or columns of ``m`` (and
+    ``y``), as NumPy computes it: centred by the means, one matrix product; weights through the
+    fallback."""
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+    if fweights is not None or aweights is not None:
+        kwargs = {
+            "rowvar": rowvar,
+            "bias": bias,
+            "ddof": ddof,
+            "fweights": fweights,
+            "aweights": aweights,
+            "dtype": dtype,
+        }
+        return _v._fallback("cov", _np.cov, (m, y), kwargs)
+    m = asarray(m)
+    if m.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if y is not None:
+        y = asarray(y)
+        if y.ndim > 2:
+            raise ValueError("y has more than 2 dimensions")
+    if dtype is None:
+        dtype = _np.result_type(m.dtype, _np.float64) if y is None else _np.result_type(m.dtype, y.dtype, _np.float64)
+    if _np.dtype(dtype).kind not in "f":
+        return _v._fallback("cov", _np.cov, (m, y), {"rowvar": rowvar, "bias": bias, "ddof": ddof, "dtype": dtype})
+    x = m.astype(dtype).reshape((1, -1) if m.ndim < 2 else m.shape)
+    if not rowvar and m.ndim != 1:
+        x = x.T
+    if x.shape[0] == 0:
+        return _v.zeros((0, 0))
+    if y is not None:
+        y = y.astype(dtype).reshape((1, -1) if y.ndim < 2 else y.shape)
+        if not rowvar and y.shape[0] != 1:
+            y = y.T
+        x = concatenate((x, y), axis=0)
+    ddof = (0 if bias else 1) if ddof is None else int(ddof)
+    fact = x.shape[1] - ddof
+    if fact <= 0:
+        import warnings
+
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        fact = 0.0
+    x = x - x.mean(axis=1, keepdims=True)
+    # (A Python float: the product keeps the dtype, as NumPy's in-place one.)
+    c = matmul(x, x.T) * float(_np.true_divide(1, fact))
+    return c.squeeze()
+
+
+def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    """Pearson correlation coefficients (NumPy's ``corrcoef``): the covariance matrix over the
+    products of the standard deviations, clipped to [-1, 1]."""
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return c / c  # nan for nan, inf or 0, else 1
+    d = _v.sqrt(diagonal(c))
+    c = c / d[:, None] / d[None, :]
+    return _v.clip(c, -1, 1)
