@@ -293,7 +293,7 @@ fn vm_profile_with_a_json_file_writes_a_trace() {
         "{json}"
     );
     assert!(json.contains("\"cat\": \"compile\"") && json.contains("\"cat\": \"kernel\""), "{json}");
-    assert!(json.contains("\"positions\": "), "{json}");
+    assert!(json.contains("\"positions\": ") && json.contains("\"bytes\": "), "{json}");
     let bad = run(&dir.join("no-such-dir").join("trace.json"));
     assert!(!bad.status.success());
     assert!(text(&bad.stderr).contains("cannot write the trace to"), "{}", text(&bad.stderr));
