@@ -348,3 +348,48 @@ def test_cov_and_corrcoef_on_the_vm_are_numpys(m, rowvar, kwargs):
         want, got = np.corrcoef(m, rowvar=rowvar), np.asarray(vmnp.corrcoef(vmnp.asarray(m), rowvar=rowvar))
         assert (got.shape, got.dtype) == (want.shape, want.dtype)
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol, equal_nan=True)
+
+
+@st.composite
+def einsum_cases(draw):
+    """Subscripts of up to three operands over labels of random extents, with an explicit
+    output (any order) or none, and arrays of one dtype to match."""
+    extents = {c: draw(st.integers(1, 3), label=f"extent {c}") for c in "abcd"}
+    terms = ["".join(draw(st.permutations("abcd"))[: draw(st.integers(0, 3))]) for _ in range(draw(st.integers(1, 3)))]
+    used = sorted(set("".join(terms)))
+    if draw(st.booleans(), label="explicit output"):
+        out = "".join(draw(st.permutations(used))[: draw(st.integers(0, len(used)))])
+        subscripts = ",".join(terms) + "->" + out
+    else:
+        subscripts = ",".join(terms)
+    dt = draw(st.sampled_from(["int32", "int64", "float32", "float64"]), label="dtype")
+    arrays = [
+        draw(hnp.arrays(dt, tuple(extents[c] for c in t), elements=st.integers(-5, 5).map(float if "f" in dt else int)))
+        for t in terms
+    ]
+    return subscripts, arrays
+
+
+def close(got, want):
+    """Same shape and dtype, values within a few ulps of the largest (sums in another order)."""
+    g = np.asarray(got)
+    assert (g.shape, g.dtype) == (want.shape, want.dtype), (g.shape, g.dtype, want.shape, want.dtype)
+    tol = 1e-5 if g.dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(g, want, rtol=tol, atol=tol * float(np.abs(want).max(initial=1.0)))
+
+
+@FAST
+@given(einsum_cases())
+def test_einsum_on_the_vm_is_numpys(case):
+    subscripts, arrays = case
+    close(vmnp.einsum(subscripts, *map(vmnp.asarray, arrays)), np.einsum(subscripts, *arrays))
+
+
+@FAST
+@given(arrays(["int32", "float64"], min_dims=0, max_dims=3, min_side=1, max_side=3), st.data())
+def test_tensordot_and_kron_on_the_vm_are_numpys(a, data):
+    b = data.draw(arrays([str(a.dtype)], min_dims=0, max_dims=3, min_side=1, max_side=3), label="b")
+    close(vmnp.kron(vmnp.asarray(a), vmnp.asarray(b)), np.kron(a, b))
+    n = data.draw(st.integers(0, min(a.ndim, b.ndim)), label="axes")
+    assume(a.shape[a.ndim - n :] == b.shape[:n])
+    close(vmnp.tensordot(vmnp.asarray(a), vmnp.asarray(b), n), np.tensordot(a, b, n))

@@ -1018,3 +1018,129 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     d = _v.sqrt(diagonal(c))
     c = c / d[:, None] / d[None, :]
     return _v.clip(c, -1, 1)
+
+
+def tensordot(a, b, axes=2):
+    """The sum of products over ``axes`` of ``a`` and ``b`` (the last ``axes`` of ``a`` with
+    the first of ``b``, or two lists): NumPy's ``tensordot``, as one matrix product of the
+    operands transposed and reshaped."""
+    try:
+        iter(axes)
+    except TypeError:
+        axes_a, axes_b = list(range(-axes, 0)), list(range(axes))
+    else:
+        axes_a, axes_b = axes
+    axes_a = list(axes_a) if hasattr(axes_a, "__len__") else [axes_a]
+    axes_b = list(axes_b) if hasattr(axes_b, "__len__") else [axes_b]
+    if len(set(axes_a)) != len(axes_a) or len(set(axes_b)) != len(axes_b):
+        raise ValueError("duplicate axes are not allowed in tensordot")
+    a, b = asarray(a), asarray(b)
+    if len(axes_a) != len(axes_b) or any(a.shape[i] != b.shape[j] for i, j in zip(axes_a, axes_b, strict=True)):
+        raise ValueError("shape-mismatch for sum")
+    axes_a = [i % a.ndim if a.ndim else i for i in axes_a]
+    axes_b = [j % b.ndim if b.ndim else j for j in axes_b]
+    keep_a = [k for k in range(a.ndim) if k not in axes_a]
+    keep_b = [k for k in range(b.ndim) if k not in axes_b]
+    summed = _math.prod(a.shape[i] for i in axes_a)
+    at = a.transpose(keep_a + axes_a).reshape((_math.prod(a.shape[i] for i in keep_a), summed))
+    bt = b.transpose(axes_b + keep_b).reshape((summed, _math.prod(b.shape[j] for j in keep_b)))
+    return dot(at, bt).reshape([a.shape[i] for i in keep_a] + [b.shape[j] for j in keep_b])
+
+
+def kron(a, b):
+    """The Kronecker product: blocks of ``b`` scaled by each element of ``a`` (NumPy's, as one
+    broadcast product of the operands interleaved with new axes)."""
+    b = asarray(b)
+    a = asarray(a)
+    if a.ndim < b.ndim:
+        a = a.reshape((1,) * (b.ndim - a.ndim) + a.shape)
+    if a.ndim == 0 or b.ndim == 0:
+        return _v.multiply(a, b)
+    nd = max(a.ndim, b.ndim)
+    sa, sb = (1,) * (nd - a.ndim) + a.shape, (1,) * (nd - b.ndim) + b.shape
+    # a's axes at the even positions, b's at the odd: each element of a times all of b.
+    wide_a = a.reshape(tuple(x for n in sa for x in (n, 1)))
+    wide_b = b.reshape(tuple(x for n in sb for x in (1, n)))
+    return _v.multiply(wide_a, wide_b).reshape(tuple(m * n for m, n in zip(sa, sb, strict=True)))
+
+
+def _einsum_pair(ta, a, tb, b, keep):
+    """Operands ``a`` and ``b`` with subscripts ``ta`` and ``tb`` contracted to the labels in
+    ``keep`` (and no others): labels of one operand alone that are not kept are summed first,
+    then one batched matrix product sums the shared ones. Returns the labels and the result."""
+    for side in range(2):
+        t, x, other = (ta, a, tb) if side == 0 else (tb, b, ta)
+        drop = [c for c in t if c not in other and c not in keep]
+        if drop:
+            x = _v.sum(x, axis=tuple(t.index(c) for c in drop), dtype=x.dtype)
+            t = "".join(c for c in t if c not in drop)
+        ta, a, tb, b = (t, x, tb, b) if side == 0 else (ta, a, t, x)
+    batch = [c for c in ta if c in tb and c in keep]
+    summed = [c for c in ta if c in tb and c not in keep]
+    left, right = [c for c in ta if c not in tb], [c for c in tb if c not in ta]
+    size = {c: n for t, x in ((ta, a), (tb, b)) for c, n in zip(t, x.shape, strict=True)}
+    prod = _math.prod
+    at = a.transpose([ta.index(c) for c in batch + left + summed])
+    bt = b.transpose([tb.index(c) for c in batch + summed + right])
+    at = at.reshape((prod(size[c] for c in batch), prod(size[c] for c in left), prod(size[c] for c in summed)))
+    bt = bt.reshape((prod(size[c] for c in batch), prod(size[c] for c in summed), prod(size[c] for c in right)))
+    labels = batch + left + right
+    return "".join(labels), matmul(at, bt).reshape(tuple(size[c] for c in labels))
+
+
+def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
+    """Einstein summation (NumPy's ``einsum``) for subscripts of letters, explicit or implicit
+    output, any number of operands: contracted pairwise from the left, each pair as one batched
+    matrix product (``optimize`` changes nothing but the order NumPy would take). Ellipses,
+    a label repeated within one operand (diagonals), boolean operands and ``out``, ``dtype``,
+    ``order`` or ``casting`` go through the fallback."""
+    subscripts = operands[0] if operands else None
+    args = operands[1:]
+    simple = (
+        isinstance(subscripts, str)
+        and out is None
+        and dtype is None
+        and order == "K"
+        and casting == "safe"
+        and "." not in subscripts
+    )
+    if simple:
+        inputs, arrow, output = subscripts.replace(" ", "").partition("->")
+        terms = inputs.split(",")
+        arrays = [asarray(x) for x in args]
+        if not arrow:
+            output = "".join(sorted(c for c in set(inputs) if c != "," and inputs.count(c) == 1))
+        simple = (
+            len(terms) == len(arrays) > 0
+            and all(t.isalpha() or t == "" for t in [*terms, output])
+            and all(len(set(t)) == len(t) for t in [*terms, output])
+            and all(len(t) == x.ndim for t, x in zip(terms, arrays, strict=True))
+            and set(output) <= set(inputs)
+            and not any(x.dtype == _np.bool_ for x in arrays)
+        )
+    if not simple:
+        kwargs = {"out": out, "dtype": dtype, "order": order, "casting": casting, "optimize": optimize}
+        return _v._fallback("einsum", _np.einsum, operands, kwargs)
+    if len(terms) == 1 and set(terms[0]) == set(output):
+        # Only a permutation of the axes: a view, as NumPy's.
+        return arrays[0].transpose([terms[0].index(c) for c in output])
+    # A label's extent is its largest; extent 1 broadcasts, as NumPy's.
+    size = {}
+    for k, (t, x) in enumerate(zip(terms, arrays, strict=True)):
+        for c, n in zip(t, x.shape, strict=True):
+            if size.get(c, 1) != 1 and n not in (1, size[c]):
+                raise ValueError(f"einsum: operand {k} has {n} elements along {c!r}, another {size[c]}")
+            size[c] = n if size.get(c, 1) == 1 else size[c]
+    arrays = [_v.broadcast_to(x, tuple(size[c] for c in t)) for t, x in zip(terms, arrays, strict=True)]
+    result_dtype = _np.result_type(*[x.dtype for x in arrays])
+    arrays = [x.astype(result_dtype, copy=False) for x in arrays]
+    t, acc = terms[0], arrays[0]
+    for k in range(1, len(terms)):
+        needed = set(output).union(*terms[k + 1 :])
+        keep = [c for c in dict.fromkeys(t + terms[k]) if c in needed]
+        t, acc = _einsum_pair(t, acc, terms[k], arrays[k], keep)
+    drop = [c for c in t if c not in output]
+    if drop:
+        acc = _v.sum(acc, axis=tuple(t.index(c) for c in drop), dtype=result_dtype)
+        t = "".join(c for c in t if c not in drop)
+    return acc.transpose([t.index(c) for c in output]) if output else acc
