@@ -393,3 +393,14 @@ def test_tensordot_and_kron_on_the_vm_are_numpys(a, data):
     n = data.draw(st.integers(0, min(a.ndim, b.ndim)), label="axes")
     assume(a.shape[a.ndim - n :] == b.shape[:n])
     close(vmnp.tensordot(vmnp.asarray(a), vmnp.asarray(b), n), np.tensordot(a, b, n))
+
+
+@FAST
+@given(
+    arrays(["int32", "float64"], min_dims=1, max_dims=1, min_side=1, max_side=9),
+    arrays(["int32", "float32", "float64"], min_dims=1, max_dims=1, min_side=1, max_side=9),
+    st.sampled_from(["valid", "same", "full"]),
+)
+def test_convolve_and_correlate_on_the_vm_are_numpys(a, v, mode):
+    for name in ("convolve", "correlate"):
+        close(getattr(vmnp, name)(vmnp.asarray(a), vmnp.asarray(v), mode), getattr(np, name)(a, v, mode))

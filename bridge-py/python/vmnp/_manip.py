@@ -1144,3 +1144,42 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
         acc = _v.sum(acc, axis=tuple(t.index(c) for c in drop), dtype=result_dtype)
         t = "".join(c for c in t if c not in drop)
     return acc.transpose([t.index(c) for c in output]) if output else acc
+
+
+def correlate(a, v, mode="valid"):
+    """The cross-correlation of two 1-D sequences (NumPy's ``correlate``; modes ``valid``,
+    ``same``, ``full``): the windows of the zero-padded longer sequence, a view with overlapping
+    rows, times the shorter one, as one matrix-vector product."""
+    a, v = asarray(a), asarray(v)
+    if a.ndim != 1 or v.ndim != 1 or mode not in ("valid", "same", "full") or _np.bool_ in (a.dtype, v.dtype):
+        return _v._fallback("correlate", _np.correlate, (a, v), {"mode": mode})
+    if a.size == 0:
+        raise ValueError("a cannot be empty")
+    if v.size == 0:
+        raise ValueError("v cannot be empty")
+    dtype = _np.result_type(a.dtype, v.dtype)
+    inverted = v.size > a.size
+    if inverted:
+        a, v = v, a
+    n, m = a.size, v.size
+    left, right = {"valid": (0, 0), "same": (m // 2, m - m // 2 - 1), "full": (m - 1, m - 1)}[mode]
+    padded = pad(a.astype(dtype), (left, right)) if left or right else a.astype(dtype)
+    # Row k of the windows is padded[k : k + m] (the padded copy is contiguous).
+    windows = _vmnp._view(padded, padded._start, [n + left + right - m + 1, m], [1, 1])
+    r = matmul(windows, v.astype(dtype))
+    return r[::-1].copy() if inverted else r
+
+
+def convolve(a, v, mode="full"):
+    """The discrete linear convolution of two 1-D sequences (NumPy's ``convolve``): the
+    correlation with one of them reversed."""
+    a, v = asarray(a), asarray(v)
+    if a.ndim != 1 or v.ndim != 1:
+        return _v._fallback("convolve", _np.convolve, (a, v), {"mode": mode})
+    if a.size == 0:
+        raise ValueError("a cannot be empty")
+    if v.size == 0:
+        raise ValueError("v cannot be empty")
+    if v.size > a.size:
+        a, v = v, a
+    return correlate(a, v[::-1], mode)
