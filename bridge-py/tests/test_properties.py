@@ -404,3 +404,17 @@ def test_tensordot_and_kron_on_the_vm_are_numpys(a, data):
 def test_convolve_and_correlate_on_the_vm_are_numpys(a, v, mode):
     for name in ("convolve", "correlate"):
         close(getattr(vmnp, name)(vmnp.asarray(a), vmnp.asarray(v), mode), getattr(np, name)(a, v, mode))
+
+
+@FAST
+@given(arrays(min_dims=1, max_dims=3, min_side=1, max_side=5), st.data())
+def test_sliding_window_view_on_the_vm_is_numpys(a, data):
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    axis = data.draw(st.integers(0, a.ndim - 1), label="axis")
+    window = data.draw(st.integers(0, a.shape[axis]), label="window")
+    x = vmnp.asarray(a)
+    got = sliding_window_view(x, window, axis)  # NumPy's function, handed to vmnp's
+    agree(got, sliding_window_view(a, window, axis))
+    assert type(got) is vmnp.ndarray and not got.flags.writeable
+    assert vmnp.shares_memory(got, x) == (got.size > 0), "a view (an empty one shares nothing)"

@@ -1183,3 +1183,35 @@ def convolve(a, v, mode="full"):
     if v.size > a.size:
         a, v = v, a
     return correlate(a, v[::-1], mode)
+
+
+def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """Every window of ``window_shape`` over ``x`` (along ``axis``), as one view of its memory
+    (NumPy's ``lib.stride_tricks.sliding_window_view``): read-only unless ``writeable``."""
+    window_shape = tuple(window_shape) if _np.iterable(window_shape) else (window_shape,)
+    x = asarray(x)
+    if any(w < 0 for w in window_shape):
+        raise ValueError("`window_shape` cannot contain negative values")
+    if axis is None:
+        axis = tuple(range(x.ndim))
+        if len(window_shape) != len(axis):
+            raise ValueError(
+                "Since axis is `None`, must provide window_shape for all dimensions of `x`; "
+                f"got {len(window_shape)} window_shape elements and `x.ndim` is {x.ndim}."
+            )
+    else:
+        axis = [_norm_axis(ax, x.ndim) for ax in (axis if _np.iterable(axis) else (axis,))]
+        if len(window_shape) != len(axis):
+            raise ValueError(
+                "Must provide matching length window_shape and axis; "
+                f"got {len(window_shape)} window_shape elements and {len(axis)} axes elements."
+            )
+    strides = [s // x.itemsize for s in x.strides]
+    shape = list(x.shape)
+    for ax, w in zip(axis, window_shape, strict=True):
+        if shape[ax] < w:
+            raise ValueError("window shape cannot be larger than input array shape")
+        shape[ax] -= w - 1
+    r = _vmnp._view(x, x._start, shape + list(window_shape), strides + [strides[ax] for ax in axis])
+    r._set_writeable(_b.bool(writeable) and x.flags.writeable)
+    return r

@@ -12,7 +12,7 @@ import numpy as _np
 
 import vmnp as _v
 
-from . import _linalg, _vmnp
+from . import _linalg, _manip, _vmnp
 from ._manip import _copy_in, _shape_text
 
 
@@ -475,6 +475,8 @@ def __array_function__(a, func, types, args, kwargs):
     them, else through the fallback."""
     if func.__module__ == "numpy.linalg":
         mine = _linalg.FUNCTIONS.get(func.__name__)
+    elif func is _np.lib.stride_tricks.sliding_window_view:
+        mine = _manip.sliding_window_view
     elif getattr(_np, func.__name__, None) is func:
         mine = _v.__dict__.get(func.__name__)
     else:
