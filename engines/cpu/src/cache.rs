@@ -85,6 +85,11 @@ struct Compiled {
     work: u64,
 }
 
+/// Where the kernel of a program lies in the [`Cache`]: [`Cache::again`] by it hashes nothing
+/// (hashing a program costs more than running a small kernel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot(usize);
+
 /// A JIT module with one register allocator.
 struct Jit {
     module: JITModule,
@@ -98,7 +103,9 @@ pub struct Cache {
     /// Compiles the good tier (backtracking allocation); `None` when every kernel gets `fast`.
     good: Option<Jit>,
     fctx: FunctionBuilderContext,
-    kernels: HashMap<Program, Compiled>,
+    /// Each program compiled, with where its kernel lies in `compiled`.
+    kernels: HashMap<Program, Slot>,
+    compiled: Vec<Compiled>,
     /// Programs run without being compiled, with the number of runs (see [`Cache::uncompiled_run`]).
     seen: HashMap<Program, u32>,
     /// Print each compiled kernel to stderr.
@@ -169,6 +176,7 @@ impl Cache {
             good,
             fctx: FunctionBuilderContext::new(),
             kernels: HashMap::default(),
+            compiled: Vec::new(),
             seen: HashMap::default(),
             dump,
             row_code: row_code.filter(|i| i.supported()),
@@ -181,41 +189,60 @@ impl Cache {
     /// kernel is short, [`GOOD_FIRST_MAX_OPS`]: the good tier takes several times longer to
     /// compile a long kernel, sometimes seconds, more than a single run of it gains) and
     /// compiling it again by the good tier once its runs reach [`PROMOTE_WORK`].
-    /// The flag says that the code is final (asking again returns the same function).
-    pub fn get(&mut self, p: &Program, work: u64) -> Result<(KernelFn, bool)> {
-        let tiered = self.fast.is_some() && self.good.is_some();
-        match self.kernels.get_mut(p) {
-            Some(c) if c.good || !tiered || c.work.saturating_add(work) < PROMOTE_WORK => {
-                c.work = c.work.saturating_add(work);
-                self.stats.hits += 1;
-                Ok((c.f, c.good || !tiered))
-            }
-            found => {
-                let before = found.map(|c| c.work);
+    /// The flag says that the code is final (asking again returns the same function); the slot
+    /// is where to ask again ([`Cache::again`]).
+    pub fn get(&mut self, p: &Program, work: u64) -> Result<(KernelFn, bool, Slot)> {
+        match self.kernels.get(p) {
+            Some(&slot) => self.again(slot, p, work).map(|(f, final_code)| (f, final_code, slot)),
+            None => {
                 // A short kernel's first run past the promotion threshold (over millions of
                 // elements) gets the good tier at once: its first run is where the time goes.
                 let big_first_run = work >= PROMOTE_WORK && p.ops.len() <= GOOD_FIRST_MAX_OPS;
-                let good = self.fast.is_none() || before.is_some() || big_first_run;
-                let t0 = Instant::now();
-                let begun = vm_runtime::trace::begin();
-                // A kernel with a row routine is compiled again too: the routine is the same at
-                // every tier, but rows too short for it (a last axis of 8) run the compiled loop.
-                let f = self.compile(p, good)?;
-                self.stats.compile_time += t0.elapsed();
-                let name = if good { "compile kernel (optimising)" } else { "compile kernel" };
-                vm_runtime::trace::end(begun, "compile", || name, || vec![("operations", p.ops.len() as u64)]);
-                match before {
-                    None => self.stats.misses += 1,
-                    Some(_) => {
-                        self.stats.promoted += 1;
-                        self.stats.hits += 1;
-                    }
-                }
-                let work = before.unwrap_or(0).saturating_add(work);
-                self.kernels.insert(p.clone(), Compiled { f, good: good || !tiered, work });
-                Ok((f, good || !tiered))
+                let good = self.fast.is_none() || big_first_run;
+                let f = self.compile_timed(p, good)?;
+                self.stats.misses += 1;
+                let slot = Slot(self.compiled.len());
+                let good = good || !self.tiered();
+                self.compiled.push(Compiled { f, good, work });
+                self.kernels.insert(p.clone(), slot);
+                Ok((f, good, slot))
             }
         }
+    }
+
+    /// [`Cache::get`] of program `p` again, by the slot it returned for `p`: one more run of
+    /// `work`, which may promote the kernel to the good tier.
+    pub fn again(&mut self, slot: Slot, p: &Program, work: u64) -> Result<(KernelFn, bool)> {
+        let tiered = self.tiered();
+        let c = &mut self.compiled[slot.0];
+        c.work = c.work.saturating_add(work);
+        self.stats.hits += 1;
+        if c.good || !tiered || c.work < PROMOTE_WORK {
+            return Ok((c.f, c.good || !tiered));
+        }
+        // A kernel with a row routine is compiled again too: the routine is the same at every
+        // tier, but rows too short for it (a last axis of 8) run the compiled loop.
+        let f = self.compile_timed(p, true)?;
+        self.stats.promoted += 1;
+        let c = &mut self.compiled[slot.0];
+        (c.f, c.good) = (f, true);
+        Ok((f, true))
+    }
+
+    /// Both tiers are at hand: kernels start on the fast one.
+    fn tiered(&self) -> bool {
+        self.fast.is_some() && self.good.is_some()
+    }
+
+    /// [`Cache::compile`], timed into the statistics and the trace.
+    fn compile_timed(&mut self, p: &Program, good: bool) -> Result<KernelFn> {
+        let t0 = Instant::now();
+        let begun = vm_runtime::trace::begin();
+        let f = self.compile(p, good)?;
+        self.stats.compile_time += t0.elapsed();
+        let name = if good { "compile kernel (optimising)" } else { "compile kernel" };
+        vm_runtime::trace::end(begun, "compile", || name, || vec![("operations", p.ops.len() as u64)]);
+        Ok(f)
     }
 
     /// True when `p` was never compiled and has run fewer than `limit` times some other way:

@@ -1,7 +1,7 @@
 //! The `cpu` component: batch in, kernels and native instructions out, in batch order.
 
 use crate::Config;
-use crate::cache::{Cache, KernelFn, Tiers};
+use crate::cache::{Cache, KernelFn, Slot, Tiers};
 use crate::copyback::CopyBacks;
 use crate::exec::{self, ExecConfig};
 use crate::hoist::Hoist;
@@ -59,7 +59,7 @@ struct Bound {
     f: KernelFn,
     bind: program::Binding,
     /// Where to keep it for the next batch of the same structure, when it was built anew.
-    replay: Option<(ReplayKey, Recipe, bool)>,
+    replay: Option<(ReplayKey, Recipe, bool, Slot)>,
 }
 
 /// Steps looked at past the first kernel of a row-blocked group.
@@ -71,6 +71,8 @@ struct Replay {
     f: KernelFn,
     /// `f` is final (else the cache is asked again, so that a hot kernel is promoted).
     final_code: bool,
+    /// Where the cache keeps `f`.
+    slot: Slot,
     recipe: Recipe,
 }
 
@@ -136,8 +138,10 @@ fn runs_alike_on_child(prog: &Program) -> bool {
     prog.partials.is_empty()
 }
 
-/// Kernel replays kept before the table starts over.
-const MAX_REPLAYS: usize = 1024;
+/// Kernel replays kept before the table starts over: more than the kernels of one full batch
+/// ([`vm_runtime::RuntimeOptions::batch_limit`] instructions, a kernel each at worst), or a
+/// loop whose batches each form more kernels than the table holds would never replay one.
+const MAX_REPLAYS: usize = 8192;
 
 /// Synthetic bases for snapshots of overlapping inputs count down from here.
 const SNAPSHOT_BASE: u64 = u64::MAX - (1 << 20);
@@ -246,9 +250,9 @@ impl CpuEngine {
             let instrs: Vec<Instruction> = k.instrs.iter().map(|&i| batch[i].clone()).collect();
             return child.execute(&instrs, mem);
         }
-        let (f, final_code) = self.cache.get(&prog, work(&prog, &bind))?;
+        let (f, final_code, slot) = self.cache.get(&prog, work(&prog, &bind))?;
         Self::run_bound(&prog, f, &bind, mem, &self.pool, &cfg, &mut self.profile)?;
-        self.keep_replay(Bound { prog, f, bind, replay: key.map(|key| (key, recipe, final_code)) });
+        self.keep_replay(Bound { prog, f, bind, replay: key.map(|key| (key, recipe, final_code, slot)) });
         Ok(())
     }
 
@@ -272,7 +276,7 @@ impl CpuEngine {
         if r.final_code {
             cache.stats.hits += 1;
         } else {
-            (r.f, r.final_code) = cache.get(&r.program, work(&r.program, &bind))?;
+            (r.f, r.final_code) = cache.again(r.slot, &r.program, work(&r.program, &bind))?;
         }
         Ok(Some((r, bind)))
     }
@@ -287,8 +291,8 @@ impl CpuEngine {
             return Ok(Bound { prog: r.program.clone(), f: r.f, bind, replay: None });
         }
         let (prog, bind, recipe) = program::build_with_recipe(k, batch)?;
-        let (f, final_code) = self.cache.get(&prog, work(&prog, &bind))?;
-        Ok(Bound { prog, f, bind, replay: key.map(|key| (key, recipe, final_code)) })
+        let (f, final_code, slot) = self.cache.get(&prog, work(&prog, &bind))?;
+        Ok(Bound { prog, f, bind, replay: key.map(|key| (key, recipe, final_code, slot)) })
     }
 
     /// The kernel of step `step` when a row-blocked group may take it: neither a matrix product
@@ -527,11 +531,11 @@ impl CpuEngine {
     /// Keeps `b`'s program, code and recipe for the next batch of the same structure, when it
     /// was built anew.
     fn keep_replay(&mut self, b: Bound) {
-        if let Some((key, recipe, final_code)) = b.replay {
+        if let Some((key, recipe, final_code, slot)) = b.replay {
             if self.replays.len() >= MAX_REPLAYS {
                 self.replays.clear();
             }
-            self.replays.insert(key, Replay { program: b.prog, f: b.f, final_code, recipe });
+            self.replays.insert(key, Replay { program: b.prog, f: b.f, final_code, slot, recipe });
         }
     }
 

@@ -65,8 +65,8 @@ fn the_perf_map_names_every_kernel_and_routine() {
     let isa = rowcode::Isa::best();
     let mut cache = Cache::new("speed", Tiers::Tiered, false, false, isa).unwrap();
     // A kernel of the fast tier, then of the good one.
-    let (fast, _) = cache.get(&p, 1).unwrap();
-    let (good, _) = cache.get(&p, 1 << 30).unwrap();
+    let (fast, _, _) = cache.get(&p, 1).unwrap();
+    let (good, _, _) = cache.get(&p, 1 << 30).unwrap();
     let map = lines(&path);
     let named = |stem: String| map.iter().filter(|l| l.2.starts_with(&format!("{stem}."))).collect::<Vec<_>>();
     match isa.filter(|&i| rowcode::eligible(&p, i)) {

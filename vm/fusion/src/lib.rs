@@ -231,7 +231,7 @@ const CHAIN: usize = 4;
 /// reads something the kernel writes, or feeds, through a short chain of the instructions right
 /// after it, one that does. While instructions wait, only such instructions move ahead of them:
 /// an independent one (a mask of a later time step, say) would be computed early into memory.
-fn continues(batch: &[Instruction], i: usize, fp: &Footprint<'_>) -> bool {
+fn continues(facts: &Facts<'_>, i: usize, fp: &Footprint<'_>) -> bool {
     let reads_kernel = |instr: &Instruction| {
         instr
             .inputs()
@@ -241,17 +241,62 @@ fn continues(batch: &[Instruction], i: usize, fp: &Footprint<'_>) -> bool {
     };
     let mut at = i;
     for _ in 0..CHAIN {
-        if reads_kernel(&batch[at]) {
+        if reads_kernel(&facts.batch[at]) {
             return true;
         }
-        let Some(out) = batch[at].output() else { return false };
-        let next = batch[at + 1..].iter().position(|n| !n.opcode.is_system()).map(|k| at + 1 + k);
-        match next {
-            Some(n) if batch[n].inputs().iter().filter_map(|o| o.as_view()).any(|v| v.base.id == out.base.id) => at = n,
-            _ => return false,
+        match facts.fed[at] {
+            Some(next) => at = next,
+            None => return false,
         }
     }
     false
+}
+
+/// What kernel formation asks of each instruction of a batch, found once: an instruction set
+/// aside is looked at again by every kernel opened while it waits.
+struct Facts<'a> {
+    batch: &'a [Instruction],
+    /// The iteration shape of each instruction that may join a kernel.
+    shapes: Vec<Option<Shape>>,
+    /// For each instruction, the next one that is not a system instruction, when it reads the
+    /// first one's output (the next link of a chain, for [`continues`]).
+    fed: Vec<Option<usize>>,
+}
+
+impl<'a> Facts<'a> {
+    fn new(batch: &'a [Instruction], options: &Options) -> Facts<'a> {
+        let shapes = batch
+            .iter()
+            .map(|instr| {
+                let ordered = options.ordered_float_products && is_float_product(instr);
+                iteration_shape(instr).filter(|_| !ordered)
+            })
+            .collect();
+        let mut fed = vec![None; batch.len()];
+        let mut next: Option<usize> = None;
+        for (i, instr) in batch.iter().enumerate().rev() {
+            fed[i] = next.filter(|&n| {
+                instr.output().is_some_and(|out| {
+                    batch[n].inputs().iter().filter_map(|o| o.as_view()).any(|v| v.base.id == out.base.id)
+                })
+            });
+            if !instr.opcode.is_system() {
+                next = Some(i);
+            }
+        }
+        Facts { batch, shapes, fed }
+    }
+
+    /// The first position after `i`, within `budget` instructions that are not system ones, of
+    /// an instruction of iteration shape `shape` that [`continues`] the work of the kernel with
+    /// footprint `fp`: what could still join the kernel while instructions wait. Without one,
+    /// setting instructions aside only delays them (and costs a look at each again later).
+    fn candidate(&self, i: usize, budget: usize, shape: &Shape, fp: &Footprint<'_>) -> Option<usize> {
+        (i + 1..self.batch.len())
+            .filter(|&j| !self.batch[j].opcode.is_system())
+            .take(budget)
+            .find(|&j| self.shapes[j].as_ref() == Some(shape) && continues(self, j, fp))
+    }
 }
 
 /// The kernel being formed, with what it touches and the instructions set aside meanwhile.
@@ -270,6 +315,9 @@ struct Open<'a> {
     /// [`partition`]), formed into kernels of their own that run before it.
     prelude: Vec<Kernel>,
     prelude_footprint: Footprint<'a>,
+    /// The position of an instruction ahead that may join the kernel (its shape, and it
+    /// [`continues`] the kernel's work), found when the first instruction had to be set aside.
+    candidate: Option<usize>,
 }
 
 /// True when an instruction of iteration shape `small` works on a part of `big` that a kernel
@@ -290,6 +338,10 @@ fn broadcast_part(small: &[usize], big: &[usize]) -> bool {
 /// that can join the kernel, may run before everything set aside (they write nothing those touch
 /// and read nothing those write) and continue the kernel's work ([`continues`]) still join: the
 /// set-aside instructions run after the kernel, in their order. A time step that alternates 2-d work with 1-d updates so forms one 2-d kernel.
+/// Nothing is set aside when no instruction within the window ahead could join (of the kernel's
+/// shape, continuing its work): a loop whose iterations each form kernels of their own (a
+/// convolution over output positions) then looks at each instruction once or twice, not once
+/// per kernel opened while it waits.
 /// An element-wise instruction over a broadcast part of the open kernel's shape (`(1, 1, n)` of
 /// `(l, m, n)`) that reads nothing the kernel, the set-aside instructions or the system
 /// instructions after the kernel write, and writes nothing they touch, moves ahead of the
@@ -301,6 +353,7 @@ fn broadcast_part(small: &[usize], big: &[usize]) -> bool {
 pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut open: Option<Open> = None;
+    let facts = Facts::new(batch, options);
     let mut todo: std::collections::VecDeque<usize> = (0..batch.len()).collect();
     // Closes the open kernel (after what was moved ahead of it); its set-aside instructions go
     // back to the front of `todo`.
@@ -336,8 +389,7 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
             }
             continue;
         }
-        let ordered = options.ordered_float_products && is_float_product(instr);
-        let Some(shape) = iteration_shape(instr).filter(|_| !ordered) else {
+        let Some(shape) = facts.shapes[i].clone() else {
             // After the open kernel (and what waits on it) has been formed.
             if open.is_some() {
                 todo.push_front(i);
@@ -385,10 +437,18 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
                 // many views of one base, each compared with the instruction's.
                 let joins = fits
                     && (o.deferred.is_empty()
-                        || (!o.deferred_footprint.conflicts(instr) && continues(batch, i, &o.footprint)));
+                        || (!o.deferred_footprint.conflicts(instr) && continues(&facts, i, &o.footprint)));
                 (joins, !joins && !o.isolated && o.deferred.len() < DEFER_WINDOW && o.stalled < DEFER_STALL)
             }
             None => (false, false),
+        };
+        // Setting aside is worth it only while an instruction ahead may still join.
+        let defers = defers && {
+            let o = open.as_mut().expect("a kernel is open");
+            if o.candidate.is_none_or(|c| c <= i) {
+                o.candidate = facts.candidate(i, DEFER_WINDOW - o.deferred.len(), &o.kernel.shape, &o.footprint);
+            }
+            o.candidate.is_some()
         };
         if defers {
             let o = open.as_mut().expect("a kernel is open");
@@ -415,12 +475,14 @@ pub fn partition(batch: &[Instruction], options: &Options) -> Vec<Step> {
                 stalled: 0,
                 prelude: Vec::new(),
                 prelude_footprint: Footprint::default(),
+                candidate: None,
             });
         }
         let o = open.as_mut().expect("a kernel is open");
         o.kernel.instrs.push(i);
         o.footprint.record(instr);
         o.stalled = 0;
+        o.candidate = None; // (what may join changed with the footprint)
     }
     contract(batch, &mut steps);
     steps
