@@ -3,6 +3,7 @@
 import builtins as _b
 import math as _math
 import operator as _operator
+import warnings as _warnings
 
 import numpy as _np
 
@@ -965,16 +966,14 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     fallback."""
     if ddof is not None and ddof != int(ddof):
         raise ValueError("ddof must be integer")
-    if fweights is not None or aweights is not None:
-        kwargs = {
-            "rowvar": rowvar,
-            "bias": bias,
-            "ddof": ddof,
-            "fweights": fweights,
-            "aweights": aweights,
-            "dtype": dtype,
-        }
+
+    def fallback(dtype):
+        kwargs = {"rowvar": rowvar, "bias": bias, "ddof": ddof, "dtype": dtype}
+        kwargs.update((k, w) for k, w in (("fweights", fweights), ("aweights", aweights)) if w is not None)
         return _v._fallback("cov", _np.cov, (m, y), kwargs)
+
+    if fweights is not None or aweights is not None:
+        return fallback(dtype)
     m = asarray(m)
     if m.ndim > 2:
         raise ValueError("m has more than 2 dimensions")
@@ -985,7 +984,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if dtype is None:
         dtype = _np.result_type(m.dtype, _np.float64) if y is None else _np.result_type(m.dtype, y.dtype, _np.float64)
     if _np.dtype(dtype).kind not in "f":
-        return _v._fallback("cov", _np.cov, (m, y), {"rowvar": rowvar, "bias": bias, "ddof": ddof, "dtype": dtype})
+        return fallback(dtype)
     x = m.astype(dtype).reshape((1, -1) if m.ndim < 2 else m.shape)
     if not rowvar and m.ndim != 1:
         x = x.T
@@ -999,9 +998,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     ddof = (0 if bias else 1) if ddof is None else int(ddof)
     fact = x.shape[1] - ddof
     if fact <= 0:
-        import warnings
-
-        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        _warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
         fact = 0.0
     x = x - x.mean(axis=1, keepdims=True)
     # (A Python float: the product keeps the dtype, as NumPy's in-place one.)
@@ -1064,17 +1061,20 @@ def kron(a, b):
     return _v.multiply(wide_a, wide_b).reshape(tuple(m * n for m, n in zip(sa, sb, strict=True)))
 
 
+def _einsum_sum_out(t, x, other, keep):
+    """Operand ``x`` with subscripts ``t`` summed over its labels that neither the other
+    operand's subscripts ``other`` nor ``keep`` hold; returns the labels left and the result."""
+    drop = [c for c in t if c not in other and c not in keep]
+    if not drop:
+        return t, x
+    return "".join(c for c in t if c not in drop), _v.sum(x, axis=tuple(t.index(c) for c in drop), dtype=x.dtype)
+
+
 def _einsum_pair(ta, a, tb, b, keep):
     """Operands ``a`` and ``b`` with subscripts ``ta`` and ``tb`` contracted to the labels in
     ``keep`` (and no others): labels of one operand alone that are not kept are summed first,
     then one batched matrix product sums the shared ones. Returns the labels and the result."""
-    for side in range(2):
-        t, x, other = (ta, a, tb) if side == 0 else (tb, b, ta)
-        drop = [c for c in t if c not in other and c not in keep]
-        if drop:
-            x = _v.sum(x, axis=tuple(t.index(c) for c in drop), dtype=x.dtype)
-            t = "".join(c for c in t if c not in drop)
-        ta, a, tb, b = (t, x, tb, b) if side == 0 else (ta, a, t, x)
+    (ta, a), (tb, b) = _einsum_sum_out(ta, a, tb, keep), _einsum_sum_out(tb, b, ta, keep)
     batch = [c for c in ta if c in tb and c in keep]
     summed = [c for c in ta if c in tb and c not in keep]
     left, right = [c for c in ta if c not in tb], [c for c in tb if c not in ta]

@@ -470,13 +470,17 @@ def __array_ufunc__(a, ufunc, method, *inputs, **kwargs):
     return _v._fallback(f"{ufunc.__name__}.{method}", func, inputs, kwargs)
 
 
+#: NumPy functions outside NumPy's top-level namespace and ``numpy.linalg`` that vmnp computes.
+_SUBMODULE_FUNCTIONS = {_np.lib.stride_tricks.sliding_window_view: _manip.sliding_window_view}
+
+
 def __array_function__(a, func, types, args, kwargs):
     """NumPy functions called on vmnp arrays (``numpy.sum(x)``) run on the VM where vmnp has
     them, else through the fallback."""
     if func.__module__ == "numpy.linalg":
         mine = _linalg.FUNCTIONS.get(func.__name__)
-    elif func is _np.lib.stride_tricks.sliding_window_view:
-        mine = _manip.sliding_window_view
+    elif func in _SUBMODULE_FUNCTIONS:
+        mine = _SUBMODULE_FUNCTIONS[func]
     elif getattr(_np, func.__name__, None) is func:
         mine = _v.__dict__.get(func.__name__)
     else:

@@ -926,10 +926,7 @@ impl Runtime {
         } else if !whole && !state.in_host {
             self.sync_unchecked(id)?;
         }
-        let begun = crate::trace::begin();
-        let buffer = self.memory.ensure(&state.base)?;
-        buffer.write_bytes(offset as usize * state.base.dtype.size(), bytes)?;
-        crate::trace::end(begun, "copy", || format!("host write to base {id}"), || vec![("bytes", bytes.len() as u64)]);
+        self.write_host_bytes(&state.base, offset, bytes)?;
         if whole {
             self.forget_failure(id);
         }
@@ -950,15 +947,23 @@ impl Runtime {
         }
         let base = state.base;
         let len = written_elements(&base, offset, bytes)?;
-        let begun = crate::trace::begin();
-        self.memory.ensure(&base)?.write_bytes(offset as usize * base.dtype.size(), bytes)?;
-        crate::trace::end(begun, "copy", || format!("host write to base {id}"), || vec![("bytes", bytes.len() as u64)]);
+        self.write_host_bytes(&base, offset, bytes)?;
         if offset == 0 && len == base.nelem {
             self.forget_failure(id);
         }
         self.queue_discard(id);
         self.bases.get_mut(&id).expect("looked up above").host_current = true;
         Ok(true)
+    }
+
+    /// Copies `bytes` into host memory of `base` from element `offset` on (a "copy" span of the
+    /// trace).
+    fn write_host_bytes(&mut self, base: &Base, offset: u64, bytes: &[u8]) -> Result<()> {
+        let begun = crate::trace::begin();
+        self.memory.ensure(base)?.write_bytes(offset as usize * base.dtype.size(), bytes)?;
+        let id = base.id;
+        crate::trace::end(begun, "copy", || format!("host write to base {id}"), || vec![("bytes", bytes.len() as u64)]);
+        Ok(())
     }
 
     /// Registers the extension method `name` with the stack and returns its opcode. Registering
