@@ -234,12 +234,7 @@ fn numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     let types = numpy_scalar_types(py)?;
     let ty = obj.get_type();
     let Some(&(_, dt)) = types.iter().rev().find(|(t, _)| ty.is(t.bind(py))) else { return Ok(None) };
-    Ok(Some(match dt {
-        DType::Bool => Scalar::Bool(obj.extract()?),
-        DType::U64 => Scalar::U64(obj.extract()?),
-        d if d.is_integer() => Scalar::I64(obj.extract()?).cast(d),
-        d => Scalar::F64(obj.extract()?).cast(d),
-    }))
+    Ok(Some(Scalar::from_ne_bytes(dt, &crate::scalars::numpy_scalar_bytes(obj, dt))))
 }
 
 /// Converts a Python operand; `None` for types vmnp does not take. The second element keeps a

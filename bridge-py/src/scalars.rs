@@ -95,3 +95,20 @@ pub fn numpy_scalar_from_bytes(py: Python<'_>, dtype: DType, mut bytes: [u8; 8])
     // SAFETY: a new reference, or NULL with a Python error set.
     unsafe { Bound::from_owned_ptr_or_err(py, made) }.map(Bound::unbind)
 }
+
+/// The native bytes of the value of `scalar`, a NumPy scalar whose exact type is that of
+/// `dtype` (the caller checked), read where NumPy keeps it: right after the object's header
+/// (`PyArrayScalar_VAL` of NumPy's C API: `struct { PyObject_HEAD; T obval; }` for every numeric
+/// scalar type), without making a Python number on the way.
+pub fn numpy_scalar_bytes(scalar: &Bound<'_, PyAny>, dtype: DType) -> [u8; 8] {
+    let mut bytes = [0u8; 8];
+    let size = dtype.size();
+    assert!(size <= bytes.len(), "a dtype of at most 8 bytes");
+    // SAFETY: `scalar` is a live NumPy scalar of `dtype`'s exact type: its value, `size` bytes,
+    // follows the object header (NumPy's documented layout of its scalar objects).
+    unsafe {
+        let value = scalar.as_ptr().cast::<u8>().add(std::mem::size_of::<ffi::PyObject>());
+        std::ptr::copy_nonoverlapping(value, bytes.as_mut_ptr(), size);
+    }
+    bytes
+}

@@ -196,3 +196,25 @@ def test_element_reads_are_numpys_scalars_of_each_dtype(dtype):
         g, w = got[i], want[i]
         assert type(g) is type(w), (dtype, i, type(g), type(w))
         assert numpy.asarray(g).tobytes() == numpy.asarray(w).tobytes(), (dtype, i, g, w)
+
+
+@pytest.mark.parametrize(
+    "dtype", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+)
+def test_numpy_scalars_of_each_dtype_are_stored_and_computed_with_their_bits(dtype):
+    extremes = {
+        "bool": [True, False],
+        "float32": [-0.0, float("nan"), float("inf"), 1e-45, 3.4e38],
+        "float64": [-0.0, float("nan"), float("-inf"), 5e-324, 1.7e308],
+    }
+    info = None if dtype in extremes else numpy.iinfo(dtype)
+    values = numpy.array(extremes.get(dtype) or [info.min, info.max, 0, 1], dtype=dtype)
+    stored = vmnp.zeros(len(values), dtype=dtype)
+    for i, x in enumerate(values):
+        stored[i] = x  # a NumPy scalar of the array's dtype: the element store's own path
+    assert vmnp.asnumpy(stored).tobytes() == values.tobytes(), dtype
+    for x in values:
+        # A NumPy scalar operand is a typed constant of its value.
+        got = vmnp.ones(2, dtype=dtype) * x if dtype != "bool" else vmnp.zeros(2, dtype=bool) | x
+        want = numpy.ones(2, dtype=dtype) * x if dtype != "bool" else numpy.zeros(2, dtype=bool) | x
+        assert vmnp.asnumpy(got).tobytes() == want.tobytes(), (dtype, x)
