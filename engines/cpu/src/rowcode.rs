@@ -112,8 +112,8 @@ fn arith(op: &Op) -> Option<Arith> {
         OpClass::Binary(BinaryOp::Subtract) => Arith::Binary(SUB),
         OpClass::Binary(BinaryOp::Multiply) => Arith::Binary(MUL),
         OpClass::Binary(BinaryOp::Divide) => Arith::Binary(DIV),
-        OpClass::Binary(BinaryOp::Maximum) => Arith::MaxMin(NOT_GREATER_EQUAL),
-        OpClass::Binary(BinaryOp::Minimum) => Arith::MaxMin(NOT_LESS_EQUAL),
+        OpClass::Binary(BinaryOp::Maximum) => Arith::MaxMin(NOT_GREATER),
+        OpClass::Binary(BinaryOp::Minimum) => Arith::MaxMin(NOT_LESS),
         OpClass::Unary(UnaryOp::Sqrt) => Arith::Sqrt,
         OpClass::Unary(UnaryOp::Negative) => Arith::Negative,
         OpClass::Unary(UnaryOp::Absolute) => Arith::Absolute,
@@ -338,11 +338,11 @@ const MAP_0F: u8 = 1;
 const MAP_0F38: u8 = 2;
 const MAP_0F3A: u8 = 3;
 
-/// `vcmppd` predicates: "ordered" (neither operand NaN), "not greater or equal" and "not less or
-/// equal" (both true where an operand is NaN).
+/// `vcmppd` predicates: "ordered" (neither operand NaN), "not greater" and "not less" (both
+/// true where an operand is NaN).
 const ORDERED: u8 = 7;
-const NOT_GREATER_EQUAL: u8 = 0x19;
-const NOT_LESS_EQUAL: u8 = 0x16;
+const NOT_GREATER: u8 = 0x1A;
+const NOT_LESS: u8 = 0x15;
 
 /// The encodings of `op r64, imm8` (opcode, ModRM.reg extension).
 const ADD_IMM8: (u8, u8) = (0x83, 0);

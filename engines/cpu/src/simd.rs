@@ -117,10 +117,10 @@ fn emit_vec(b: &mut FunctionBuilder, op: Opcode, vty: Type, args: &[Value]) -> V
         O::Subtract => b.ins().fsub(a, args[1]),
         O::Multiply => b.ins().fmul(a, args[1]),
         O::Divide => b.ins().fdiv(a, args[1]),
-        // NumPy's maximum/minimum: `a` where `a >= y` (`<=`) or `a` is NaN, else `y`; Cranelift's
-        // fmax/fmin would order -0.0 below +0.0 where these keep `a`.
+        // NumPy's maximum/minimum: `a` where `a > y` (`<`) or `a` is NaN, else `y` (of equal
+        // values the second, as NumPy's); Cranelift's fmax/fmin would order -0.0 below +0.0.
         O::Maximum | O::Minimum => {
-            let cc = if op == O::Maximum { FloatCC::GreaterThanOrEqual } else { FloatCC::LessThanOrEqual };
+            let cc = if op == O::Maximum { FloatCC::GreaterThan } else { FloatCC::LessThan };
             let keep = b.ins().fcmp(cc, a, args[1]);
             let nan = b.ins().fcmp(FloatCC::Unordered, a, a);
             let keep = b.ins().bor(keep, nan);

@@ -333,9 +333,9 @@ opcode_table! {
     Fmod = 7, "fmod", Binary, Same(S::NUMERIC);
     /// out = a ** b; integers by repeated squaring with wrapping, negative integer exponents give 0 (1 for base 1, +-1 for base -1).
     Power = 8, "power", Binary, Same(S::NUMERIC);
-    /// out = max(a, b); NaN if either is NaN.
+    /// out = max(a, b); NaN if either is NaN; b of equal values (max(0.0, -0.0) is -0.0).
     Maximum = 9, "maximum", Binary, Same(S::NUMERIC);
-    /// out = min(a, b); NaN if either is NaN.
+    /// out = min(a, b); NaN if either is NaN; b of equal values (min(-0.0, 0.0) is 0.0).
     Minimum = 10, "minimum", Binary, Same(S::NUMERIC);
     /// out = max(a, b) ignoring NaN (NaN only if both are).
     Fmax = 11, "fmax", Binary, Same(S::FLOAT);

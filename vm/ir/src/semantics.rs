@@ -302,14 +302,15 @@ pub fn float_remainder<T: Float>(a: T, b: T) -> T {
     if b == T::ZERO { a % b } else { divmod_nonzero(a, b).1 }
 }
 
-/// NumPy `maximum`: NaN when either is NaN.
+/// NumPy `maximum`: NaN when either is NaN; of two equal values the second, as NumPy's
+/// (x86's `maxpd`), so `maximum(0.0, -0.0)` is `-0.0` and `maximum(-0.0, 0.0)` is `0.0`.
 pub fn float_maximum<T: Float>(a: T, b: T) -> T {
-    if a >= b || a.is_nan() { a } else { b }
+    if a > b || a.is_nan() { a } else { b }
 }
 
-/// NumPy `minimum`: NaN when either is NaN.
+/// NumPy `minimum`: NaN when either is NaN; of two equal values the second, as NumPy's.
 pub fn float_minimum<T: Float>(a: T, b: T) -> T {
-    if a <= b || a.is_nan() { a } else { b }
+    if a < b || a.is_nan() { a } else { b }
 }
 
 /// NumPy `fmax`: the other operand when one is NaN (NaN only when both are).
