@@ -13,6 +13,7 @@ from differential import both, same_error
 import vmnp
 
 STACK = os.environ.get("VM_STACK", "interp")
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
 
 
 def same(code):
@@ -179,36 +180,31 @@ def test_a_sum_over_no_axis_starts_from_plus_zero_as_numpys():
             assert (numpy.signbit(numpy.asarray(g)) == numpy.signbit(numpy.asarray(w))).all(), (code, w, g)
 
 
-@pytest.mark.parametrize(
-    "dtype", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
-)
-def test_element_reads_are_numpys_scalars_of_each_dtype(dtype):
-    extremes = {
-        "bool": [True, False],
+def extreme_values(dtype):
+    """NumPy values of `dtype` at its limits (and signed zeros, NaN, subnormals for floats)."""
+    floats = {
         "float32": [-0.0, float("nan"), float("inf"), 1e-45, 3.4e38],
         "float64": [-0.0, float("nan"), float("-inf"), 5e-324, 1.7e308],
     }
-    info = None if dtype in extremes else numpy.iinfo(dtype)
-    values = extremes.get(dtype) or [info.min, info.max, 0, 1]
-    want = numpy.array(values, dtype=dtype)
+    if dtype == "bool":
+        return numpy.array([True, False])
+    info = None if dtype in floats else numpy.iinfo(dtype)
+    return numpy.array(floats.get(dtype) or [info.min, info.max, 0, 1], dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_element_reads_are_numpys_scalars_of_each_dtype(dtype):
+    want = extreme_values(dtype)
     got = vmnp.array(want)
-    for i in range(len(values)):
+    for i in range(len(want)):
         g, w = got[i], want[i]
         assert type(g) is type(w), (dtype, i, type(g), type(w))
         assert numpy.asarray(g).tobytes() == numpy.asarray(w).tobytes(), (dtype, i, g, w)
 
 
-@pytest.mark.parametrize(
-    "dtype", ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
-)
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_numpy_scalars_of_each_dtype_are_stored_and_computed_with_their_bits(dtype):
-    extremes = {
-        "bool": [True, False],
-        "float32": [-0.0, float("nan"), float("inf"), 1e-45, 3.4e38],
-        "float64": [-0.0, float("nan"), float("-inf"), 5e-324, 1.7e308],
-    }
-    info = None if dtype in extremes else numpy.iinfo(dtype)
-    values = numpy.array(extremes.get(dtype) or [info.min, info.max, 0, 1], dtype=dtype)
+    values = extreme_values(dtype)
     stored = vmnp.zeros(len(values), dtype=dtype)
     for i, x in enumerate(values):
         stored[i] = x  # a NumPy scalar of the array's dtype: the element store's own path
