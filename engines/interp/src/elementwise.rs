@@ -4,8 +4,8 @@
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
 use crate::iterate::{
-    Lane, PIECE, fill_at, fill_run, fill_runs, for_each_row, for_each_view_row, lane, prepare_overwriting,
-    reads_base_of, room, rows, update_at, update_run, write_view,
+    Lane, PIECE, fill_at, fill_run, fill_runs, for_each_row, for_each_row2, for_each_view_row, lane,
+    prepare_overwriting, reads_base_of, room, rows, update_at, update_run, write_view,
 };
 use vm_ir::scalar::Cast;
 use vm_ir::semantics;
@@ -303,7 +303,7 @@ fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
             return row2(dst, (a, b), f, interrupt);
         }
         let (a, b) = (rows::<A>(mem, x, &out.shape)?, rows::<A>(mem, y, &out.shape)?);
-        for_each_row(&out.shape, dst, |idx, row| row2(row, (a.row(idx), b.row(idx)), f, interrupt))
+        for_each_row2(&out.shape, dst, (&a, &b), |row, a, b| row2(row, (a, b), f, interrupt))
     };
     if in_place::<R>(mem, instr, out, compute)? {
         return Ok(());
@@ -384,6 +384,10 @@ fn update_row<A: Elem, B: Copy, R: Elem>(
     }
 }
 
+/// Rows shorter than this are computed by a plain loop: choosing the vectorised one costs more
+/// than it saves (a broadcast product `x[:, i:i+5, :, None] * w` has rows of a few elements).
+const SHORT_ROW: usize = 16;
+
 /// One row of [`map2`].
 fn row2<A: Copy, R>(
     dst: &mut [R],
@@ -391,6 +395,15 @@ fn row2<A: Copy, R>(
     f: impl Fn(A, A) -> R + Copy,
     interrupt: &Interrupt,
 ) -> Result<()> {
+    if dst.len() < SHORT_ROW {
+        match (a, b) {
+            (Lane::Run(xs), Lane::Run(ys)) => dst.iter_mut().zip(xs).zip(ys).for_each(|((d, &x), &y)| *d = f(x, y)),
+            (Lane::Run(xs), Lane::Const(y)) => dst.iter_mut().zip(xs).for_each(|(d, &x)| *d = f(x, y)),
+            (Lane::Const(x), Lane::Run(ys)) => dst.iter_mut().zip(ys).for_each(|(d, &y)| *d = f(x, y)),
+            _ => return with_lane!(a, |x| with_lane!(b, |y| fill_at(dst, |k| f(x(k), y(k)), interrupt))),
+        }
+        return interrupt.check();
+    }
     if fill_runs(dst, (a, b), f, interrupt)? {
         return Ok(());
     }

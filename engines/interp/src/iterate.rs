@@ -318,9 +318,19 @@ impl<'m, T: Copy> Rows<'m, T> {
     pub fn row(&self, outer: &[usize]) -> Lane<'m, T> {
         match *self {
             Rows::Const(x) => Lane::Const(x),
+            Rows::View(_, v) => {
+                self.row_at(v.start + outer.iter().zip(&v.stride).map(|(&i, &s)| i as i64 * s).sum::<i64>())
+            }
+        }
+    }
+
+    /// The row whose first element is at base offset `start`, as a [`Lane`].
+    #[inline]
+    fn row_at(&self, start: i64) -> Lane<'m, T> {
+        match *self {
+            Rows::Const(x) => Lane::Const(x),
             Rows::View(data, v) => {
                 let last = v.ndim() - 1;
-                let start = v.start + outer.iter().zip(&v.stride).map(|(&i, &s)| i as i64 * s).sum::<i64>();
                 match v.stride[last] {
                     1 => Lane::Run(&data[start as usize..start as usize + v.shape[last]]),
                     // A row broadcast from one element (`x[..., None] * w`): a constant.
@@ -330,6 +340,57 @@ impl<'m, T: Copy> Rows<'m, T> {
             }
         }
     }
+
+    /// The base offset of the first row (0 for a constant).
+    fn first_row(&self) -> i64 {
+        match self {
+            Rows::Const(_) => 0,
+            Rows::View(_, v) => v.start,
+        }
+    }
+
+    /// How far the row start moves along outer axis `d` (0 for a constant).
+    #[inline]
+    fn outer_stride(&self, d: usize) -> i64 {
+        match self {
+            Rows::Const(_) => 0,
+            Rows::View(_, v) => v.stride[d],
+        }
+    }
+}
+
+/// [`for_each_row`] with the rows of two operands: calls `f(row, a_row, b_row)` for each row of
+/// `dst`, an array of `shape` (at least one axis), the operands' rows found by stepping their
+/// offsets along the outer axes (short rows, `x[:, i:i+5, None] * w`, are many).
+pub fn for_each_row2<'m, A: Copy, B: Copy, R>(
+    shape: &[usize],
+    dst: &mut [R],
+    (a, b): (&Rows<'m, A>, &Rows<'m, B>),
+    mut f: impl FnMut(&mut [R], Lane<'m, A>, Lane<'m, B>) -> Result<()>,
+) -> Result<()> {
+    let (outer_shape, inner) = match shape.split_last() {
+        Some((&inner, outer)) if inner > 0 => (outer, inner),
+        _ => return Ok(()),
+    };
+    let mut outer = vec![0usize; outer_shape.len()];
+    let (mut at_a, mut at_b) = (a.first_row(), b.first_row());
+    for row in dst.chunks_mut(inner) {
+        f(row, a.row_at(at_a), b.row_at(at_b))?;
+        // Odometer step over the outer axes, the offsets along.
+        for d in (0..outer.len()).rev() {
+            outer[d] += 1;
+            at_a += a.outer_stride(d);
+            at_b += b.outer_stride(d);
+            if outer[d] < outer_shape[d] {
+                break;
+            }
+            let n = outer_shape[d] as i64;
+            at_a -= a.outer_stride(d) * n;
+            at_b -= b.outer_stride(d) * n;
+            outer[d] = 0;
+        }
+    }
+    Ok(())
 }
 
 /// Calls `f(outer, row)` for each row of `dst`, an array of `shape` (at least one axis) in
