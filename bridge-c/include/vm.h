@@ -73,8 +73,8 @@ extern "C" {
 #define VM_OP_REMAINDER           6    /* out = a mod b with the sign of b (NumPy remainder; float x % 0 is NaN); integer x % 0 gives 0. */
 #define VM_OP_FMOD                7    /* out = a mod b with the sign of a (C fmod); integer x % 0 gives 0. */
 #define VM_OP_POWER               8    /* out = a ** b; integers by repeated squaring with wrapping, negative integer exponents give 0 (1 for base 1, +-1 for base -1). */
-#define VM_OP_MAXIMUM             9    /* out = max(a, b); NaN if either is NaN. */
-#define VM_OP_MINIMUM             10   /* out = min(a, b); NaN if either is NaN. */
+#define VM_OP_MAXIMUM             9    /* out = max(a, b); NaN if either is NaN; b of equal values (max(0.0, -0.0) is -0.0). */
+#define VM_OP_MINIMUM             10   /* out = min(a, b); NaN if either is NaN; b of equal values (min(-0.0, 0.0) is 0.0). */
 #define VM_OP_FMAX                11   /* out = max(a, b) ignoring NaN (NaN only if both are). */
 #define VM_OP_FMIN                12   /* out = min(a, b) ignoring NaN (NaN only if both are). */
 #define VM_OP_ARCTAN2             13   /* out = atan2(a, b). */
