@@ -13,7 +13,7 @@ use pyo3::types::{
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
-use vm_ir::view::{Shape, row_major_strides};
+use vm_ir::view::{Shape, row_major_strides, same_shape};
 use vm_ir::{DType, Opcode, Scalar, View};
 
 /// A NumPy-compatible array whose data lives in the VM.
@@ -296,7 +296,7 @@ pub fn broadcast_shapes(args: &[Arg]) -> PyResult<Shape> {
             first = false;
             continue;
         }
-        if v.shape == out {
+        if same_shape(&v.shape, &out) {
             continue;
         }
         let n = out.len().max(v.ndim());
@@ -328,7 +328,7 @@ pub fn broadcast_shapes(args: &[Arg]) -> PyResult<Shape> {
 
 /// `v` stretched to `shape` (which it broadcasts to) with stride-0 axes.
 pub fn broadcast_view(v: &View, shape: &[usize]) -> View {
-    if v.shape[..] == *shape {
+    if same_shape(&v.shape, shape) {
         return v.clone();
     }
     let lead = shape.len() - v.ndim();

@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyModule, PyTuple};
 use std::sync::Arc;
-use vm_ir::view::row_major_strides;
+use vm_ir::view::{row_major_strides, same_shape};
 use vm_ir::{DType, Instruction, Opcode, Operand, Scalar, View};
 
 /// NumPy's name of a dtype.
@@ -137,7 +137,7 @@ fn operand_of(
     temps: &mut smallvec::SmallVec<[Arc<BaseHandle>; 2]>,
 ) -> PyResult<Operand> {
     Ok(match a {
-        Arg::Arr(v) if v.dtype() == ct && v.shape[..] == shape[..] => Operand::View(v),
+        Arg::Arr(v) if v.dtype() == ct && same_shape(&v.shape, shape) => Operand::View(v),
         Arg::Arr(v) => {
             let v = if v.dtype() == ct {
                 broadcast_view(&v, shape)
@@ -366,7 +366,10 @@ pub fn binary(
     out: Option<&Bound<'_, NdArray>>,
 ) -> PyResult<Option<Py<PyAny>>> {
     let (Some((x, _kx)), Some((y, _ky))) = (arg(a)?, arg(b)?) else { return Ok(None) };
-    let (op, args) = exact_past_int64(op, compared_past_int64(op, [x, y]));
+    let (op, args) = match is_comparison(op) {
+        true => exact_past_int64(op, compared_past_int64([x, y])),
+        false => (op, [x, y]),
+    };
     let (op, mut ct, mut od) = binary_types(op, result_type(&args))?;
     if op == Opcode::Power && ct.is_integer() && ct.is_signed() && negative_scalar(&args[1]) {
         return Err(value_err("Integers to negative integer powers are not allowed."));
@@ -435,13 +438,10 @@ fn is_comparison(op: Opcode) -> bool {
     matches!(op, O::Equal | O::NotEqual | O::Less | O::LessEqual | O::Greater | O::GreaterEqual)
 }
 
-/// A Python int in `2**63..2**64` compared with an integer or float operand, typed uint64 as
+/// Of a comparison's operands: a Python int in `2**63..2**64` next to an integer or float one, typed uint64 as
 /// NumPy 2 compares it (exactly, [`exact_past_int64`]); next to a bool operand it stays weak
 /// (NumPy takes it as int64 there, which cannot hold it: `OverflowError`).
-fn compared_past_int64(op: Opcode, args: [Arg; 2]) -> [Arg; 2] {
-    if !is_comparison(op) {
-        return args;
-    }
+fn compared_past_int64(args: [Arg; 2]) -> [Arg; 2] {
     let not_bool = |a: &Arg| match a {
         Arg::Arr(v) => v.dtype() != DType::Bool,
         Arg::Strong(c) => c.dtype() != DType::Bool,

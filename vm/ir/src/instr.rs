@@ -269,7 +269,7 @@ impl Instruction {
                 for (k, x) in self.inputs().iter().enumerate() {
                     if let Operand::View(v) = x {
                         ensure_valid!(
-                            v.shape == out.shape,
+                            crate::view::same_shape(&v.shape, &out.shape),
                             Some(k + 1),
                             "{op}: shape {:?} differs from the output's {:?} (broadcast with stride-0 views)",
                             &v.shape[..],

@@ -171,16 +171,22 @@ impl View {
             self.shape.len(),
             self.stride.len()
         );
-        let mut n: usize = 1;
-        for &e in &self.shape {
+        // One pass (every instruction's every view comes here): the element count and the
+        // extent ([`View::extent`]), whose overflow matters only for a view that has elements.
+        let (mut n, mut lo, mut hi, mut fits) = (1usize, self.start, self.start, true);
+        for (&e, &s) in self.shape.iter().zip(&self.stride) {
             n = n.checked_mul(e).ok_or_else(|| Error::invalid(None, "view shape overflows"))?;
+            let moved = match (e as i64).wrapping_sub(1).checked_mul(s) {
+                Some(reach) if reach < 0 => lo.checked_add(reach).map(|v| lo = v),
+                Some(reach) => hi.checked_add(reach).map(|v| hi = v),
+                None => None,
+            };
+            fits &= moved.is_some();
         }
         if n == 0 {
             return Ok(());
         }
-        let Some((lo, hi)) = self.extent() else {
-            return Err(Error::invalid(None, format!("view {self} overflows 64-bit offsets")));
-        };
+        ensure_valid!(fits, None, "view {self} overflows 64-bit offsets");
         ensure_valid!(
             lo >= 0 && (hi as u64) < self.base.nelem,
             None,
@@ -292,6 +298,13 @@ impl View {
             _ => Overlap::Partial,
         }
     }
+}
+
+/// `a == b` for shapes, compared in place: slice equality calls `memcmp`, which costs more than
+/// the few dimensions of a shape (every element-wise operation compares its operands' shapes).
+#[inline]
+pub fn same_shape(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// Strides of a contiguous row-major array of `shape`.
@@ -488,6 +501,32 @@ mod tests {
         assert!(View::new(b, 0, &[0, 5], &[7777, 1]).is_ok(), "an empty view touches nothing");
         assert!(View::new(b, 0, &[2, i64::MAX as usize], &[i64::MAX, 1]).is_err());
         assert!(View::new(b, 0, &[1; 17], &[0; 17]).is_err());
+        assert!(View::new(b, 0, &[0, 3], &[i64::MAX, i64::MAX]).is_ok(), "empty: its extent may overflow");
+        let err = |v: View| v.validate().unwrap_err().to_string();
+        let raw = |start, shape: &[usize], stride: &[i64]| View {
+            base: b,
+            start,
+            shape: Shape::from_slice(shape),
+            stride: Strides::from_slice(stride),
+        };
+        assert!(err(raw(0, &[usize::MAX, 3], &[0, 0])).contains("shape overflows"));
+        assert!(err(raw(0, &[3, 3], &[i64::MAX, 1])).contains("overflows 64-bit offsets"));
+        assert!(err(raw(i64::MIN + 1, &[3], &[-1])).contains("overflows 64-bit offsets"));
+        assert!(err(raw(0, &[3], &[1, 1])).contains("strides"));
+    }
+
+    proptest! {
+        /// A view is valid exactly when every element it visits lies in its base.
+        #[test]
+        fn validate_accepts_exactly_the_views_inside_their_base(
+            start in -20i64..40,
+            shape in proptest::collection::vec(0usize..4, 0..4),
+            stride in proptest::collection::vec(-9i64..10, 4),
+        ) {
+            let v = View { base: base(30), start, shape: Shape::from_slice(&shape), stride: Strides::from_slice(&stride[..shape.len()]) };
+            let inside = (0..v.nelem()).all(|k| (0..30).contains(&v.offset_at(k)));
+            prop_assert_eq!(v.validate().is_ok(), inside);
+        }
     }
 
     #[test]
