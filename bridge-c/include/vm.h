@@ -153,7 +153,8 @@ extern "C" {
 #define VM_OP_RANGE               140  /* out[i] = i (row-major position), cast to out's dtype. */
 #define VM_OP_RANDOM              141  /* Counter-based random numbers (Philox-4x32-10). */
 #define VM_OP_GATHER              142  /* out[i] = src.flat[index[i]]. */
-#define VM_OP_SCATTER             143  /* dst.flat[index[i]] = src[i]. */
+#define VM_OP_SCATTER             143  /* dst.flat[index[i]] = src[i] (of repeated positions, the last index element's value wins). */
+#define VM_OP_SCATTER_ADD         144  /* dst.flat[index[i]] += src[i], in index order: repeated positions accumulate (NumPy's add.at; integers wrap, bools or). */
 #define VM_OP_SYNC                200  /* Make the host copy of the view's base current. */
 #define VM_OP_DISCARD             201  /* Drop engine-side copies of the view's base (the host copy is authoritative). */
 #define VM_OP_FREE                202  /* End the view's base: its memory is released everywhere. */

@@ -1372,22 +1372,38 @@ pub(crate) fn _gather(py: Python<'_>, a: &Bound<'_, NdArray>, index: &Bound<'_, 
     wrap(py, v, h)
 }
 
-/// `a.flat[index[i]] = values[i]` (values broadcast to the index's shape and cast to `a`'s dtype).
+/// `a.flat[index[i]] = values[i]` (values broadcast to the index's shape and cast to `a`'s dtype);
+/// with `add`, `a.flat[index[i]] += values[i]` in the order of `i` (NumPy's `add.at`).
 #[pyfunction]
+#[pyo3(signature = (a, index, values, add=false))]
 fn _scatter(
     py: Python<'_>,
     a: &Bound<'_, NdArray>,
     index: &Bound<'_, NdArray>,
     values: &Bound<'_, PyAny>,
+    add: bool,
 ) -> PyResult<()> {
     let (a, index) = (a.get(), index.get());
-    let (src, _h) = new_array(&index.view().shape, a.view().dtype())?;
-    let tmp = Bound::new(py, NdArray::new(src.clone(), _h.clone()))?;
-    _assign(py, &tmp, values)?;
-    let instr = Instruction::new(
-        Opcode::Scatter,
-        [Operand::View(a.view().clone()), Operand::View(src), Operand::View(index.view().clone())],
-    );
+    let dtype = a.view().dtype();
+    // A Python number is the instruction's constant, cast as an assignment casts it; anything
+    // else is assigned to an array of the index's shape first.
+    let constant = match arg(values)? {
+        Some((Arg::Weak(w @ (Weak::Bool(_) | Weak::Int(_))), _)) => w.to_scalar(dtype),
+        Some((Arg::Weak(w @ Weak::Float(_)), _)) if dtype.is_float() => w.to_scalar(dtype),
+        _ => None,
+    };
+    let mut _temp = None;
+    let src = match constant {
+        Some(c) => Operand::Const(c),
+        None => {
+            let (src, h) = new_array(&index.view().shape, dtype)?;
+            _assign(py, &Bound::new(py, NdArray::new(src.clone(), h.clone()))?, values)?;
+            _temp = Some(h);
+            Operand::View(src)
+        }
+    };
+    let op = if add { Opcode::ScatterAdd } else { Opcode::Scatter };
+    let instr = Instruction::new(op, [Operand::View(a.view().clone()), src, Operand::View(index.view().clone())]);
     vm()?.submit(py, instr)
 }
 

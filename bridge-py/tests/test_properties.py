@@ -3,6 +3,7 @@ the dtype of integer sums, ``clip``'s promotion and aliasing, views of diagonals
 scalars in every binary ufunc, and 0-d arrays in every ufunc method."""
 
 import contextlib
+import math
 import os
 import warnings
 
@@ -418,3 +419,99 @@ def test_sliding_window_view_on_the_vm_is_numpys(a, data):
     agree(got, sliding_window_view(a, window, axis))
     assert type(got) is vmnp.ndarray and not got.flags.writeable
     assert vmnp.shares_memory(got, x) == (got.size > 0), "a view (an empty one shares nothing)"
+
+
+# ---------------------------------------------------------------------------- counting
+
+
+def same_bits(got, want):
+    """``got`` (vmnp's) is NumPy's ``want`` exactly: shape, dtype and every bit."""
+    g, w = np.asarray(got), np.asarray(want)
+    assert (g.shape, g.dtype) == (w.shape, w.dtype), (g.shape, g.dtype, w.shape, w.dtype)
+    assert g.tobytes() == w.tobytes(), (g, w)
+
+
+@FAST
+@given(
+    arrays(["int8", "int32", "int64", "uint8", "float32", "float64", "bool"], min_dims=1, max_dims=2, min_side=1),
+    st.data(),
+)
+def test_add_at_is_numpys_repeated_indexes_accumulating_in_order(a, data):
+    n = a.shape[0]
+    idx = data.draw(st.lists(st.integers(-n, n - 1), min_size=0, max_size=8), label="indices")
+    as_array = data.draw(st.booleans(), label="index array")
+    shape = (len(idx), *a.shape[1:])
+    # A Python number, or an array of `a`'s dtype broadcasting to the selection's shape.
+    lead = data.draw(st.integers(0, len(shape)), label="b's dimensions dropped")
+    ones = data.draw(st.lists(st.booleans(), min_size=len(shape), max_size=len(shape)), label="b's extents of 1")
+    b_shape = tuple(1 if one else n for n, one in zip(shape[lead:], ones, strict=False))
+    values = (np.arange(math.prod(b_shape)) % 7 - 3).reshape(b_shape).astype(a.dtype)
+    b = data.draw(st.one_of(python_scalars(), st.just(values)), label="b")
+    want = outcome(lambda: (w := a.copy(), np.add.at(w, np.array(idx, dtype=np.int64) if as_array else idx, b), w)[2])
+    x = vmnp.asarray(a)
+    key = vmnp.asarray(np.array(idx, dtype=np.int64)) if as_array else idx
+    values = vmnp.asarray(b) if isinstance(b, np.ndarray) else b
+    # `a`'s dtype after promotion (`b` as an array: NumPy's `at` makes one of a number too):
+    # on the VM (the suite forbids the fallback); else NumPy's.
+    on_vm = np.result_type(a.dtype, np.asarray(b).dtype) == a.dtype
+    with contextlib.nullcontext() if on_vm else fallbacks_allowed():
+        got = outcome(lambda: (vmnp.add.at(x, key, values), x)[1])
+    if isinstance(want, type):
+        assert got is want, (got, want)
+    else:
+        same_bits(got, want)
+
+
+@FAST
+@given(
+    arrays(["int8", "int32", "int64", "uint16", "bool"], min_dims=1, max_dims=1, low=-2, high=12),
+    st.booleans(),
+    st.integers(0, 15),
+)
+def test_bincount_on_the_vm_is_numpys(x, weighted, minlength):
+    w = np.linspace(-1.5, 2.5, x.size) if weighted else None
+    want = outcome(lambda: np.bincount(x, weights=w, minlength=minlength))
+    got = outcome(
+        lambda: vmnp.bincount(vmnp.asarray(x), weights=None if w is None else vmnp.asarray(w), minlength=minlength)
+    )
+    if isinstance(want, type):
+        assert got is want, (got, want)
+    else:
+        same_bits(got, want)
+
+
+@FAST
+@given(
+    arrays(["int16", "int64", "float64"], min_dims=1, max_dims=2, min_side=0, max_side=30, low=-50, high=50),
+    st.integers(1, 12),
+    st.one_of(st.none(), st.tuples(st.integers(-60, 0), st.integers(-5, 60)), st.just((-1.5, 7.25))),
+    st.booleans(),
+    st.booleans(),
+)
+def test_histogram_with_equal_bins_is_numpys(a, bins, range_, weighted, density):
+    w = np.cos(np.arange(a.size, dtype=np.float64)).reshape(a.shape) if weighted else None
+    want = outcome(lambda: np.histogram(a, bins, range_, density=density, weights=w))
+    got = outcome(
+        lambda: vmnp.histogram(
+            vmnp.asarray(a), bins, range_, density=density, weights=None if w is None else vmnp.asarray(w)
+        )
+    )
+    if isinstance(want, type):
+        assert got is want, (got, want)
+        return
+    same_bits(got[1], want[1])
+    if density or weighted:
+        agree(got[0], want[0])  # NumPy's own sums (density divides by them)
+    else:
+        same_bits(got[0], want[0])
+
+
+def test_histogram_drops_what_the_range_leaves_out_and_counts_the_last_edge():
+    a = np.array([-3.0, 0.0, 0.5, 1.0, 2.0, np.inf, np.nan, 4.0, 4.0 - 1e-15])
+    for bins, range_ in [(4, (0.0, 4.0)), (3, (0.5, 2.0)), (1, (4.0, 4.0))]:
+        want = np.histogram(a, bins, range_)
+        got = vmnp.histogram(vmnp.asarray(a), bins, range_)
+        same_bits(got[0], want[0])
+        same_bits(got[1], want[1])
+    with pytest.raises(ValueError, match="autodetected range of \\[nan, nan\\] is not finite"):
+        vmnp.histogram(vmnp.asarray(np.array([np.nan])))

@@ -747,8 +747,18 @@ class ufunc(_vmnp._UfuncBase):
         return _store(r, out)
 
     def at(self, a, indices, b=None):
-        """In place, unbuffered, at ``indices``: NumPy's, through the fallback (``a`` is
-        written back)."""
+        """In place, unbuffered, at ``indices``: ``add.at`` of an integer array or list indexing
+        the first axis, with ``b`` of ``a``'s dtype after promotion, is one ``scatter_add`` on the
+        VM (repeated indexes accumulate, in order); any other call NumPy's, through the
+        fallback (``a`` is written back)."""
+        if self.__name__ == "add" and b is not None and isinstance(a, ndarray) and a._writeable:
+            # NumPy makes an array of ``b`` first: a Python number is not weak here.
+            kind = b.dtype if isinstance(b, ndarray) else None if _foreign(b) else _np.asarray(b).dtype
+            if kind is not None and _np.result_type(a.dtype, kind) == a.dtype:
+                idx = _methods._flat_index(a, indices)
+                if idx is not None:
+                    _vmnp._scatter(a, idx, b, True)
+                    return
         args = (a, indices) if b is None else (a, indices, b)
         _fallback(f"{self.__name__}.at", getattr(_np, self.__name__).at, args, {})
 
@@ -1644,6 +1654,7 @@ def broadcast_arrays(*args):
 
 
 from ._compare import allclose, array_equal, isclose, isscalar, result_type  # noqa: E402
+from ._counting import bincount, histogram  # noqa: E402
 from ._manip import (  # noqa: E402 (needs the names above)
     array_split,
     atleast_1d,

@@ -883,10 +883,15 @@ def select(condlist, choicelist, default=0):
         dtype = _np.result_type(*[c if type(c) in weak else c.dtype for c in choices])
     except TypeError as e:
         raise TypeError(f"Choicelist and default value do not have a common dtype: {e}") from None
+    # NumPy's order of errors: shapes that do not broadcast, conditions that are not boolean,
+    # then the casts of the choices into the result.
     conds = _v.broadcast_arrays(*condlist)
+    _np.broadcast_shapes(*(_np.shape(c) for c in choices))
     for i, cond in enumerate(conds):
         if cond.dtype != _np.bool_:
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+    if _np.ndim(choices[0]):
+        _np.broadcast_shapes(conds[0].shape, _np.shape(choices[0]))
     for c in choices[:-1]:
         # NumPy copies each choice into the result as an array: a Python int as an int64 one.
         if type(c) is int and dtype.kind == "u":

@@ -54,6 +54,8 @@ def _flat_index(a, key):
     n = a.shape[0]
     if isinstance(key, list):
         host = _np.asarray(key)
+        if host.size == 0:
+            host = host.astype(_np.intp)  # NumPy's index of nothing: `a[[]]`
         if host.dtype.kind not in "iu" or host.ndim != 1:
             return None
         bad = host[(host < -n) | (host >= n)]

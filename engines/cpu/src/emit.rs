@@ -155,9 +155,12 @@ pub fn emit(b: &mut FunctionBuilder, op: Opcode, d: DType, ind: DType, args: &[V
         // args: cond (bool), a, b; `ind` is the dtype of the last input (= d).
         OpClass::Select => Ok(b.ins().select(arg(0)?, arg(1)?, arg(2)?)),
         OpClass::Reduce(_) | OpClass::Accumulate(_) | OpClass::Range | OpClass::Random => Err(unsupported(op, d)),
-        OpClass::Gather | OpClass::Scatter | OpClass::System(_) | OpClass::Nothing | OpClass::Extension(_) => {
-            Err(unsupported(op, d))
-        }
+        OpClass::Gather
+        | OpClass::Scatter
+        | OpClass::ScatterAdd
+        | OpClass::System(_)
+        | OpClass::Nothing
+        | OpClass::Extension(_) => Err(unsupported(op, d)),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::reduce::{Reducible, scan};
 use crate::views;
-use vm_ir::{DType, Element, Error, Instruction, Kind, Operand, Result, View, with_dtype};
+use vm_ir::{BinaryOp, DType, Element, Error, Instruction, Kind, Opcode, Operand, Result, View, with_dtype};
 use vm_runtime::HostMemory;
 use vm_runtime::memory::{try_collect, try_vec};
 
@@ -174,6 +174,46 @@ fn gather_dense<T: Element>(
     Ok(())
 }
 
+/// [`scatter`] into a run of its base from row-major views of other bases with an `i64` index
+/// (the source's value `constant` when it is one): every index checked, then written in index
+/// order straight from the slices (nothing read can be written, so nothing is staged).
+fn scatter_dense<T: Element + Reducible>(
+    instr: &Instruction,
+    mem: &mut HostMemory,
+    (dst, index): (&View, &View),
+    constant: Option<T>,
+    combine: Option<Opcode>,
+) -> Result<()> {
+    let (n, len) = (index.nelem(), dst.nelem());
+    if n == 0 {
+        return Ok(()); // an empty view may start past the end of its (empty) base
+    }
+    let idx = &views::data::<i64>(mem, index)?[index.start as usize..][..n];
+    if let Some(i) = idx.iter().position(|&k| k < 0 || k as usize >= len) {
+        return Err(out_of_range(instr, i, i128::from(idx[i]), len));
+    }
+    let out = &mut views::buffer(mem, dst)?.as_mut_slice::<T>()[dst.start as usize..][..len];
+    let (out, len) = (out.as_mut_ptr(), out.len());
+    // SAFETY: `out` is a run of the destination base's buffer, its own allocation apart from
+    // the buffers read below (other bases) and from the table of buffers; nothing allocates or
+    // frees a buffer while it is written, and the slice is the only access to that memory.
+    let out = unsafe { std::slice::from_raw_parts_mut(out, len) };
+    let at = views::data::<i64>(mem, index)?[index.start as usize..][..n].iter().map(|&k| k as usize);
+    match (constant, combine) {
+        (Some(x), None) => at.for_each(|k| out[k] = x),
+        (Some(x), Some(op)) => at.for_each(|k| out[k] = T::combine(op, out[k], x)),
+        (None, combine) => {
+            let v = view(instr, 1)?;
+            let src = &views::data::<T>(mem, v)?[v.start as usize..][..n];
+            match combine {
+                None => at.zip(src).for_each(|(k, &x)| out[k] = x),
+                Some(op) => at.zip(src).for_each(|(k, &x)| out[k] = T::combine(op, out[k], x)),
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The error of index `k`, at position `i` of the index, outside `len` elements.
 fn out_of_range(instr: &Instruction, i: usize, k: i128, len: usize) -> Error {
     Error::Execution(format!(
@@ -182,9 +222,30 @@ fn out_of_range(instr: &Instruction, i: usize, k: i128, len: usize) -> Error {
     ))
 }
 
+/// `scatter` and `scatter_add` (each value combined, in index order, with the element it lands
+/// on by the combiner of the reduction of the same operation).
 fn scatter(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let (dst, index) = (view(instr, 0)?, view(instr, 2)?);
+    let combine = match instr.opcode {
+        Opcode::ScatterAdd => Some(match vm_ir::opcode::scatter_add_op(dst.dtype()) {
+            BinaryOp::BitwiseOr => Opcode::BitwiseOrReduce,
+            _ => Opcode::AddReduce,
+        }),
+        _ => None,
+    };
     allocate(instr, mem)?;
+    let apart = |o: &Operand| o.as_view().is_none_or(|v| v.base.id != dst.base.id && v.is_contiguous());
+    if index.dtype() == DType::I64
+        && index.is_contiguous()
+        && index.base.id != dst.base.id
+        && dst.line_stride() == Some(1)
+        && apart(&instr.operands[1])
+    {
+        return with_dtype!(dst.dtype(), T => {
+            let constant = instr.operands[1].as_const().map(|s| s.get::<T>());
+            scatter_dense::<T>(instr, mem, (dst, index), constant, combine)
+        });
+    }
     check_positions(instr, mem, index, dst.nelem())?;
     with_dtype!(dst.dtype(), T => {
         // Writes are staged (one per index element) so that a source or index overlapping the
@@ -196,8 +257,9 @@ fn scatter(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
         let writes = positions(mem, index)?.zip(values).map(|(k, x)| (dst.offset_at(k) as usize, x));
         let writes = try_collect(writes, dst.base.id, "the values scatter writes to")?;
         let data = views::buffer(mem, dst)?.as_mut_slice::<T>();
-        for (o, x) in writes {
-            data[o] = x;
+        match combine {
+            None => writes.into_iter().for_each(|(o, x)| data[o] = x),
+            Some(op) => writes.into_iter().for_each(|(o, x)| data[o] = T::combine(op, data[o], x)),
         }
         Ok(())
     })

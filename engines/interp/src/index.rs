@@ -1,11 +1,11 @@
 //! Generators (`range`, `random`) and indexing (`gather`, `scatter`).
 
 use crate::elem::Elem;
-use crate::elementwise::{expect_operands, output};
+use crate::elementwise::{expect_operands, not_defined, output};
 use crate::iterate::{Elements, buffer, contiguous_run, data, elements, operand, prepare, result, room, write_view};
 use vm_ir::random::{FromRandomBits, random_bits};
 use vm_ir::scalar::Cast;
-use vm_ir::{DType, Error, Instruction, Operand, Result, Scalar, View, with_dtype};
+use vm_ir::{BinaryOp, DType, Error, Instruction, Operand, Result, Scalar, View, with_dtype};
 use vm_runtime::HostMemory;
 
 /// Executes `range out`: `out[i] = i` (row-major position), cast to out's dtype.
@@ -129,14 +129,15 @@ pub fn gather(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     })
 }
 
-/// Executes `scatter dst, src, index`: `dst.flat[index[i]] = src[i]`; where an index repeats,
-/// the largest `i` wins.
-pub fn scatter(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+/// Executes `scatter dst, src, index`: `dst.flat[index[i]] = src[i]`, where an index repeats
+/// the largest `i` winning; with `combine` (`scatter_add`), `dst.flat[index[i]] =
+/// combine(dst.flat[index[i]], src[i])` in the order of `i`.
+pub fn scatter(instr: &Instruction, mem: &mut HostMemory, combine: Option<BinaryOp>) -> Result<()> {
     expect_operands(instr, 3)?;
     let dst = output(instr)?;
     let index = index_view(instr)?;
     prepare(mem, instr)?;
-    let positions = checked_positions("scatter", mem, index, dst.nelem(), dst)?;
+    let positions = checked_positions(instr.opcode.name(), mem, index, dst.nelem(), dst)?;
     with_dtype!(dst.dtype(), T => {
         // The writes are staged, so that a source or index overlapping the destination is read
         // in full first; there is one per index element, the size of the instruction's result.
@@ -145,8 +146,12 @@ pub fn scatter(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
         let writes = positions.iter().zip(values).map(|(&k, v)| (at(k), v));
         let writes = result(dst, writes, mem.interrupt())?;
         let data = buffer(mem, &dst.base)?.as_mut_slice::<T>();
-        for (o, v) in writes {
-            data[o] = v;
+        match combine {
+            None => writes.into_iter().for_each(|(o, v)| data[o] = v),
+            Some(op) => {
+                let f = T::binary(op).ok_or_else(|| not_defined(instr.opcode, dst.dtype()))?;
+                writes.into_iter().for_each(|(o, v)| data[o] = f(data[o], v));
+            }
         }
         Ok(())
     })

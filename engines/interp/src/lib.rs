@@ -75,7 +75,8 @@ impl Interp {
         let op = instr.opcode;
         // An output of no elements has nothing to compute (its start may lie past its base's
         // end, as an empty slice's may); its base exists afterwards, as every output's does.
-        let computes = !matches!(op.class(), OpClass::System(_) | OpClass::Nothing | OpClass::Scatter);
+        let computes =
+            !matches!(op.class(), OpClass::System(_) | OpClass::Nothing | OpClass::Scatter | OpClass::ScatterAdd);
         if computes && let Some(out) = instr.operands.first().and_then(|o| o.as_view()).filter(|v| v.nelem() == 0) {
             return iterate::buffer(mem, &out.base).map(|_| ());
         }
@@ -88,7 +89,10 @@ impl Interp {
             OpClass::Range => index::range(instr, mem),
             OpClass::Random => index::random(instr, mem),
             OpClass::Gather => index::gather(instr, mem),
-            OpClass::Scatter => index::scatter(instr, mem),
+            OpClass::Scatter => index::scatter(instr, mem, None),
+            OpClass::ScatterAdd => {
+                index::scatter(instr, mem, Some(vm_ir::opcode::scatter_add_op(instr.operands[0].dtype())))
+            }
             OpClass::System(system) => {
                 let view = instr
                     .operands

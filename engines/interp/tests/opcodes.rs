@@ -306,20 +306,27 @@ fn check_gather(env: &mut Env, dt: DType, index_dt: DType) -> Check {
     compare(&what, Opcode::Gather, &inputs, &expected, &env.read_scalars(&out))
 }
 
-fn check_scatter(env: &mut Env, dt: DType, index_dt: DType) -> Check {
-    let what = format!("scatter {dt} by {index_dt}");
+fn check_scatter(env: &mut Env, op: Opcode, dt: DType, index_dt: DType) -> Check {
+    let what = format!("{op} {dt} by {index_dt}");
     let xs = values(dt);
     let initial: Vec<Scalar> = xs.iter().rev().copied().collect();
     let dst = env.scalars(dt, &initial);
     let ys = cycled(dt, 3);
     let src = env.scalars(dt, &ys);
     let index = env.scalars(index_dt, &[Scalar::U64(1), Scalar::U64(0), Scalar::U64(1)]);
-    run(env, &what, Opcode::Scatter, vec![v(&dst), v(&src), v(&index)])?;
+    run(env, &what, op, vec![v(&dst), v(&src), v(&index)])?;
     let mut expected = initial.clone();
-    expected[0] = ys[1];
-    expected[1] = ys[2]; // index 1 repeats: the later element wins
+    if op == Opcode::ScatterAdd {
+        // Repeated positions accumulate, in index order (bools or, as NumPy's bool `add`).
+        let add = if dt == DType::Bool { Opcode::BitwiseOr } else { Opcode::Add };
+        expected[0] = ref_binary(add, initial[0], ys[1]);
+        expected[1] = ref_binary(add, ref_binary(add, initial[1], ys[0]), ys[2]);
+    } else {
+        expected[0] = ys[1];
+        expected[1] = ys[2]; // index 1 repeats: the later element wins
+    }
     let inputs: Vec<String> = (0..xs.len()).map(|i| format!("dst[{i}]")).collect();
-    compare(&what, Opcode::Scatter, &inputs, &expected, &env.read_scalars(&dst))
+    compare(&what, op, &inputs, &expected, &env.read_scalars(&dst))
 }
 
 fn check_system(env: &mut Env, op: Opcode, dt: DType) -> Check {
@@ -384,7 +391,7 @@ fn every_opcode_on_every_allowed_dtype() {
                     results.extend(DTypeSet::INTEGER.dtypes().map(|i| check_gather(&mut env, dt, i)));
                 }
                 Kind::Scatter => {
-                    results.extend(DTypeSet::INTEGER.dtypes().map(|i| check_scatter(&mut env, dt, i)));
+                    results.extend(DTypeSet::INTEGER.dtypes().map(|i| check_scatter(&mut env, op, dt, i)));
                 }
                 Kind::System | Kind::Nothing => results.push(check_system(&mut env, op, dt)),
                 Kind::Extension => results.push(Err(format!("{op}: an extension in the built-in table"))),

@@ -733,7 +733,9 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, target: Target) -> Optio
                 generator(instr, d_out, &mut prm)?
             }
             // Not element-wise: never in a kernel of the fusion rule.
-            OpClass::Reduce(_) | OpClass::Accumulate(_) | OpClass::Gather | OpClass::Scatter => return None,
+            OpClass::Reduce(_) | OpClass::Accumulate(_) | OpClass::Gather | OpClass::Scatter | OpClass::ScatterAdd => {
+                return None;
+            }
             OpClass::System(_) | OpClass::Nothing | OpClass::Extension(_) => return None,
         };
         if kernel.temps.contains(&out.base.id) {
@@ -1190,8 +1192,11 @@ pub fn generate_gather(instr: &Instruction, target: Target) -> Option<Source> {
 /// position writing each destination element (an `atomic_max` per element), then one work item
 /// per source element that writes only where it is that last one. `None` when the device cannot
 /// run it (inputs sharing the destination's base, 2^31 or more source elements, f64 without
-/// `fp64`).
+/// `fp64`), and for `scatter_add`, whose sums in index order the fallback computes.
 pub fn generate_scatter(instr: &Instruction, target: Target) -> Option<Source> {
+    if instr.opcode != Opcode::Scatter {
+        return None;
+    }
     let (dst, src, index) = (instr.output()?, instr.operands.get(1)?, instr.operands.get(2)?.as_view()?);
     let n = index.nelem();
     if needs_f64(instr) && !target.fp64

@@ -79,7 +79,8 @@ pub enum Kind {
     /// execution error.
     Gather,
     /// `scatter dst, src, index`: `dst.flat[index[i]] = src[i]`; `src` and `index` have one shape.
-    /// When an index repeats, the element with the largest `i` wins.
+    /// When an index repeats, the element with the largest `i` wins (`scatter`), or every
+    /// element adds to it in the order of `i` (`scatter_add`).
     Scatter,
     /// `op view`: a system instruction on the base of `view` (sync, discard, free).
     System,
@@ -220,6 +221,9 @@ macro_rules! class_of {
     (System, $v:ident) => {
         OpClass::System(SystemOp::$v)
     };
+    (Scatter, ScatterAdd) => {
+        OpClass::ScatterAdd
+    };
     ($kind:ident, $v:ident) => {
         OpClass::$kind
     };
@@ -304,6 +308,8 @@ pub enum OpClass {
     Gather,
     /// `scatter` ([`Kind::Scatter`]).
     Scatter,
+    /// `scatter_add` ([`Kind::Scatter`]).
+    ScatterAdd,
     /// See [`Kind::System`].
     System(SystemOp),
     /// `none` ([`Kind::Nothing`]).
@@ -501,8 +507,10 @@ opcode_table! {
     Random = 141, "random", Random, Generate(S::ALL);
     /// `out[i] = src.flat[index[i]]`.
     Gather = 142, "gather", Gather, Indexed;
-    /// `dst.flat[index[i]] = src[i]`.
+    /// `dst.flat[index[i]] = src[i]` (of repeated positions, the last index element's value wins).
     Scatter = 143, "scatter", Scatter, Indexed;
+    /// `dst.flat[index[i]] += src[i]`, in index order: repeated positions accumulate (NumPy's `add.at`; integers wrap, bools or).
+    ScatterAdd = 144, "scatter_add", Scatter, Indexed;
     // ---- system ----
     /// Make the host copy of the view's base current.
     Sync = 200, "sync", System, Any;
@@ -602,6 +610,12 @@ impl AccumulateOp {
     }
 }
 
+/// The element-wise operation with which `scatter_add` combines each value with the element it
+/// lands on: `add` (integers wrap), on bools `bitwise_or` (NumPy's bool `add`).
+pub fn scatter_add_op(dtype: DType) -> BinaryOp {
+    if dtype == DType::Bool { BinaryOp::BitwiseOr } else { BinaryOp::Add }
+}
+
 impl fmt::Display for Opcode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -636,6 +650,7 @@ mod tests {
                 OpClass::Random => (Kind::Random, Opcode::Random),
                 OpClass::Gather => (Kind::Gather, Opcode::Gather),
                 OpClass::Scatter => (Kind::Scatter, Opcode::Scatter),
+                OpClass::ScatterAdd => (Kind::Scatter, Opcode::ScatterAdd),
                 OpClass::System(s) => (Kind::System, s.into()),
                 OpClass::Nothing => (Kind::Nothing, Opcode::None),
                 OpClass::Extension(n) => (Kind::Extension, Opcode::Extension(n)),
