@@ -384,10 +384,6 @@ fn update_row<A: Elem, B: Copy, R: Elem>(
     }
 }
 
-/// Rows shorter than this are computed by a plain loop: choosing the vectorised one costs more
-/// than it saves (a broadcast product `x[:, i:i+5, :, None] * w` has rows of a few elements).
-const SHORT_ROW: usize = 16;
-
 /// One row of [`map2`].
 fn row2<A: Copy, R>(
     dst: &mut [R],
@@ -395,15 +391,6 @@ fn row2<A: Copy, R>(
     f: impl Fn(A, A) -> R + Copy,
     interrupt: &Interrupt,
 ) -> Result<()> {
-    if dst.len() < SHORT_ROW {
-        match (a, b) {
-            (Lane::Run(xs), Lane::Run(ys)) => dst.iter_mut().zip(xs).zip(ys).for_each(|((d, &x), &y)| *d = f(x, y)),
-            (Lane::Run(xs), Lane::Const(y)) => dst.iter_mut().zip(xs).for_each(|(d, &x)| *d = f(x, y)),
-            (Lane::Const(x), Lane::Run(ys)) => dst.iter_mut().zip(ys).for_each(|(d, &y)| *d = f(x, y)),
-            _ => return with_lane!(a, |x| with_lane!(b, |y| fill_at(dst, |k| f(x(k), y(k)), interrupt))),
-        }
-        return interrupt.check();
-    }
     if fill_runs(dst, (a, b), f, interrupt)? {
         return Ok(());
     }

@@ -505,12 +505,33 @@ pub fn update_at<R>(dst: &mut [R], f: impl Fn(usize, &R) -> R, interrupt: &Inter
     Ok(())
 }
 
+/// Rows shorter than this take the plain loop: choosing the vectorised one costs more than it
+/// saves (a broadcast product `x[:, i:i+5, :, None] * w` has rows of a few elements).
+const SHORT_ROW: usize = 16;
+
 /// Writes `f(x[k], y[k])` into `dst[k]` for runs `x` and `y` as long as `dst` (where `y` is
 /// `None`, `f(x[k], c)` with the constant `c`; where `x` is, `f(c, y[k])`), in pieces between
 /// looks at the flush's [`Interrupt`]: slices walked together, which the compiler vectorises,
 /// for AVX2 where the processor has it (the same operations on each element, so the same
-/// results; `f` is never contracted into fused multiply-adds).
+/// results; `f` is never contracted into fused multiply-adds); a short row by the plain loop,
+/// inline in the caller.
+#[inline(always)]
 pub fn fill_runs<A: Copy, R>(
+    dst: &mut [R],
+    lanes: (Lane<'_, A>, Lane<'_, A>),
+    f: impl Fn(A, A) -> R,
+    interrupt: &Interrupt,
+) -> Result<bool> {
+    if dst.len() < SHORT_ROW {
+        let done = fill_piece(dst, lanes, &f);
+        interrupt.check()?;
+        return Ok(done);
+    }
+    fill_long_runs(dst, lanes, f, interrupt)
+}
+
+/// [`fill_runs`] of a row of [`SHORT_ROW`] elements or more: vectorised for the processor.
+fn fill_long_runs<A: Copy, R>(
     dst: &mut [R],
     lanes: (Lane<'_, A>, Lane<'_, A>),
     f: impl Fn(A, A) -> R,
@@ -548,19 +569,33 @@ fn fill_runs_body<A: Copy, R>(
     interrupt: &Interrupt,
 ) -> Result<bool> {
     let n = dst.len();
+    fn part<A>(lane: Lane<'_, A>, r: std::ops::Range<usize>) -> Lane<'_, A> {
+        match lane {
+            Lane::Run(xs) => Lane::Run(&xs[r]),
+            other => other,
+        }
+    }
     for (c, piece) in dst.chunks_mut(PIECE).enumerate() {
         let r = c * PIECE..(c * PIECE + PIECE).min(n);
-        match (x, y) {
-            (Lane::Run(xs), Lane::Run(ys)) => {
-                piece.iter_mut().zip(&xs[r.clone()]).zip(&ys[r]).for_each(|((d, &a), &b)| *d = f(a, b))
-            }
-            (Lane::Run(xs), Lane::Const(b)) => piece.iter_mut().zip(&xs[r]).for_each(|(d, &a)| *d = f(a, b)),
-            (Lane::Const(a), Lane::Run(ys)) => piece.iter_mut().zip(&ys[r]).for_each(|(d, &b)| *d = f(a, b)),
-            _ => return Ok(false),
+        if !fill_piece(piece, (part(x, r.clone()), part(y, r)), &f) {
+            return Ok(false);
         }
         interrupt.check()?;
     }
     Ok(true)
+}
+
+/// `dst[k] = f(x[k], y[k])` over slices walked together when each lane is a run as long as
+/// `dst` or a constant (not both constants); false, having written nothing, otherwise.
+#[inline(always)]
+fn fill_piece<A: Copy, R>(dst: &mut [R], (x, y): (Lane<'_, A>, Lane<'_, A>), f: &impl Fn(A, A) -> R) -> bool {
+    match (x, y) {
+        (Lane::Run(xs), Lane::Run(ys)) => dst.iter_mut().zip(xs).zip(ys).for_each(|((d, &a), &b)| *d = f(a, b)),
+        (Lane::Run(xs), Lane::Const(b)) => dst.iter_mut().zip(xs).for_each(|(d, &a)| *d = f(a, b)),
+        (Lane::Const(a), Lane::Run(ys)) => dst.iter_mut().zip(ys).for_each(|(d, &b)| *d = f(a, b)),
+        _ => return false,
+    }
+    true
 }
 
 /// An empty `Vec`, allocated fallibly, with room for `len` values of the result of an
