@@ -59,7 +59,16 @@ struct Bound {
     f: KernelFn,
     bind: program::Binding,
     /// Where to keep it for the next batch of the same structure, when it was built anew.
-    replay: Option<(ReplayKey, Recipe, bool, Slot)>,
+    replay: Option<ToKeep>,
+}
+
+/// What a kernel built anew leaves for the next batch of the same structure ([`Replay`]).
+struct ToKeep {
+    key: ReplayKey,
+    recipe: Recipe,
+    /// The code is final (see [`Replay::final_code`]).
+    final_code: bool,
+    slot: Slot,
 }
 
 /// Steps looked at past the first kernel of a row-blocked group.
@@ -252,7 +261,7 @@ impl CpuEngine {
         }
         let (f, final_code, slot) = self.cache.get(&prog, work(&prog, &bind))?;
         Self::run_bound(&prog, f, &bind, mem, &self.pool, &cfg, &mut self.profile)?;
-        self.keep_replay(Bound { prog, f, bind, replay: key.map(|key| (key, recipe, final_code, slot)) });
+        self.keep_replay(Bound { prog, f, bind, replay: key.map(|key| ToKeep { key, recipe, final_code, slot }) });
         Ok(())
     }
 
@@ -292,7 +301,7 @@ impl CpuEngine {
         }
         let (prog, bind, recipe) = program::build_with_recipe(k, batch)?;
         let (f, final_code, slot) = self.cache.get(&prog, work(&prog, &bind))?;
-        Ok(Bound { prog, f, bind, replay: key.map(|key| (key, recipe, final_code, slot)) })
+        Ok(Bound { prog, f, bind, replay: key.map(|key| ToKeep { key, recipe, final_code, slot }) })
     }
 
     /// The kernel of step `step` when a row-blocked group may take it: neither a matrix product
@@ -531,7 +540,7 @@ impl CpuEngine {
     /// Keeps `b`'s program, code and recipe for the next batch of the same structure, when it
     /// was built anew.
     fn keep_replay(&mut self, b: Bound) {
-        if let Some((key, recipe, final_code, slot)) = b.replay {
+        if let Some(ToKeep { key, recipe, final_code, slot }) = b.replay {
             if self.replays.len() >= MAX_REPLAYS {
                 self.replays.clear();
             }
