@@ -1385,17 +1385,20 @@ fn _scatter(
 ) -> PyResult<()> {
     let (a, index) = (a.get(), index.get());
     let dtype = a.view().dtype();
-    // A Python number is the instruction's constant, cast as an assignment casts it; anything
-    // else is assigned to an array of the index's shape first.
-    let constant = match arg(values)? {
-        Some((Arg::Weak(w @ (Weak::Bool(_) | Weak::Int(_))), _)) => w.to_scalar(dtype),
-        Some((Arg::Weak(w @ Weak::Float(_)), _)) if dtype.is_float() => w.to_scalar(dtype),
-        _ => None,
+    // A Python number is the instruction's constant, cast as an assignment casts it; an array
+    // of the index's shape and `a`'s dtype is read where it is; anything else is assigned to
+    // an array of the index's shape first.
+    let (constant, same) = match arg(values)? {
+        Some((Arg::Weak(w @ (Weak::Bool(_) | Weak::Int(_))), _)) => (w.to_scalar(dtype), None),
+        Some((Arg::Weak(w @ Weak::Float(_)), _)) if dtype.is_float() => (w.to_scalar(dtype), None),
+        Some((Arg::Arr(v), None)) if v.dtype() == dtype && same_shape(&v.shape, &index.view().shape) => (None, Some(v)),
+        _ => (None, None),
     };
     let mut _temp = None;
-    let src = match constant {
-        Some(c) => Operand::Const(c),
-        None => {
+    let src = match (constant, same) {
+        (Some(c), _) => Operand::Const(c),
+        (None, Some(v)) => Operand::View(v),
+        (None, None) => {
             let (src, h) = new_array(&index.view().shape, dtype)?;
             _assign(py, &Bound::new(py, NdArray::new(src.clone(), h.clone()))?, values)?;
             _temp = Some(h);
