@@ -11,6 +11,7 @@ use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
 use std::collections::TryReserveError;
 use std::sync::Arc;
+use vm_ir::view::same_shape;
 use vm_ir::{DType, Instruction, Opcode, Operand, View};
 
 /// The row-major positions of the true elements of `mask` (a contiguous run of bool bytes).
@@ -61,6 +62,49 @@ fn _true_positions(py: Python<'_>, mask: &Bound<'_, NdArray>) -> PyResult<Py<NdA
     let positions = scanned.expect("host_bytes calls its closure").map_err(|_| no_memory(n))?;
     let (out, h) = positions_array(py, positions, n)?;
     wrap(py, out, h)
+}
+
+/// `a[mask] = values` for a bool `mask` of `a`'s shape over a row-major `a`, with `values` a
+/// vmnp array of `a`'s dtype, at most 1-d, holding one value per true element or one for all:
+/// the mask's positions (computing the mask: one flush) scatter the values, in one call.
+/// `False`, with nothing done, for anything else (the caller's general path: casts, NumPy's
+/// errors).
+#[pyfunction]
+fn _masked_store(
+    py: Python<'_>,
+    a: &Bound<'_, NdArray>,
+    mask: &Bound<'_, NdArray>,
+    values: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
+    let (dst, m) = (a.get().view().clone(), mask.get().view().clone());
+    let Ok(values) = values.cast::<NdArray>() else { return Ok(false) };
+    let v = values.get().view().clone();
+    let fits = m.dtype() == DType::Bool && same_shape(&m.shape, &dst.shape) && dst.is_contiguous();
+    if !fits || v.dtype() != dst.dtype() || v.ndim() > 1 {
+        return Ok(false);
+    }
+    a.get().check_writeable("assignment destination")?;
+    let (m, _copy) = row_major(py, m)?;
+    let (start, n, id) = (m.start as usize, m.nelem(), m.base.id);
+    let mut scanned = None;
+    crate::session::host_bytes(py, id, |bytes| scanned = Some(true_positions(&bytes[start..start + n])))?;
+    let positions = scanned.expect("host_bytes calls its closure").map_err(|_| no_memory(n))?;
+    let count = positions.len();
+    if v.nelem() != count && v.nelem() != 1 {
+        return Ok(false); // NumPy's error, from the general path
+    }
+    if count == 0 {
+        return Ok(true);
+    }
+    let (index, _h) = positions_array(py, positions, n)?;
+    let view = |base, start, n, stride| View::new(base, start, &[n], &[stride]).map_err(|e| value_err(e.to_string()));
+    let flat = view(dst.base, dst.start, n, 1)?;
+    // One value for all: read `count` times (stride 0).
+    let stride = if v.nelem() == count { v.stride.first().copied().unwrap_or(0) } else { 0 };
+    let src = view(v.base, v.start, count, stride)?;
+    let instr = Instruction::new(Opcode::Scatter, [Operand::View(flat), Operand::View(src), Operand::View(index)]);
+    vm()?.submit(py, instr)?;
+    Ok(true)
 }
 
 /// The error for positions or elements of `n` mask elements that memory cannot hold.
@@ -173,6 +217,7 @@ fn elements_at(data: &[u8], start: usize, width: usize, positions: &[i64]) -> Re
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_true_positions, m)?)?;
     m.add_function(wrap_pyfunction!(_compress, m)?)?;
+    m.add_function(wrap_pyfunction!(_masked_store, m)?)?;
     Ok(())
 }
 

@@ -146,7 +146,7 @@ def setitem(a, key, value):
         return
     mask = _leading_mask(a, key)
     if mask is not None:
-        if _vmnp._masked_fill(a, mask, value):
+        if _vmnp._masked_fill(a, mask, value) or _vmnp._masked_store(a, mask, value):
             return
         v = value if isinstance(value, (int, float, bool, _v.ndarray)) else _v.asarray(value)
         if not isinstance(v, _v.ndarray):
