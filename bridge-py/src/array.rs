@@ -237,6 +237,13 @@ fn numpy_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Scalar>> {
     Ok(Some(Scalar::from_ne_bytes(dt, &crate::scalars::numpy_scalar_bytes(obj, dt))))
 }
 
+/// `key` as a vmnp bool array of `a`'s shape (at least 1-d): a mask of every axis.
+fn full_mask<'py>(a: &Bound<'py, NdArray>, key: &Bound<'py, PyAny>) -> Option<Bound<'py, NdArray>> {
+    let mask = key.cast_exact::<NdArray>().ok()?;
+    let (m, v) = (mask.get().view(), a.get().view());
+    (m.dtype() == DType::Bool && m.ndim() > 0 && same_shape(&m.shape, &v.shape)).then(|| mask.clone())
+}
+
 /// Converts a Python operand; `None` for types vmnp does not take. The second element keeps a
 /// converted array alive until the caller has recorded its use.
 pub fn arg<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<(Arg, Option<Bound<'py, PyAny>>)>> {
@@ -1540,10 +1547,16 @@ impl NdArray {
                 Ok(ops::unary(py, Opcode::Identity, element.bind(py).as_any(), None)?.expect("an array operand"))
             }
             Some((v, false)) => Ok(slf.get().with_view(py, v)?.into_any()),
-            None => match gather_in_range(py, slf, key)? {
-                Some(r) => Ok(r),
-                None => Ok(hook(py, "getitem")?.call1((slf, key))?.unbind()),
-            },
+            None => {
+                if let Some(mask) = full_mask(slf, key) {
+                    // `x[x > 0]`: the elements where the mask holds, in one call.
+                    return Ok(crate::positions::_compress(py, slf, &mask)?.into_any());
+                }
+                match gather_in_range(py, slf, key)? {
+                    Some(r) => Ok(r),
+                    None => Ok(hook(py, "getitem")?.call1((slf, key))?.unbind()),
+                }
+            }
         }
     }
 
@@ -1590,7 +1603,20 @@ impl NdArray {
                 let target = Bound::new(py, NdArray::new(v, slf.get().handle()))?;
                 ops::_assign(py, &target, value)
             }
-            None => hook(py, "setitem")?.call1((slf, key, value)).map(drop),
+            None => {
+                // `x[x > 0] = y` of `x`'s dtype, or of a Python number: in one call.
+                let plain = value.is_exact_instance_of::<PyFloat>()
+                    || value.is_exact_instance_of::<PyInt>()
+                    || value.is_exact_instance_of::<PyBool>();
+                if let Some(mask) = full_mask(slf, key)
+                    && ((plain && ops::_masked_fill(py, slf, &mask, value)?)
+                        || (value.is_exact_instance_of::<NdArray>()
+                            && crate::positions::_masked_store(py, slf, &mask, value)?))
+                {
+                    return Ok(());
+                }
+                hook(py, "setitem")?.call1((slf, key, value)).map(drop)
+            }
         }
     }
 

@@ -859,7 +859,7 @@ fn stored_constant(value: &Bound<'_, PyAny>, a: Arg, dt: DType, checked: bool) -
 /// or NumPy number): one `select` writing `a` where the mask holds, nothing computed now.
 /// `False` for any other value (the caller's general path).
 #[pyfunction]
-fn _masked_fill(
+pub(crate) fn _masked_fill(
     py: Python<'_>,
     a: &Bound<'_, NdArray>,
     mask: &Bound<'_, NdArray>,

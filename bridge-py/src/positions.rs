@@ -70,7 +70,7 @@ fn _true_positions(py: Python<'_>, mask: &Bound<'_, NdArray>) -> PyResult<Py<NdA
 /// `False`, with nothing done, for anything else (the caller's general path: casts, NumPy's
 /// errors).
 #[pyfunction]
-fn _masked_store(
+pub(crate) fn _masked_store(
     py: Python<'_>,
     a: &Bound<'_, NdArray>,
     mask: &Bound<'_, NdArray>,
@@ -143,7 +143,7 @@ fn positions_array(py: Python<'_>, positions: Vec<i64>, n: usize) -> PyResult<(V
 /// host memory (always, on a stack computing there) the elements are copied out of it in one
 /// pass; elsewhere (a device's memory) their positions are gathered on the VM.
 #[pyfunction]
-fn _compress(py: Python<'_>, a: &Bound<'_, NdArray>, mask: &Bound<'_, NdArray>) -> PyResult<Py<NdArray>> {
+pub(crate) fn _compress(py: Python<'_>, a: &Bound<'_, NdArray>, mask: &Bound<'_, NdArray>) -> PyResult<Py<NdArray>> {
     let (a, mask) = (a.get().view().clone(), mask.get().view().clone());
     if mask.dtype() != DType::Bool || mask.shape != a.shape {
         return Err(value_err(format!(

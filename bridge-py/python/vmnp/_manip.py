@@ -883,15 +883,17 @@ def select(condlist, choicelist, default=0):
         dtype = _np.result_type(*[c if type(c) in weak else c.dtype for c in choices])
     except TypeError as e:
         raise TypeError(f"Choicelist and default value do not have a common dtype: {e}") from None
-    # NumPy's order of errors: shapes that do not broadcast, conditions that are not boolean,
-    # then the casts of the choices into the result.
+    # NumPy's order of errors: shapes that do not broadcast (the conditions together, the
+    # choices together, then the choices into the result's shape), conditions that are not
+    # boolean, then the casts of the choices into the result.
     conds = _v.broadcast_arrays(*condlist)
-    _np.broadcast_shapes(*(_np.shape(c) for c in choices))
+    choice_shape = _np.broadcast_shapes(*(_np.shape(c) for c in choices))
     for i, cond in enumerate(conds):
         if cond.dtype != _np.bool_:
             raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
-    if _np.ndim(choices[0]):
-        _np.broadcast_shapes(conds[0].shape, _np.shape(choices[0]))
+    shape = _np.broadcast_shapes(conds[0].shape, choice_shape) if choice_shape else conds[0].shape
+    if _np.broadcast_shapes(shape, choice_shape) != shape:
+        raise ValueError(f"could not broadcast input array from shape {choice_shape} into shape {shape}")
     for c in choices[:-1]:
         # NumPy copies each choice into the result as an array: a Python int as an int64 one.
         if type(c) is int and dtype.kind == "u":
