@@ -55,13 +55,18 @@ fn _true_positions(py: Python<'_>, mask: &Bound<'_, NdArray>) -> PyResult<Py<NdA
     if v.dtype() != DType::Bool {
         return Err(value_err(format!("positions of a {} array; a bool one was expected", v.dtype())));
     }
-    let (v, _copy) = row_major(py, v)?;
-    let (start, n, id) = (v.start as usize, v.nelem(), v.base.id);
+    let n = v.nelem();
+    let (out, h) = positions_array(py, mask_positions(py, v)?, n)?;
+    wrap(py, out, h)
+}
+
+/// The row-major positions of the true elements of bool view `mask` (computed: one flush).
+fn mask_positions(py: Python<'_>, mask: View) -> PyResult<Vec<i64>> {
+    let (mask, _copy) = row_major(py, mask)?;
+    let (start, n, id) = (mask.start as usize, mask.nelem(), mask.base.id);
     let mut scanned = None;
     crate::session::host_bytes(py, id, |bytes| scanned = Some(true_positions(&bytes[start..start + n])))?;
-    let positions = scanned.expect("host_bytes calls its closure").map_err(|_| no_memory(n))?;
-    let (out, h) = positions_array(py, positions, n)?;
-    wrap(py, out, h)
+    scanned.expect("host_bytes calls its closure").map_err(|_| no_memory(n))
 }
 
 /// `a[mask] = values` for a bool `mask` of `a`'s shape over a row-major `a`, with `values` a
@@ -84,11 +89,8 @@ pub(crate) fn _masked_store(
         return Ok(false);
     }
     a.get().check_writeable("assignment destination")?;
-    let (m, _copy) = row_major(py, m)?;
-    let (start, n, id) = (m.start as usize, m.nelem(), m.base.id);
-    let mut scanned = None;
-    crate::session::host_bytes(py, id, |bytes| scanned = Some(true_positions(&bytes[start..start + n])))?;
-    let positions = scanned.expect("host_bytes calls its closure").map_err(|_| no_memory(n))?;
+    let n = m.nelem();
+    let positions = mask_positions(py, m)?;
     let count = positions.len();
     if v.nelem() != count && v.nelem() != 1 {
         return Ok(false); // NumPy's error, from the general path
