@@ -117,6 +117,10 @@ struct BaseState {
     /// runtime makes itself must queue a DISCARD so that components drop what they hold of it.
     /// A base the stack never heard of is freed by the runtime alone.
     known: bool,
+    /// The runtime wrote the base in host memory before the stack heard of it: the stack is
+    /// told (a DISCARD: host memory holds its value) just before the first queued instruction
+    /// that names it ([`Runtime::pay_owed_discards`]). One freed first costs the stack nothing.
+    discard_owed: bool,
 }
 
 impl BaseState {
@@ -136,6 +140,7 @@ impl BaseState {
             used_until: 0,
             discarded_until: 0,
             known: false,
+            discard_owed: false,
         }
     }
 }
@@ -178,6 +183,8 @@ pub struct Runtime {
     /// Registered extension methods by opcode number: the name, and the operand rule when the
     /// VM knows the method ([`vm_ir::extension::rule`]).
     extensions: Vec<(String, Option<&'static ExtensionRule>)>,
+    /// How many live bases have `discard_owed` set (none: queueing looks for no DISCARD to pay).
+    owed_discards: usize,
     options: RuntimeOptions,
     /// The stack has a direct executor ([`Component::direct`]) and direct execution is on.
     direct: bool,
@@ -212,6 +219,7 @@ impl Runtime {
             synced_along: Vec::new(),
             left_queue: 0,
             extensions: Vec::new(),
+            owed_discards: 0,
             options,
             wide_direct_until: 0,
             stats: RuntimeStats::default(),
@@ -301,6 +309,14 @@ impl Runtime {
             self.stats.instructions += 1;
             return self.run_direct_last();
         }
+        let start = if self.owed_discards > 0 {
+            // (A base the batch frees has left the table already.)
+            let freed_owed: Vec<Base> = freed.iter().filter(|s| s.discard_owed).map(|s| s.base).collect();
+            self.owed_discards -= freed_owed.len();
+            self.pay_owed_discards(start, freed_owed)
+        } else {
+            start
+        };
         let mut flush = false;
         for i in start..self.pending.len() {
             let number = self.left_queue + i as u64;
@@ -345,6 +361,7 @@ impl Runtime {
         if self.direct && self.runs_direct(&self.pending[i], false) {
             return self.run_direct_last();
         }
+        let i = if self.owed_discards > 0 { self.pay_owed_discards(i, Vec::new()) } else { i };
         let number = self.left_queue + i as u64;
         let flush = track(&mut self.bases, &mut self.memory, &mut self.syncs, &self.pending[i], number);
         if !flush {
@@ -488,8 +505,9 @@ impl Runtime {
         crate::trace::end(begun, "direct", || instr.opcode.name(), || vec![("elements", out.nelem)]);
         if matches!(result, Err(Error::Unsupported(_))) && instr.opcode.kind() == Kind::Extension {
             // An extension method the executor lacks (it refuses before writing): the stack's.
+            let i = if self.owed_discards > 0 { self.pay_owed_discards(i, Vec::new()) } else { i };
             let number = self.left_queue + i as u64;
-            let flush = track(&mut self.bases, &mut self.memory, &mut self.syncs, instr, number);
+            let flush = track(&mut self.bases, &mut self.memory, &mut self.syncs, &self.pending[i], number);
             return self.queued(flush);
         }
         self.pending.truncate(i);
@@ -511,16 +529,49 @@ impl Runtime {
     }
 
     /// Queues a DISCARD of base `id`, which the runtime wrote in host memory, unless one queued
-    /// already follows every queued use of it (a loop writing element after element).
+    /// already follows every queued use of it (a loop writing element after element). For a
+    /// base the stack never heard of, the DISCARD is owed until an instruction queued names the
+    /// base: a base only host writes and direct runs touch (a mask's positions, a small
+    /// literal) costs the stack nothing, not even its FREE.
     fn queue_discard(&mut self, id: BaseId) {
         let number = self.left_queue + self.pending.len() as u64;
         let state = self.bases.get_mut(&id).expect("a live base");
-        state.known = true;
+        if !state.known {
+            if !state.discard_owed {
+                state.discard_owed = true;
+                self.owed_discards += 1;
+            }
+            return;
+        }
         if state.discarded_until > self.left_queue && state.discarded_until > state.used_until {
             return;
         }
         state.discarded_until = number + 1;
         self.pending.push(Instruction::new(Opcode::Discard, [Operand::View(View::of_base(state.base))]));
+    }
+
+    /// Inserts at `pending[at]` the DISCARDs owed ([`BaseState::discard_owed`]) of the bases
+    /// that the instructions `pending[at..]`, not yet tracked, name, and of `owed` (bases they
+    /// free); returns where those instructions now start.
+    fn pay_owed_discards(&mut self, at: usize, mut owed: Vec<Base>) -> usize {
+        for instr in &self.pending[at..] {
+            for v in instr.views() {
+                if let Some(state) = self.bases.get_mut(&v.base.id)
+                    && state.discard_owed
+                {
+                    state.discard_owed = false;
+                    self.owed_discards -= 1;
+                    owed.push(v.base);
+                }
+            }
+        }
+        let discards = owed.iter().map(|&b| Instruction::new(Opcode::Discard, [Operand::View(View::of_base(b))]));
+        self.pending.splice(at..at, discards);
+        for k in 0..owed.len() {
+            let number = self.left_queue + (at + k) as u64;
+            track(&mut self.bases, &mut self.memory, &mut self.syncs, &self.pending[at + k], number);
+        }
+        at + owed.len()
     }
 
     /// Flushes after instructions joined the pending batch when one was a SYNC (`sync`) or the
@@ -760,7 +811,9 @@ impl Runtime {
         self.memory.unpin(id);
         self.stats.instructions += 1;
         if !state.known {
-            // Only the runtime ever held it (direct execution): nothing to tell the stack.
+            // Only the runtime ever held it (host writes, direct execution): nothing to tell
+            // the stack.
+            self.owed_discards -= usize::from(state.discard_owed);
             self.memory.free(id);
             return Ok(());
         }
@@ -1233,11 +1286,12 @@ mod tests {
     fn a_write_in_host_memory_runs_nothing_and_a_queued_base_is_left_to_write() {
         let (mut rt, seen) = direct_runtime_of(4);
         let [a, b] = [(); 2].map(|()| rt.new_base(DType::F64, 8).unwrap());
-        // A fresh base is in host memory: written at once, one DISCARD queued for the engines.
+        // A fresh base is in host memory: written at once, and no engine holds a copy to
+        // discard (the stack never saw it).
         assert!(rt.write_in_host(a.id, 3, &2.5f64.to_ne_bytes()).unwrap());
         assert!(rt.write_in_host(a.id, 4, &1.5f64.to_ne_bytes()).unwrap());
         assert_eq!(rt.read_in_host(a.id, 3).unwrap(), Some(Scalar::F64(2.5)));
-        assert_eq!(rt.pending_len(), 1, "one DISCARD stands for the run of writes");
+        assert_eq!(rt.pending_len(), 0, "nothing queued");
         // The element's bytes, of a dtype narrower than the buffer they are copied to.
         let small = rt.new_base(DType::I16, 3).unwrap();
         assert!(rt.write_in_host(small.id, 2, &(-300i16).to_ne_bytes()).unwrap());
@@ -1256,6 +1310,12 @@ mod tests {
         assert!(!seen.lock().unwrap().is_empty(), "the queued add ran before the write");
         rt.sync(b.id).unwrap();
         assert_eq!(rt.read_in_host(b.id, 0).unwrap(), Some(Scalar::F64(1.0)));
+        // A base the stack has seen: its engines' copies are discarded, one DISCARD for a run
+        // of writes.
+        rt.flush().unwrap();
+        assert!(rt.write_in_host(b.id, 1, &3.0f64.to_ne_bytes()).unwrap());
+        assert!(rt.write_in_host(b.id, 2, &4.0f64.to_ne_bytes()).unwrap());
+        assert_eq!(rt.pending_len(), 1, "one DISCARD");
     }
 
     #[test]
@@ -1328,8 +1388,8 @@ mod tests {
         let (mut rt, seen) = direct_runtime();
         let [a, b, c] = [(); 3].map(|()| rt.new_base(DType::F64, 4).unwrap());
         rt.write(a.id, 0, &[0u8; 32]).unwrap();
-        // a is current: b = a + 1 runs at once, then c = b + 1 too; nothing reaches the stack
-        // but a's DISCARD, and b's value is readable without a sync.
+        // a is current: b = a + 1 runs at once, then c = b + 1 too; nothing reaches the stack,
+        // and b's value is readable without a sync.
         rt.submit_one(add_into(b, a)).unwrap();
         rt.submit_one(add_into(c, b)).unwrap();
         assert_eq!(rt.stats().direct, 2);
@@ -1338,14 +1398,12 @@ mod tests {
         assert!(rt.is_in_host(c.id).unwrap());
         rt.sync(c.id).unwrap();
         assert_eq!(rt.host_slice::<f64>(c.id).unwrap(), &[9.0; 4]);
-        assert_eq!(rt.pending_len(), 1, "a's DISCARD");
+        assert_eq!(rt.pending_len(), 0);
         // Temporaries the stack never heard of are freed by the runtime alone.
         rt.free(b.id).unwrap();
         rt.free(c.id).unwrap();
         rt.flush().unwrap();
-        let seen = seen.lock().unwrap();
-        assert_eq!(seen.len(), 1);
-        assert!(seen[0].contains("discard") && !seen[0].contains("free") && !seen[0].contains("add"), "{}", seen[0]);
+        assert!(seen.lock().unwrap().is_empty(), "the stack heard of nothing");
     }
 
     #[test]
@@ -1475,6 +1533,38 @@ mod tests {
     }
 
     #[test]
+    fn a_host_written_base_is_discarded_just_before_the_stack_first_hears_of_it() {
+        let (mut rt, seen) = direct_runtime_of(2);
+        let [a, b, c, d] = [(); 4].map(|()| rt.new_base(DType::F64, 4).unwrap());
+        for x in [a, b, c] {
+            rt.write(x.id, 0, &[0u8; 32]).unwrap();
+        }
+        assert_eq!(rt.pending_len(), 0, "three DISCARDs owed, none queued");
+        // Too large to run at once: queued after a's DISCARD.
+        rt.submit_one(add_into(d, a)).unwrap();
+        // A batch that reads b and frees it: b's DISCARD comes first.
+        let free_b = Instruction::new(Opcode::Free, [View::of_base(b).into()]);
+        rt.submit(vec![add_into(d, b), free_b]).unwrap();
+        // c is freed unused: neither its DISCARD nor its FREE reach the stack.
+        rt.free(c.id).unwrap();
+        rt.sync(d.id).unwrap();
+        let seen = seen.lock().unwrap();
+        let ops: Vec<&str> = seen
+            .iter()
+            .flat_map(|b| b.lines())
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|w| *w != ".base")
+            .collect();
+        assert_eq!(ops, ["discard", "add", "discard", "add", "free", "sync"], "{seen:?}");
+        let text = seen.join("\n");
+        assert!(
+            text.contains(&format!("discard b{}", a.id.0)) && text.contains(&format!("discard b{}", b.id.0)),
+            "{text}"
+        );
+        assert!(!text.contains(&format!("b{}", c.id.0)), "{text}");
+    }
+
+    #[test]
     fn small_matrix_products_run_at_once_where_the_executor_has_them() {
         let (mut rt, _) = direct_runtime_of(8);
         let matmul = rt.register_extension(vm_ir::extension::MATMUL).unwrap();
@@ -1489,7 +1579,7 @@ mod tests {
         let column = View::new(a, 0, &[4, 1], &[1, 4]).unwrap().into();
         let one = View::new(dot, 0, &[1, 1], &[1, 1]).unwrap().into();
         rt.submit_one(Instruction::new(matmul, [one, row, column])).unwrap();
-        assert_eq!((rt.stats().direct, rt.pending_len()), (1, 2), "a's DISCARD and the product");
+        assert_eq!((rt.stats().direct, rt.pending_len()), (1, 2), "a's DISCARD, owed since its write, and the product");
         rt.sync(dot.id).unwrap();
         assert_eq!(rt.host_slice::<f64>(dot.id).unwrap(), &[7.0]);
         // Views of at most 512 elements, but more multiply-adds than 512: queued.
