@@ -366,10 +366,7 @@ pub fn binary(
     out: Option<&Bound<'_, NdArray>>,
 ) -> PyResult<Option<Py<PyAny>>> {
     let (Some((x, _kx)), Some((y, _ky))) = (arg(a)?, arg(b)?) else { return Ok(None) };
-    let (op, args) = match is_comparison(op) {
-        true => exact_past_int64(op, compared_past_int64([x, y])),
-        false => (op, [x, y]),
-    };
+    let (op, args) = if is_comparison(op) { exact_past_int64(op, compared_past_int64([x, y])) } else { (op, [x, y]) };
     let (op, mut ct, mut od) = binary_types(op, result_type(&args))?;
     if op == Opcode::Power && ct.is_integer() && ct.is_signed() && negative_scalar(&args[1]) {
         return Err(value_err("Integers to negative integer powers are not allowed."));
@@ -1385,12 +1382,13 @@ fn _scatter(
 ) -> PyResult<()> {
     let (a, index) = (a.get(), index.get());
     let dtype = a.view().dtype();
-    // A Python number is the instruction's constant, cast as an assignment casts it; an array
+    // A number is the instruction's constant, converted as an assignment converts it; an array
     // of the index's shape and `a`'s dtype is read where it is; anything else is assigned to
     // an array of the index's shape first.
     let (constant, same) = match arg(values)? {
-        Some((Arg::Weak(w @ (Weak::Bool(_) | Weak::Int(_))), _)) => (w.to_scalar(dtype), None),
-        Some((Arg::Weak(w @ Weak::Float(_)), _)) if dtype.is_float() => (w.to_scalar(dtype), None),
+        Some((number @ (Arg::Weak(_) | Arg::Strong(_)), _)) => {
+            (Some(stored_constant(values, number, dtype, true)?), None)
+        }
         Some((Arg::Arr(v), None)) if v.dtype() == dtype && same_shape(&v.shape, &index.view().shape) => (None, Some(v)),
         _ => (None, None),
     };

@@ -3,7 +3,7 @@
 
 use crate::reduce::{Reducible, scan};
 use crate::views;
-use vm_ir::{BinaryOp, DType, Element, Error, Instruction, Kind, Opcode, Operand, Result, View, with_dtype};
+use vm_ir::{DType, Element, Error, Instruction, Kind, Opcode, Operand, Result, View, with_dtype};
 use vm_runtime::HostMemory;
 use vm_runtime::memory::{try_collect, try_vec};
 
@@ -227,10 +227,10 @@ fn out_of_range(instr: &Instruction, i: usize, k: i128, len: usize) -> Error {
 fn scatter(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let (dst, index) = (view(instr, 0)?, view(instr, 2)?);
     let combine = match instr.opcode {
-        Opcode::ScatterAdd => Some(match vm_ir::opcode::scatter_add_op(dst.dtype()) {
-            BinaryOp::BitwiseOr => Opcode::BitwiseOrReduce,
-            _ => Opcode::AddReduce,
-        }),
+        Opcode::ScatterAdd => {
+            let reduction = vm_ir::opcode::scatter_add_op(dst.dtype()).reduction();
+            Some(Opcode::from(reduction.expect("scatter_add combines as a reduction does")))
+        }
         _ => None,
     };
     allocate(instr, mem)?;

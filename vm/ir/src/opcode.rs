@@ -600,6 +600,14 @@ impl ReduceOp {
     }
 }
 
+impl BinaryOp {
+    /// The reduction that combines its elements with this operation (`add_reduce` for `add`),
+    /// when the bytecode has one.
+    pub fn reduction(self) -> Option<ReduceOp> {
+        ReduceOp::ALL.iter().copied().find(|r| r.combiner() == Some(self))
+    }
+}
+
 impl AccumulateOp {
     /// The binary opcode the scan applies between the running value and the next element.
     pub fn combiner(self) -> BinaryOp {
@@ -681,6 +689,19 @@ mod tests {
         }
         assert_eq!(Opcode::from_id(EXTENSION_BASE + 3).unwrap(), Opcode::Extension(3));
         assert!(Opcode::from_id(999).is_err());
+    }
+
+    #[test]
+    fn a_binary_operation_and_its_reduction_name_each_other() {
+        assert_eq!(BinaryOp::Add.reduction(), Some(ReduceOp::AddReduce));
+        assert_eq!(BinaryOp::BitwiseOr.reduction(), Some(ReduceOp::BitwiseOrReduce));
+        assert_eq!(BinaryOp::Subtract.reduction(), None);
+        for r in ReduceOp::ALL.iter().filter(|r| !Opcode::from(**r).is_arg_reduce()) {
+            assert_eq!(r.combiner().and_then(BinaryOp::reduction), Some(*r), "{r:?}");
+        }
+        for dtype in [DType::Bool, DType::I8, DType::F64] {
+            assert!(scatter_add_op(dtype).reduction().is_some(), "{dtype}");
+        }
     }
 
     #[test]
