@@ -158,6 +158,8 @@ pub fn emit(b: &mut FunctionBuilder, op: Opcode, d: DType, ind: DType, args: &[V
         OpClass::Gather
         | OpClass::Scatter
         | OpClass::ScatterAdd
+        | OpClass::Sort
+        | OpClass::Argsort
         | OpClass::System(_)
         | OpClass::Nothing
         | OpClass::Extension(_) => Err(unsupported(op, d)),

@@ -17,6 +17,7 @@ pub fn execute(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
         Kind::Accumulate => accumulate(instr, mem),
         Kind::Gather => gather(instr, mem),
         Kind::Scatter => scatter(instr, mem),
+        Kind::Sort => sort(instr, mem),
         Kind::Reduce if view(instr, 1)?.nelem() == 0 => empty_reduce(instr, mem),
         Kind::Reduce if vm_fusion::is_float_product(instr) => ordered_product(instr, mem),
         k => Err(Error::Internal(format!("{} ({k:?}) is not a native instruction", instr.opcode))),
@@ -33,6 +34,25 @@ fn accumulate(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
         let mut data = views::read::<T>(mem, input)?;
         scan(instr.opcode, &mut data, &input.shape, axis);
         views::write(mem, out, &data)
+    })
+}
+
+/// `sort` and `argsort` (the whole input read before the output is written).
+fn sort(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+    let (out, input) = (view(instr, 0)?, view(instr, 1)?);
+    let axis = instr.axis().ok_or_else(|| Error::invalid(Some(2), "missing axis"))?;
+    views::buffer(mem, out)?;
+    with_dtype!(input.dtype(), T => {
+        let mut data = views::read::<T>(mem, input)?;
+        if instr.opcode == Opcode::Argsort {
+            let mut positions = try_vec::<i64>(data.len(), out.base.id, "argsort's positions")?;
+            positions.resize(data.len(), 0);
+            vm_ir::semantics::argsort_lines(&data, &input.shape, axis, &mut positions);
+            views::write(mem, out, &positions)
+        } else {
+            vm_ir::semantics::sort_lines(&mut data, &input.shape, axis);
+            views::write(mem, out, &data)
+        }
     })
 }
 

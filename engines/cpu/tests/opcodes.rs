@@ -72,6 +72,16 @@ fn cases(op: Opcode, o: DType, i: DType) -> Vec<(Vec<Instruction>, Vec<Base>, Ve
             }))
             .filter(|c| !c.0.is_empty())
             .collect(),
+        Kind::Sort => {
+            let mut cases: Vec<_> = (0..2)
+                .map(|axis| (vec![Instruction::new(op, [m(out), m(a), Scalar::I64(axis).into()])], vec![a], vec![out]))
+                .collect();
+            if op == Opcode::Sort {
+                // In place.
+                cases.push((vec![Instruction::new(op, [m(a), m(a), Scalar::I64(1).into()])], vec![a], vec![a]));
+            }
+            cases
+        }
         Kind::Range => one(Instruction::new(op, [m(out)]), vec![]),
         Kind::Random => one(Instruction::new(op, [m(out), Scalar::U64(42).into(), Scalar::U64(1000).into()]), vec![]),
         Kind::Gather | Kind::Scatter => {

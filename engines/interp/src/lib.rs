@@ -32,6 +32,7 @@ mod index;
 mod iterate;
 mod matmul;
 mod reduce;
+mod sort;
 
 use std::collections::HashMap;
 use vm_ir::{Error, Instruction, Kind, OpClass, Opcode, Result, SystemOp};
@@ -93,6 +94,8 @@ impl Interp {
             OpClass::ScatterAdd => {
                 index::scatter(instr, mem, Some(vm_ir::opcode::scatter_add_op(instr.operands[0].dtype())))
             }
+            OpClass::Sort => sort::sort(instr, false, mem),
+            OpClass::Argsort => sort::sort(instr, true, mem),
             OpClass::System(system) => {
                 let view = instr
                     .operands

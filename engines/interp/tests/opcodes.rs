@@ -268,6 +268,32 @@ fn check_accumulate(env: &mut Env, op: Opcode, dt: DType) -> Check {
     Ok(())
 }
 
+fn check_sort(env: &mut Env, op: Opcode, dt: DType) -> Check {
+    for (rows, cols) in [(4, 5), (5, 4), (1, 23)] {
+        // Shifted so that lines mix zeros of both signs, NaNs, infinities and repeats.
+        let data = cycled(dt, rows * cols + 3)[3..].to_vec();
+        let input = env.scalars(dt, &data);
+        let input = vm_ir::View::contiguous(input.base, 0, &[rows, cols]).unwrap();
+        for ax in 0..2 {
+            let what = format!("{op} on {dt} along axis {ax} of {rows}x{cols}");
+            let out = env.empty(if op == Opcode::Argsort { DType::I64 } else { dt }, &[rows, cols]);
+            run(env, &what, op, vec![v(&out), v(&input), axis(ax as i64)])?;
+            let (n_lines, len) = if ax == 0 { (cols, rows) } else { (rows, cols) };
+            let at = |line: usize, k: usize| if ax == 0 { k * cols + line } else { line * cols + k };
+            let mut expected = data.clone();
+            for line in 0..n_lines {
+                let xs: Vec<Scalar> = (0..len).map(|k| data[at(line, k)]).collect();
+                for (k, p) in ref_sort_positions(&xs).into_iter().enumerate() {
+                    expected[at(line, k)] = if op == Opcode::Argsort { Scalar::I64(p as i64) } else { xs[p] };
+                }
+            }
+            let inputs: Vec<String> = data.iter().map(|x| x.to_string()).collect();
+            compare(&what, op, &inputs, &expected, &env.read_scalars(&out))?;
+        }
+    }
+    Ok(())
+}
+
 fn check_range(env: &mut Env, dt: DType) -> Check {
     let what = format!("range on {dt}");
     let out = env.empty(dt, &[3, 100]);
@@ -385,6 +411,7 @@ fn every_opcode_on_every_allowed_dtype() {
                 Kind::Reduce if op.is_arg_reduce() => results.push(check_arg_reduce(&mut env, op, dt)),
                 Kind::Reduce => results.push(check_reduce(&mut env, op, dt)),
                 Kind::Accumulate => results.push(check_accumulate(&mut env, op, dt)),
+                Kind::Sort => results.push(check_sort(&mut env, op, dt)),
                 Kind::Range => results.push(check_range(&mut env, dt)),
                 Kind::Random => results.push(check_random(&mut env, dt)),
                 Kind::Gather => {

@@ -733,7 +733,13 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, target: Target) -> Optio
                 generator(instr, d_out, &mut prm)?
             }
             // Not element-wise: never in a kernel of the fusion rule.
-            OpClass::Reduce(_) | OpClass::Accumulate(_) | OpClass::Gather | OpClass::Scatter | OpClass::ScatterAdd => {
+            OpClass::Reduce(_)
+            | OpClass::Accumulate(_)
+            | OpClass::Gather
+            | OpClass::Scatter
+            | OpClass::ScatterAdd
+            | OpClass::Sort
+            | OpClass::Argsort => {
                 return None;
             }
             OpClass::System(_) | OpClass::Nothing | OpClass::Extension(_) => return None,

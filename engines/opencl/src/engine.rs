@@ -718,7 +718,7 @@ impl OpenClEngine {
     }
 
     /// What to do with the non-blockable instruction at `position` of `batch`: scans, gather,
-    /// scatter and reductions to a position on the device, the rest (extension methods,
+    /// scatter and reductions to a position on the device, the rest (extension methods, sorts,
     /// reductions of nothing) on the fallback.
     fn plan_single(&self, batch: &[Instruction], position: usize, actions: &mut Vec<Action>) {
         let instr = &batch[position];

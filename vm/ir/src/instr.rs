@@ -109,10 +109,12 @@ impl Instruction {
         }
     }
 
-    /// The reduction/scan axis parameter, for [`Kind::Reduce`] and [`Kind::Accumulate`].
+    /// The axis parameter, for [`Kind::Reduce`], [`Kind::Accumulate`] and [`Kind::Sort`].
     pub fn axis(&self) -> Option<usize> {
         match self.opcode.kind() {
-            Kind::Reduce | Kind::Accumulate => self.operands.get(2)?.as_const().map(|s| s.as_i64() as usize),
+            Kind::Reduce | Kind::Accumulate | Kind::Sort => {
+                self.operands.get(2)?.as_const().map(|s| s.as_i64() as usize)
+            }
             _ => None,
         }
     }
@@ -278,7 +280,7 @@ impl Instruction {
                     }
                 }
             }
-            Kind::Reduce | Kind::Accumulate => {
+            Kind::Reduce | Kind::Accumulate | Kind::Sort => {
                 let Some(input) = self.operands[1].as_view() else {
                     return Err(Error::invalid(Some(1), format!("{op} reduces a view, not a constant")));
                 };

@@ -68,6 +68,11 @@ pub enum Kind {
     Reduce,
     /// `op out, in, axis`: running reduction along `axis`; `out` has `in`'s shape.
     Accumulate,
+    /// `op out, in, axis`: each line of `in` along `axis` in ascending order (`sort`: the
+    /// values; `argsort`: their positions along the axis, `i64`), NaNs last, equal values in
+    /// the order they come (stable; `-0.0` equals `0.0`); `out` has `in`'s shape. The whole
+    /// input is read before `out` is written (`out` may be `in`: a sort in place).
+    Sort,
     /// `range out`: `out[i] = i`, where `i` is the row-major position in `out`, cast to out's dtype.
     Range,
     /// `random out, seed, offset` (two `u64` constants): element at row-major position `i`
@@ -98,8 +103,8 @@ pub enum TypeRule {
     Same(DTypeSet),
     /// Inputs share one dtype from the set; the output is `bool`.
     ToBool(DTypeSet),
-    /// The input's dtype is in the set; the output is `i64`, a position along the reduced axis
-    /// (`argmin_reduce`, `argmax_reduce`).
+    /// The input's dtype is in the set; the output is `i64`, a position along the reduced or
+    /// sorted axis (`argmin_reduce`, `argmax_reduce`, `argsort`).
     ToPosition(DTypeSet),
     /// Output and input may be any dtypes; the input is converted by the cast rules.
     Cast,
@@ -224,6 +229,9 @@ macro_rules! class_of {
     (Scatter, ScatterAdd) => {
         OpClass::ScatterAdd
     };
+    (Sort, Argsort) => {
+        OpClass::Argsort
+    };
     ($kind:ident, $v:ident) => {
         OpClass::$kind
     };
@@ -310,6 +318,10 @@ pub enum OpClass {
     Scatter,
     /// `scatter_add` ([`Kind::Scatter`]).
     ScatterAdd,
+    /// `sort` ([`Kind::Sort`]).
+    Sort,
+    /// `argsort` ([`Kind::Sort`]).
+    Argsort,
     /// See [`Kind::System`].
     System(SystemOp),
     /// `none` ([`Kind::Nothing`]).
@@ -511,6 +523,11 @@ opcode_table! {
     Scatter = 143, "scatter", Scatter, Indexed;
     /// `dst.flat[index[i]] += src[i]`, in index order: repeated positions accumulate (NumPy's `add.at`; integers wrap, bools or).
     ScatterAdd = 144, "scatter_add", Scatter, Indexed;
+    // ---- sorting ----
+    /// Each line along an axis in ascending order: NaNs last, stable (NumPy's `sort`).
+    Sort = 150, "sort", Sort, Same(S::ALL);
+    /// Positions (i64) that sort each line along an axis: NaNs last, equal values in their order (NumPy's `argsort(kind="stable")`).
+    Argsort = 151, "argsort", Sort, ToPosition(S::ALL);
     // ---- system ----
     /// Make the host copy of the view's base current.
     Sync = 200, "sync", System, Any;
@@ -530,7 +547,7 @@ impl Kind {
             Kind::Unary => (2, &[]),
             Kind::Binary => (3, &[]),
             Kind::Select => (4, &[]),
-            Kind::Reduce | Kind::Accumulate => (2, &[DType::I64]),
+            Kind::Reduce | Kind::Accumulate | Kind::Sort => (2, &[DType::I64]),
             Kind::Range => (1, &[]),
             Kind::Random => (1, &[DType::U64, DType::U64]),
             Kind::Gather | Kind::Scatter => (3, &[]),
@@ -659,6 +676,8 @@ mod tests {
                 OpClass::Gather => (Kind::Gather, Opcode::Gather),
                 OpClass::Scatter => (Kind::Scatter, Opcode::Scatter),
                 OpClass::ScatterAdd => (Kind::Scatter, Opcode::ScatterAdd),
+                OpClass::Sort => (Kind::Sort, Opcode::Sort),
+                OpClass::Argsort => (Kind::Sort, Opcode::Argsort),
                 OpClass::System(s) => (Kind::System, s.into()),
                 OpClass::Nothing => (Kind::Nothing, Opcode::None),
                 OpClass::Extension(n) => (Kind::Extension, Opcode::Extension(n)),

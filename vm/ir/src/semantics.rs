@@ -397,6 +397,59 @@ pub fn arg_combine<T: PartialOrd + Copy>(max: bool, a: (T, i64), b: (T, i64)) ->
     if arg_replaces(max, first.0, second.0) { second } else { first }
 }
 
+/// The order `sort` and `argsort` put values in: ascending, NaNs after every number (equal to
+/// each other), `-0.0` equal to `0.0`, `false` before `true` (NumPy's sort order).
+#[inline]
+pub fn sort_order<T: PartialOrd>(a: &T, b: &T) -> std::cmp::Ordering {
+    a.partial_cmp(b).unwrap_or_else(|| {
+        let nan = |v: &T| v.partial_cmp(v).is_none();
+        nan(a).cmp(&nan(b))
+    })
+}
+
+/// Sorts each line along `axis` of `values` (row-major, of `shape`) in [`sort_order`], stable:
+/// what `sort` computes.
+pub fn sort_lines<T: PartialOrd + Copy>(values: &mut [T], shape: &[usize], axis: usize) {
+    let (len, inner) = (shape[axis], shape[axis + 1..].iter().product::<usize>());
+    if inner == 1 {
+        values.chunks_exact_mut(len.max(1)).for_each(|line| line.sort_by(sort_order));
+        return;
+    }
+    let mut line = Vec::with_capacity(len);
+    for start in line_starts(values.len(), len, inner) {
+        line.clear();
+        line.extend((0..len).map(|k| values[start + k * inner]));
+        line.sort_by(sort_order);
+        for (k, &v) in line.iter().enumerate() {
+            values[start + k * inner] = v;
+        }
+    }
+}
+
+/// Into `positions` (of `values`' length), for each line along `axis` of `values` (row-major, of
+/// `shape`), the positions along the axis in the order that sorts the line by [`sort_order`],
+/// equal values in their order: what `argsort` computes.
+pub fn argsort_lines<T: PartialOrd + Copy>(values: &[T], shape: &[usize], axis: usize, positions: &mut [i64]) {
+    let (len, inner) = (shape[axis], shape[axis + 1..].iter().product::<usize>());
+    let mut order: Vec<i64> = Vec::with_capacity(len);
+    for start in line_starts(values.len(), len, inner) {
+        order.clear();
+        order.extend(0..len as i64);
+        let at = |k: i64| &values[start + k as usize * inner];
+        order.sort_by(|&i, &j| sort_order(at(i), at(j)));
+        for (k, &p) in order.iter().enumerate() {
+            positions[start + k * inner] = p;
+        }
+    }
+}
+
+/// The first positions of the lines of `n` row-major elements along an axis of extent `len`
+/// with `inner` elements after it: `o * len * inner + i`.
+fn line_starts(n: usize, len: usize, inner: usize) -> impl Iterator<Item = usize> {
+    let lines = n.checked_div(len * inner).unwrap_or(0);
+    (0..lines).flat_map(move |o| (0..inner).map(move |i| o * len * inner + i))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

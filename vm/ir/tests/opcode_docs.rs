@@ -11,7 +11,7 @@ fn operands(op: Opcode) -> String {
         Kind::Unary => "out, a",
         Kind::Binary => "out, a, b",
         Kind::Select => "out, cond, a, b",
-        Kind::Reduce | Kind::Accumulate => "out, a, axis:i64",
+        Kind::Reduce | Kind::Accumulate | Kind::Sort => "out, a, axis:i64",
         Kind::Range => "out",
         Kind::Random => "out, seed:u64, offset:u64",
         Kind::Gather => "out, src, index",

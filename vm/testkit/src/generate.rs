@@ -268,6 +268,17 @@ impl Generator<'_> {
                 };
                 Instruction::new(op, [Operand::View(o), Operand::View(a), Scalar::I64(axis as i64).into()])
             }
+            70..=73 if self.r.chance(25) => {
+                let axis = self.r.below(self.shape.len());
+                let op = self.pick_op(Kind::Sort, false)?;
+                let a = self.input_view();
+                let o = if op == Opcode::Argsort {
+                    Operand::View(self.reduction_output(DType::I64, &self.shape.clone()))
+                } else {
+                    self.output()
+                };
+                Instruction::new(op, [o, Operand::View(a), Scalar::I64(axis as i64).into()])
+            }
             70..=73 => {
                 let axis = self.r.below(self.shape.len());
                 let op = self.pick_op(Kind::Accumulate, false)?;

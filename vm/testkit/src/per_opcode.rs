@@ -56,6 +56,17 @@ pub fn opcode_programs() -> Vec<(Opcode, Program)> {
                 let ov = View::contiguous(o2, 0, &[5, 7]).unwrap();
                 batch.push(Instruction::new(op, [v(&ov), v(&shifted), Scalar::I64(0).into()]));
             }
+            Kind::Sort => {
+                batch.push(Instruction::new(op, [v(&out_view), v(&transposed), Scalar::I64(1).into()]));
+                let o2 = base(out_t, 35);
+                let ov = View::contiguous(o2, 0, &[5, 7]).unwrap();
+                batch.push(Instruction::new(op, [v(&ov), v(&shifted), Scalar::I64(0).into()]));
+                if op == Opcode::Sort {
+                    // In place.
+                    let whole = View::contiguous(a, 0, &[5, 7]).unwrap();
+                    batch.push(Instruction::new(op, [v(&whole), v(&whole), Scalar::I64(1).into()]));
+                }
+            }
             Kind::Range => batch.push(Instruction::new(op, [v(&out_view)])),
             Kind::Random => {
                 batch.push(Instruction::new(op, [v(&out_view), Scalar::U64(9).into(), Scalar::U64(5).into()]))

@@ -441,3 +441,17 @@ pub fn ref_position(op: Opcode, xs: &[Scalar]) -> Scalar {
     let k = xs.iter().position(|&x| order(x, extreme) == Some(Ordering::Equal)).expect("the extreme is there");
     Scalar::I64(k as i64)
 }
+
+/// The positions that sort `xs` as `sort` and `argsort` do, by insertion (stable): numbers in
+/// ascending [`order`] (`-0.0` equal to `0.0`), NaNs after them, equal values in their order.
+pub fn ref_sort_positions(xs: &[Scalar]) -> Vec<usize> {
+    let nan = |s: &Scalar| s.dtype().is_float() && s.as_f64().is_nan();
+    let before = |a: &Scalar, b: &Scalar| !nan(a) && (nan(b) || order(*a, *b) == Some(Ordering::Less));
+    let mut positions: Vec<usize> = Vec::with_capacity(xs.len());
+    for k in 0..xs.len() {
+        // After every element that is not behind it: the first slot whose element it precedes.
+        let at = positions.iter().position(|&p| before(&xs[k], &xs[p])).unwrap_or(positions.len());
+        positions.insert(at, k);
+    }
+    positions
+}

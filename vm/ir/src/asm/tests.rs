@@ -473,7 +473,7 @@ impl Gen {
                 }
                 ops
             }
-            Kind::Reduce | Kind::Accumulate => {
+            Kind::Reduce | Kind::Accumulate | Kind::Sort => {
                 let mut shape = self.shape(1);
                 let axis = self.below(shape.len() as u64) as usize;
                 if op.is_arg_reduce() {

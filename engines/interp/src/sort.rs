@@ -1,0 +1,32 @@
+//! `sort` and `argsort`: each line along the axis in [`vm_ir::semantics::sort_order`], stable.
+//! The whole input is read before the output is written, so the output may be the input.
+
+use crate::elementwise::output;
+use crate::iterate::{elements, prepare, room, write_view};
+use vm_ir::semantics::{argsort_lines, sort_lines};
+use vm_ir::{Error, Instruction, Result, with_dtype};
+use vm_runtime::HostMemory;
+
+/// Runs `sort` (`positions` false) or `argsort` (true).
+pub fn sort(instr: &Instruction, positions: bool, mem: &mut HostMemory) -> Result<()> {
+    let input = instr.operands[1]
+        .as_view()
+        .ok_or_else(|| Error::invalid(Some(1), format!("{} sorts a view, not a constant", instr.opcode)))?;
+    let axis = instr.axis().ok_or_else(|| Error::invalid(Some(2), "the axis must be a constant"))?;
+    let out = output(instr)?;
+    prepare(mem, instr)?;
+    let n = input.nelem();
+    with_dtype!(input.dtype(), T => {
+        let mut values: Vec<T> = room(out, n)?;
+        values.extend(elements::<T>(mem, input)?);
+        if positions {
+            let mut sorted: Vec<i64> = room(out, n)?;
+            sorted.resize(n, 0);
+            argsort_lines(&values, &input.shape, axis, &mut sorted);
+            write_view(mem, out, sorted)
+        } else {
+            sort_lines(&mut values, &input.shape, axis);
+            write_view(mem, out, values)
+        }
+    })
+}
