@@ -1763,6 +1763,44 @@ fn _accumulate(
     wrap(py, o, h)
 }
 
+/// Each line of `a` along `axis` sorted (`positions`: the int64 positions that sort it,
+/// NumPy's stable `argsort`), NaNs last; `axis` None sorts the flattened array. With
+/// `in_place`, `a` itself is sorted (`ndarray.sort`) and None is returned.
+#[pyfunction]
+#[pyo3(signature = (a, axis, positions=false, in_place=false))]
+fn _sort(
+    py: Python<'_>,
+    a: &Bound<'_, NdArray>,
+    axis: Option<&Bound<'_, PyAny>>,
+    positions: bool,
+    in_place: bool,
+) -> PyResult<Option<Py<NdArray>>> {
+    let arr = a.get();
+    if in_place {
+        arr.check_writeable("assignment destination")?;
+    }
+    let (mut v, mut keep) = (arr.view().clone(), arr.handle());
+    let flat = axis.is_none_or(|x| x.is_none());
+    if flat && !v.is_contiguous() {
+        (v, keep) = cast_view(py, &v, v.dtype())?;
+    }
+    let ax = if flat {
+        v = View { base: v.base, start: v.start, shape: [v.nelem()][..].into(), stride: [1i64][..].into() };
+        0
+    } else {
+        axes(py, axis, v.ndim())?[0]
+    };
+    let dtype = if positions { DType::I64 } else { v.dtype() };
+    let (out, h) = if in_place { (arr.view().clone(), arr.handle()) } else { new_array(&v.shape, dtype)? };
+    if v.nelem() > 0 {
+        let axis = Operand::Const(Scalar::I64(ax as i64));
+        let op = if positions { Opcode::Argsort } else { Opcode::Sort };
+        vm()?.submit(py, Instruction::new(op, [Operand::View(out.clone()), Operand::View(v), axis]))?;
+    }
+    drop(keep);
+    if in_place { Ok(None) } else { wrap(py, out, h).map(Some) }
+}
+
 /// `argmin`/`argmax` (`name`) of `a` along `axis`: int64 positions, the axis removed.
 #[pyfunction]
 fn _argreduce(py: Python<'_>, name: &str, a: &Bound<'_, NdArray>, axis: isize) -> PyResult<Py<NdArray>> {
@@ -1812,5 +1850,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_scatter, m)?)?;
     m.add_function(wrap_pyfunction!(_reduce, m)?)?;
     m.add_function(wrap_pyfunction!(_accumulate, m)?)?;
+    m.add_function(wrap_pyfunction!(_sort, m)?)?;
     Ok(())
 }

@@ -513,3 +513,112 @@ def test_histogram_drops_what_the_range_leaves_out_and_counts_the_last_edge():
         same_bits(got[1], want[1])
     with pytest.raises(ValueError, match="autodetected range of \\[nan, nan\\] is not finite"):
         vmnp.histogram(vmnp.asarray(np.array([np.nan])))
+
+
+# ---------------------------------------------------------------------------- sorting
+
+SPECIAL = [-np.inf, -2.5, -1.0, -0.0, 0.0, 0.5, 1.0, 3.0, np.inf, np.nan]
+
+
+def sortable_arrays(min_dims=1, max_dims=3, max_side=6):
+    """Arrays with repeats, and for floats zeros of both signs, infinities and NaNs."""
+
+    def elements(dt):
+        if dt in FLOATS:
+            return st.sampled_from(SPECIAL)
+        if dt == "bool":
+            return st.booleans()
+        info = np.iinfo(dt)
+        return st.sampled_from([v for v in [int(info.min), -3, -1, 0, 1, 2, 7, int(info.max)] if info.min <= v])
+
+    return st.sampled_from(ALL).flatmap(
+        lambda dt: hnp.arrays(
+            dt,
+            hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=0, max_side=max_side),
+            elements=elements(dt),
+        )
+    )
+
+
+def same_order(got, want):
+    """Sorted values: NumPy's, where zeros of either sign count as one value (NumPy's sort is
+    not stable for them: their signs may come in another order)."""
+    if isinstance(want, type):
+        assert got is want, (got, want)
+        return
+    g, w = np.asarray(got), np.asarray(want)
+    assert (g.shape, g.dtype) == (w.shape, w.dtype), (g.shape, g.dtype, w.shape, w.dtype)
+    np.testing.assert_array_equal(g, w)
+
+
+@FAST
+@given(sortable_arrays(min_dims=0), st.sampled_from([None, -1, 0, 1, 2, -3]))
+def test_sort_and_argsort_are_numpys_nans_last_positions_stable(a, axis):
+    x = vmnp.asarray(a)
+    same_order(outcome(lambda: vmnp.sort(x, axis)), outcome(lambda: np.sort(a, axis)))
+    same_bits(outcome(lambda: vmnp.argsort(x, axis)), outcome(lambda: np.argsort(a, axis, kind="stable")))
+    same_bits(outcome(lambda: x.argsort(axis, kind="stable")), outcome(lambda: a.argsort(axis, kind="stable")))
+
+
+@FAST
+@given(sortable_arrays(min_dims=2, max_dims=2), st.sampled_from([-1, 0]))
+def test_sort_in_place_writes_the_array_and_its_views_base(a, axis):
+    want, x = a.copy(), vmnp.asarray(a)
+    want[:, ::2].sort(axis)
+    x[:, ::2].sort(axis)
+    same_order(x, want)
+
+
+def test_sort_errors_are_numpys():
+    a = np.arange(6.0).reshape(2, 3)
+    x = vmnp.asarray(a)
+    for call in [
+        lambda m: m.sort(a if m is np else x, kind="foo"),
+        lambda m: m.sort(a if m is np else x, kind="stable", stable=True),
+        lambda m: m.sort(a if m is np else x, axis=2),
+        lambda m: m.sort(a if m is np else x, axis=1.0),
+        lambda m: m.sort((a if m is np else x)[0, 0]),
+        lambda m: (a if m is np else x).sort(axis=None),
+        lambda m: m.argsort(np.array(5.0) if m is np else vmnp.asarray(np.array(5.0))),
+    ]:
+        same_bits(outcome(lambda call=call: call(vmnp)), outcome(lambda call=call: call(np)))
+    with pytest.raises(ValueError, match="read-only"):
+        vmnp.broadcast_to(x, (4, 2, 3)).sort()
+
+
+@FAST
+@given(
+    sortable_arrays(min_dims=1, max_dims=3).filter(lambda a: a.size > 0 and a.dtype != np.bool_),
+    st.sampled_from([None, 0, -1, (0, -1)]),
+    st.sampled_from([0.0, 0.25, 0.3, 0.5, 0.75, 1.0, 0, 1, np.float64(0.3), [0.1, 0.5, 0.9], [0, 1]]),
+    st.booleans(),
+)
+def test_median_quantile_and_percentile_are_numpys_bit_for_bit(a, axis, q, keepdims):
+    assume(axis is None or a.ndim >= 2 or axis in (0, -1))
+    x = vmnp.asarray(a)
+    with np.errstate(all="ignore"):
+        same_bits(
+            outcome(lambda: vmnp.median(x, axis, keepdims=keepdims)),
+            outcome(lambda: np.median(a, axis, keepdims=keepdims)),
+        )
+        same_bits(
+            outcome(lambda: vmnp.quantile(x, q, axis, keepdims=keepdims)),
+            outcome(lambda: np.quantile(a, q, axis, keepdims=keepdims)),
+        )
+        pct = np.multiply(q, 100).tolist()
+        same_bits(outcome(lambda: vmnp.percentile(x, pct, axis)), outcome(lambda: np.percentile(a, pct, axis)))
+
+
+@FAST
+@given(sortable_arrays(min_dims=0, max_dims=2), st.booleans(), st.booleans(), st.booleans(), st.booleans())
+def test_unique_and_its_indices_inverse_and_counts_are_numpys(a, index, inverse, counts, equal_nan):
+    x = vmnp.asarray(a)
+    kwargs = {"return_index": index, "return_inverse": inverse, "return_counts": counts, "equal_nan": equal_nan}
+    want = outcome(lambda: np.unique(a, **kwargs))
+    got = outcome(lambda: vmnp.unique(x, **kwargs))
+    if not isinstance(want, tuple):
+        want, got = (want,), (got,)
+    assert len(got) == len(want)
+    same_order(got[0], want[0])
+    for g, w in zip(got[1:], want[1:], strict=True):
+        same_bits(g, w)

@@ -12,7 +12,7 @@ import numpy as _np
 
 import vmnp as _v
 
-from . import _linalg, _manip, _vmnp
+from . import _linalg, _manip, _sorting, _vmnp
 from ._manip import _copy_in, _shape_text
 
 
@@ -499,7 +499,7 @@ def __array_function__(a, func, types, args, kwargs):
 
 # numpy.ndarray methods that change the array in place: through the fallback they run on a
 # copy, which is then written back.
-_IN_PLACE = {"sort", "put", "partition", "itemset", "setfield", "byteswap"}
+_IN_PLACE = {"put", "partition", "itemset", "setfield", "byteswap"}
 
 
 def _row_major_dense(shape, strides):
@@ -660,7 +660,7 @@ _SCALAR_METHODS = {
 
 
 # Methods that are the namespace's functions of the array (the same parameters).
-_FUNCTION_METHODS = {"take", "trace", "repeat"}
+_FUNCTION_METHODS = {"take", "trace", "repeat", "argsort"}
 
 
 def getattr_(a, name):
@@ -673,6 +673,8 @@ def getattr_(a, name):
         return lambda *args, **kwargs: func(a, *args, **kwargs)
     if name == "view":
         return lambda *args, **kwargs: view(a, *args, **kwargs)
+    if name == "sort":
+        return lambda *args, **kwargs: _sorting.sort_in_place(a, *args, **kwargs)
     if name == "flags":
         return _Flags(a)
     if name == "setflags":

@@ -279,20 +279,30 @@ fn int_helper(op: BinaryOp, d: DType) -> String {
     format!("{t} {name}({t} a, {t} b) {{\n    {body}\n}}\n")
 }
 
+/// C's `fmod(a, b)` as the host's C library computes it: where it is NaN (`b` zero or NaN, `a`
+/// infinite or NaN), glibc's `(a * b) / (a * b)`, so that the NaN is the one the processor's
+/// arithmetic makes (its sign and payload), as on the host; OpenCL's built-in returns a
+/// canonical NaN instead.
+fn host_fmod(d: DType, a: &str, b: &str) -> String {
+    let t = ctype(d);
+    format!("(({b}) == ({t})0 || isnan({b}) || !isfinite({a}) ? (({a}) * ({b})) / (({a}) * ({b})) : fmod({a}, {b}))")
+}
+
 /// NumPy's float `floor_divide` and `remainder` (`npy_divmod`), as in [`vm_ir::semantics`].
 fn float_helper(op: BinaryOp, d: DType) -> String {
     let t = ctype(d);
     let half = if d == DType::F32 { "0.5f" } else { "0.5" };
     let name = format!("vm_{op}_{t}");
+    let fmod = host_fmod(d, "a", "b");
     let body = match op {
         BinaryOp::FloorDivide => format!(
-            "if (b == ({t})0) return a / b;\n    {t} m = fmod(a, b);\n    {t} div = (a - m) / b;\n    \
+            "if (b == ({t})0) return a / b;\n    {t} m = {fmod};\n    {t} div = (a - m) / b;\n    \
              if (m != ({t})0 && ((b < ({t})0) != (m < ({t})0))) div = div - ({t})1;\n    \
              if (div != ({t})0) {{ {t} q = floor(div); if (div - q > {half}) q = q + ({t})1; return q; }}\n    \
              return copysign(({t})0, a / b);"
         ),
         BinaryOp::Remainder => format!(
-            "if (b == ({t})0) return fmod(a, b);\n    {t} m = fmod(a, b);\n    \
+            "{t} m = {fmod};\n    if (b == ({t})0) return m;\n    \
              if (m != ({t})0) {{ if ((b < ({t})0) != (m < ({t})0)) m = m + b; }} else m = copysign(({t})0, b);\n    \
              return m;"
         ),
@@ -349,7 +359,7 @@ fn binary(op: BinaryOp, d: DType, a: &str, b: &str, h: &mut Helpers) -> Option<S
         O::FloorDivide | O::Remainder | O::Logaddexp | O::Logaddexp2 if float => {
             h.call(format!("vm_{op}_{t}"), || float_helper(op, d), &[a, b])
         }
-        O::Fmod if float => format!("fmod({a}, {b})"),
+        O::Fmod if float => host_fmod(d, a, b),
         // `pow(x, 1)` is x, as NumPy's is; the device's pow may be an ulp off (NVIDIA's is).
         O::Power if float => format!("(({b}) == 1 ? ({a}) : pow({a}, {b}))"),
         O::Arctan2 if float => format!("atan2({a}, {b})"),

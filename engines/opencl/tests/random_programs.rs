@@ -7,12 +7,19 @@
 mod common;
 
 use common::*;
-use vm_ir::DType;
+use vm_ir::{DType, Opcode};
 use vm_testkit::{Program, ProgramSpec, random_program};
 
 /// How many programs to run (`VM_RANDOM_PROGRAMS` overrides).
 fn count(default: u64) -> u64 {
     std::env::var("VM_RANDOM_PROGRAMS").ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
+/// Every opcode but `copysign`: of a NaN it copies the sign, and the sign of a NaN that
+/// arithmetic makes is the math library's (the device's built-ins, `pow` among them, make NaNs
+/// of another sign than the host's C library). The per-opcode tests cover `copysign`.
+fn nan_sign_unobserved(op: Opcode, _: DType) -> bool {
+    op != Opcode::Copysign
 }
 
 /// Runs `program` on `cl` and on interp, within `Agree::REORDERED` (tree reductions add in
@@ -35,6 +42,7 @@ fn random_programs_match_interp() {
         dtypes: vec![DType::F64, DType::F32, DType::I32, DType::I64],
         max_dims: 3,
         max_len: 20,
+        allow: nan_sign_unobserved,
         ..ProgramSpec::default()
     };
     for seed in 0..count(60) {
@@ -49,7 +57,7 @@ fn random_programs_match_interp() {
 #[test]
 fn shared_random_programs_match_interp() {
     let Some(mut cl) = engine() else { return };
-    let spec = ProgramSpec::default();
+    let spec = ProgramSpec { allow: nan_sign_unobserved, ..ProgramSpec::default() };
     let mut instructions = 0;
     for seed in 0..count(120) {
         let program = random_program(seed, &spec);
@@ -67,7 +75,7 @@ fn shared_random_programs_match_interp() {
 #[test]
 fn uneven_programs_with_host_writes_match_interp() {
     let Some(mut cl) = engine() else { return };
-    let spec = ProgramSpec { max_len: 16, ..ProgramSpec::uneven() };
+    let spec = ProgramSpec { max_len: 16, allow: nan_sign_unobserved, ..ProgramSpec::uneven() };
     for seed in 0..count(40) {
         check(&mut cl, &random_program(seed, &spec), Data::Full, &format!("uneven seed {seed}"));
     }

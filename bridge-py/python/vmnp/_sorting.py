@@ -1,0 +1,204 @@
+"""Sorting: ``sort``, ``argsort`` and ``ndarray.sort`` as the VM's ``sort`` and ``argsort``
+instructions (each line along the axis ascending, NaNs last, stable: the order NumPy's every
+``kind`` gives the values, and its ``kind="stable"`` the positions); ``median``, ``percentile``
+and ``quantile`` (NumPy's default ``linear`` method) and ``unique`` built on them."""
+
+import builtins as _b
+import operator as _operator
+
+import numpy as _np
+
+import vmnp as _v
+
+from . import _vmnp
+from ._manip import _norm_axis
+
+_KINDS = "qQhHmMsS"
+
+
+def _check_kind(kind, stable):
+    """NumPy's errors for a sort ``kind`` it does not know, or one given beside ``stable``."""
+    if kind is not None and stable is not None:
+        raise ValueError("`kind` and keyword parameters can't be provided at the same time. Use only one of them.")
+    if kind is not None and not (isinstance(kind, str) and kind[:1] and kind[0] in _KINDS):
+        raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
+
+
+def _sortable(a):
+    """``a`` as a vmnp array the VM sorts, or None for what NumPy alone sorts (complex, text,
+    records, objects)."""
+    if _v._foreign(a):
+        return None
+    return _v.asarray(a)
+
+
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """A sorted copy of ``a``: each line along ``axis`` ascending (None: the flattened array),
+    NaNs last."""
+    _check_kind(kind, stable)
+    x = _sortable(a)
+    if x is None or order is not None:
+        return _v._fallback("sort", _np.sort, (a,), {"axis": axis, "kind": kind, "order": order, "stable": stable})
+    return _vmnp._sort(x, axis)
+
+
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """The int64 positions that sort ``a`` along ``axis`` (None: the flattened array), equal
+    values in their order (NumPy's ``kind="stable"``, a valid answer for every kind)."""
+    _check_kind(kind, stable)
+    x = _sortable(a)
+    if x is None or order is not None:
+        kwargs = {"axis": axis, "kind": kind, "order": order, "stable": stable}
+        return _v._fallback("argsort", _np.argsort, (a,), kwargs)
+    if x.ndim == 0:
+        x = x.reshape(1)  # NumPy's: a 0-d array's positions as of a 1-d one
+    return _vmnp._sort(x, axis, True)
+
+
+def sort_in_place(a, axis=-1, kind=None, order=None, *, stable=None):
+    """``ndarray.sort``: ``a`` sorted along ``axis`` in place."""
+    _check_kind(kind, stable)
+    axis = _operator.index(axis)  # NumPy's TypeError for None
+    if order is not None:
+        a[...] = sort(a, axis, kind, order, stable=stable)
+        return
+    _vmnp._sort(a, axis, False, True)
+
+
+def _lines_last(a, axis):
+    """``a`` with the lines to reduce along its last axis: the flattened array for None, one
+    axis moved last, or several axes moved last and merged; and the shape the result keeps
+    (``keepdims``)."""
+    if axis is None:
+        return _v.ravel(a), (1,) * a.ndim
+    axes = (axis,) if isinstance(axis, int) or hasattr(axis, "__index__") else tuple(axis)
+    axes = tuple(_norm_axis(x, a.ndim) for x in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError("duplicate value in 'axis'")
+    rest = [k for k in range(a.ndim) if k not in axes]
+    moved = _v.transpose(a, rest + list(axes))
+    kept = tuple(1 if k in axes else n for k, n in enumerate(a.shape))
+    return moved.reshape(moved.shape[: len(rest)] + (-1,)), kept
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None):
+    """NumPy's ``quantile`` with its default ``linear`` method: each line sorted on the VM, then
+    NumPy's own arithmetic (see ``_quantile``)."""
+    kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input, "method": method}
+    kwargs.update(keepdims=keepdims, weights=weights)
+    qs = _np.asanyarray(q._to_numpy() if isinstance(q, _v.ndarray) else q)
+    if qs.dtype.kind in "biuf" and not ((qs >= 0) & (qs <= 1)).all():
+        raise ValueError("Quantiles must be in the range [0, 1]")
+    return _quantile("quantile", _np.quantile, a, q, qs, type(q) in (int, float), kwargs)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None):
+    """NumPy's ``percentile``: ``quantile`` of ``q / 100``."""
+    kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input, "method": method}
+    kwargs.update(keepdims=keepdims, weights=weights)
+    qs = _np.asanyarray(q._to_numpy() if isinstance(q, _v.ndarray) else q)
+    if qs.dtype.kind in "biuf":
+        qs = _np.asanyarray(_np.true_divide(qs, 100))
+        if not ((qs >= 0) & (qs <= 1)).all():
+            raise ValueError("Percentiles must be in the range [0, 100]")
+    return _quantile("percentile", _np.percentile, a, q, qs, type(q) in (int, float), kwargs)
+
+
+def _quantile(name, func, a, q, qs, weak, kwargs):
+    """The ``linear`` quantiles ``qs`` (in ``[0, 1]``) of ``a`` as NumPy computes them: the
+    virtual index ``(n - 1) * q``; an integer one picks its element; otherwise its two
+    neighbours interpolated by NumPy's ``_lerp`` from the nearer side, with the weight a Python
+    float for a Python number ``q`` (``weak``: a float32 input stays float32) and a float64
+    otherwise; a line holding a NaN gives NaN."""
+    x = _sortable(a)
+    plain = kwargs["method"] == "linear" and kwargs["weights"] is None and qs.dtype.kind in "biuf"
+    if x is None or not plain or x.dtype.kind not in "biuf":
+        return _v._fallback(name, func, (a, q), kwargs)
+    axis, keepdims = kwargs["axis"], kwargs["keepdims"]
+    lines, kept = _lines_last(x, axis)
+    n = lines.shape[-1]
+    if n == 0:
+        return _v._fallback(name, func, (a, q), kwargs)
+    s = _vmnp._sort(lines, -1)
+    last = s[..., -1]
+    virtual = (n - 1) * qs  # NumPy's, dtype and all
+    results = []
+    for v in _np.asarray(virtual).reshape(-1):
+        if virtual.dtype.kind in "iu":
+            r = s[..., int(v)]
+        else:
+            below = -1 if v >= n - 1 else _b.max(int(_np.floor(v)), 0)
+            above = -1 if below == -1 else below + 1
+            gamma = _np.float64(v) - below
+            t = float(gamma) if weak else gamma
+            lo, hi = s[..., below], s[..., above]
+            diff = hi - lo
+            r = lo + diff * t
+            if gamma >= 0.5:
+                r = (hi - diff * (1 - t)).astype(r.dtype)
+        if s.dtype.kind == "f":
+            # A line holding a NaN sorts it last: that NaN is the result (a 0-d one in the
+            # input's dtype, as NumPy returns its last element then).
+            if r.ndim == 0 and not qs.ndim and r.dtype != s.dtype and bool(_v.isnan(last)):
+                r = last
+            else:
+                r = _v.where(_v.isnan(last), last, r).astype(r.dtype)
+        results.append(r.reshape(kept) if keepdims else r)
+    r = _v.stack(results).reshape(qs.shape + results[0].shape) if qs.ndim else results[0]
+    return _v._store(r, kwargs["out"])
+
+
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The middle of each sorted line (the mean of the two middle values for an even count),
+    NaN for a line holding a NaN, as NumPy's."""
+    x = _sortable(a)
+    if x is None or x.dtype.kind not in "biuf":
+        kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input, "keepdims": keepdims}
+        return _v._fallback("median", _np.median, (a,), kwargs)
+    lines, kept = _lines_last(x, axis)
+    n = lines.shape[-1]
+    if n == 0:
+        return _v.mean(x, axis=axis, out=out, keepdims=keepdims)  # NumPy's NaN and warning
+    s = _vmnp._sort(lines, -1)
+    mid = s[..., n // 2 - 1 : n // 2 + 1] if n % 2 == 0 else s[..., n // 2 : n // 2 + 1]
+    r = _v.mean(mid, axis=-1)
+    r = _v.where(_v.isnan(s[..., -1]), s[..., -1], r) if s.dtype.kind == "f" else r
+    return _v._store(r.reshape(kept) if keepdims else r, out)
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True):
+    """The sorted distinct values of ``ar`` (flattened), with NumPy's optional first positions,
+    inverse and counts; NaNs collapse to one (``equal_nan``), as NumPy's."""
+    x = _sortable(ar)
+    if x is None or axis is not None or x.dtype.kind not in "biuf":
+        kwargs = {"return_index": return_index, "return_inverse": return_inverse, "return_counts": return_counts}
+        kwargs.update(axis=axis, equal_nan=equal_nan)
+        return _v._fallback("unique", _np.unique, (ar,), kwargs)
+    flat = _v.ravel(x)
+    n = flat.shape[0]
+    order = _vmnp._sort(flat, 0, True) if (return_index or return_inverse) else None
+    s = flat[order] if order is not None else _vmnp._sort(flat, 0)
+    if n == 0:
+        first = _v.zeros(0, _np.int64)
+    else:
+        first = _v.concatenate([_v.ones(1, _np.bool_), s[1:] != s[:-1]])
+        if equal_nan and s.dtype.kind == "f":
+            # NaNs sort last and differ from each other: keep the first of them only.
+            nan = _v.isnan(s)
+            first = first & ~(nan & _v.concatenate([_v.zeros(1, _np.bool_), nan[:-1]]))
+    starts = _v.nonzero(first)[0]
+    values = s[starts]
+    if not (return_index or return_inverse or return_counts):
+        return values
+    r = [values]
+    if return_index:
+        r.append(order[starts])
+    if return_inverse:
+        group = _v.cumsum(first) - 1
+        inverse = _v.empty(n, _np.int64)
+        inverse[order] = group
+        r.append(inverse.reshape(x.shape))
+    if return_counts:
+        ends = _v.concatenate([starts[1:], _v.full(1, n, _np.int64)])
+        r.append(ends - starts)
+    return tuple(r)
