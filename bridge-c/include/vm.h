@@ -155,7 +155,7 @@ extern "C" {
 #define VM_OP_GATHER              142  /* out[i] = src.flat[index[i]]. */
 #define VM_OP_SCATTER             143  /* dst.flat[index[i]] = src[i] (of repeated positions, the last index element's value wins). */
 #define VM_OP_SCATTER_ADD         144  /* dst.flat[index[i]] += src[i], in index order: repeated positions accumulate (NumPy's add.at; integers wrap, bools or). */
-#define VM_OP_SORT                150  /* Each line along an axis in ascending order: NaNs last, stable (NumPy's sort). */
+#define VM_OP_SORT                150  /* Each line along an axis in ascending order: -0.0 before 0.0, NaNs last in their order (NumPy's sort). */
 #define VM_OP_ARGSORT             151  /* Positions (i64) that sort each line along an axis: NaNs last, equal values in their order (NumPy's argsort(kind="stable")). */
 #define VM_OP_SYNC                200  /* Make the host copy of the view's base current. */
 #define VM_OP_DISCARD             201  /* Drop engine-side copies of the view's base (the host copy is authoritative). */

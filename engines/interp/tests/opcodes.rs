@@ -283,7 +283,7 @@ fn check_sort(env: &mut Env, op: Opcode, dt: DType) -> Check {
             let mut expected = data.clone();
             for line in 0..n_lines {
                 let xs: Vec<Scalar> = (0..len).map(|k| data[at(line, k)]).collect();
-                for (k, p) in ref_sort_positions(&xs).into_iter().enumerate() {
+                for (k, p) in ref_sort_positions(&xs, op == Opcode::Sort).into_iter().enumerate() {
                     expected[at(line, k)] = if op == Opcode::Argsort { Scalar::I64(p as i64) } else { xs[p] };
                 }
             }

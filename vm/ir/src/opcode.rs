@@ -68,10 +68,11 @@ pub enum Kind {
     Reduce,
     /// `op out, in, axis`: running reduction along `axis`; `out` has `in`'s shape.
     Accumulate,
-    /// `op out, in, axis`: each line of `in` along `axis` in ascending order (`sort`: the
-    /// values; `argsort`: their positions along the axis, `i64`), NaNs last, equal values in
-    /// the order they come (stable; `-0.0` equals `0.0`); `out` has `in`'s shape. The whole
-    /// input is read before `out` is written (`out` may be `in`: a sort in place).
+    /// `op out, in, axis`: each line of `in` along `axis` in ascending order, NaNs last
+    /// (`sort`: the values, `-0.0` before `0.0`, the NaNs in their order; `argsort`: the
+    /// positions along the axis, `i64`, equal values in their order, `-0.0` equal to `0.0`);
+    /// `out` has `in`'s shape. The whole input is read before `out` is written (`out` may be
+    /// `in`: a sort in place).
     Sort,
     /// `range out`: `out[i] = i`, where `i` is the row-major position in `out`, cast to out's dtype.
     Range,
@@ -524,7 +525,7 @@ opcode_table! {
     /// `dst.flat[index[i]] += src[i]`, in index order: repeated positions accumulate (NumPy's `add.at`; integers wrap, bools or).
     ScatterAdd = 144, "scatter_add", Scatter, Indexed;
     // ---- sorting ----
-    /// Each line along an axis in ascending order: NaNs last, stable (NumPy's `sort`).
+    /// Each line along an axis in ascending order: -0.0 before 0.0, NaNs last in their order (NumPy's `sort`).
     Sort = 150, "sort", Sort, Same(S::ALL);
     /// Positions (i64) that sort each line along an axis: NaNs last, equal values in their order (NumPy's `argsort(kind="stable")`).
     Argsort = 151, "argsort", Sort, ToPosition(S::ALL);

@@ -397,29 +397,100 @@ pub fn arg_combine<T: PartialOrd + Copy>(max: bool, a: (T, i64), b: (T, i64)) ->
     if arg_replaces(max, first.0, second.0) { second } else { first }
 }
 
-/// The order `sort` and `argsort` put values in: ascending, NaNs after every number (equal to
-/// each other), `-0.0` equal to `0.0`, `false` before `true` (NumPy's sort order).
-#[inline]
-pub fn sort_order<T: PartialOrd>(a: &T, b: &T) -> std::cmp::Ordering {
-    a.partial_cmp(b).unwrap_or_else(|| {
-        let nan = |v: &T| v.partial_cmp(v).is_none();
-        nan(a).cmp(&nan(b))
-    })
+/// A value's place in the order `sort` and `argsort` give (NumPy's sort order): ascending,
+/// `false` before `true`, NaNs after every number, as an unsigned key that orders as the values
+/// do.
+pub trait SortKey: Copy {
+    /// The key of a value that is not NaN, `-0.0` before `0.0` (the order of their bits).
+    fn key(self) -> u64;
+    /// True for NaN.
+    fn is_nan_value(self) -> bool {
+        false
+    }
+    /// The key `argsort` compares: [`SortKey::key`] with `-0.0` equal to `0.0`, NaNs all equal
+    /// and after every number.
+    fn position_key(self) -> u64 {
+        self.key()
+    }
 }
 
-/// Sorts each line along `axis` of `values` (row-major, of `shape`) in [`sort_order`], stable:
-/// what `sort` computes.
-pub fn sort_lines<T: PartialOrd + Copy>(values: &mut [T], shape: &[usize], axis: usize) {
+macro_rules! sort_key_ints {
+    ($($t:ty => $k:expr),* $(,)?) => {$(
+        impl SortKey for $t {
+            #[inline]
+            fn key(self) -> u64 {
+                let f: fn($t) -> u64 = $k;
+                f(self)
+            }
+        }
+    )*};
+}
+
+sort_key_ints! {
+    bool => |v| v as u64,
+    u8 => |v| v as u64,
+    u16 => |v| v as u64,
+    u32 => |v| v as u64,
+    u64 => |v| v,
+    i8 => |v| (v as i64 as u64) ^ (1 << 63),
+    i16 => |v| (v as i64 as u64) ^ (1 << 63),
+    i32 => |v| (v as i64 as u64) ^ (1 << 63),
+    i64 => |v| (v as u64) ^ (1 << 63),
+}
+
+macro_rules! sort_key_floats {
+    ($($t:ty, $bits:ty);*) => {$(
+        impl SortKey for $t {
+            #[inline]
+            fn key(self) -> u64 {
+                // Negative values: all bits flipped (larger magnitudes first); others: the sign
+                // bit set (above every negative one).
+                let bits = self.to_bits();
+                let sign = 1 << (<$bits>::BITS - 1);
+                (if bits & sign != 0 { !bits } else { bits | sign }) as u64
+            }
+            #[inline]
+            fn is_nan_value(self) -> bool {
+                self.is_nan()
+            }
+            #[inline]
+            fn position_key(self) -> u64 {
+                if self.is_nan() { u64::MAX } else { (self + 0.0).key() }
+            }
+        }
+    )*};
+}
+
+sort_key_floats!(f32, u32; f64, u64);
+
+/// Sorts each line along `axis` of `values` (row-major, of `shape`): what `sort` computes. The
+/// numbers ascend (`-0.0` before `0.0`), the NaNs follow in their order.
+pub fn sort_lines<T: SortKey>(values: &mut [T], shape: &[usize], axis: usize) {
     let (len, inner) = (shape[axis], shape[axis + 1..].iter().product::<usize>());
+    let mut nans: Vec<T> = Vec::new();
+    let mut sort = |line: &mut [T]| {
+        nans.clear();
+        let mut numbers = 0;
+        for k in 0..line.len() {
+            if line[k].is_nan_value() {
+                nans.push(line[k]);
+            } else {
+                line[numbers] = line[k];
+                numbers += 1;
+            }
+        }
+        line[numbers..].copy_from_slice(&nans);
+        line[..numbers].sort_unstable_by_key(|v| v.key());
+    };
     if inner == 1 {
-        values.chunks_exact_mut(len.max(1)).for_each(|line| line.sort_by(sort_order));
+        values.chunks_exact_mut(len.max(1)).for_each(sort);
         return;
     }
     let mut line = Vec::with_capacity(len);
     for start in line_starts(values.len(), len, inner) {
         line.clear();
         line.extend((0..len).map(|k| values[start + k * inner]));
-        line.sort_by(sort_order);
+        sort(&mut line);
         for (k, &v) in line.iter().enumerate() {
             values[start + k * inner] = v;
         }
@@ -427,17 +498,18 @@ pub fn sort_lines<T: PartialOrd + Copy>(values: &mut [T], shape: &[usize], axis:
 }
 
 /// Into `positions` (of `values`' length), for each line along `axis` of `values` (row-major, of
-/// `shape`), the positions along the axis in the order that sorts the line by [`sort_order`],
-/// equal values in their order: what `argsort` computes.
-pub fn argsort_lines<T: PartialOrd + Copy>(values: &[T], shape: &[usize], axis: usize, positions: &mut [i64]) {
+/// `shape`), the positions along the axis that sort the line, equal values (`-0.0` and `0.0`
+/// among them, and every NaN, all last) in their order: what `argsort` computes (NumPy's stable
+/// `argsort`).
+pub fn argsort_lines<T: SortKey>(values: &[T], shape: &[usize], axis: usize, positions: &mut [i64]) {
     let (len, inner) = (shape[axis], shape[axis + 1..].iter().product::<usize>());
-    let mut order: Vec<i64> = Vec::with_capacity(len);
+    let mut keyed: Vec<(u64, i64)> = Vec::with_capacity(len);
     for start in line_starts(values.len(), len, inner) {
-        order.clear();
-        order.extend(0..len as i64);
-        let at = |k: i64| &values[start + k as usize * inner];
-        order.sort_by(|&i, &j| sort_order(at(i), at(j)));
-        for (k, &p) in order.iter().enumerate() {
+        keyed.clear();
+        keyed.extend((0..len).map(|k| (values[start + k * inner].position_key(), k as i64)));
+        // The position breaks ties: an unstable sort of the pairs is stable in the values.
+        keyed.sort_unstable();
+        for (k, &(_, p)) in keyed.iter().enumerate() {
             positions[start + k * inner] = p;
         }
     }
@@ -590,5 +662,62 @@ mod tests {
         let (below, above) = (268_435_456.0f64, f64::from_bits(268_435_456.0f64.to_bits() + 1));
         assert!((float_asinh(above) - float_asinh(below)).abs() < 1e-14);
         assert!((float_acosh(above) - float_acosh(below)).abs() < 1e-14);
+    }
+    /// Values drawn from `pool` by a small linear congruential generator.
+    fn drawn<T: Copy>(pool: &[T], n: usize, mut seed: u64) -> Vec<T> {
+        (0..n)
+            .map(|_| {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                pool[(seed >> 33) as usize % pool.len()]
+            })
+            .collect()
+    }
+
+    /// Sorts and argsorts lines, short and long, against `sort_by` with the order the opcodes
+    /// document.
+    fn check_sorting<T: SortKey + PartialOrd + std::fmt::Debug>(pool: &[T]) {
+        let nan = |v: &T| v.partial_cmp(v).is_none();
+        for (n, seed) in [(37, 1), (2053, 2), (6000, 3)] {
+            let xs = drawn(pool, n, seed);
+            // sort: numbers by their bits' order (-0.0 first), NaNs after them in their order.
+            let mut want: Vec<T> = xs.iter().copied().filter(|v| !nan(v)).collect();
+            want.sort_by(|a, b| a.key().cmp(&b.key()));
+            want.extend(xs.iter().copied().filter(nan));
+            let mut got = xs.clone();
+            sort_lines(&mut got, &[n], 0);
+            let bits = |v: &[T]| v.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&want), "sort of {n}");
+            // argsort: stable, -0.0 equal to 0.0, NaNs equal and last.
+            let mut positions: Vec<usize> = (0..n).collect();
+            positions.sort_by(|&i, &j| match (nan(&xs[i]), nan(&xs[j])) {
+                (false, false) => xs[i].partial_cmp(&xs[j]).expect("numbers"),
+                (a, b) => a.cmp(&b),
+            });
+            let mut got = vec![0i64; n];
+            argsort_lines(&xs, &[n], 0, &mut got);
+            assert_eq!(got, positions.iter().map(|&p| p as i64).collect::<Vec<_>>(), "argsort of {n}");
+        }
+    }
+
+    #[test]
+    fn sorting_orders_as_documented() {
+        check_sorting(&[0.0f64, -0.0, 1.5, -1.5, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN, 1e-300, -2.0]);
+        check_sorting(&[0.0f32, -0.0, 2.5, -7.0, f32::INFINITY, f32::NAN, f32::MIN_POSITIVE, -1e30]);
+        check_sorting(&[i16::MIN, -1, 0, 1, 300, i16::MAX]);
+        check_sorting(&[0u64, 1, u64::MAX, 1 << 40, 7]);
+        check_sorting(&[i64::MIN, -5, 0, 9, i64::MAX]);
+        check_sorting(&[true, false]);
+        check_sorting(&[200u8, 0, 17]);
+    }
+
+    #[test]
+    fn lines_along_an_inner_axis_sort_apart() {
+        // shape [2, 3], sorted along axis 0: each column alone.
+        let mut xs = [3.0f64, 1.0, f64::NAN, -1.0, 5.0, 0.0];
+        sort_lines(&mut xs, &[2, 3], 0);
+        assert_eq!(format!("{xs:?}"), "[-1.0, 1.0, 0.0, 3.0, 5.0, NaN]");
+        let mut positions = [0i64; 6];
+        argsort_lines(&[3.0f64, 1.0, f64::NAN, -1.0, 5.0, 0.0], &[2, 3], 0, &mut positions);
+        assert_eq!(positions, [1, 0, 1, 0, 1, 0]);
     }
 }

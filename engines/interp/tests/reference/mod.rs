@@ -442,11 +442,16 @@ pub fn ref_position(op: Opcode, xs: &[Scalar]) -> Scalar {
     Scalar::I64(k as i64)
 }
 
-/// The positions that sort `xs` as `sort` and `argsort` do, by insertion (stable): numbers in
-/// ascending [`order`] (`-0.0` equal to `0.0`), NaNs after them, equal values in their order.
-pub fn ref_sort_positions(xs: &[Scalar]) -> Vec<usize> {
+/// The positions that sort `xs` as `argsort` does (`zeros_apart`: as `sort` orders them, `-0.0`
+/// before `0.0`), by insertion (stable): numbers in ascending [`order`], NaNs after them, equal
+/// values in their order.
+pub fn ref_sort_positions(xs: &[Scalar], zeros_apart: bool) -> Vec<usize> {
     let nan = |s: &Scalar| s.dtype().is_float() && s.as_f64().is_nan();
-    let before = |a: &Scalar, b: &Scalar| !nan(a) && (nan(b) || order(*a, *b) == Some(Ordering::Less));
+    let negative_zero = |s: &Scalar| s.dtype().is_float() && s.as_f64() == 0.0 && s.as_f64().is_sign_negative();
+    let before = |a: &Scalar, b: &Scalar| {
+        let zeros = zeros_apart && negative_zero(a) && !negative_zero(b) && b.as_f64() == 0.0;
+        !nan(a) && (nan(b) || order(*a, *b) == Some(Ordering::Less) || zeros)
+    };
     let mut positions: Vec<usize> = Vec::with_capacity(xs.len());
     for k in 0..xs.len() {
         // After every element that is not behind it: the first slot whose element it precedes.
