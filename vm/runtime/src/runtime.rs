@@ -118,8 +118,8 @@ struct BaseState {
     /// A base the stack never heard of is freed by the runtime alone.
     known: bool,
     /// The runtime wrote the base in host memory before the stack heard of it: the stack is
-    /// told (a DISCARD: host memory holds its value) just before the first queued instruction
-    /// that names it ([`Runtime::pay_owed_discards`]). One freed first costs the stack nothing.
+    /// told (a DISCARD: host memory holds its value) when an instruction that names it is
+    /// queued ([`Runtime::pay_owed_discards`]). One freed first costs the stack nothing.
     discard_owed: bool,
 }
 
@@ -550,9 +550,11 @@ impl Runtime {
         self.pending.push(Instruction::new(Opcode::Discard, [Operand::View(View::of_base(state.base))]));
     }
 
-    /// Inserts at `pending[at]` the DISCARDs owed ([`BaseState::discard_owed`]) of the bases
-    /// that the instructions `pending[at..]`, not yet tracked, name, and of `owed` (bases they
-    /// free); returns where those instructions now start.
+    /// Queues the DISCARDs owed ([`BaseState::discard_owed`]) of the bases that the
+    /// instructions `pending[at..]`, not yet tracked, name, and of `owed` (bases they free);
+    /// returns where those instructions now start. The DISCARDs go first in the pending batch:
+    /// nothing queued before names those bases, so it is where the host's writes stand, and a
+    /// run of element-wise instructions reading host data stays one run for kernel formation.
     fn pay_owed_discards(&mut self, at: usize, mut owed: Vec<Base>) -> usize {
         for instr in &self.pending[at..] {
             for v in instr.views() {
@@ -566,10 +568,10 @@ impl Runtime {
             }
         }
         let discards = owed.iter().map(|&b| Instruction::new(Opcode::Discard, [Operand::View(View::of_base(b))]));
-        self.pending.splice(at..at, discards);
+        self.pending.splice(0..0, discards);
         for k in 0..owed.len() {
-            let number = self.left_queue + (at + k) as u64;
-            track(&mut self.bases, &mut self.memory, &mut self.syncs, &self.pending[at + k], number);
+            let number = self.left_queue + k as u64;
+            track(&mut self.bases, &mut self.memory, &mut self.syncs, &self.pending[k], number);
         }
         at + owed.len()
     }
@@ -1533,7 +1535,7 @@ mod tests {
     }
 
     #[test]
-    fn a_host_written_base_is_discarded_just_before_the_stack_first_hears_of_it() {
+    fn a_host_written_base_is_discarded_once_the_stack_hears_of_it() {
         let (mut rt, seen) = direct_runtime_of(2);
         let [a, b, c, d] = [(); 4].map(|()| rt.new_base(DType::F64, 4).unwrap());
         for x in [a, b, c] {
@@ -1555,7 +1557,8 @@ mod tests {
             .filter_map(|l| l.split_whitespace().next())
             .filter(|w| *w != ".base")
             .collect();
-        assert_eq!(ops, ["discard", "add", "discard", "add", "free", "sync"], "{seen:?}");
+        // (The DISCARDs go first: nothing queued before names their bases.)
+        assert_eq!(ops, ["discard", "discard", "add", "add", "free", "sync"], "{seen:?}");
         let text = seen.join("\n");
         assert!(
             text.contains(&format!("discard b{}", a.id.0)) && text.contains(&format!("discard b{}", b.id.0)),
