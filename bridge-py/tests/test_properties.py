@@ -593,20 +593,22 @@ def test_sort_errors_are_numpys():
     st.sampled_from([0.0, 0.25, 0.3, 0.5, 0.75, 1.0, 0, 1, np.float64(0.3), [0.1, 0.5, 0.9], [0, 1]]),
     st.booleans(),
 )
-def test_median_quantile_and_percentile_are_numpys_bit_for_bit(a, axis, q, keepdims):
+def test_median_quantile_and_percentile_are_numpys_exactly(a, axis, q, keepdims):
     assume(axis is None or a.ndim >= 2 or axis in (0, -1))
+    # Exact but for the sign of a zero: NumPy's partition leaves zeros of both signs in an
+    # order of its own.
     x = vmnp.asarray(a)
     with np.errstate(all="ignore"):
-        same_bits(
+        same_order(
             outcome(lambda: vmnp.median(x, axis, keepdims=keepdims)),
             outcome(lambda: np.median(a, axis, keepdims=keepdims)),
         )
-        same_bits(
+        same_order(
             outcome(lambda: vmnp.quantile(x, q, axis, keepdims=keepdims)),
             outcome(lambda: np.quantile(a, q, axis, keepdims=keepdims)),
         )
         pct = np.multiply(q, 100).tolist()
-        same_bits(outcome(lambda: vmnp.percentile(x, pct, axis)), outcome(lambda: np.percentile(a, pct, axis)))
+        same_order(outcome(lambda: vmnp.percentile(x, pct, axis)), outcome(lambda: np.percentile(a, pct, axis)))
 
 
 @FAST

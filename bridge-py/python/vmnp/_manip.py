@@ -642,12 +642,36 @@ def _matrix_shape(m):
     return (m.shape[0], m.shape[0]) if m.ndim == 1 else m.shape[-2:]
 
 
+# The masks of ``tril`` and ``triu`` made so far, by (rows, cols, k, lower), for matrices of up
+# to ``_TRI_MASK_ELEMENTS`` elements: a loop calling ``triu`` on matrices of one shape (an
+# n-body step) makes its mask once. At most ``_TRI_MASKS`` are kept, the oldest dropped first.
+_tri_masks = {}
+_TRI_MASKS = 16
+_TRI_MASK_ELEMENTS = 1 << 16
+
+
+def _tri_mask(rows, cols, k, lower):
+    """The boolean ``(rows, cols)`` mask of the elements on and below (``lower``) or on and
+    above diagonal ``k``; never handed out, so it can be kept and shared."""
+    kept = isinstance(k, (int, float, _np.integer, _np.floating)) and rows * cols <= _TRI_MASK_ELEMENTS
+    key = (rows, cols, k, lower)
+    mask = _tri_masks.get(key) if kept else None
+    if mask is None:
+        r, c = _v.arange(rows)[:, None] + k, _v.arange(cols)[None, :]
+        mask = r >= c if lower else r <= c
+        if kept:
+            if len(_tri_masks) >= _TRI_MASKS:
+                del _tri_masks[next(iter(_tri_masks))]
+            _tri_masks[key] = mask
+    return mask
+
+
 def tril(m, k=0):
     """``m`` with the elements above diagonal ``k`` zeroed."""
 
     m = asarray(m)
     rows, cols = _matrix_shape(m)
-    mask = _v.arange(rows)[:, None] + k >= _v.arange(cols)[None, :]
+    mask = _tri_mask(rows, cols, k, True)
     return _v.where(mask, m, 0).astype(m.dtype, copy=False)  # (a bool m: where's result is int64)
 
 
@@ -656,7 +680,7 @@ def triu(m, k=0):
 
     m = asarray(m)
     rows, cols = _matrix_shape(m)
-    mask = _v.arange(rows)[:, None] + k <= _v.arange(cols)[None, :]
+    mask = _tri_mask(rows, cols, k, False)
     return _v.where(mask, m, 0).astype(m.dtype, copy=False)  # (a bool m: where's result is int64)
 
 
