@@ -188,10 +188,24 @@ def test_conversions_and_scalar_protocols():
     assert b.tolist() == [2.5, 2.5, 2.5]
 
 
-def test_numpy_functions_and_ufuncs_stay_on_the_vm():
+def test_numpy_functions_stay_on_the_vm_and_numpy_ufuncs_give_numpy_arrays():
     a = vmnp.arange(4.0)
-    for r in [np.add(a, 1), np.sqrt(a), np.add.reduce(a), np.mean(a), np.where(a > 1, a, 0), 2.0 * a]:
+    s = np.float64(2.0)
+    for r in [np.mean(a), np.where(a > 1, a, 0), 2.0 * a, s * a, s - a, s < a, s**a, np.int8(3) & a.astype(int)]:
         assert isinstance(r, vmnp.ndarray), type(r)
+    same(s - a, 2.0 - np.arange(4.0))
+    same(s**a, 2.0 ** np.arange(4.0))
+    assert (np.float32(1.5) * a).dtype == np.float64 and (np.float64(1.5) * a.astype(np.float32)).dtype == np.float64
+    # NumPy's own ufuncs and NumPy arrays' operators read vmnp arrays through `__array__` and
+    # compute NumPy arrays (vmnp arrays have no `__array_ufunc__`, as JAX's); in place, the NumPy
+    # array is written.
+    n = np.arange(4.0)
+    for r, want in [(np.add(a, 1), [1, 2, 3, 4]), (np.sqrt(a), np.sqrt(n)), (n + a, 2 * n), (n * a, n * n)]:
+        assert type(r) is np.ndarray and np.array_equal(r, want), (type(r), r)
+    alias = n
+    n += a
+    assert n is alias and n.tolist() == [0.0, 2.0, 4.0, 6.0]
+    assert float(np.add.reduce(a)) == 6.0
     # Reductions to one value (the methods, and sum prod min max any all with at most an axis)
     # give NumPy's scalar once it is computed (as NumPy does), else a 0-d array standing for it:
     # computed on the VM either way (a fallback raises in these tests).
@@ -199,7 +213,7 @@ def test_numpy_functions_and_ufuncs_stay_on_the_vm():
         assert isinstance(r, (vmnp.ndarray, np.generic)) and np.ndim(r) == 0, type(r)
     assert isinstance(np.sum(a), np.float64) and np.sum(a) == 6.0 and a @ a == 14.0
     assert np.sum.__name__ == "sum" and "Sum" in np.sum.__doc__
-    assert isinstance(np.arange(3) + a[:3], vmnp.ndarray)
+    assert isinstance(a[:3] + np.arange(3), vmnp.ndarray)
     same(np.sum(a), np.sum(np.arange(4.0)))
 
 

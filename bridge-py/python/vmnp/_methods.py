@@ -1,6 +1,5 @@
 """The Python side of ``vmnp.ndarray``: methods the native class forwards here, advanced
-indexing, display, conversion, and the NumPy protocols (``__array_ufunc__``,
-``__array_function__``)."""
+indexing, display, conversion, and NumPy's ``__array_function__`` protocol."""
 
 import builtins as _b
 import math as _math
@@ -449,29 +448,6 @@ def copy(a, order="C"):
     return _v.copy(a, order)
 
 
-_UFUNC_METHODS = {"__call__", "reduce", "accumulate", "outer"}
-
-
-def __array_ufunc__(a, ufunc, method, *inputs, **kwargs):
-    """NumPy ufuncs called on vmnp arrays (``numpy.add(x, y)``) run on the VM."""
-    # Another type that overrides ufuncs takes part: let it answer (NEP 13).
-    if _v._foreign_override(inputs) is not None or _v._foreign_override(_b.tuple(kwargs.get("out") or ())):
-        return NotImplemented
-    mine = getattr(_v, ufunc.__name__, None)
-    func = getattr(ufunc, method) if method != "__call__" else ufunc
-    if isinstance(mine, _v.ufunc) and method in _UFUNC_METHODS:
-        out = kwargs.get("out")
-        if isinstance(out, tuple):
-            kwargs["out"] = out[0] if len(out) == 1 else out
-        try:
-            if method == "__call__":
-                return mine(*inputs, **kwargs)
-            return getattr(mine, method)(*inputs, **kwargs)
-        except _v._UnsupportedDType:  # an input of a dtype the VM lacks
-            return _v._fallback(ufunc.__name__, func, inputs, kwargs)
-    return _v._fallback(f"{ufunc.__name__}.{method}", func, inputs, kwargs)
-
-
 #: NumPy functions outside NumPy's top-level namespace and ``numpy.linalg`` that vmnp computes.
 _SUBMODULE_FUNCTIONS = {_np.lib.stride_tricks.sliding_window_view: _manip.sliding_window_view}
 
@@ -816,7 +792,7 @@ def hooks():
         "__divmod__", "__rdivmod__", "__round__", "__trunc__", "__floor__", "__ceil__", "__copy__", "__deepcopy__",
         "__reduce__", "__setstate__", "__reversed__",
         "__array_namespace__", "to_device", "astype", "copy", "fill", "reshape", "flatten", "transpose", "nonzero",
-        "__array_ufunc__", "__array_function__",
+        "__array_function__",
     ]:  # fmt: skip
         h[name] = g[name]
     return h
