@@ -263,16 +263,13 @@ const MAX_FOLDS_PER_ARRAY: usize = 4;
 /// The array view that the constant write at `i` through `w` patches (within the
 /// [`FILL_WINDOW`] instructions before it): the output of the latest
 /// earlier element-wise write to the same base, contiguous and larger than the write (earlier
-/// fills of the same array that fold are looked through), with only element-wise or system
+/// fills of the same array that fold are looked through: `found` holds what this function
+/// answered for each earlier position, so a loop's thousand stores into one array cost a
+/// window each, not a window per store they chain through), with only element-wise or system
 /// instructions in between, so that the folded write joins its kernel.
-fn patched_array<'b>(batch: &'b [Instruction], i: usize, w: &View) -> Option<&'b View> {
-    patched_array_after(batch, i.saturating_sub(FILL_WINDOW), i, w)
-}
-
-/// [`patched_array`] looking back no further than position `floor`.
-fn patched_array_after<'b>(batch: &'b [Instruction], floor: usize, i: usize, w: &View) -> Option<&'b View> {
-    for (j, p) in batch[floor..i].iter().enumerate().rev() {
-        let j = floor + j;
+fn patched_array<'b>(batch: &'b [Instruction], found: &[Option<&'b View>], i: usize, w: &View) -> Option<&'b View> {
+    for (j, p) in batch[i.saturating_sub(FILL_WINDOW)..i].iter().enumerate().rev() {
+        let j = i.saturating_sub(FILL_WINDOW) + j;
         let kind = p.opcode.kind();
         if kind == Kind::System {
             continue;
@@ -289,7 +286,7 @@ fn patched_array_after<'b>(batch: &'b [Instruction], floor: usize, i: usize, w: 
         }
         // An earlier fill of the same array that folds into it patches the same array.
         let (earlier, _) = fill(p)?;
-        let v = patched_array_after(batch, floor, j, earlier)?;
+        let v = found[j]?;
         return (pattern(v, earlier).is_some() && v.nelem() > w.nelem()).then_some(v);
     }
     None
@@ -485,9 +482,11 @@ pub fn exact_reciprocals(batch: &[Instruction]) -> Option<Vec<Instruction>> {
 /// position in `batch` it comes from; `None` when there is nothing to fold.
 pub fn fold_subview_fills(batch: &[Instruction]) -> Option<(Vec<Instruction>, Vec<usize>)> {
     let mut folds: Vec<(usize, &View, Scalar, Pattern)> = Vec::new();
+    let mut found: Vec<Option<&View>> = vec![None; batch.len()];
     for (i, instr) in batch.iter().enumerate() {
         let Some((w, c)) = fill(instr) else { continue };
-        let Some(v) = patched_array(batch, i, w) else { continue };
+        found[i] = patched_array(batch, &found, i, w);
+        let Some(v) = found[i] else { continue };
         if let Some(p) = pattern(v, w) {
             folds.push((i, v, c, p));
         }
@@ -619,7 +618,9 @@ mod tests {
         let fill = |k: i64| Instruction::new(Opcode::Identity, [element(k), Scalar::F64(0.0).into()]);
         let few: Vec<Instruction> =
             std::iter::once(produce.clone()).chain((0..MAX_FOLDS_PER_ARRAY as i64).map(fill)).collect();
-        assert!(fold_subview_fills(&few).is_some());
+        // Each fill looks through the earlier ones to the array: all of them fold.
+        let (folded, _) = fold_subview_fills(&few).unwrap();
+        assert_eq!(folded.iter().filter(|i| i.opcode == Opcode::Select).count(), MAX_FOLDS_PER_ARRAY);
         // Storing element by element: every store stays a store.
         let many: Vec<Instruction> = std::iter::once(produce).chain((0..20).map(fill)).collect();
         assert!(fold_subview_fills(&many).is_none());
