@@ -157,6 +157,8 @@ extern "C" {
 #define VM_OP_SCATTER_ADD         144  /* dst.flat[index[i]] += src[i], in index order: repeated positions accumulate (NumPy's add.at; integers wrap, bools or). */
 #define VM_OP_SORT                150  /* Each line along an axis in ascending order: -0.0 before 0.0, NaNs last in their order (NumPy's sort). */
 #define VM_OP_ARGSORT             151  /* Positions (i64) that sort each line along an axis: NaNs last, equal values in their order (NumPy's argsort(kind="stable")). */
+#define VM_OP_SEARCHSORTED_LEFT   152  /* Positions (i64) in a sorted 1-d view before the values equal to each key (NumPy's searchsorted(side="left")). */
+#define VM_OP_SEARCHSORTED_RIGHT  153  /* Positions (i64) in a sorted 1-d view after the values equal to each key (NumPy's searchsorted(side="right")). */
 #define VM_OP_SYNC                200  /* Make the host copy of the view's base current. */
 #define VM_OP_DISCARD             201  /* Drop engine-side copies of the view's base (the host copy is authoritative). */
 #define VM_OP_FREE                202  /* End the view's base: its memory is released everywhere. */

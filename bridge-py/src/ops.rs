@@ -1801,6 +1801,22 @@ fn _sort(
     if in_place { Ok(None) } else { wrap(py, out, h).map(Some) }
 }
 
+/// The int64 positions in the 1-d `a` where the elements of `keys` (of `a`'s dtype) go to
+/// keep its order, of `keys`' shape: NumPy's `searchsorted` (`right`: `side="right"`).
+#[pyfunction]
+#[pyo3(signature = (a, keys, right=false))]
+fn _search(py: Python<'_>, a: &Bound<'_, NdArray>, keys: &Bound<'_, NdArray>, right: bool) -> PyResult<Py<NdArray>> {
+    let (a, keys) = (a.get(), keys.get());
+    let (out, h) = new_array(&keys.view().shape, DType::I64)?;
+    if out.nelem() > 0 {
+        let op = if right { Opcode::SearchsortedRight } else { Opcode::SearchsortedLeft };
+        let operands =
+            [Operand::View(out.clone()), Operand::View(a.view().clone()), Operand::View(keys.view().clone())];
+        vm()?.submit(py, Instruction::new(op, operands))?;
+    }
+    wrap(py, out, h)
+}
+
 /// `argmin`/`argmax` (`name`) of `a` along `axis`: int64 positions, the axis removed.
 #[pyfunction]
 fn _argreduce(py: Python<'_>, name: &str, a: &Bound<'_, NdArray>, axis: isize) -> PyResult<Py<NdArray>> {
@@ -1851,5 +1867,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_reduce, m)?)?;
     m.add_function(wrap_pyfunction!(_accumulate, m)?)?;
     m.add_function(wrap_pyfunction!(_sort, m)?)?;
+    m.add_function(wrap_pyfunction!(_search, m)?)?;
     Ok(())
 }

@@ -56,7 +56,7 @@ def test_fallbacks_are_listed_by_function_with_their_line(monkeypatch):
     monkeypatch.setenv("VMNP_FALLBACK", "")
     a = vmnp.arange(10.0)
     with pytest.warns(vmnp.FallbackWarning), vmnp.profile() as p:
-        vmnp.histogram(a, bins=[0.0, 2.0, 10.0])  # explicit edges: NumPy's
+        vmnp.histogram(a, bins=[0.0, 2.0, 10.0], weights=a)  # weights with edges: NumPy's
     line = sys._getframe().f_lineno - 1
     falls = [e for e in p.events if e[0] == "fallback histogram"]
     assert len(falls) == 1 and falls[0][2] == line, p.events

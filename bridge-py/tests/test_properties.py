@@ -624,3 +624,115 @@ def test_unique_and_its_indices_inverse_and_counts_are_numpys(a, index, inverse,
     same_order(got[0], want[0])
     for g, w in zip(got[1:], want[1:], strict=True):
         same_bits(g, w)
+
+
+# ---------------------------------------------------------------------------- searching
+
+
+@FAST
+@given(
+    sortable_arrays(min_dims=1, max_dims=1, max_side=10),
+    sortable_arrays(min_dims=0, max_dims=2),
+    st.sampled_from(["left", "right"]),
+    st.sampled_from(["sorted", "as drawn", "sorter"]),
+)
+def test_searchsorted_gives_numpys_positions_sorted_or_not(a, keys, side, how):
+    # Unsorted values too: NumPy's binary search step for step gives its positions.
+    if how == "sorted":
+        a = np.sort(a)
+    sorter = np.argsort(a, kind="stable") if how == "sorter" else None
+    key = keys[()] if keys.ndim == 0 else keys  # a NumPy scalar for 0-d keys
+    want = outcome(lambda: np.searchsorted(a, key, side=side, sorter=sorter))
+    got = outcome(
+        lambda: vmnp.searchsorted(vmnp.asarray(a), key if keys.ndim == 0 else vmnp.asarray(keys), side, sorter)
+    )
+    same_bits(got, want)
+    assert isinstance(got, vmnp.ndarray) == isinstance(want, np.ndarray), (type(got), type(want))
+    same_bits(outcome(lambda: vmnp.asarray(a).searchsorted(key, side)), outcome(lambda: a.searchsorted(key, side)))
+
+
+def test_searchsorted_promotes_and_errs_as_numpy():
+    a = np.array([0.1, 0.5, 1.0], np.float32)
+    ints = np.array([1, 5, 9], np.int8)
+    for call in [
+        lambda m, x: m.searchsorted(x(a), 0.1, "right"),  # in float64: 0.1 is below float32's 0.1
+        lambda m, x: m.searchsorted(x(ints), 300),
+        lambda m, x: m.searchsorted(x(ints), [2.5, -1.5]),
+        lambda m, x: m.searchsorted(x(a), True),
+        lambda m, x: m.searchsorted(x(a), 0.5, side="L"),
+        lambda m, x: m.searchsorted(x(a), 0.5, side="x"),
+        lambda m, x: m.searchsorted(x(a), 0.5, side=None),
+        lambda m, x: m.searchsorted(x(a).reshape(3, 1), 0.5),
+        lambda m, x: m.searchsorted(x(a)[0], 0.5),
+        lambda m, x: m.searchsorted(x(a), 0.5, sorter=[0, 1]),
+        lambda m, x: m.searchsorted(x(a), 0.5, sorter=[0.0, 1, 2]),
+        lambda m, x: m.searchsorted(x(a), 0.5, sorter=[[0, 1, 2]]),
+        lambda m, x: m.searchsorted(x(a), 0.5, sorter=[2, 1, 0]),
+        lambda m, x: m.searchsorted(x(np.zeros(0)), [1.0, 2.0]),
+    ]:
+        same_bits(outcome(lambda call=call: call(vmnp, vmnp.asarray)), outcome(lambda call=call: call(np, np.asarray)))
+
+
+FINITE = [v for v in SPECIAL if not np.isnan(v)]
+
+
+@FAST
+@given(
+    st.lists(st.sampled_from(FINITE), min_size=1, max_size=7).map(sorted),
+    st.lists(st.sampled_from([*SPECIAL, 0.25, -1.7, 2.0, 10.0]), max_size=12),
+    st.data(),
+    st.sampled_from([None, -9.0, np.nan]),
+    st.sampled_from([None, 4.5]),
+)
+def test_interp_is_numpys_bit_for_bit(xp, x, data, left, right):
+    fp = data.draw(st.lists(st.sampled_from(SPECIAL), min_size=len(xp), max_size=len(xp)))
+    xp, fp, x = np.array(xp), np.array(fp), np.array(x)
+    want = outcome(lambda: np.interp(x, xp, fp, left, right))
+    same_bits(outcome(lambda: vmnp.interp(vmnp.asarray(x), vmnp.asarray(xp), vmnp.asarray(fp), left, right)), want)
+    for k in range(min(len(x), 3)):  # a scalar x gives NumPy's float64 scalar
+        want = np.interp(x[k], xp, fp, left, right)
+        got = vmnp.interp(x[k], vmnp.asarray(xp), fp, left, right)
+        assert type(got) is type(want)
+        same_bits(got, want)
+
+
+def test_interp_errors_are_numpys():
+    for args in [([1.0], [], []), ([1.0], [1.0, 2.0], [1.0]), ([1.0], 1.0, 1.0), ([1.0], [[1.0, 2.0]], [1.0, 2.0])]:
+        want = outcome(lambda args=args: np.interp(*args))
+        same_bits(outcome(lambda args=args: vmnp.interp(*(vmnp.asarray(np.array(t)) for t in args))), want)
+
+
+@FAST
+@given(
+    sortable_arrays(min_dims=0, max_dims=2),
+    st.lists(st.sampled_from(FINITE), max_size=6).map(sorted),
+    st.booleans(),
+    st.booleans(),
+)
+def test_digitize_is_numpys(x, bins, right, decreasing):
+    bins = bins[::-1] if decreasing else bins
+    want = outcome(lambda: np.digitize(x, bins, right))
+    got = outcome(lambda: vmnp.digitize(vmnp.asarray(x), vmnp.asarray(np.array(bins)), right))
+    same_bits(got, want)
+    with pytest.raises(ValueError, match="monotonically"):
+        vmnp.digitize(vmnp.asarray(x), [1.0, 3.0, 2.0])
+
+
+@FAST
+@given(
+    sortable_arrays(min_dims=0, max_dims=2).filter(lambda a: a.dtype != np.bool_),
+    st.lists(st.sampled_from([-np.inf, -3.0, -0.0, 0.0, 0.5, 2.0, 7.0, np.inf]), max_size=6).map(sorted),
+    st.booleans(),
+)
+def test_histogram_with_edges_is_numpys(a, edges, density):
+    want = outcome(lambda: np.histogram(a, edges, density=density))
+    got = outcome(lambda: vmnp.histogram(vmnp.asarray(a), edges, density=density))
+    if isinstance(want, type):
+        same_bits(got, want)
+        return
+    same_bits(got[0], want[0])
+    same_bits(got[1], want[1])
+    for bad in ([[0.0, 1.0]], [2.0, 1.0]):
+        same_bits(
+            outcome(lambda bad=bad: vmnp.histogram(vmnp.asarray(a), bad)), outcome(lambda bad=bad: np.histogram(a, bad))
+        )

@@ -1,5 +1,6 @@
 """Counting: ``bincount`` and ``histogram`` with equal bins, each one ``scatter_add`` on the VM
-(repeated positions accumulate in order, as NumPy's loops add)."""
+(repeated positions accumulate in order, as NumPy's loops add); ``histogram`` with explicit
+edges by searches of the sorted data."""
 
 import builtins as _b
 import operator as _operator
@@ -8,7 +9,7 @@ import numpy as _np
 
 import vmnp as _v
 
-from . import _vmnp
+from . import _sorting, _vmnp
 
 # NumPy's ``histogram`` adds its counts block by block (``numpy.lib._histograms_impl.BLOCK``):
 # weighted sums are made of per-block sums, in this order.
@@ -53,6 +54,9 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     fallback."""
     x = _v.asarray(a)
     w = None if weights is None else _v.asarray(weights)
+    edges = None if isinstance(bins, str) or _v._foreign(bins) else _v.asarray(bins)
+    if edges is not None and edges.ndim > 0 and w is None and x.dtype.kind in "iuf" and edges.dtype.kind in "biuf":
+        return _histogram_of_edges(x, edges, density)
     simple = isinstance(bins, (int, _np.integer)) and not isinstance(bins, (bool, _np.bool_))
     simple = simple and (x.dtype == _np.float64 or x.dtype.kind in "iu") and x.dtype != _np.uint64
     if not simple or (w is not None and w.dtype != _np.float64):
@@ -104,6 +108,20 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
             _vmnp._scatter(part, index[start : start + _BLOCK], w[start : start + _BLOCK], True)
             counts += part
     return _finish(counts[:bins].copy() if range is not None else counts, edges, density)
+
+
+def _histogram_of_edges(x, edges, density):
+    """NumPy's histogram with the edges ``edges`` and no weights: the sorted data searched for
+    each edge (the last one inclusive), the counts their differences, as NumPy's cumulative
+    histogram (which sorts blocks of 65536 values: counts add up exactly, so one sort of the
+    whole data gives the same)."""
+    if edges.ndim != 1:
+        raise ValueError("`bins` must be 1d, when an array")
+    if edges.size > 1 and bool(_v.any(edges[:-1] > edges[1:])):
+        raise ValueError("`bins` must increase monotonically, when an array")
+    s = _vmnp._sort(x.ravel(), 0)
+    cum = _v.concatenate([_sorting.searchsorted(s, edges[:-1], "left"), _sorting.searchsorted(s, edges[-1:], "right")])
+    return _finish(_v.diff(cum), edges, density)
 
 
 def _finish(counts, edges, density):

@@ -636,7 +636,7 @@ _SCALAR_METHODS = {
 
 
 # Methods that are the namespace's functions of the array (the same parameters).
-_FUNCTION_METHODS = {"take", "trace", "repeat", "argsort"}
+_FUNCTION_METHODS = {"take", "trace", "repeat", "argsort", "searchsorted"}
 
 
 def getattr_(a, name):

@@ -1,7 +1,9 @@
-"""Sorting: ``sort``, ``argsort`` and ``ndarray.sort`` as the VM's ``sort`` and ``argsort``
-instructions (each line along the axis ascending, NaNs last, stable: the order NumPy's every
-``kind`` gives the values, and its ``kind="stable"`` the positions); ``median``, ``percentile``
-and ``quantile`` (NumPy's default ``linear`` method) and ``unique`` built on them."""
+"""Sorting and searching: ``sort``, ``argsort`` and ``ndarray.sort`` as the VM's ``sort`` and
+``argsort`` instructions (each line along the axis ascending, NaNs last, stable: the order
+NumPy's every ``kind`` gives the values, and its ``kind="stable"`` the positions); ``median``,
+``percentile`` and ``quantile`` (NumPy's default ``linear`` method) and ``unique`` built on
+them; ``searchsorted`` as the VM's ``searchsorted_left`` and ``searchsorted_right`` (NumPy's
+binary search), and ``digitize`` and ``interp`` built on it."""
 
 import builtins as _b
 import operator as _operator
@@ -202,3 +204,106 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         ends = _v.concatenate([starts[1:], _v.full(1, n, _np.int64)])
         r.append(ends - starts)
     return tuple(r)
+
+
+def _side(side):
+    """True for ``side="right"``, False for ``"left"``; NumPy's errors for anything else."""
+    if side == "left" or side == "right":
+        return side == "right"
+    if not isinstance(side, str):
+        raise TypeError(f"search side must be str, not {type(side).__name__}")
+    if side[:1] in ("l", "L", "r", "R"):
+        raise ValueError("search side must be one of 'left' or 'right'")
+    raise ValueError(f"search side must be 'left' or 'right' (got {side!r})")
+
+
+def _searchable(x):
+    """``x`` as a vmnp array of a real dtype, or None for what NumPy alone searches."""
+    if _v._foreign(x):
+        return None
+    x = _v.asarray(x)
+    return x if x.dtype.kind in "biuf" else None
+
+
+def searchsorted(a, v, side="left", sorter=None):
+    """The int64 positions in the sorted 1-d ``a`` (or ``a[sorter]``) where the elements of
+    ``v`` go to keep the order, before equal values (``side="left"``) or after them, NaNs
+    last; both searched in the dtype they promote to, as NumPy's."""
+    x, keys = _searchable(a), _searchable(v)
+    if x is None or keys is None:
+        return _v._fallback("searchsorted", _np.searchsorted, (a, v), {"side": side, "sorter": sorter})
+    right = _side(side)
+    if x.ndim != 1:
+        raise ValueError(
+            "object too deep for desired array" if x.ndim else "object of too small depth for desired array"
+        )
+    if sorter is not None:
+        order = _v.asarray(sorter)
+        if order.ndim != 1:
+            raise TypeError("could not parse sorter argument")
+        if order.dtype.kind not in "iu":
+            raise TypeError("sorter must only contain integers")
+        if order.shape[0] != x.shape[0]:
+            raise ValueError("sorter.size must equal a.size")
+        if order.size and (int(order.min()) < 0 or int(order.max()) >= x.shape[0]):
+            raise ValueError("Sorter index out of range.")
+        x = x[order]
+    dtype = _np.promote_types(x.dtype, keys.dtype)
+    r = _vmnp._search(x.astype(dtype), keys.astype(dtype), right)
+    return r[()] if r.ndim == 0 else r
+
+
+def digitize(x, bins, right=False):
+    """The bin of each element of ``x``: positions in the monotonic ``bins`` (NumPy's check of
+    them), searched from the side NumPy searches."""
+    xs, b = _searchable(x), _searchable(bins)
+    if xs is None or b is None:
+        return _v._fallback("digitize", _np.digitize, (x, bins), {"right": right})
+    mono = _np._core.multiarray._monotonicity(_v.asnumpy(b))
+    if mono == 0:
+        raise ValueError("bins must be monotonically increasing or decreasing")
+    side = "left" if right else "right"
+    if mono == -1:
+        return len(b) - searchsorted(b[::-1], xs, side=side)
+    return searchsorted(b, xs, side=side)
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """NumPy's piecewise-linear ``interp`` over increasing ``xp``, in float64: each ``x``'s
+    interval found by ``searchsorted``, then NumPy's arithmetic and special cases (a point
+    of ``xp`` gives its ``fp``, NaN results retried from the interval's other end, ``left`` and
+    ``right`` outside, NaN for NaN)."""
+    args = (x, xp, fp)
+    ends_plain = all(e is None or _v._is_scalar(e) for e in (left, right))
+    xs, dx, dy = (_searchable(t) for t in args)
+    if period is not None or xs is None or dx is None or dy is None or not ends_plain:
+        return _v._fallback("interp", _np.interp, args, {"left": left, "right": right, "period": period})
+    for t in (dy, dx):
+        if t.ndim != 1:
+            raise ValueError(
+                "object too deep for desired array" if t.ndim else "object of too small depth for desired array"
+            )
+    n = dx.shape[0]
+    if n == 0:
+        raise ValueError("array of sample points is empty")
+    if dy.shape[0] != n:
+        raise ValueError("fp and xp are not of the same length.")
+    xs, dx, dy = xs.astype(_np.float64), dx.astype(_np.float64), dy.astype(_np.float64)
+    lval = dy[0] if left is None else float(left)
+    rval = dy[n - 1] if right is None else float(right)
+    if n == 1:
+        r = _v.where(xs < dx[0], lval, _v.where(xs > dx[0], rval, dy[0]))
+    else:
+        j = searchsorted(dx, xs, "right") - 1
+        k = _v.clip(j, 0, n - 2)
+        x0, x1, y0, y1 = dx[k], dx[k + 1], dy[k], dy[k + 1]
+        slope = (y1 - y0) / (x1 - x0)
+        r = slope * (xs - x0) + y0
+        r = _v.where(_v.isnan(r), slope * (xs - x1) + y1, r)
+        r = _v.where(_v.isnan(r) & (y0 == y1), y0, r)
+        r = _v.where(x0 == xs, y0, r)
+        r = _v.where(j == n - 1, dy[n - 1], r)
+        r = _v.where(j == -1, lval, r)
+        r = _v.where(xs > dx[n - 1], rval, r)
+        r = _v.where(_v.isnan(xs), xs, r)
+    return r[()] if r.ndim == 0 else r

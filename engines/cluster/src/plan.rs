@@ -21,7 +21,7 @@
 //! - accumulate: owner computes by boxes, in levels: a box that does not start the scanned axis
 //!   continues from the output slab just before it (its carry), fetched once that is computed.
 //!   Exact: every element is combined in the reference order.
-//! - gather, scatter, sort, argsort and extension methods: the simple correct strategy. Rank 0
+//! - gather, scatter, sort, argsort, searches and extension methods: the simple correct strategy. Rank 0
 //!   fetches every operand view whole, runs the instruction, and sends each owner its part of
 //!   the output.
 //! - sync moves only the synced view's elements to rank 0's host memory; discard (the host copy
@@ -183,7 +183,7 @@ pub fn plan(instr: &Instruction, p: usize, reduction: ReductionOrder) -> Plan {
         Kind::Unary | Kind::Binary | Kind::Select | Kind::Reduce => owner_computes(instr, p, reduction, &mut plan),
         Kind::Range | Kind::Random => generate(instr, p, &mut plan),
         Kind::Accumulate => accumulate(instr, p, &mut plan),
-        Kind::Gather | Kind::Scatter | Kind::Sort | Kind::Extension => at_root(instr, p, &mut plan),
+        Kind::Gather | Kind::Scatter | Kind::Sort | Kind::Search | Kind::Extension => at_root(instr, p, &mut plan),
         Kind::System => system(instr, p, &mut plan),
         Kind::Nothing => {}
     }

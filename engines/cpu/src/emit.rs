@@ -160,6 +160,8 @@ pub fn emit(b: &mut FunctionBuilder, op: Opcode, d: DType, ind: DType, args: &[V
         | OpClass::ScatterAdd
         | OpClass::Sort
         | OpClass::Argsort
+        | OpClass::SearchLeft
+        | OpClass::SearchRight
         | OpClass::System(_)
         | OpClass::Nothing
         | OpClass::Extension(_) => Err(unsupported(op, d)),

@@ -1,5 +1,5 @@
 //! The built-in instructions that do not become generated kernels, in plain Rust: scans,
-//! gathers, scatters, float products (in order) and reductions of nothing.
+//! gathers, scatters, sorts, searches, float products (in order) and reductions of nothing.
 
 use crate::reduce::{Reducible, scan};
 use crate::views;
@@ -18,6 +18,7 @@ pub fn execute(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
         Kind::Gather => gather(instr, mem),
         Kind::Scatter => scatter(instr, mem),
         Kind::Sort => sort(instr, mem),
+        Kind::Search => search(instr, mem),
         Kind::Reduce if view(instr, 1)?.nelem() == 0 => empty_reduce(instr, mem),
         Kind::Reduce if vm_fusion::is_float_product(instr) => ordered_product(instr, mem),
         k => Err(Error::Internal(format!("{} ({k:?}) is not a native instruction", instr.opcode))),
@@ -53,6 +54,21 @@ fn sort(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
             vm_ir::semantics::sort_lines(&mut data, &input.shape, axis);
             views::write(mem, out, &data)
         }
+    })
+}
+
+/// `searchsorted_left` and `searchsorted_right` (the inputs read whole before the output is
+/// written).
+fn search(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+    let (out, sorted, keys) = (view(instr, 0)?, view(instr, 1)?, view(instr, 2)?);
+    views::buffer(mem, out)?;
+    with_dtype!(sorted.dtype(), T => {
+        let values = views::read::<T>(mem, sorted)?;
+        let wanted = views::read::<T>(mem, keys)?;
+        let mut positions = try_vec::<i64>(wanted.len(), out.base.id, "searchsorted's positions")?;
+        positions.resize(wanted.len(), 0);
+        vm_ir::semantics::search_sorted(&values, &wanted, instr.opcode == Opcode::SearchsortedRight, &mut positions);
+        views::write(mem, out, &positions)
     })
 }
 

@@ -82,6 +82,19 @@ fn cases(op: Opcode, o: DType, i: DType) -> Vec<(Vec<Instruction>, Vec<Base>, Ve
             }
             cases
         }
+        Kind::Search => {
+            // The keys of `b` in the first row of `a` sorted, and in `a`'s column as it is.
+            let row = view(a, 0, &[SHAPE[1]], &[1]);
+            let sorted = Instruction::new(Opcode::Sort, [row.clone(), row.clone(), Scalar::I64(0).into()]);
+            vec![
+                (vec![sorted, Instruction::new(op, [m(out), row, m(b)])], vec![a, b], vec![out]),
+                (
+                    vec![Instruction::new(op, [m(out), view(a, 2, &[SHAPE[0]], &[SHAPE[1] as i64]), m(b)])],
+                    vec![a, b],
+                    vec![out],
+                ),
+            ]
+        }
         Kind::Range => one(Instruction::new(op, [m(out)]), vec![]),
         Kind::Random => one(Instruction::new(op, [m(out), Scalar::U64(42).into(), Scalar::U64(1000).into()]), vec![]),
         Kind::Gather | Kind::Scatter => {

@@ -96,6 +96,8 @@ impl Interp {
             }
             OpClass::Sort => sort::sort(instr, false, mem),
             OpClass::Argsort => sort::sort(instr, true, mem),
+            OpClass::SearchLeft => sort::search(instr, false, mem),
+            OpClass::SearchRight => sort::search(instr, true, mem),
             OpClass::System(system) => {
                 let view = instr
                     .operands

@@ -1,9 +1,10 @@
-//! `sort` and `argsort`: each line along the axis in [`vm_ir::semantics::sort_order`], stable.
-//! The whole input is read before the output is written, so the output may be the input.
+//! `sort` and `argsort`: each line along the axis in [`vm_ir::semantics::sort_lines`]' order;
+//! `searchsorted_left` and `searchsorted_right`: [`vm_ir::semantics::search_sorted`]. The
+//! whole input is read before the output is written, so the output may be the input.
 
 use crate::elementwise::output;
 use crate::iterate::{elements, prepare, room, write_view};
-use vm_ir::semantics::{argsort_lines, sort_lines};
+use vm_ir::semantics::{argsort_lines, search_sorted, sort_lines};
 use vm_ir::{Error, Instruction, Result, with_dtype};
 use vm_runtime::HostMemory;
 
@@ -28,5 +29,25 @@ pub fn sort(instr: &Instruction, positions: bool, mem: &mut HostMemory) -> Resul
             sort_lines(&mut values, &input.shape, axis);
             write_view(mem, out, values)
         }
+    })
+}
+
+/// Runs `searchsorted_left` (`right` false) or `searchsorted_right` (true).
+pub fn search(instr: &Instruction, right: bool, mem: &mut HostMemory) -> Result<()> {
+    let input = |k: usize| {
+        instr.operands[k].as_view().ok_or_else(|| Error::invalid(Some(k), format!("{} searches views", instr.opcode)))
+    };
+    let (sorted, keys) = (input(1)?, input(2)?);
+    let out = output(instr)?;
+    prepare(mem, instr)?;
+    with_dtype!(sorted.dtype(), T => {
+        let mut values: Vec<T> = room(sorted, sorted.nelem())?;
+        values.extend(elements::<T>(mem, sorted)?);
+        let mut wanted: Vec<T> = room(keys, keys.nelem())?;
+        wanted.extend(elements::<T>(mem, keys)?);
+        let mut positions: Vec<i64> = room(out, out.nelem())?;
+        positions.resize(out.nelem(), 0);
+        search_sorted(&values, &wanted, right, &mut positions);
+        write_view(mem, out, positions)
     })
 }

@@ -294,6 +294,23 @@ fn check_sort(env: &mut Env, op: Opcode, dt: DType) -> Check {
     Ok(())
 }
 
+fn check_search(env: &mut Env, op: Opcode, dt: DType) -> Check {
+    // Values mixing zeros of both signs, NaNs, infinities and repeats, sorted; every one of them
+    // and more searched for.
+    let data = cycled(dt, 26);
+    let sorted: Vec<Scalar> = ref_sort_positions(&data, false).into_iter().map(|p| data[p]).collect();
+    let keys = cycled(dt, 31)[5..].to_vec();
+    let (line, wanted) = (env.scalars(dt, &sorted), env.scalars(dt, &keys));
+    let wanted = vm_ir::View::contiguous(wanted.base, 0, &[2, 13]).unwrap();
+    let what = format!("{op} on {dt}");
+    let out = env.empty(DType::I64, &[2, 13]);
+    run(env, &what, op, vec![v(&out), v(&line), v(&wanted)])?;
+    let right = op == Opcode::SearchsortedRight;
+    let expected: Vec<Scalar> = keys.iter().map(|&k| Scalar::I64(ref_search(&sorted, k, right) as i64)).collect();
+    let inputs: Vec<String> = keys.iter().map(|x| x.to_string()).collect();
+    compare(&what, op, &inputs, &expected, &env.read_scalars(&out))
+}
+
 fn check_range(env: &mut Env, dt: DType) -> Check {
     let what = format!("range on {dt}");
     let out = env.empty(dt, &[3, 100]);
@@ -412,6 +429,7 @@ fn every_opcode_on_every_allowed_dtype() {
                 Kind::Reduce => results.push(check_reduce(&mut env, op, dt)),
                 Kind::Accumulate => results.push(check_accumulate(&mut env, op, dt)),
                 Kind::Sort => results.push(check_sort(&mut env, op, dt)),
+                Kind::Search => results.push(check_search(&mut env, op, dt)),
                 Kind::Range => results.push(check_range(&mut env, dt)),
                 Kind::Random => results.push(check_random(&mut env, dt)),
                 Kind::Gather => {

@@ -749,7 +749,9 @@ pub fn generate(batch: &[Instruction], kernel: &Kernel, target: Target) -> Optio
             | OpClass::Scatter
             | OpClass::ScatterAdd
             | OpClass::Sort
-            | OpClass::Argsort => {
+            | OpClass::Argsort
+            | OpClass::SearchLeft
+            | OpClass::SearchRight => {
                 return None;
             }
             OpClass::System(_) | OpClass::Nothing | OpClass::Extension(_) => return None,

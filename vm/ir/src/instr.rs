@@ -223,6 +223,9 @@ impl Instruction {
             TypeRule::ToPosition(set) => {
                 ensure_valid!(out == DType::I64, Some(0), "{op} writes i64 positions, got {out}");
                 first_input_in(set)?;
+                if op.kind() == Kind::Search {
+                    same_inputs(0)?;
+                }
             }
             TypeRule::Cast | TypeRule::Any => {}
             TypeRule::Generate(set) => {
@@ -309,6 +312,19 @@ impl Instruction {
                     "{op}: output shape {:?}, expected {:?}",
                     &out.shape[..],
                     &want[..]
+                );
+            }
+            Kind::Search => {
+                let (Some(sorted), Some(keys)) = (self.operands[1].as_view(), self.operands[2].as_view()) else {
+                    return Err(Error::invalid(Some(1), format!("{op} searches views, not constants")));
+                };
+                ensure_valid!(sorted.ndim() == 1, Some(1), "{op} searches a 1-d view, this one is {}-d", sorted.ndim());
+                ensure_valid!(
+                    keys.shape == out.shape,
+                    Some(2),
+                    "{op}: keys' shape {:?} differs from the output's {:?}",
+                    &keys.shape[..],
+                    &out.shape[..]
                 );
             }
             Kind::Gather | Kind::Scatter => {

@@ -74,6 +74,14 @@ pub enum Kind {
     /// `out` has `in`'s shape. The whole input is read before `out` is written (`out` may be
     /// `in`: a sort in place).
     Sort,
+    /// `op out, sorted, keys`: for each element of `keys` (row-major), the position in the
+    /// 1-d view `sorted` (of `keys`' dtype) where it would be inserted to keep the order
+    /// (`searchsorted_left`: before equal values, `searchsorted_right`: after them), in the
+    /// order of `sort` (NaNs last, `-0.0` equal to `0.0`); `out` is `i64` of `keys`' shape.
+    /// NumPy's binary search exactly, starting each key from the last key's bounds, so that
+    /// an unsorted `sorted` gives NumPy's positions too. The inputs are read whole before
+    /// `out` is written.
+    Search,
     /// `range out`: `out[i] = i`, where `i` is the row-major position in `out`, cast to out's dtype.
     Range,
     /// `random out, seed, offset` (two `u64` constants): element at row-major position `i`
@@ -233,6 +241,12 @@ macro_rules! class_of {
     (Sort, Argsort) => {
         OpClass::Argsort
     };
+    (Search, SearchsortedLeft) => {
+        OpClass::SearchLeft
+    };
+    (Search, SearchsortedRight) => {
+        OpClass::SearchRight
+    };
     ($kind:ident, $v:ident) => {
         OpClass::$kind
     };
@@ -323,6 +337,10 @@ pub enum OpClass {
     Sort,
     /// `argsort` ([`Kind::Sort`]).
     Argsort,
+    /// `searchsorted_left` ([`Kind::Search`]).
+    SearchLeft,
+    /// `searchsorted_right` ([`Kind::Search`]).
+    SearchRight,
     /// See [`Kind::System`].
     System(SystemOp),
     /// `none` ([`Kind::Nothing`]).
@@ -529,6 +547,11 @@ opcode_table! {
     Sort = 150, "sort", Sort, Same(S::ALL);
     /// Positions (i64) that sort each line along an axis: NaNs last, equal values in their order (NumPy's `argsort(kind="stable")`).
     Argsort = 151, "argsort", Sort, ToPosition(S::ALL);
+    // ---- searching ----
+    /// Positions (i64) in a sorted 1-d view before the values equal to each key (NumPy's `searchsorted(side="left")`).
+    SearchsortedLeft = 152, "searchsorted_left", Search, ToPosition(S::ALL);
+    /// Positions (i64) in a sorted 1-d view after the values equal to each key (NumPy's `searchsorted(side="right")`).
+    SearchsortedRight = 153, "searchsorted_right", Search, ToPosition(S::ALL);
     // ---- system ----
     /// Make the host copy of the view's base current.
     Sync = 200, "sync", System, Any;
@@ -551,7 +574,7 @@ impl Kind {
             Kind::Reduce | Kind::Accumulate | Kind::Sort => (2, &[DType::I64]),
             Kind::Range => (1, &[]),
             Kind::Random => (1, &[DType::U64, DType::U64]),
-            Kind::Gather | Kind::Scatter => (3, &[]),
+            Kind::Gather | Kind::Scatter | Kind::Search => (3, &[]),
             Kind::System => (1, &[]),
             Kind::Nothing => (0, &[]),
             Kind::Extension => return None,
@@ -679,6 +702,8 @@ mod tests {
                 OpClass::ScatterAdd => (Kind::Scatter, Opcode::ScatterAdd),
                 OpClass::Sort => (Kind::Sort, Opcode::Sort),
                 OpClass::Argsort => (Kind::Sort, Opcode::Argsort),
+                OpClass::SearchLeft => (Kind::Search, Opcode::SearchsortedLeft),
+                OpClass::SearchRight => (Kind::Search, Opcode::SearchsortedRight),
                 OpClass::System(s) => (Kind::System, s.into()),
                 OpClass::Nothing => (Kind::Nothing, Opcode::None),
                 OpClass::Extension(n) => (Kind::Extension, Opcode::Extension(n)),

@@ -515,6 +515,39 @@ pub fn argsort_lines<T: SortKey>(values: &[T], shape: &[usize], axis: usize, pos
     }
 }
 
+/// Into `out` (of `keys`' length), for each key in turn, its position in `sorted`: before the
+/// values equal to it (`right` false) or after them (`right` true), in the order of
+/// [`SortKey::position_key`] (NaNs last, `-0.0` equal to `0.0`): what `searchsorted_left` and
+/// `searchsorted_right` compute. NumPy's binary search step for step: each search starts from
+/// the bounds the previous key left where the keys ascend, so that an unsorted `sorted` gives
+/// NumPy's positions too.
+pub fn search_sorted<T: SortKey>(sorted: &[T], keys: &[T], right: bool, out: &mut [i64]) {
+    let n = sorted.len();
+    let goes_after = |value: u64, key: u64| if right { value <= key } else { value < key };
+    let Some(first) = keys.first() else { return };
+    let (mut lo, mut hi) = (0, n);
+    let mut last = first.position_key();
+    for (key, slot) in keys.iter().zip(out) {
+        let key = key.position_key();
+        if goes_after(last, key) {
+            hi = n;
+        } else {
+            lo = 0;
+            hi = if hi < n { hi + 1 } else { n };
+        }
+        last = key;
+        while lo < hi {
+            let mid = lo + ((hi - lo) >> 1);
+            if goes_after(sorted[mid].position_key(), key) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        *slot = lo as i64;
+    }
+}
+
 /// The first positions of the lines of `n` row-major elements along an axis of extent `len`
 /// with `inner` elements after it: `o * len * inner + i`.
 fn line_starts(n: usize, len: usize, inner: usize) -> impl Iterator<Item = usize> {
@@ -710,6 +743,49 @@ mod tests {
         check_sorting(&[i64::MIN, -5, 0, 9, i64::MAX]);
         check_sorting(&[true, false]);
         check_sorting(&[200u8, 0, 17]);
+    }
+
+    /// Searches sorted values for keys in a drawn order against counting: a key goes after
+    /// the values below it (`left`) or not above it (`right`), NaNs above every number.
+    fn check_search<T: SortKey + PartialOrd + std::fmt::Debug>(pool: &[T]) {
+        let nan = |v: &T| v.partial_cmp(v).is_none();
+        let less = |a: &T, b: &T| if nan(a) { false } else { nan(b) || a < b };
+        for (n, seed) in [(0, 4), (1, 5), (37, 6), (700, 7)] {
+            let mut sorted = drawn(pool, n, seed);
+            sort_lines(&mut sorted, &[n], 0);
+            let keys = drawn(pool, 300, seed + 10);
+            for right in [false, true] {
+                let mut got = vec![0i64; keys.len()];
+                search_sorted(&sorted, &keys, right, &mut got);
+                let want: Vec<i64> = keys
+                    .iter()
+                    .map(|k| sorted.iter().filter(|v| if right { !less(k, v) } else { less(v, k) }).count() as i64)
+                    .collect();
+                assert_eq!(got, want, "{n} values, right {right}");
+            }
+        }
+    }
+
+    #[test]
+    fn searches_count_the_values_before_each_key() {
+        check_search(&[0.0f64, -0.0, 1.5, -1.5, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 1e-300, -2.0]);
+        check_search(&[0.0f32, -0.0, 2.5, -7.0, f32::NAN, f32::MIN_POSITIVE]);
+        check_search(&[i16::MIN, -1, 0, 1, 300, i16::MAX]);
+        check_search(&[0u64, 1, u64::MAX, 7]);
+        check_search(&[true, false]);
+    }
+
+    #[test]
+    fn an_unsorted_search_gives_numpys_positions() {
+        // np.searchsorted(a, k) and np.searchsorted(a, k, side="right") in NumPy 2.4.
+        let nan = f64::NAN;
+        let a = [3.0, 1.0, 2.0, nan, 0.0, 5.0, 4.0];
+        let k = [2.0, 0.0, 5.0, 1.0, 1.0, nan, -1.0, 3.0];
+        let mut got = [0i64; 8];
+        search_sorted(&a, &k, false, &mut got);
+        assert_eq!(got, [2, 0, 3, 0, 0, 3, 0, 3]);
+        search_sorted(&a, &k, true, &mut got);
+        assert_eq!(got, [3, 0, 3, 2, 5, 7, 0, 3]);
     }
 
     #[test]

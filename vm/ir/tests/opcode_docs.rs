@@ -15,6 +15,7 @@ fn operands(op: Opcode) -> String {
         Kind::Range => "out",
         Kind::Random => "out, seed:u64, offset:u64",
         Kind::Gather => "out, src, index",
+        Kind::Search => "out, sorted, keys",
         Kind::Scatter => "dst, src, index",
         Kind::System => "view",
         Kind::Nothing => "",

@@ -268,6 +268,15 @@ impl Generator<'_> {
                 };
                 Instruction::new(op, [Operand::View(o), Operand::View(a), Scalar::I64(axis as i64).into()])
             }
+            70..=73 if self.r.chance(25) && self.r.chance(30) => {
+                // A search of a line of a base's first elements for keys of the shape.
+                let op = self.pick_op(Kind::Search, false)?;
+                let base = self.input_view().base;
+                let line = View::contiguous(base, 0, &[(base.nelem as usize).min(64)]).ok()?;
+                let keys = self.input_view();
+                let o = self.reduction_output(DType::I64, &self.shape.clone());
+                Instruction::new(op, [Operand::View(o), Operand::View(line), Operand::View(keys)])
+            }
             70..=73 if self.r.chance(25) => {
                 let axis = self.r.below(self.shape.len());
                 let op = self.pick_op(Kind::Sort, false)?;

@@ -67,6 +67,16 @@ pub fn opcode_programs() -> Vec<(Opcode, Program)> {
                     batch.push(Instruction::new(op, [v(&whole), v(&whole), Scalar::I64(1).into()]));
                 }
             }
+            Kind::Search => {
+                // Sorted values, then values in their drawn order (NumPy's positions either way).
+                let line = View::contiguous(a, 0, &[35]).unwrap();
+                batch.push(Instruction::new(Opcode::Sort, [v(&line), v(&line), Scalar::I64(0).into()]));
+                batch.push(Instruction::new(op, [v(&out_view), v(&line), v(&shifted)]));
+                let o2 = base(out_t, 35);
+                let ov = View::contiguous(o2, 0, &[5, 7]).unwrap();
+                let column = View::new(b, 39, &[8], &[-4]).unwrap();
+                batch.push(Instruction::new(op, [v(&ov), v(&column), v(&transposed)]));
+            }
             Kind::Range => batch.push(Instruction::new(op, [v(&out_view)])),
             Kind::Random => {
                 batch.push(Instruction::new(op, [v(&out_view), Scalar::U64(9).into(), Scalar::U64(5).into()]))

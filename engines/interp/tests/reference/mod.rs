@@ -442,6 +442,14 @@ pub fn ref_position(op: Opcode, xs: &[Scalar]) -> Scalar {
     Scalar::I64(k as i64)
 }
 
+/// The position of `key` among the ascending `sorted` (NaNs last, zeros of both signs equal):
+/// past the values before it, and with `right` past the values equal to it too.
+pub fn ref_search(sorted: &[Scalar], key: Scalar, right: bool) -> usize {
+    let nan = |s: &Scalar| s.dtype().is_float() && s.as_f64().is_nan();
+    let before = |a: &Scalar, b: &Scalar| !nan(a) && (nan(b) || order(*a, *b) == Some(Ordering::Less));
+    sorted.iter().filter(|v| if right { !before(&key, v) } else { before(v, &key) }).count()
+}
+
 /// The positions that sort `xs` as `argsort` does (`zeros_apart`: as `sort` orders them, `-0.0`
 /// before `0.0`), by insertion (stable): numbers in ascending [`order`], NaNs after them, equal
 /// values in their order.

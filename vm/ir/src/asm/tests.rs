@@ -495,6 +495,11 @@ impl Gen {
                 let out = self.view(out_dtype, &shape, true).into();
                 vec![out, Scalar::U64(self.next()).into(), Scalar::U64(self.next()).into()]
             }
+            Kind::Search => {
+                let (keys, sorted) = (self.shape(0), self.shape(1)[..1].to_vec());
+                let out = self.view(out_dtype, &keys, true).into();
+                vec![out, self.view(in_dtype, &sorted, false).into(), self.view(in_dtype, &keys, false).into()]
+            }
             Kind::Gather | Kind::Scatter => {
                 let (outer, inner) = (self.shape(0), self.shape(0));
                 let index_dtype = self.dtype_in(DTypeSet::INTEGER);
