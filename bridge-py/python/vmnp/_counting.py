@@ -1,6 +1,6 @@
 """Counting: ``bincount`` and ``histogram`` with equal bins, each one ``scatter_add`` on the VM
 (repeated positions accumulate in order, as NumPy's loops add); ``histogram`` with explicit
-edges by searches of the sorted data."""
+edges by a search of the edges for each value."""
 
 import builtins as _b
 import operator as _operator
@@ -111,17 +111,27 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
 
 
 def _histogram_of_edges(x, edges, density):
-    """NumPy's histogram with the edges ``edges`` and no weights: the sorted data searched for
-    each edge (the last one inclusive), the counts their differences, as NumPy's cumulative
-    histogram (which sorts blocks of 65536 values: counts add up exactly, so one sort of the
-    whole data gives the same)."""
+    """NumPy's histogram with the edges ``edges`` and no weights. NumPy counts the sorted data
+    below each edge (not above the last), the counts the differences; a value's bin is thus the
+    number of edges not above it, less one (the last edge's value in the last bin): searched for
+    each value, the counts one ``scatter_add``. Edges holding a NaN take NumPy's way itself."""
     if edges.ndim != 1:
         raise ValueError("`bins` must be 1d, when an array")
     if edges.size > 1 and bool(_v.any(edges[:-1] > edges[1:])):
         raise ValueError("`bins` must increase monotonically, when an array")
-    s = _vmnp._sort(x.ravel(), 0)
-    cum = _v.concatenate([_sorting.searchsorted(s, edges[:-1], "left"), _sorting.searchsorted(s, edges[-1:], "right")])
-    return _finish(_v.diff(cum), edges, density)
+    values = x.ravel()
+    if edges.dtype.kind == "f" and bool(_v.isnan(edges).any()):
+        s = _vmnp._sort(values, 0)
+        low, high = _sorting.searchsorted(s, edges[:-1], "left"), _sorting.searchsorted(s, edges[-1:], "right")
+        return _finish(_v.diff(_v.concatenate([low, high])), edges, density)
+    m = edges.shape[0]
+    if m < 2:
+        return _finish(_v.zeros(0, _np.int64), edges, density)
+    k = _sorting.searchsorted(edges, values, "right")
+    k = _v.where((k == m) & (values == edges[m - 1]), m - 1, k)
+    counts = _v.zeros(m + 1, _np.int64)
+    _vmnp._scatter(counts, k, 1, True)
+    return _finish(counts[1:m].copy(), edges, density)
 
 
 def _finish(counts, edges, density):

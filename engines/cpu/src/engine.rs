@@ -699,7 +699,7 @@ impl CpuEngine {
         if instr.opcode.is_arg_reduce() {
             return positions::execute(instr, mem, &self.pool, &self.exec_config());
         }
-        native::execute(instr, mem)
+        native::execute(instr, mem, &self.pool)
     }
 
     fn step(&mut self, step: &Step, batch: &[Instruction], origin: &[usize], mem: &mut HostMemory) -> Result<()> {

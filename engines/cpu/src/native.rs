@@ -1,8 +1,10 @@
 //! The built-in instructions that do not become generated kernels, in plain Rust: scans,
 //! gathers, scatters, sorts, searches, float products (in order) and reductions of nothing.
 
+use crate::pool::Pool;
 use crate::reduce::{Reducible, scan};
 use crate::views;
+use std::sync::{Mutex, PoisonError};
 use vm_ir::{DType, Element, Error, Instruction, Kind, Opcode, Operand, Result, View, with_dtype};
 use vm_runtime::HostMemory;
 use vm_runtime::memory::{try_collect, try_vec};
@@ -11,14 +13,15 @@ fn view(instr: &Instruction, i: usize) -> Result<&View> {
     instr.operands.get(i).and_then(Operand::as_view).ok_or_else(|| Error::invalid(Some(i), "expected a view"))
 }
 
-/// Executes one non-kernel built-in instruction.
-pub fn execute(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+/// Executes one non-kernel built-in instruction; sorts of many lines and searches of many keys
+/// in parallel on `pool`.
+pub fn execute(instr: &Instruction, mem: &mut HostMemory, pool: &Pool) -> Result<()> {
     match instr.opcode.kind() {
         Kind::Accumulate => accumulate(instr, mem),
         Kind::Gather => gather(instr, mem),
         Kind::Scatter => scatter(instr, mem),
-        Kind::Sort => sort(instr, mem),
-        Kind::Search => search(instr, mem),
+        Kind::Sort => sort(instr, mem, pool),
+        Kind::Search => search(instr, mem, pool),
         Kind::Reduce if view(instr, 1)?.nelem() == 0 => empty_reduce(instr, mem),
         Kind::Reduce if vm_fusion::is_float_product(instr) => ordered_product(instr, mem),
         k => Err(Error::Internal(format!("{} ({k:?}) is not a native instruction", instr.opcode))),
@@ -38,36 +41,84 @@ fn accumulate(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     })
 }
 
-/// `sort` and `argsort` (the whole input read before the output is written).
-fn sort(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+/// Elements per task of a parallel sort or search: below twice this, one thread does it all.
+const PARALLEL_ELEMENTS: usize = 1 << 15;
+
+/// Runs `f` on each pair of matching parts of `a` and `b` (`a_part` and `b_part` elements
+/// long), in parallel on `pool`.
+fn in_parts<A: Send, B: Send>(
+    pool: &Pool,
+    mem: &HostMemory,
+    (a, a_part): (&mut [A], usize),
+    (b, b_part): (&mut [B], usize),
+    f: impl Fn(&mut [A], &mut [B]) + Sync,
+) -> Result<()> {
+    let parts: Vec<Mutex<(&mut [A], &mut [B])>> =
+        a.chunks_mut(a_part.max(1)).zip(b.chunks_mut(b_part.max(1))).map(Mutex::new).collect();
+    let task = |t: usize| {
+        let mut part = parts[t].lock().unwrap_or_else(PoisonError::into_inner);
+        let (x, y) = &mut *part;
+        f(x, y);
+    };
+    pool.run(parts.len(), &task, mem.interrupt())
+}
+
+/// `sort` and `argsort` (the whole input read before the output is written); the lines of a
+/// sort along the last axis in parallel, whole lines to a task.
+fn sort(instr: &Instruction, mem: &mut HostMemory, pool: &Pool) -> Result<()> {
     let (out, input) = (view(instr, 0)?, view(instr, 1)?);
     let axis = instr.axis().ok_or_else(|| Error::invalid(Some(2), "missing axis"))?;
     views::buffer(mem, out)?;
+    let len = input.shape[axis];
+    let lines_per_task = if axis + 1 == input.ndim() && len > 0 && input.nelem() >= 2 * PARALLEL_ELEMENTS {
+        Some(PARALLEL_ELEMENTS.div_ceil(len))
+    } else {
+        None
+    };
     with_dtype!(input.dtype(), T => {
         let mut data = views::read::<T>(mem, input)?;
         if instr.opcode == Opcode::Argsort {
             let mut positions = try_vec::<i64>(data.len(), out.base.id, "argsort's positions")?;
             positions.resize(data.len(), 0);
-            vm_ir::semantics::argsort_lines(&data, &input.shape, axis, &mut positions);
+            match lines_per_task {
+                Some(lines) => in_parts(pool, mem, (&mut data, lines * len), (&mut positions, lines * len), |x, p| {
+                    vm_ir::semantics::argsort_lines(x, &[x.len() / len, len], 1, p)
+                })?,
+                None => vm_ir::semantics::argsort_lines(&data, &input.shape, axis, &mut positions),
+            }
             views::write(mem, out, &positions)
         } else {
-            vm_ir::semantics::sort_lines(&mut data, &input.shape, axis);
+            match lines_per_task {
+                Some(lines) => {
+                    let mut nothing = vec![(); data.len()]; // (zero-sized: no memory)
+                    in_parts(pool, mem, (&mut data, lines * len), (&mut nothing, lines * len), |x, _| {
+                        vm_ir::semantics::sort_lines(x, &[x.len() / len, len], 1)
+                    })?
+                }
+                None => vm_ir::semantics::sort_lines(&mut data, &input.shape, axis),
+            }
             views::write(mem, out, &data)
         }
     })
 }
 
 /// `searchsorted_left` and `searchsorted_right` (the inputs read whole before the output is
-/// written).
-fn search(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
+/// written); many keys into sorted values in parallel.
+fn search(instr: &Instruction, mem: &mut HostMemory, pool: &Pool) -> Result<()> {
     let (out, sorted, keys) = (view(instr, 0)?, view(instr, 1)?, view(instr, 2)?);
     views::buffer(mem, out)?;
+    let right = instr.opcode == Opcode::SearchsortedRight;
     with_dtype!(sorted.dtype(), T => {
-        let values = views::read::<T>(mem, sorted)?;
-        let wanted = views::read::<T>(mem, keys)?;
+        let table = vm_ir::semantics::SearchTable::new(&views::read::<T>(mem, sorted)?);
+        let mut wanted = views::read::<T>(mem, keys)?;
         let mut positions = try_vec::<i64>(wanted.len(), out.base.id, "searchsorted's positions")?;
         positions.resize(wanted.len(), 0);
-        vm_ir::semantics::search_sorted(&values, &wanted, instr.opcode == Opcode::SearchsortedRight, &mut positions);
+        if table.is_sorted() && wanted.len() >= 2 * PARALLEL_ELEMENTS {
+            let part = PARALLEL_ELEMENTS;
+            in_parts(pool, mem, (&mut wanted, part), (&mut positions, part), |k, p| table.search(k, right, p))?;
+        } else {
+            table.search(&wanted, right, &mut positions);
+        }
         views::write(mem, out, &positions)
     })
 }

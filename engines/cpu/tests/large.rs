@@ -190,3 +190,34 @@ fn copy_backs_of_any_rank_swap_and_match_interp() {
         }
     }
 }
+
+#[test]
+fn many_lines_sort_and_many_keys_search_in_parallel_as_interp_does() {
+    // 300 lines of 700 (past the engine's parallel threshold): whole lines to each task.
+    let (lines, len) = (300, 700);
+    let n = lines * len;
+    for d in [DType::F64, DType::F32, DType::I32, DType::U8] {
+        for small in [true, false] {
+            let (a, sorted, positions, found) =
+                (base(1, d, n), base(100, d, n), base(101, DType::I64, n), base(102, DType::I64, n));
+            let batch = vec![
+                Instruction::new(
+                    Opcode::Sort,
+                    [tv(sorted, &[lines, len]), tv(a, &[lines, len]), Scalar::I64(1).into()],
+                ),
+                Instruction::new(
+                    Opcode::Argsort,
+                    [tv(positions, &[lines, len]), tv(a, &[lines, len]), Scalar::I64(1).into()],
+                ),
+                // Every value of `a` searched for in the first sorted line, and in the first
+                // line of `a` unsorted (one search in order: NumPy's positions).
+                Instruction::new(Opcode::SearchsortedRight, [tv(found, &[n]), tv(sorted, &[len]), tv(a, &[n])]),
+            ];
+            let what = format!("{d}, small values {small}");
+            differential(&batch, &[a], &[sorted, positions, found], 2, small, &what);
+            let unsorted =
+                vec![Instruction::new(Opcode::SearchsortedLeft, [tv(found, &[n]), tv(a, &[len]), tv(a, &[n])])];
+            differential(&unsorted, &[a], &[found], 2, small, &format!("unsorted {what}"));
+        }
+    }
+}

@@ -518,33 +518,75 @@ pub fn argsort_lines<T: SortKey>(values: &[T], shape: &[usize], axis: usize, pos
 /// Into `out` (of `keys`' length), for each key in turn, its position in `sorted`: before the
 /// values equal to it (`right` false) or after them (`right` true), in the order of
 /// [`SortKey::position_key`] (NaNs last, `-0.0` equal to `0.0`): what `searchsorted_left` and
-/// `searchsorted_right` compute. NumPy's binary search step for step: each search starts from
-/// the bounds the previous key left where the keys ascend, so that an unsorted `sorted` gives
-/// NumPy's positions too.
+/// `searchsorted_right` compute (see [`SearchTable`]).
 pub fn search_sorted<T: SortKey>(sorted: &[T], keys: &[T], right: bool, out: &mut [i64]) {
-    let n = sorted.len();
-    let goes_after = |value: u64, key: u64| if right { value <= key } else { value < key };
-    let Some(first) = keys.first() else { return };
-    let (mut lo, mut hi) = (0, n);
-    let mut last = first.position_key();
-    for (key, slot) in keys.iter().zip(out) {
-        let key = key.position_key();
-        if goes_after(last, key) {
-            hi = n;
-        } else {
-            lo = 0;
-            hi = if hi < n { hi + 1 } else { n };
-        }
-        last = key;
-        while lo < hi {
-            let mid = lo + ((hi - lo) >> 1);
-            if goes_after(sorted[mid].position_key(), key) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
+    SearchTable::new(sorted).search(keys, right, out);
+}
+
+/// The values a search looks in, as their order's keys. NumPy's binary search step for step:
+/// each search starts from the bounds the previous key left where the keys ascend, so that
+/// unsorted values give NumPy's positions too. On sorted values every binary search finds the
+/// one answer, so a branchless one stands for it (its steps a conditional move each, nothing to
+/// mispredict on random keys), and the keys may be searched in parts, in parallel.
+pub struct SearchTable {
+    order: Vec<u64>,
+    sorted: bool,
+}
+
+impl SearchTable {
+    /// The table of `values`.
+    pub fn new<T: SortKey>(values: &[T]) -> SearchTable {
+        let order: Vec<u64> = values.iter().map(|v| v.position_key()).collect();
+        let sorted = order.windows(2).all(|w| w[0] <= w[1]);
+        SearchTable { order, sorted }
+    }
+
+    /// True when the values ascend: searches of parts of the keys then give the positions a
+    /// search of all of them gives.
+    pub fn is_sorted(&self) -> bool {
+        self.sorted
+    }
+
+    /// Into `out` (of `keys`' length), each key's position (see [`search_sorted`]).
+    pub fn search<T: SortKey>(&self, keys: &[T], right: bool, out: &mut [i64]) {
+        let (order, n) = (&self.order, self.order.len());
+        let goes_after = |value: u64, key: u64| if right { value <= key } else { value < key };
+        if self.sorted {
+            for (key, slot) in keys.iter().zip(out) {
+                let key = key.position_key();
+                let (mut lo, mut size) = (0, n);
+                while size > 0 {
+                    let half = size / 2;
+                    let after = goes_after(order[lo + half], key);
+                    lo = if after { lo + half + 1 } else { lo };
+                    size = if after { size - half - 1 } else { half };
+                }
+                *slot = lo as i64;
             }
+            return;
         }
-        *slot = lo as i64;
+        let Some(first) = keys.first() else { return };
+        let (mut lo, mut hi) = (0, n);
+        let mut last = first.position_key();
+        for (key, slot) in keys.iter().zip(out) {
+            let key = key.position_key();
+            if goes_after(last, key) {
+                hi = n;
+            } else {
+                lo = 0;
+                hi = if hi < n { hi + 1 } else { n };
+            }
+            last = key;
+            while lo < hi {
+                let mid = lo + ((hi - lo) >> 1);
+                if goes_after(order[mid], key) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            *slot = lo as i64;
+        }
     }
 }
 
