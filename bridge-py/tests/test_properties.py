@@ -580,6 +580,9 @@ def test_sort_errors_are_numpys():
         lambda m: m.sort((a if m is np else x)[0, 0]),
         lambda m: (a if m is np else x).sort(axis=None),
         lambda m: m.argsort(np.array(5.0) if m is np else vmnp.asarray(np.array(5.0))),
+        lambda m: m.median(a if m is np else x, axis=(0, 0)),
+        lambda m: m.quantile(a if m is np else x, 0.5, axis=(1, -1)),
+        lambda m: m.percentile(a if m is np else x, 50, axis=(0, 2)),
     ]:
         same_bits(outcome(lambda call=call: call(vmnp)), outcome(lambda call=call: call(np)))
     with pytest.raises(ValueError, match="read-only"):

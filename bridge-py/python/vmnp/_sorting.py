@@ -13,7 +13,7 @@ import numpy as _np
 import vmnp as _v
 
 from . import _vmnp
-from ._manip import _norm_axis
+from ._manip import _norm_axes
 
 _KINDS = "qQhHmMsS"
 
@@ -73,10 +73,7 @@ def _lines_last(a, axis):
     (``keepdims``)."""
     if axis is None:
         return _v.ravel(a), (1,) * a.ndim
-    axes = (axis,) if isinstance(axis, int) or hasattr(axis, "__index__") else tuple(axis)
-    axes = tuple(_norm_axis(x, a.ndim) for x in axes)
-    if len(set(axes)) != len(axes):
-        raise ValueError("duplicate value in 'axis'")
+    axes = _norm_axes(axis, a.ndim)
     rest = [k for k in range(a.ndim) if k not in axes]
     moved = _v.transpose(a, rest + list(axes))
     kept = tuple(1 if k in axes else n for k, n in enumerate(a.shape))

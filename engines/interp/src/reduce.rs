@@ -190,12 +190,13 @@ pub fn accumulate_axis<T: Copy>(
     acc
 }
 
-/// The reduced view (operand 1) and the axis (operand 2, checked against the view).
-fn input_and_axis(instr: &Instruction) -> Result<(&View, usize)> {
+/// The reduced, scanned or sorted view (operand 1) and the axis (operand 2, checked against the
+/// view).
+pub(crate) fn input_and_axis(instr: &Instruction) -> Result<(&View, usize)> {
     expect_operands(instr, 3)?;
-    let input = instr.operands[1]
-        .as_view()
-        .ok_or_else(|| Error::invalid(Some(1), format!("{} reduces a view, not a constant", instr.opcode)))?;
+    let input = instr.operands[1].as_view().ok_or_else(|| {
+        Error::invalid(Some(1), format!("{} takes a view along the axis, not a constant", instr.opcode))
+    })?;
     let axis = instr.operands[2].as_const().map(|s| s.as_i64()).unwrap_or(-1);
     if axis < 0 || axis as usize >= input.ndim() {
         return Err(Error::invalid(Some(2), format!("axis {axis} out of range for a {}-d input", input.ndim())));

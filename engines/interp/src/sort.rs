@@ -4,16 +4,14 @@
 
 use crate::elementwise::output;
 use crate::iterate::{elements, prepare, room, write_view};
+use crate::reduce::input_and_axis;
 use vm_ir::semantics::{argsort_lines, search_sorted, sort_lines};
 use vm_ir::{Error, Instruction, Result, with_dtype};
 use vm_runtime::HostMemory;
 
 /// Runs `sort` (`positions` false) or `argsort` (true).
 pub fn sort(instr: &Instruction, positions: bool, mem: &mut HostMemory) -> Result<()> {
-    let input = instr.operands[1]
-        .as_view()
-        .ok_or_else(|| Error::invalid(Some(1), format!("{} sorts a view, not a constant", instr.opcode)))?;
-    let axis = instr.axis().ok_or_else(|| Error::invalid(Some(2), "the axis must be a constant"))?;
+    let (input, axis) = input_and_axis(instr)?;
     let out = output(instr)?;
     prepare(mem, instr)?;
     let n = input.nelem();

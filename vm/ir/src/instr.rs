@@ -285,7 +285,7 @@ impl Instruction {
             }
             Kind::Reduce | Kind::Accumulate | Kind::Sort => {
                 let Some(input) = self.operands[1].as_view() else {
-                    return Err(Error::invalid(Some(1), format!("{op} reduces a view, not a constant")));
+                    return Err(Error::invalid(Some(1), format!("{op} takes a view along the axis, not a constant")));
                 };
                 let axis = self.operands[2].as_const().map(Scalar::as_i64).unwrap_or(-1);
                 ensure_valid!(
