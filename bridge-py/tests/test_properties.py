@@ -739,3 +739,57 @@ def test_histogram_with_edges_is_numpys(a, edges, density):
         same_bits(
             outcome(lambda bad=bad: vmnp.histogram(vmnp.asarray(a), bad)), outcome(lambda bad=bad: np.histogram(a, bad))
         )
+
+
+def partitioned(got, a, kth, axis):
+    """``got`` partitions ``a`` along ``axis`` around every ``kth``: a permutation of each line
+    with NumPy's value at each ``kth``, nothing after it smaller and nothing before it larger
+    (NaNs last)."""
+    want = np.partition(a, kth, axis)
+    g = np.asarray(got)
+    assert (g.shape, g.dtype) == (want.shape, want.dtype)
+    same_order(np.sort(g, axis), np.sort(a, axis))
+    line = -1 if axis is None else axis
+    g, w = (g, want) if axis is not None else (g.ravel(), want.ravel())
+    for k in np.atleast_1d(kth):
+        same_order(np.take(g, [k], line), np.take(w, [k], line))
+
+
+@FAST
+@given(
+    sortable_arrays(min_dims=1, max_dims=2).filter(lambda a: a.shape[-1] > 0),
+    st.data(),
+    st.sampled_from([-1, 0, None]),
+)
+def test_partition_and_argpartition_partition_around_numpys_kth(a, data, axis):
+    n = a.size if axis is None else a.shape[axis]
+    assume(n > 0)
+    kth = data.draw(st.one_of(st.integers(-n, n - 1), st.lists(st.integers(0, n - 1), min_size=1, max_size=3)))
+    x = vmnp.asarray(a)
+    partitioned(vmnp.partition(x, kth, axis), a, kth, axis)
+    positions = np.asarray(vmnp.argpartition(x, kth, axis))
+    partitioned(
+        np.take_along_axis(a if axis is not None else a.ravel(), positions, -1 if axis is None else axis), a, kth, axis
+    )
+    if axis is not None:
+        x.partition(kth, axis)
+        partitioned(x, a, kth, axis)
+
+
+def test_partition_errors_are_numpys():
+    a = np.array([3.0, 1.0, 2.0])
+    for call in [
+        lambda m, x: m.partition(x(a), 5),
+        lambda m, x: m.partition(x(a), -4),
+        lambda m, x: m.partition(x(a), True),
+        lambda m, x: m.partition(x(a), 1, kind="quick"),
+        lambda m, x: m.partition(x(np.array(5.0)), 0),
+        lambda m, x: m.partition(x(a), 1.0),
+        lambda m, x: m.partition(x(a), []),
+        lambda m, x: m.argpartition(x(np.array(5.0)), 0),
+        lambda m, x: m.partition(x(np.zeros((2, 0))), 1, axis=1),
+        lambda m, x: m.partition(x(np.zeros((2, 3))), 1, kind="x", axis=7),
+        lambda m, x: m.partition(x(np.zeros((2, 3))), 9, axis=7),
+        lambda m, x: m.partition(x(a), [1, 5]),
+    ]:
+        same_bits(outcome(lambda call=call: call(vmnp, vmnp.asarray)), outcome(lambda call=call: call(np, np.asarray)))

@@ -1716,7 +1716,19 @@ from ._manip import (  # noqa: E402 (needs the names above)
     vstack,
     where,
 )
-from ._sorting import argsort, digitize, interp, median, percentile, quantile, searchsorted, sort, unique  # noqa: E402
+from ._sorting import (  # noqa: E402
+    argpartition,
+    argsort,
+    digitize,
+    interp,
+    median,
+    partition,
+    percentile,
+    quantile,
+    searchsorted,
+    sort,
+    unique,
+)
 
 # Submodules are imported by path: `from . import name` would consult the module __getattr__
 # above first, which hands out NumPy's attributes.

@@ -636,7 +636,7 @@ _SCALAR_METHODS = {
 
 
 # Methods that are the namespace's functions of the array (the same parameters).
-_FUNCTION_METHODS = {"take", "trace", "repeat", "argsort", "searchsorted"}
+_FUNCTION_METHODS = {"take", "trace", "repeat", "argsort", "searchsorted", "argpartition"}
 
 
 def getattr_(a, name):
@@ -651,6 +651,8 @@ def getattr_(a, name):
         return lambda *args, **kwargs: view(a, *args, **kwargs)
     if name == "sort":
         return lambda *args, **kwargs: _sorting.sort_in_place(a, *args, **kwargs)
+    if name == "partition":
+        return lambda *args, **kwargs: _sorting.partition_in_place(a, *args, **kwargs)
     if name == "flags":
         return _Flags(a)
     if name == "setflags":

@@ -13,7 +13,7 @@ import numpy as _np
 import vmnp as _v
 
 from . import _vmnp
-from ._manip import _norm_axes
+from ._manip import _norm_axes, _norm_axis
 
 _KINDS = "qQhHmMsS"
 
@@ -65,6 +65,63 @@ def sort_in_place(a, axis=-1, kind=None, order=None, *, stable=None):
         a[...] = sort(a, axis, kind, order, stable=stable)
         return
     _vmnp._sort(a, axis, False, True)
+
+
+def _partition_lines(a, kth, axis, kind):
+    """``a`` and the axis to partition along, after NumPy's checks of ``kind``, ``axis`` and
+    ``kth`` (integers, negative ones from the end, within the axis unless there is nothing to
+    partition); None for a ``kth`` of more than one dimension (NumPy's own error)."""
+    if kind != "introselect":
+        raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
+    if axis is None:
+        a, axis = _v.ravel(a), -1
+    axis = _norm_axis(axis, a.ndim)
+    k = _np.asarray(kth)
+    if k.dtype == _np.bool_:
+        raise ValueError("Booleans unacceptable as partition index")
+    if k.dtype.kind not in "iu":
+        raise TypeError("Partition index must be integer")
+    if k.ndim > 1:
+        return None
+    n = a.shape[axis]
+    for v in k.reshape(-1).tolist():
+        v = v + n if v < 0 else v
+        if a.size and not 0 <= v < n:
+            raise ValueError(f"kth(={v}) out of bounds ({n})")
+    return a, axis
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """``a`` partitioned along ``axis`` around each ``kth`` position: sorted, which is a
+    partition for every ``kth`` (NumPy leaves the order within each part unspecified)."""
+    x = _sortable(a)
+    lines = None if x is None or order is not None else _partition_lines(x, kth, axis, kind)
+    if lines is None:
+        kwargs = {"axis": axis, "kind": kind, "order": order}
+        return _v._fallback("partition", _np.partition, (a, kth), kwargs)
+    return _vmnp._sort(*lines)
+
+
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    """Positions that partition ``a`` along ``axis`` around each ``kth``: those that sort it
+    (stable), a valid answer for every ``kth``."""
+    x = _sortable(a)
+    if x is not None and x.ndim == 0:
+        x = x.reshape(1)  # NumPy's: a 0-d array's positions as of a 1-d one
+    lines = None if x is None or order is not None else _partition_lines(x, kth, axis, kind)
+    if lines is None:
+        kwargs = {"axis": axis, "kind": kind, "order": order}
+        return _v._fallback("argpartition", _np.argpartition, (a, kth), kwargs)
+    return _vmnp._sort(*lines, True)
+
+
+def partition_in_place(a, kth, axis=-1, kind="introselect", order=None):
+    """``ndarray.partition``: ``a`` partitioned in place (sorted along ``axis``)."""
+    lines = None if order is not None else _partition_lines(a, kth, axis, kind)
+    if lines is None:
+        a[...] = partition(a, kth, axis, kind, order)
+        return
+    _vmnp._sort(a, lines[1], False, True)
 
 
 def _lines_last(a, axis):
