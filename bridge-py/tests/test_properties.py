@@ -793,3 +793,44 @@ def test_partition_errors_are_numpys():
         lambda m, x: m.partition(x(a), [1, 5]),
     ]:
         same_bits(outcome(lambda call=call: call(vmnp, vmnp.asarray)), outcome(lambda call=call: call(np, np.asarray)))
+
+
+# ---------------------------------------------------------------------------- sets
+
+
+@FAST
+@given(sortable_arrays(min_dims=0, max_dims=2), sortable_arrays(min_dims=0, max_dims=2), st.booleans())
+def test_isin_is_numpys(element, test_elements, invert):
+    want = outcome(lambda: np.isin(element, test_elements, invert=invert))
+    got = outcome(lambda: vmnp.isin(vmnp.asarray(element), vmnp.asarray(test_elements), invert=invert))
+    same_bits(got, want)
+    assert isinstance(got, vmnp.ndarray)
+
+
+@FAST
+@given(sortable_arrays(min_dims=0, max_dims=2), sortable_arrays(min_dims=0, max_dims=2), st.booleans())
+def test_set_routines_are_numpys(a, b, assume_unique):
+    x, y = vmnp.asarray(a), vmnp.asarray(b)
+    same_order(outcome(lambda: vmnp.union1d(x, y)), outcome(lambda: np.union1d(a, b)))
+    same_order(outcome(lambda: vmnp.setxor1d(x, y)), outcome(lambda: np.setxor1d(a, b)))
+    same_order(outcome(lambda: vmnp.setdiff1d(x, y)), outcome(lambda: np.setdiff1d(a, b)))
+    same_order(outcome(lambda: vmnp.intersect1d(x, y)), outcome(lambda: np.intersect1d(a, b)))
+    got, want = vmnp.intersect1d(x, y, return_indices=True), np.intersect1d(a, b, return_indices=True)
+    same_order(got[0], want[0])
+    same_bits(got[1], want[1])
+    same_bits(got[2], want[2])
+    if assume_unique:
+        ua, ub = np.unique(a), np.unique(b)
+        same_order(vmnp.setdiff1d(vmnp.asarray(ua), vmnp.asarray(ub), True), np.setdiff1d(ua, ub, True))
+        same_order(vmnp.setxor1d(vmnp.asarray(ua), vmnp.asarray(ub), True), np.setxor1d(ua, ub, True))
+
+
+def test_isin_kinds_and_errors_are_numpys():
+    for call in [
+        lambda m, x: m.isin(x(np.array([1.0, 2.0])), [1], kind="table"),
+        lambda m, x: m.isin(x(np.array([1, 2])), [2], kind="table"),
+        lambda m, x: m.isin(x(np.array([1, 2])), 2, kind="sort"),
+        lambda m, x: m.isin(x(np.array([1, 2])), [2], kind="x"),
+        lambda m, x: m.isin(x(np.array(2)), [1, 2]),
+    ]:
+        same_bits(outcome(lambda call=call: call(vmnp, vmnp.asarray)), outcome(lambda call=call: call(np, np.asarray)))
