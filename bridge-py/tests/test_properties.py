@@ -834,3 +834,54 @@ def test_isin_kinds_and_errors_are_numpys():
         lambda m, x: m.isin(x(np.array(2)), [1, 2]),
     ]:
         same_bits(outcome(lambda call=call: call(vmnp, vmnp.asarray)), outcome(lambda call=call: call(np, np.asarray)))
+
+
+# ---------------------------------------------------------------------------- written as NumPy writes them
+
+
+@FAST
+@given(
+    st.lists(st.integers(0, 4), min_size=0, max_size=3),
+    st.one_of(st.integers(-3, 70), st.lists(st.integers(-1, 70), min_size=1, max_size=5)),
+    st.sampled_from(["C", "F"]),
+)
+def test_unravel_index_is_numpys(shape, indices, order):
+    want = outcome(lambda: np.unravel_index(np.array(indices) if isinstance(indices, list) else indices, shape, order))
+    got = outcome(
+        lambda: vmnp.unravel_index(vmnp.asarray(indices) if isinstance(indices, list) else indices, shape, order)
+    )
+    if isinstance(want, type):
+        assert got is want, (got, want)
+        return
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        same_bits(g, w)
+        assert isinstance(g, vmnp.ndarray) == isinstance(w, np.ndarray), (type(g), type(w))
+
+
+@FAST
+@given(
+    arrays(["int8", "int64", "float32", "float64"], min_dims=0, max_dims=2),
+    st.lists(st.sampled_from([0, 1, -2, 2.5, np.float32(0.5), np.int16(3)]), max_size=4),
+)
+def test_polyval_is_numpys(x, p):
+    want = outcome(lambda: np.polyval(p, x))
+    got = outcome(lambda: vmnp.polyval(p, vmnp.asarray(x)))
+    same_bits(got, want)
+    assert isinstance(got, vmnp.ndarray) == isinstance(want, np.ndarray), (type(got), type(want))
+
+
+@FAST
+@given(
+    sortable_arrays(min_dims=0, max_dims=2),
+    st.sampled_from([(0.0, None, None), (-1.0, 9.0, -9.0), (1e300, 1e300, None)]),
+)
+def test_nan_to_num_is_numpys(a, values):
+    nan, posinf, neginf = values
+    want = outcome(lambda: np.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf))
+    x = vmnp.asarray(a)
+    got = outcome(lambda: vmnp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf))
+    same_bits(got, want)
+    if a.ndim and a.dtype.kind == "f":
+        assert vmnp.nan_to_num(x, copy=False, nan=nan, posinf=posinf, neginf=neginf) is x
+        same_bits(x, want)

@@ -1716,6 +1716,7 @@ from ._manip import (  # noqa: E402 (needs the names above)
     vstack,
     where,
 )
+from ._numeric import nan_to_num, polyval, unravel_index  # noqa: E402
 from ._sets import intersect1d, isin, setdiff1d, setxor1d, union1d  # noqa: E402
 from ._sorting import (  # noqa: E402
     argpartition,
