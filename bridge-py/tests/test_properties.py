@@ -885,3 +885,18 @@ def test_nan_to_num_is_numpys(a, values):
     if a.ndim and a.dtype.kind == "f":
         assert vmnp.nan_to_num(x, copy=False, nan=nan, posinf=posinf, neginf=neginf) is x
         same_bits(x, want)
+
+
+@FAST
+@given(st.lists(sortable_arrays(min_dims=1, max_dims=1, max_side=6), min_size=1, max_size=3))
+def test_lexsort_is_numpys(keys):
+    n = keys[0].shape[0]
+    keys = [k[:n] for k in keys if k.shape[0] >= n]  # one length
+    want = outcome(lambda: np.lexsort(keys))
+    same_bits(outcome(lambda: vmnp.lexsort([vmnp.asarray(k) for k in keys])), want)
+    same_bits(outcome(lambda: vmnp.lexsort(tuple(keys))), want)
+    if len({k.dtype for k in keys}) == 1:
+        stacked = np.stack(keys)
+        same_bits(outcome(lambda: vmnp.lexsort(vmnp.asarray(stacked))), outcome(lambda: np.lexsort(stacked)))
+    for call in [lambda m: m.lexsort([]), lambda m: m.lexsort((np.zeros(2), np.zeros(3)))]:
+        same_bits(outcome(lambda call=call: call(vmnp)), outcome(lambda call=call: call(np)))

@@ -1723,6 +1723,7 @@ from ._sorting import (  # noqa: E402
     argsort,
     digitize,
     interp,
+    lexsort,
     median,
     partition,
     percentile,

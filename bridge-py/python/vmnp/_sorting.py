@@ -57,6 +57,28 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     return _vmnp._sort(x, axis, True)
 
 
+def lexsort(keys, axis=-1):
+    """The positions that sort by the last key, ties by the one before, and so on: one stable
+    ``argsort`` per key, the last one first applied last (stable sorts compose: NumPy's
+    positions exactly). Keys of more than one dimension go to NumPy."""
+    if isinstance(keys, (tuple, list)):
+        ks = [_searchable(k) for k in keys]
+    elif isinstance(keys, (_v.ndarray, _np.ndarray)) and _np.ndim(keys) == 2:
+        ks = [_v.asarray(keys)[i] for i in range(len(keys))]
+    else:
+        ks = [None]
+    if not ks:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    if any(k is None for k in ks) or ks[0].ndim != 1 or axis not in (-1, 0):
+        return _v._fallback("lexsort", _np.lexsort, (keys,), {"axis": axis})
+    if any(k.shape != ks[0].shape for k in ks):
+        raise ValueError("all keys need to be the same shape")
+    order = _vmnp._sort(ks[0], 0, True)
+    for k in ks[1:]:
+        order = order[_vmnp._sort(k[order], 0, True)]
+    return order
+
+
 def sort_in_place(a, axis=-1, kind=None, order=None, *, stable=None):
     """``ndarray.sort``: ``a`` sorted along ``axis`` in place."""
     _check_kind(kind, stable)
