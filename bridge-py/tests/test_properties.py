@@ -717,6 +717,10 @@ def test_digitize_is_numpys(x, bins, right, decreasing):
     want = outcome(lambda: np.digitize(x, bins, right))
     got = outcome(lambda: vmnp.digitize(vmnp.asarray(x), vmnp.asarray(np.array(bins)), right))
     same_bits(got, want)
+    # Bins in any order, NaNs among them: NumPy's monotonicity check decides.
+    shuffled = [*bins[1::2], *bins[::2], np.nan][: len(bins)]
+    want = outcome(lambda: np.digitize(x, shuffled, right))
+    same_bits(outcome(lambda: vmnp.digitize(vmnp.asarray(x), shuffled, right)), want)
     with pytest.raises(ValueError, match="monotonically"):
         vmnp.digitize(vmnp.asarray(x), [1.0, 3.0, 2.0])
 

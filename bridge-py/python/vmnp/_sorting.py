@@ -329,13 +329,29 @@ def searchsorted(a, v, side="left", sorter=None):
     return r[()] if r.ndim == 0 else r
 
 
+def _monotonicity(bins):
+    """1 for bins that never decrease, -1 for bins that never increase (and are not all
+    equal), 0 otherwise: NumPy's check, in float64 (its errors for bins of more than one
+    dimension)."""
+    if bins.ndim > 1:
+        raise ValueError("object too deep for desired array")
+    b = bins.reshape(-1).astype(_np.float64).tolist()
+    first = next((k for k in range(1, len(b)) if b[k] != b[0]), None)
+    if first is None:
+        return 1
+    pairs = zip(b[first - 1 : -1], b[first:], strict=True)
+    if b[0] < b[first]:
+        return 0 if any(x > y for x, y in pairs) else 1
+    return 0 if any(x < y for x, y in pairs) else -1
+
+
 def digitize(x, bins, right=False):
     """The bin of each element of ``x``: positions in the monotonic ``bins`` (NumPy's check of
     them), searched from the side NumPy searches."""
     xs, b = _searchable(x), _searchable(bins)
     if xs is None or b is None:
         return _v._fallback("digitize", _np.digitize, (x, bins), {"right": right})
-    mono = _np._core.multiarray._monotonicity(_v.asnumpy(b))
+    mono = _monotonicity(_v.asnumpy(b))
     if mono == 0:
         raise ValueError("bins must be monotonically increasing or decreasing")
     side = "left" if right else "right"
