@@ -795,6 +795,7 @@ def test_partition_errors_are_numpys():
         lambda m, x: m.partition(x(np.zeros((2, 3))), 1, kind="x", axis=7),
         lambda m, x: m.partition(x(np.zeros((2, 3))), 9, axis=7),
         lambda m, x: m.partition(x(a), [1, 5]),
+        lambda m, x: x(np.arange(6.0).reshape(2, 3)).partition(1, axis=None),
     ]:
         same_bits(outcome(lambda call=call: call(vmnp, vmnp.asarray)), outcome(lambda call=call: call(np, np.asarray)))
 

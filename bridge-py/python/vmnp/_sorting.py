@@ -139,6 +139,7 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
 
 def partition_in_place(a, kth, axis=-1, kind="introselect", order=None):
     """``ndarray.partition``: ``a`` partitioned in place (sorted along ``axis``)."""
+    axis = _operator.index(axis)  # NumPy's TypeError for None
     lines = None if order is not None else _partition_lines(a, kth, axis, kind)
     if lines is None:
         a[...] = partition(a, kth, axis, kind, order)
