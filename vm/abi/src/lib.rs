@@ -3,7 +3,7 @@
 //! The types of `vm.h` (mirrored exactly; the C bridge renders the header from them) and their
 //! conversion to and from vm-ir's [`Instruction`]s, and the types of the component ABI of
 //! `vm_component.h` ([`component`]), shared by the host that loads engine plugins and the Rust
-//! side of plugins.
+//! side of plugins; and the status codes both return ([`status`]).
 //!
 //! Every struct here is plain old data: C code fills them (usually through the header's static
 //! inline helpers) and passes pointers to arrays of them. Conversion reads only the fields the
@@ -11,6 +11,7 @@
 //! elsewhere are never read.
 
 pub mod component;
+pub mod status;
 
 use vm_ir::instr::MAX_OPERANDS;
 use vm_ir::view::{MAX_NDIM, Shape, Strides};
