@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 cargo build -p vm-cluster --features mpi --examples
-cargo build -p vm-bridge-c --features mpi --examples
+cargo build -p vm-host --features mpi --examples
 cargo build -p vm-bench --features mpi --examples
 bin="$CARGO_TARGET_DIR/debug/examples"
 if [ "$(id -u)" -eq 0 ]; then

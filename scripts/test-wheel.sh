@@ -22,7 +22,7 @@ esac
 # embedded from. (VMNP_TEST_SDIST=1 also builds it with pip, from scratch: minutes.)
 sdist=$(ls "$tmp"/dist/vmnp-*.tar.gz)
 listing=$(tar tzf "$sdist")
-for f in config/default.toml config/src/lib.rs bridge-c/src/engines.rs engines/cpu/src/engine.rs \
+for f in config/default.toml config/src/lib.rs vm/host/src/engines.rs engines/cpu/src/engine.rs \
   python/vmnp/__init__.py pyproject.toml Cargo.lock; do
   grep -qx "vmnp-[0-9.]*/$f" <<<"$listing" || fail "$(basename "$sdist") lacks $f"
 done

@@ -27,6 +27,6 @@ echo "== Python: vmnp's wheel, installed alone into a fresh environment"
 bash scripts/test-wheel.sh
 
 echo "== cluster manager under MPI (feature mpi)"
-cargo clippy -p vm-cluster -p vm-bridge-c -p vm-bench --features vm-cluster/mpi,vm-bridge-c/mpi,vm-bench/mpi \
-  --all-targets --locked -- -D warnings
+cargo clippy -p vm-cluster -p vm-host -p vm-bridge-c -p vm-bench \
+  --features vm-cluster/mpi,vm-host/mpi,vm-bridge-c/mpi,vm-bench/mpi --all-targets --locked -- -D warnings
 bash scripts/test-mpi.sh

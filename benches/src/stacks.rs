@@ -6,6 +6,7 @@
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use vm_frontend::Vm;
+use vm_host::{StackChoice, engines};
 use vm_ir::Result;
 use vm_runtime::component::{ComponentInfo, SettingValue};
 use vm_runtime::config::{Config, Env};
@@ -60,11 +61,12 @@ impl StackSpec {
     pub fn plan(&self, threads: Option<usize>) -> Result<(StackPlan, Registry)> {
         let env = Env::process();
         let (mut plan, registry) = if self.eager {
-            let registry = vm::engines::registry()?;
-            let env = env.with_var("VM_STACK", "interp");
-            (StackPlan::new(&Config::parse(EAGER_CONFIG, EAGER_SOURCE)?, &registry, &env)?, registry)
+            let registry = engines::registry()?;
+            let config = Config::parse(EAGER_CONFIG, EAGER_SOURCE)?;
+            let stack = config.select_stack(&StackChoice::Config, &env)?;
+            (StackPlan::new(&config, &stack, &registry, &env)?, registry)
         } else {
-            vm::engines::plan_with_registry(self.config.as_deref(), self.stack.as_deref(), &env)?
+            vm_host::stack::plan(self.config.as_deref(), &StackChoice::named_or_env(self.stack.as_deref()), &env)?
         };
         if let Some(n) = threads {
             for c in &mut plan.components {
@@ -102,7 +104,7 @@ pub fn available(config: Option<&Path>) -> Result<Vec<String>> {
 
 /// Every stack `config` (or the config in effect) names, sorted.
 pub fn stack_names(config: Option<&Path>) -> Result<Vec<String>> {
-    Ok(Config::discover(config, &Env::process(), vm::engines::DEFAULT_CONFIG)?.stacks.keys().cloned().collect())
+    Ok(Config::discover(config, &Env::process(), engines::DEFAULT_CONFIG)?.stacks.keys().cloned().collect())
 }
 
 /// Why stack `name` of `config` cannot be built here, or `None` when it can.

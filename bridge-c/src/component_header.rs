@@ -1,14 +1,14 @@
-//! Renders `vm_component.h`, the C header of the component ABI, from [`super::abi`]: its
+//! Renders `vm_component.h`, the C header of the component ABI, from [`vm_abi::component`]: its
 //! constants come from the Rust constants and its structs mirror the `#[repr(C)]` types, which a
 //! test checks by compiling the header and comparing every size and offset. Running
 //! `vm component-header`, its output redirected to `bridge-c/include/vm_component.h`, regenerates
 //! the committed file; a test fails when the two differ.
 
-use super::abi::{
+use std::fmt::Write as _;
+use vm_abi::component::{
     BASE_DATA_EXISTING, BASE_DATA_OVERWRITTEN, BASE_DATA_ZEROED, COMPONENT_ABI_VERSION, ENTRY_SYMBOL,
     REDUCTION_REASSOCIATED, REDUCTION_SEQUENTIAL, SETTING_BOOLEAN, SETTING_INTEGER, SETTING_STRING,
 };
-use std::fmt::Write as _;
 
 /// The header's constants: name, value, meaning.
 pub fn constants() -> Vec<(&'static str, i64, &'static str)> {
@@ -202,7 +202,7 @@ mod tests {
             let _ = writeln!(src, "    printf(\"%s %lld\\n\", \"{name}\", (long long)({name}));");
             let _ = writeln!(want, "{name} {value}");
         }
-        for (what, n) in crate::plugin::abi::layout() {
+        for (what, n) in vm_abi::component::layout() {
             let _ = writeln!(src, "    printf(\"%s %lld\\n\", \"{what}\", (long long)({what}));");
             let _ = writeln!(want, "{what} {n}");
         }

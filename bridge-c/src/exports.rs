@@ -4,10 +4,11 @@
 
 use crate::abi::{ABI_VERSION, VmBase, VmInstruction};
 use crate::context::{self, Context, VmContext};
-use crate::engines;
 use crate::errors::{guard, last_error_ptr, status_name};
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::path::Path;
+use vm_host::StackChoice;
+use vm_host::stack::build_runtime;
 use vm_ir::{BaseId, DType, Error, Result};
 
 /// Fails with [`Error::InvalidArgument`] naming `what` when `ptr` is null or not aligned for
@@ -73,7 +74,7 @@ pub unsafe extern "C" fn vm_init_stack(
         let path = unsafe { optional_str(config_path, "config_path")? };
         // SAFETY: NULL or NUL-terminated by contract.
         let stack = unsafe { optional_str(stack, "stack")? };
-        let (runtime, plan) = engines::build_runtime(path.map(Path::new), stack)?;
+        let (runtime, plan) = build_runtime(path.map(Path::new), &StackChoice::named_or_env(stack))?;
         let token = context::register(Context::new(runtime, plan.describe()));
         // SAFETY: as above.
         unsafe { out.write(token) };
@@ -358,7 +359,7 @@ mod tests {
 
     #[test]
     fn instructions_survive_the_c_form() {
-        let (rt, _) = engines::build_runtime(Some(&default_config()), Some("interp")).unwrap();
+        let (rt, _) = build_runtime(Some(&default_config()), &StackChoice::Named("interp".into())).unwrap();
         let ctx = context::register(Context::new(rt, String::new()));
         let c = context::lookup(ctx).unwrap();
         let (a, s) = c.with(|rt| Ok((rt.new_base(DType::I32, 24)?, rt.new_base(DType::I32, 1)?))).unwrap();

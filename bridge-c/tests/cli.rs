@@ -46,7 +46,7 @@ fn run_prints_the_synced_arrays_identically_on_every_stack() {
     assert_eq!(text(&interp.stdout), out);
     let by_env = vm(&["run", "examples/heat.vm"], Some("interp"));
     assert_eq!(text(&by_env.stdout), out);
-    if vm::engines::engines_compiled_in().contains(&"cpu") {
+    if vm_host::engines::engines_compiled_in().contains(&"cpu") {
         let cpu = vm(&["run", "examples/heat.vm", "--stack", "cpu"], None);
         assert!(cpu.status.success(), "{}", text(&cpu.stderr));
         assert_eq!(text(&cpu.stdout), out, "the cpu stack prints differently");
@@ -56,7 +56,7 @@ fn run_prints_the_synced_arrays_identically_on_every_stack() {
 #[test]
 fn every_example_runs_identically_on_every_stack() {
     let mut stacks = vec!["interp"];
-    if vm::engines::engines_compiled_in().contains(&"cpu") {
+    if vm_host::engines::engines_compiled_in().contains(&"cpu") {
         stacks.push("cpu");
     }
     for entry in std::fs::read_dir(root().join("examples")).unwrap() {
@@ -270,7 +270,7 @@ fn info_shows_a_plugin_with_its_library_abi_version_and_description() {
 /// cannot be written is an error naming the file.
 #[test]
 fn vm_profile_with_a_json_file_writes_a_trace() {
-    if !vm::engines::engines_compiled_in().contains(&"cpu") {
+    if !vm_host::engines::engines_compiled_in().contains(&"cpu") {
         return;
     }
     let dir = std::env::temp_dir().join(format!("vm-cli-trace-{}", std::process::id()));

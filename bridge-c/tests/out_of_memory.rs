@@ -26,7 +26,7 @@ fn run(name: &str, program: &str, stack: &str) -> Output {
 
 fn stacks() -> Vec<&'static str> {
     let mut stacks = vec!["interp"];
-    if vm::engines::engines_compiled_in().contains(&"cpu") {
+    if vm_host::engines::engines_compiled_in().contains(&"cpu") {
         stacks.push("cpu");
     }
     stacks

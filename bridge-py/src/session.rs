@@ -1,6 +1,6 @@
 //! The process's VM context and the Python-side hooks.
 //!
-//! One context per process, created on first use through `vm-bridge-c` (the stack is planned from
+//! One context per process, created on first use through `vm-host` (the stack is planned from
 //! the config file and `VM_STACK`, as for `vm_init`) and registered in its table of live
 //! contexts. Instructions are queued with the GIL held (queueing is cheap); whenever the VM may
 //! execute work (a flush, a sync, a host write) the GIL is released first.
@@ -13,7 +13,8 @@ use pyo3::types::{PyDict, PyModule};
 use smallvec::SmallVec;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use vm::context::{self, Context};
+use vm_host::StackChoice;
+use vm_host::context::{self, Context};
 use vm_ir::{Base, BaseId, DType, Error, Instruction, Opcode, Operand, Scalar, View, with_dtype};
 use vm_runtime::Runtime;
 
@@ -67,7 +68,7 @@ fn _watch_interrupts(fd: i32) -> PyResult<()> {
 /// The process's VM, built on first use; an error to Python when the stack cannot be built.
 pub fn vm() -> PyResult<&'static Vm> {
     let v = VM.get_or_init(|| {
-        let (rt, plan) = vm::engines::build_runtime(None, None).map_err(|e| e.to_string())?;
+        let (rt, plan) = vm_host::stack::build_runtime(None, &StackChoice::FromEnv).map_err(|e| e.to_string())?;
         let token = context::register(Context::new(rt, format!("{plan:?}")));
         let ctx = context::lookup(token).map_err(|e| e.to_string())?;
         Ok(Vm { ctx, token: token.addr() })

@@ -111,7 +111,7 @@ fn compile_with(compiler: &str, std: &str, src: &Path, exe: &Path) -> PathBuf {
 /// nothing is set) and `interp` (the reference), plus `cpu` when it is compiled in.
 pub fn stacks() -> Vec<Option<&'static str>> {
     let mut s = vec![None, Some("interp")];
-    if vm::engines::engines_compiled_in().contains(&"cpu") {
+    if vm_host::engines::engines_compiled_in().contains(&"cpu") {
         s.push(Some("cpu"));
     }
     s

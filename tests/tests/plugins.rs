@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use vm::engines::plan_with_registry;
+use vm_host::StackChoice;
 use vm_ir::{DType, Error, Instruction, Opcode, Operand, Scalar, View};
 use vm_runtime::config::Env;
 use vm_runtime::{Component, Runtime, RuntimeOptions};
@@ -66,7 +66,7 @@ fn setup() -> Setup {
 }
 
 fn build(config: &Path, stack: &str) -> vm_ir::Result<Box<dyn Component>> {
-    let (plan, registry) = plan_with_registry(Some(config), Some(stack), &Env::new())?;
+    let (plan, registry) = vm_host::stack::plan(Some(config), &StackChoice::Named(stack.into()), &Env::new())?;
     plan.build(&registry)
 }
 
@@ -98,7 +98,7 @@ fn the_stack_describes_the_plugin_with_its_library_abi_and_settings() {
     assert_eq!(plugin.settings, vec![("min_elements".to_string(), "0".to_string())]);
     // ... and overridden from the environment like a built-in's.
     let env = Env::new().with_var("VM_C_ENGINE_MIN_ELEMENTS", "16");
-    let (plan, registry) = plan_with_registry(Some(&s.config), Some("plugin"), &env).unwrap();
+    let (plan, registry) = vm_host::stack::plan(Some(&s.config), &StackChoice::Named("plugin".into()), &env).unwrap();
     let overridden = plan.build(&registry).unwrap().describe();
     assert_eq!(overridden[1].settings, vec![("min_elements".to_string(), "16".to_string())]);
     // Settings the plugin declares are checked like a built-in's.

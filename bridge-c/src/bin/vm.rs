@@ -13,8 +13,10 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use vm::engines;
 use vm::run::{Failure, RunError};
+use vm_host::StackChoice;
+use vm_host::engines;
+use vm_host::stack;
 use vm_ir::{Error, Result};
 
 /// The vector VM's command-line tool.
@@ -39,6 +41,13 @@ struct StackArgs {
     /// The stack to build (default: $VM_STACK, else the configuration's `stack`).
     #[arg(long, value_name = "NAME")]
     stack: Option<String>,
+}
+
+impl StackArgs {
+    /// The stack `--stack` names, else the one `VM_STACK` or the configuration picks.
+    fn choice(&self) -> StackChoice {
+        StackChoice::named_or_env(self.stack.as_deref())
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -68,7 +77,7 @@ fn main() -> ExitCode {
         Command::Info { stack } => info(&stack).map_err(|e| e.to_string()),
         Command::Run { file, stack } => run(&file, &stack),
         Command::ComponentHeader => {
-            emit(&vm::plugin::header::render());
+            emit(&vm::component_header::render());
             Ok(())
         }
         Command::Header => {
@@ -93,11 +102,8 @@ fn emit(text: &str) {
 
 fn info(args: &StackArgs) -> Result<()> {
     let env = vm_runtime::config::Env::process();
-    let (plan, registry) = engines::plan_with_registry(args.config.as_deref(), args.stack.as_deref(), &env)?;
+    let (plan, registry) = stack::plan(args.config.as_deref(), &args.choice(), &env)?;
     let mut s = plan.describe();
-    if args.stack.is_some() {
-        s = s.replace("(chosen by VM_STACK)", "(chosen by --stack)");
-    }
     let built = plan.build(&registry).and_then(|mut top| {
         let info = top.describe();
         top.shutdown()?;
@@ -124,11 +130,11 @@ fn info(args: &StackArgs) -> Result<()> {
     let width = engines::engines_compiled_in().iter().map(|n| n.len()).max().unwrap_or(0);
     for imp in engines::implementations() {
         let kind = if imp.needs_child { "manager" } else { "engine" };
-        let missing = if imp.name == "cluster" && !cfg!(feature = "mpi") { " [built without MPI]" } else { "" };
+        let missing = if imp.name == "cluster" && !engines::MPI_COMPILED_IN { " [built without MPI]" } else { "" };
         let _ = writeln!(s, "  {:width$}  {kind:7}  {}{missing}", imp.name, imp.summary);
     }
     s += "OpenCL devices:\n";
-    for line in vm_opencl::device::describe_platforms() {
+    for line in engines::describe_platforms() {
         let _ = writeln!(s, "  {line}");
     }
     emit(&s);
@@ -141,8 +147,7 @@ fn run(file: &Path, args: &StackArgs) -> std::result::Result<(), String> {
     let shown = file.display().to_string();
     let text = std::fs::read_to_string(file)
         .map_err(|e| Error::InvalidArgument(format!("cannot read {shown}: {e}")).to_string())?;
-    let (mut rt, _) =
-        engines::build_runtime(args.config.as_deref(), args.stack.as_deref()).map_err(|e| e.to_string())?;
+    let (mut rt, _) = stack::build_runtime(args.config.as_deref(), &args.choice()).map_err(|e| e.to_string())?;
     let result = {
         let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
         vm::run::run_text(&text, &mut rt, &mut out)

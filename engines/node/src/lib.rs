@@ -239,7 +239,9 @@ mod tests {
             Implementation { name: "recorder", summary: "mock", needs_child: false, settings: &[], construct: leaf };
         let registry = vm_runtime::Registry::with(&[IMPLEMENTATION, leaf_impl]).unwrap();
         let config = vm_runtime::Config::parse("[stacks]\ns = [\"node\", \"recorder\"]\n", "t.toml").unwrap();
-        let plan = vm_runtime::StackPlan::new(&config, &registry, &vm_runtime::Env::new()).unwrap();
+        let env = vm_runtime::Env::new();
+        let stack = config.select_stack(&vm_runtime::StackChoice::Config, &env).unwrap();
+        let plan = vm_runtime::StackPlan::new(&config, &stack, &registry, &env).unwrap();
         let top = plan.build(&registry).unwrap();
         let names: Vec<_> = top.describe().into_iter().map(|i| i.implementation).collect();
         assert_eq!(names, ["node", "recorder"]);

@@ -14,15 +14,18 @@ use vm_frontend::Vm;
 use vm_frontend::s;
 use vm_ir::Result;
 use vm_runtime::Component;
-use vm_runtime::config::{Config, Env};
+use vm_runtime::config::{Config, Env, StackChoice};
 use vm_runtime::stack::StackPlan;
 
 const CONFIG: &str = "stack = \"cluster\"\n[stacks]\ncluster = [\"cluster\", \"node\", \"interp\"]\n";
 
 /// The `cluster` stack of [`CONFIG`], built as `vm_init` builds a stack.
 fn cluster_stack() -> Result<Box<dyn Component>> {
-    let registry = vm::engines::registry()?;
-    StackPlan::new(&Config::parse(CONFIG, "<spmd example>")?, &registry, &Env::process())?.build(&registry)
+    let registry = vm_host::engines::registry()?;
+    let config = Config::parse(CONFIG, "<spmd example>")?;
+    let env = Env::process();
+    let stack = config.select_stack(&StackChoice::FromEnv, &env)?;
+    StackPlan::new(&config, &stack, &registry, &env)?.build(&registry)
 }
 
 /// A few steps of the 2-D heat equation; the grid and its sum.

@@ -129,7 +129,8 @@ mod tests {
     /// refuses further work instead of running on a state it cannot trust.
     #[test]
     fn a_panic_inside_is_an_error_and_the_context_refuses_after() {
-        let (rt, _) = crate::engines::build_runtime(None, Some("interp")).expect("the interp stack");
+        let interp = crate::StackChoice::Named("interp".into());
+        let (rt, _) = crate::stack::build_runtime(None, &interp).expect("the interp stack");
         let ctx = Context::new(rt, String::new());
         let panicked = ctx.with(|_| -> Result<()> { panic!("deliberately") }).unwrap_err();
         assert!(matches!(&panicked, Error::Internal(m) if m.contains("panic: deliberately")), "{panicked}");

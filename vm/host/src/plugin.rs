@@ -1,5 +1,5 @@
 //! Engine plugins: components loaded from shared libraries through the component ABI of
-//! `vm_component.h` ([`abi`], rendered by [`header`]).
+//! `vm_component.h` ([`abi`]; the C bridge renders the header from it).
 //!
 //! A config table with a `library` key names a plugin instead of a built-in implementation:
 //!
@@ -21,9 +21,7 @@
 
 /// The `#[repr(C)]` types of `vm_component.h` (from the crate `vm-abi`).
 pub use vm_abi::component as abi;
-pub mod header;
 
-use crate::abi::{VmBase, VmInstruction};
 use abi::{
     COMPONENT_ABI_VERSION, ENTRY_SYMBOL, REDUCTION_REASSOCIATED, SETTING_BOOLEAN, SETTING_INTEGER, SETTING_STRING,
     VmBaseInfo, VmComponentApi, VmHost, VmHostApi, VmSetting, VmSettingSpec,
@@ -33,8 +31,10 @@ use std::ffi::{CStr, CString, c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock, PoisonError};
+use vm_abi::status::{OK, error_of_status, status_name};
+use vm_abi::{VmBase, VmInstruction};
 use vm_ir::{Base, BaseId, Error, Instruction, Opcode, Result};
-use vm_runtime::config::{Config, Env};
+use vm_runtime::config::{Config, Located, StackDef};
 use vm_runtime::settings::SettingKind;
 use vm_runtime::settings::SettingValue;
 use vm_runtime::{
@@ -194,20 +194,19 @@ pub fn load(path: &Path) -> Result<&'static Plugin> {
     Ok(plugin)
 }
 
-/// Loads the plugins `config` names (tables with a `library` key), resolving relative paths
-/// against the config file's folder and writing them back absolute, and points each such table at
-/// its plugin's implementation. Returns the implementations to register beside the built-ins.
+/// Loads the plugins that `stack`, the stack chosen from `config`, names (tables with a
+/// `library` key), resolving relative paths against the config file's folder and writing them
+/// back absolute, and points each such table at its plugin's implementation. Returns the
+/// implementations to register beside the built-ins. Only the chosen stack's plugins are
+/// loaded: a config may list a stack whose plugin is not built on this machine.
 pub fn register_config_plugins(
     config: &mut Config,
+    stack: &StackDef,
     builtins: &[Implementation],
-    env: &Env,
 ) -> Result<Vec<Implementation>> {
     let dir = Path::new(&config.source).parent().map(Path::to_path_buf).unwrap_or_default();
     let mut found: Vec<Implementation> = Vec::new();
-    // Only the chosen stack's plugins are loaded: a config may list a stack whose plugin is not
-    // built on this machine.
-    let (def, _) = config.select_stack(env)?;
-    let mut names: Vec<String> = def.components.iter().map(|c| c.value.clone()).collect();
+    let mut names: Vec<String> = stack.components.iter().map(|c| c.value.clone()).collect();
     names.sort();
     names.dedup();
     for name in names {
@@ -249,7 +248,7 @@ pub fn register_config_plugins(
             ));
         }
         value.value = toml::Value::String(plugin.path.display().to_string());
-        table.implementation = Some(vm_runtime::config::Located { value: imp.name.to_string(), line: value.line });
+        table.implementation = Some(Located { value: imp.name.to_string(), line: value.line });
         if !found.iter().any(|f| f.name == imp.name) {
             found.push(imp);
         }
@@ -302,7 +301,7 @@ impl HostCall<'_> {
 fn service(host: *mut VmHost, f: impl FnOnce(&mut HostCall<'_>) -> Result<()>) -> c_int {
     let Some(call) = HostCall::from_raw(host) else { return Error::InvalidArgument(String::new()).code() };
     match catch_unwind(AssertUnwindSafe(|| f(call))) {
-        Ok(Ok(())) => crate::errors::OK,
+        Ok(Ok(())) => OK,
         Ok(Err(e)) => call.fail(e),
         Err(_) => call.fail(Error::Internal("a host service panicked".into())),
     }
@@ -409,7 +408,7 @@ unsafe extern "C" fn host_fail(host: *mut VmHost, status: c_int, message: *const
         // SAFETY: the plugin's NUL-terminated message (checked non-null).
         unsafe { CStr::from_ptr(message) }.to_string_lossy().into_owned()
     };
-    let e = crate::errors::error_of_status(status, text);
+    let e = error_of_status(status, text);
     call.error.get_or_insert(e);
     status
 }
@@ -513,14 +512,11 @@ impl PluginComponent {
 
     /// The outcome of a call that returned `status`.
     fn outcome(&self, status: c_int, error: Option<Error>) -> Result<()> {
-        if status == crate::errors::OK {
+        if status == OK {
             return Ok(());
         }
         let e = error.unwrap_or_else(|| {
-            crate::errors::error_of_status(
-                status,
-                format!("returned {} without a message", crate::errors::status_name(status).to_string_lossy()),
-            )
+            error_of_status(status, format!("returned {} without a message", status_name(status).to_string_lossy()))
         });
         Err(Self::named_error(self.plugin, &self.table, e))
     }

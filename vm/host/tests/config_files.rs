@@ -8,12 +8,12 @@
 //! `scripts/setup.sh`, provides one on any machine), else only planned.
 
 use std::path::{Path, PathBuf};
-use vm::engines;
+use vm_host::{StackChoice, engines};
 use vm_runtime::config::{Config, Env};
-use vm_runtime::stack::StackPlan;
+use vm_runtime::stack::{Registry, StackPlan};
 
 fn config_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("config")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config")
 }
 
 /// Every `.toml` file under `dir`, recursively, sorted (but the crate's manifest, `Cargo.toml`).
@@ -34,6 +34,11 @@ fn toml_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Plans the stack `choice` picks in `config`.
+fn plan_stack(config: &Config, choice: &StackChoice, registry: &Registry, env: &Env) -> vm_ir::Result<StackPlan> {
+    StackPlan::new(config, &config.select_stack(choice, env)?, registry, env)
+}
+
 fn opencl_available() -> bool {
     vm_opencl::device::all_devices().is_ok_and(|d| !d.is_empty())
 }
@@ -46,8 +51,8 @@ fn plan_and_build_every_stack(config: &Config, env: &Env, what: &str) -> Vec<Str
     let mut built = Vec::new();
     assert!(!config.stacks.is_empty(), "{what} defines no stack");
     for name in config.stacks.keys() {
-        let env = env.clone().with_var("VM_STACK", name.as_str());
-        let plan = StackPlan::new(config, &registry, &env).unwrap_or_else(|e| panic!("{what}, stack {name}: {e}"));
+        let plan = plan_stack(config, &StackChoice::Named(name.clone()), &registry, env)
+            .unwrap_or_else(|e| panic!("{what}, stack {name}: {e}"));
         let uses = |imp: &str| plan.components.iter().any(|c| c.implementation == imp);
         if uses("cluster") || (uses("opencl") && !opencl) {
             continue;
@@ -117,7 +122,7 @@ fn the_settings_hinted_in_the_default_config_are_accepted() {
     let with_gpu1 = text.replace("[stacks]\n", "[stacks]\ngpu1 = [\"node\", \"gpu1\", \"cpu\"]\n");
     let config = Config::parse(&with_gpu1, "default.toml with gpu1").unwrap();
     let registry = engines::registry().unwrap();
-    StackPlan::new(&config, &registry, &env.clone().with_var("VM_STACK", "gpu1")).unwrap_or_else(|e| panic!("{e}"));
+    plan_stack(&config, &StackChoice::Named("gpu1".into()), &registry, &env).unwrap_or_else(|e| panic!("{e}"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -151,7 +156,7 @@ fn opencl_device_takes_an_index_or_a_name() {
     let plan_with = |device: &str| {
         let text = format!("[stacks]\ng = [\"node\", \"g\", \"cpu\"]\n[g]\nimpl = \"opencl\"\ndevice = {device}\n");
         let config = Config::parse(&text, "g.toml").unwrap();
-        StackPlan::new(&config, &registry, &env)
+        plan_stack(&config, &StackChoice::Config, &registry, &env)
     };
     for device in ["0", "\"0\"", "\"\""] {
         plan_with(device).unwrap_or_else(|e| panic!("device = {device}: {e}"));

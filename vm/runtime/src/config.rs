@@ -177,15 +177,49 @@ pub struct Config {
     pub components: BTreeMap<String, ComponentTable>,
 }
 
-/// How the stack of a configuration was chosen.
+/// The source name of errors about a stack a caller asked for by name ([`StackChoice::Named`]).
+pub const REQUESTED_SOURCE: &str = "<requested stack>";
+
+/// Which stack of a configuration to build: decided once, by [`Config::select_stack`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StackChoice {
+    /// The configuration's own: its `stack` key, else its only stack.
+    Config,
+    /// The stack the `VM_STACK` variable names; the configuration's own when it is unset or empty.
+    FromEnv,
+    /// The stack a caller names (`vm_init_stack`, `vm --stack`, `vmnp.set_stack`); an empty name
+    /// is an error, not the configuration's choice.
+    Named(String),
+}
+
+impl StackChoice {
+    /// The stack `name` when the caller gives one, else the one `VM_STACK` or the configuration
+    /// picks: what `vm_init_stack`, `vm --stack` and vmnp ask for.
+    pub fn named_or_env(name: Option<&str>) -> StackChoice {
+        name.map_or(StackChoice::FromEnv, |n| StackChoice::Named(n.to_string()))
+    }
+}
+
+/// How the stack of a configuration was chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChosenBy {
+    /// By the caller, by name.
+    Caller,
     /// By the `VM_STACK` variable.
     Environment,
     /// By the file's `stack` key, on this line.
     File(Option<usize>),
     /// The file has no `stack` key but only one stack.
     OnlyStack,
+}
+
+/// The stack a configuration builds: its definition and how it was chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChosenStack {
+    /// The stack, as `[stacks]` defines it.
+    pub def: StackDef,
+    /// How it was chosen.
+    pub chosen_by: ChosenBy,
 }
 
 impl Config {
@@ -307,23 +341,46 @@ impl Config {
         self.components.get(name).map_or(name, ComponentTable::implementation)
     }
 
-    /// The stack to build: the one `VM_STACK` names, else the `stack` key's, else the only
-    /// stack there is; and how it was chosen.
-    pub fn select_stack(&self, env: &Env) -> Result<(&StackDef, StackChoice)> {
-        if let Some(name) = env.nonempty("VM_STACK") {
-            return match self.stacks.get(name) {
-                Some(def) => Ok((def, StackChoice::Environment)),
+    /// The stack to build for `choice`, `VM_STACK` read from `env`; and how it was chosen.
+    /// Errors name who asked for a stack that does not exist: the caller
+    /// ([`REQUESTED_SOURCE`]), the variable, or the file's `stack` key.
+    pub fn select_stack(&self, choice: &StackChoice, env: &Env) -> Result<ChosenStack> {
+        match choice {
+            StackChoice::Named(name) if name.is_empty() => Err(Error::config(
+                REQUESTED_SOURCE,
+                None,
+                "the requested stack name is empty: name one of the configuration's [stacks], or pass no name to \
+                 build the stack the configuration chooses",
+            )),
+            StackChoice::Named(name) => match self.stacks.get(name) {
+                Some(def) => Ok(ChosenStack { def: def.clone(), chosen_by: ChosenBy::Caller }),
                 None => Err(Error::config(
-                    format!("{ENV_SOURCE} VM_STACK"),
+                    REQUESTED_SOURCE,
                     None,
-                    format!("VM_STACK={name} names no stack of {}; {}", self.source, self.known_stacks()),
+                    format!("the requested stack `{name}` names no stack of {}; {}", self.source, self.known_stacks()),
                 )),
-            };
+            },
+            StackChoice::FromEnv => match env.nonempty("VM_STACK") {
+                Some(name) => match self.stacks.get(name) {
+                    Some(def) => Ok(ChosenStack { def: def.clone(), chosen_by: ChosenBy::Environment }),
+                    None => Err(Error::config(
+                        format!("{ENV_SOURCE} VM_STACK"),
+                        None,
+                        format!("VM_STACK={name} names no stack of {}; {}", self.source, self.known_stacks()),
+                    )),
+                },
+                None => self.own_stack(),
+            },
+            StackChoice::Config => self.own_stack(),
         }
+    }
+
+    /// The configuration's own stack: the `stack` key's, else the only stack there is.
+    fn own_stack(&self) -> Result<ChosenStack> {
         if let Some(stack) = &self.stack {
             // Parse checked that it names a stack; a hand-built Config may not.
             return match self.stacks.get(&stack.value) {
-                Some(def) => Ok((def, StackChoice::File(stack.line))),
+                Some(def) => Ok(ChosenStack { def: def.clone(), chosen_by: ChosenBy::File(stack.line) }),
                 None => Err(Error::config(
                     &self.source,
                     stack.line,
@@ -332,7 +389,7 @@ impl Config {
             };
         }
         match self.stacks.values().collect::<Vec<_>>()[..] {
-            [only] => Ok((only, StackChoice::OnlyStack)),
+            [only] => Ok(ChosenStack { def: only.clone(), chosen_by: ChosenBy::OnlyStack }),
             _ => Err(Error::config(
                 &self.source,
                 None,
@@ -608,19 +665,28 @@ inline = { a = 1 }
     #[test]
     fn stack_selection() {
         let c = Config::parse("stack = \"b\"\n[stacks]\na = [\"x\"]\nb = [\"y\"]\n", "t.toml").unwrap();
-        let (def, how) = c.select_stack(&Env::new()).unwrap();
-        assert_eq!((def.name.as_str(), how), ("b", StackChoice::File(Some(1))));
-        let (def, how) = c.select_stack(&Env::new().with_var("VM_STACK", "a")).unwrap();
-        assert_eq!((def.name.as_str(), how), ("a", StackChoice::Environment));
-        let (def, _) = c.select_stack(&Env::new().with_var("VM_STACK", "")).unwrap();
-        assert_eq!(def.name, "b");
-        let e = c.select_stack(&Env::new().with_var("VM_STACK", "zz")).unwrap_err();
+        let select = |choice: &StackChoice, env: &Env| c.select_stack(choice, env).map(|s| (s.def.name, s.chosen_by));
+        let with_a = Env::new().with_var("VM_STACK", "a");
+        assert_eq!(select(&StackChoice::FromEnv, &Env::new()).unwrap(), ("b".into(), ChosenBy::File(Some(1))));
+        assert_eq!(select(&StackChoice::FromEnv, &with_a).unwrap(), ("a".into(), ChosenBy::Environment));
+        assert_eq!(select(&StackChoice::FromEnv, &Env::new().with_var("VM_STACK", "")).unwrap().0, "b");
+        let e = select(&StackChoice::FromEnv, &Env::new().with_var("VM_STACK", "zz")).unwrap_err();
         assert_config_err(&e, "<environment> VM_STACK", None, &["VM_STACK=zz", "t.toml", "a, b"]);
+        // The configuration's own choice and a caller's name do not read VM_STACK.
+        assert_eq!(select(&StackChoice::Config, &with_a).unwrap(), ("b".into(), ChosenBy::File(Some(1))));
+        assert_eq!(select(&StackChoice::Named("b".into()), &with_a).unwrap(), ("b".into(), ChosenBy::Caller));
+        let e = select(&StackChoice::Named("zz".into()), &with_a).unwrap_err();
+        assert_config_err(&e, REQUESTED_SOURCE, None, &["the requested stack `zz`", "t.toml", "a, b"]);
+        assert!(!e.to_string().contains("VM_STACK"), "{e}");
+        let e = select(&StackChoice::Named(String::new()), &with_a).unwrap_err();
+        assert_config_err(&e, REQUESTED_SOURCE, None, &["the requested stack name is empty"]);
+        assert_eq!(StackChoice::named_or_env(None), StackChoice::FromEnv);
+        assert_eq!(StackChoice::named_or_env(Some("a")), StackChoice::Named("a".into()));
 
         let only = Config::parse("[stacks]\na = [\"x\"]\n", "t.toml").unwrap();
-        assert_eq!(only.select_stack(&Env::new()).unwrap().1, StackChoice::OnlyStack);
+        assert_eq!(only.select_stack(&StackChoice::Config, &Env::new()).unwrap().chosen_by, ChosenBy::OnlyStack);
         let two = Config::parse("[stacks]\na = [\"x\"]\nb = [\"y\"]\n", "t.toml").unwrap();
-        let e = two.select_stack(&Env::new()).unwrap_err();
+        let e = two.select_stack(&StackChoice::FromEnv, &Env::new()).unwrap_err();
         assert_config_err(&e, "t.toml", None, &["no stack chosen", "VM_STACK", "a, b"]);
     }
 
@@ -628,8 +694,7 @@ inline = { a = 1 }
     fn embedded_default_parses_and_picks_cpu() {
         let c = Config::embedded(DEFAULT_TEXT).unwrap();
         assert_eq!(c.source, EMBEDDED_SOURCE);
-        let (def, _) = c.select_stack(&Env::new()).unwrap();
-        assert_eq!(def.name, "cpu");
+        assert_eq!(c.select_stack(&StackChoice::Config, &Env::new()).unwrap().def.name, "cpu");
         for (name, comps) in [
             ("cpu", &["node", "cpu", "interp"][..]),
             ("interp", &["node", "interp"]),
@@ -659,7 +724,7 @@ inline = { a = 1 }
         assert!(files.len() >= 4, "{files:?}");
         for f in files {
             let c = Config::load(&f).unwrap_or_else(|e| panic!("{e}"));
-            c.select_stack(&Env::new()).unwrap_or_else(|e| panic!("{e}"));
+            c.select_stack(&StackChoice::Config, &Env::new()).unwrap_or_else(|e| panic!("{e}"));
         }
     }
 

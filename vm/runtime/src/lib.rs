@@ -25,7 +25,7 @@ pub mod statistics;
 pub mod trace;
 
 pub use component::{Component, ComponentInfo, Implementation, ReductionOrder, SettingSpec, Settings};
-pub use config::{Config, Env};
+pub use config::{Config, Env, StackChoice};
 pub use interrupt::Interrupt;
 pub use memory::{Buffer, HostMemory};
 pub use runtime::{Runtime, RuntimeOptions};

@@ -3,13 +3,16 @@
 //! [`StackPlan::build`], which constructs the chain bottom-up.
 //!
 //! ```text
-//! Config::discover(path, env, default) ─► StackPlan::new(config, registry, env) ─► plan.build(registry)
-//!      file or embedded          checks, defaults, VM_<COMPONENT>_<KEY>      Box<dyn Component>
+//! Config::discover(path, env, default) ─► config.select_stack(choice, env) ─►
+//!      file or embedded                   which stack, and who chose it
+//! StackPlan::new(config, stack, registry, env) ─► plan.build(registry)
+//!      checks, defaults, VM_<COMPONENT>_<KEY>      Box<dyn Component>
 //! ```
 
 use crate::component::{Component, Implementation};
 use crate::config::{
-    Config, DEFAULT_SOURCE, ENV_SOURCE, Env, IMPL_KEY, Located, RESERVED_VARS, StackChoice, parse_value,
+    ChosenBy, ChosenStack, Config, DEFAULT_SOURCE, ENV_SOURCE, Env, IMPL_KEY, Located, RESERVED_VARS, StackChoice,
+    parse_value,
 };
 use crate::settings::{SettingKind, SettingValue, Settings};
 use std::collections::{BTreeMap, BTreeSet};
@@ -127,13 +130,13 @@ pub struct StackPlan {
     /// The config it comes from (a path, or `<embedded default>`).
     pub source: String,
     /// How the stack was chosen.
-    pub choice: StackChoice,
+    pub chosen_by: ChosenBy,
     /// The components, top first.
     pub components: Vec<PlannedComponent>,
 }
 
 impl StackPlan {
-    /// Plans the stack `config` selects (see [`Config::select_stack`]) with the implementations
+    /// Plans `stack` of `config` (as [`Config::select_stack`] chose it) with the implementations
     /// of `registry` and the `VM_<COMPONENT>_<KEY>` overrides of `env`.
     ///
     /// Errors: a component of the selected stack whose implementation is unknown (components of
@@ -146,8 +149,8 @@ impl StackPlan {
     /// line.
     ///
     /// [`SettingSpec`]: crate::component::SettingSpec
-    pub fn new(config: &Config, registry: &Registry, env: &Env) -> Result<StackPlan> {
-        let (def, choice) = config.select_stack(env)?;
+    pub fn new(config: &Config, stack: &ChosenStack, registry: &Registry, env: &Env) -> Result<StackPlan> {
+        let def = &stack.def;
         let file_err = |line: Option<usize>, msg: String| Error::config(&config.source, line, msg);
 
         let mut resolved: Vec<(&Located<String>, &Implementation)> = Vec::new();
@@ -254,13 +257,25 @@ impl StackPlan {
             check_ranges(c, imp)?;
         }
 
-        Ok(StackPlan { stack: def.name.clone(), source: config.source.clone(), choice, components })
+        Ok(StackPlan {
+            stack: def.name.clone(),
+            source: config.source.clone(),
+            chosen_by: stack.chosen_by.clone(),
+            components,
+        })
     }
 
     /// Finds the config ([`Config::discover`], `default_text` when no file is found) and plans
-    /// its stack ([`StackPlan::new`]).
-    pub fn discover(explicit: Option<&Path>, default_text: &str, registry: &Registry, env: &Env) -> Result<StackPlan> {
-        StackPlan::new(&Config::discover(explicit, env, default_text)?, registry, env)
+    /// the stack `choice` selects ([`Config::select_stack`], [`StackPlan::new`]).
+    pub fn discover(
+        explicit: Option<&Path>,
+        default_text: &str,
+        choice: &StackChoice,
+        registry: &Registry,
+        env: &Env,
+    ) -> Result<StackPlan> {
+        let config = Config::discover(explicit, env, default_text)?;
+        StackPlan::new(&config, &config.select_stack(choice, env)?, registry, env)
     }
 
     /// Constructs the stack bottom-up, each constructor receiving the component built below it,
@@ -293,11 +308,12 @@ impl StackPlan {
     pub fn describe(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "config: {}", self.source);
-        let how = match &self.choice {
-            StackChoice::Environment => "chosen by VM_STACK".to_string(),
-            StackChoice::File(Some(l)) => format!("chosen by `stack` on line {l}"),
-            StackChoice::File(None) => "chosen by `stack`".to_string(),
-            StackChoice::OnlyStack => "the only stack".to_string(),
+        let how = match &self.chosen_by {
+            ChosenBy::Caller => "requested by name".to_string(),
+            ChosenBy::Environment => "chosen by VM_STACK".to_string(),
+            ChosenBy::File(Some(l)) => format!("chosen by `stack` on line {l}"),
+            ChosenBy::File(None) => "chosen by `stack`".to_string(),
+            ChosenBy::OnlyStack => "the only stack".to_string(),
         };
         let _ = writeln!(s, "stack:  {} ({how}), top first:", self.stack);
         let width = self.components.iter().map(|c| c.name.len()).max().unwrap_or(0);
@@ -485,8 +501,13 @@ mod tests {
         r
     }
 
+    /// Plans the stack `VM_STACK` of `env` or `config` chooses.
+    fn plan_in(config: &Config, registry: &Registry, env: &Env) -> Result<StackPlan> {
+        StackPlan::new(config, &config.select_stack(&StackChoice::FromEnv, env)?, registry, env)
+    }
+
     fn plan(text: &str, env: &Env) -> Result<StackPlan> {
-        StackPlan::new(&Config::parse(text, "vm.toml")?, &registry_with_opencl(), env)
+        plan_in(&Config::parse(text, "vm.toml")?, &registry_with_opencl(), env)
     }
 
     fn plan_err(text: &str, env: &Env) -> Error {
@@ -558,7 +579,7 @@ device = 1
     #[test]
     fn plan_has_defaults_file_values_and_order() {
         let p = plan(CONFIG, &Env::new()).unwrap();
-        assert_eq!((p.stack.as_str(), p.source.as_str(), &p.choice), ("cpu", "vm.toml", &StackChoice::File(Some(1))));
+        assert_eq!((p.stack.as_str(), p.source.as_str(), &p.chosen_by), ("cpu", "vm.toml", &ChosenBy::File(Some(1))));
         let names: Vec<_> = p.components.iter().map(|c| (c.name.as_str(), c.implementation.as_str())).collect();
         assert_eq!(names, [("node", "node"), ("cpu", "cpu")]);
         assert!(p.components[0].settings.values.is_empty());
@@ -572,7 +593,7 @@ device = 1
     #[test]
     fn named_components_use_their_impl() {
         let p = plan(CONFIG, &Env::new().with_var("VM_STACK", "gpu")).unwrap();
-        assert_eq!(p.choice, StackChoice::Environment);
+        assert_eq!(p.chosen_by, ChosenBy::Environment);
         let names: Vec<_> = p.components.iter().map(|c| (c.name.as_str(), c.implementation.as_str())).collect();
         assert_eq!(names, [("node", "node"), ("gpu0", "opencl"), ("cpu", "cpu")]);
         assert_eq!(value(&p, 1, "device"), (1.into(), "vm.toml".into(), Some(11)));
@@ -606,9 +627,9 @@ device = 1
     fn unknown_implementation_in_selected_stack_is_an_error() {
         let text = CONFIG.replace("stack = \"cpu\"", "stack = \"gpu\"");
         let r = registry();
-        let e = StackPlan::new(&Config::parse(&text, "vm.toml").unwrap(), &r, &Env::new()).unwrap_err();
+        let e = plan_in(&Config::parse(&text, "vm.toml").unwrap(), &r, &Env::new()).unwrap_err();
         assert_config_err(&e, "vm.toml", Some(10), &["[gpu0]", "opencl", "known: cluster, cpu, interp, node"]);
-        let e = StackPlan::new(&Config::parse(&text, "vm.toml").unwrap(), &r, &Env::new().with_var("VM_STACK", "nocl"))
+        let e = plan_in(&Config::parse(&text, "vm.toml").unwrap(), &r, &Env::new().with_var("VM_STACK", "nocl"))
             .unwrap_err();
         assert_config_err(
             &e,
@@ -621,7 +642,7 @@ device = 1
     #[test]
     fn unknown_implementation_in_other_stacks_is_fine() {
         let c = Config::parse(CONFIG, "vm.toml").unwrap();
-        let p = StackPlan::new(&c, &registry(), &Env::new()).unwrap();
+        let p = plan_in(&c, &registry(), &Env::new()).unwrap();
         assert_eq!(p.stack, "cpu");
     }
 
@@ -639,7 +660,7 @@ device = 1
         assert_config_err(&e, "vm.toml", Some(12), &["[gpu0]", "`devcie`", "`opencl` accepts: impl, device, platform"]);
         // ... but not when its implementation is not in the build.
         let c = Config::parse(&text, "vm.toml").unwrap();
-        assert!(StackPlan::new(&c, &registry(), &Env::new()).is_ok());
+        assert!(plan_in(&c, &registry(), &Env::new()).is_ok());
     }
 
     #[test]
@@ -656,7 +677,7 @@ device = 1
         assert_config_err(&e, "vm.toml", Some(4), &["stack `s`", "`node`", "manager", "bottom"]);
         // An engine above another (as its fallback child) is fine.
         let p = plan("[stacks]\ns = [\"cpu\", \"interp\"]\n", &Env::new()).unwrap();
-        assert_eq!(p.choice, StackChoice::OnlyStack);
+        assert_eq!(p.chosen_by, ChosenBy::OnlyStack);
         let top = p.build(&registry()).unwrap();
         assert_eq!(top.describe().len(), 2);
     }
@@ -812,10 +833,17 @@ device = 1
         let t = TempDir::new("plan");
         t.write("vm.toml", CONFIG);
         let env = Env::new().with_cwd(&t.0);
-        let p = StackPlan::discover(None, DEFAULT_TEXT, &registry_with_opencl(), &env).unwrap();
+        let p = StackPlan::discover(None, DEFAULT_TEXT, &StackChoice::FromEnv, &registry_with_opencl(), &env).unwrap();
         assert_eq!(p.source, t.0.join("vm.toml").display().to_string());
         // Nothing found: the embedded default, whose stack is cpu.
-        let p = StackPlan::discover(None, DEFAULT_TEXT, &registry(), &Env::new().with_cwd(t.0.join("empty"))).unwrap();
+        let p = StackPlan::discover(
+            None,
+            DEFAULT_TEXT,
+            &StackChoice::FromEnv,
+            &registry(),
+            &Env::new().with_cwd(t.0.join("empty")),
+        )
+        .unwrap();
         assert_eq!((p.stack.as_str(), p.source.as_str()), ("cpu", "<embedded default>"));
         assert!(p.build(&registry()).is_ok());
     }
@@ -824,7 +852,7 @@ device = 1
     fn every_stack_of_the_embedded_default_plans_with_the_mocks() {
         let c = Config::embedded(DEFAULT_TEXT).unwrap();
         for name in c.stacks.keys() {
-            let p = StackPlan::new(&c, &registry_with_opencl(), &Env::new().with_var("VM_STACK", name.as_str()))
+            let p = plan_in(&c, &registry_with_opencl(), &Env::new().with_var("VM_STACK", name.as_str()))
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             p.build(&registry_with_opencl()).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
@@ -849,7 +877,7 @@ device = 1
                 let list: Vec<_> = names.iter().map(|n| format!("\"{n}\"")).collect();
                 let text = format!("[stacks]\ns = [{}]\n{tables}", list.join(", "));
                 let r = registry_with_opencl();
-                let result = StackPlan::new(&Config::parse(&text, "vm.toml").unwrap(), &r, &Env::new());
+                let result = plan_in(&Config::parse(&text, "vm.toml").unwrap(), &r, &Env::new());
                 let bottom_is_manager = matches!(*picks.last().unwrap(), 0 | 4);
                 match result {
                     Err(e) => {
