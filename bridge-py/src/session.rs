@@ -1,8 +1,8 @@
 //! The process's VM context and the Python-side hooks.
 //!
 //! One context per process, created on first use through `vm-host` (the stack is planned from
-//! the config file and `VM_STACK`, as for `vm_init`) and registered in its table of live
-//! contexts. Instructions are queued with the GIL held (queueing is cheap); whenever the VM may
+//! the config file and `VM_STACK`, as for `vm_init`, or named by [`set_stack`] beforehand) and
+//! registered in its table of live contexts, which the C ABI shares. Instructions are queued with the GIL held (queueing is cheap); whenever the VM may
 //! execute work (a flush, a sync, a host write) the GIL is released first.
 
 use crate::VMError;
@@ -27,6 +27,8 @@ const FLUSH_AFTER: usize = 4000;
 pub struct Vm {
     ctx: Arc<Context>,
     token: usize,
+    /// The name of the stack it runs.
+    stack: String,
 }
 
 static VM: OnceLock<std::result::Result<Vm, String>> = OnceLock::new();
@@ -67,13 +69,34 @@ fn _watch_interrupts(fd: i32) -> PyResult<()> {
 
 /// The process's VM, built on first use; an error to Python when the stack cannot be built.
 pub fn vm() -> PyResult<&'static Vm> {
-    let v = VM.get_or_init(|| {
-        let (rt, plan) = vm_host::stack::build_runtime(None, &StackChoice::FromEnv).map_err(|e| e.to_string())?;
-        let token = context::register(Context::new(rt, format!("{plan:?}")));
-        let ctx = context::lookup(token).map_err(|e| e.to_string())?;
-        Ok(Vm { ctx, token: token.addr() })
-    });
+    let v = VM.get_or_init(|| Vm::start(&StackChoice::FromEnv).map_err(|e| e.to_string()));
     v.as_ref().map_err(|e| VMError::new_err(e.clone()))
+}
+
+/// Builds the process's VM on the stack `name` of the configuration in effect, instead of the
+/// one `VM_STACK` or the configuration picks. Only before the VM exists (it is built by the
+/// first operation); an unknown name is an error and leaves the choice to the first operation.
+#[pyfunction]
+fn set_stack(name: &str) -> PyResult<()> {
+    let running = |vm: &Result<Vm, String>| match vm {
+        Ok(vm) => VMError::new_err(format!(
+            "set_stack(\"{name}\"): the VM of this process runs the stack `{}` already; call set_stack before the \
+             first operation",
+            vm.stack
+        )),
+        Err(e) => VMError::new_err(format!("set_stack(\"{name}\"): the VM of this process failed to start: {e}")),
+    };
+    if let Some(vm) = VM.get() {
+        return Err(running(vm));
+    }
+    let vm = Vm::start(&StackChoice::Named(name.to_string())).map_err(vm_err)?;
+    VM.set(Ok(vm)).map_err(|lost| {
+        // Another thread built the VM meanwhile: this one goes, theirs stays.
+        if let Ok(vm) = &lost {
+            let _ = context::shutdown(std::ptr::without_provenance_mut(vm.token));
+        }
+        VM.get().map_or_else(|| VMError::new_err("set_stack: the VM vanished"), running)
+    })
 }
 
 /// A VM error as the Python exception `vmnp.VMError` (`MemoryError` when memory ran out, as
@@ -110,6 +133,14 @@ impl NextFlush {
 }
 
 impl Vm {
+    /// Builds the stack `choice` picks, as `vm_init` does, and registers its context.
+    fn start(choice: &StackChoice) -> vm_ir::Result<Vm> {
+        let (rt, plan) = vm_host::stack::build_runtime(None, choice)?;
+        let token = context::register(Context::new(rt, plan.describe()));
+        let ctx = context::lookup(token)?;
+        Ok(Vm { ctx, token: token.addr(), stack: plan.stack })
+    }
+
     /// Runs `f` on the runtime with the GIL held (for work that executes nothing).
     pub fn with<T>(&self, f: impl FnOnce(&mut Runtime) -> vm_ir::Result<T>) -> PyResult<T> {
         self.ctx.with(f).map_err(vm_err)
@@ -282,7 +313,8 @@ fn _live_bases() -> PyResult<usize> {
     vm()?.with(|rt| Ok(rt.live_bases()))
 }
 
-/// The stack the VM was built from, as `vm info` would describe it.
+/// The plan of the VM's stack, as `vm info` describes it: the config, the stack and how it was
+/// chosen, each component with its settings.
 #[pyfunction]
 fn _describe() -> PyResult<String> {
     Ok(vm()?.ctx.description.clone())
@@ -424,6 +456,7 @@ pub fn index_err(msg: impl Into<String>) -> PyErr {
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_set_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(flush, m)?)?;
+    m.add_function(wrap_pyfunction!(set_stack, m)?)?;
     m.add_function(wrap_pyfunction!(_watch_interrupts, m)?)?;
     m.add_function(wrap_pyfunction!(_context_token, m)?)?;
     m.add_function(wrap_pyfunction!(_live_bases, m)?)?;

@@ -30,9 +30,9 @@ import numpy.random  # noqa: E402, F401 (NumPy's own, loaded before `python -m v
 
 from . import _interrupt, _profile, _vmnp
 from ._profile import profile
-from ._vmnp import VMError, flush, ndarray
+from ._vmnp import VMError, flush, ndarray, set_stack
 
-__all__ = ["ndarray", "VMError", "FallbackWarning", "flush"]
+__all__ = ["ndarray", "VMError", "FallbackWarning", "flush", "set_stack"]
 
 # A program checks ``numpy.__version__`` for the API it may use: that of the NumPy vmnp mirrors.
 __version__ = _np.__version__
