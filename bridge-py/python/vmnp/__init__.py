@@ -137,7 +137,6 @@ from ._src.fallback import (
     FallbackWarning,
     _fallback,
     _FallbackUfunc,
-    _falling_back,
     _through_fallback,
 )
 from ._src.linalg import (
@@ -162,8 +161,10 @@ from ._src.manip import (
     atleast_3d,
     clip,
     column_stack,
+    concat,
     concatenate,
     copy,
+    copy_,
     diag,
     diagonal,
     diff,
@@ -180,6 +181,7 @@ from ._src.manip import (
     moveaxis,
     ndim,
     pad,
+    permute_dims,
     ravel,
     repeat,
     reshape,
@@ -385,9 +387,6 @@ def __getattr__(name):
 # above first, which hands out NumPy's attributes.
 random = _importlib.import_module(".random", __name__)
 
-concat = concatenate
-permute_dims = transpose
-
 __array_api_version__ = "2024.12"
 
 
@@ -398,33 +397,13 @@ _atexit.register(_vmnp._shutdown)
 # Ctrl-C stops a flush in progress instead of waiting for it.
 _interrupt.install()
 
-copy_ = copy  # `asarray`'s and `array`'s parameter `copy` hides the function there
-
-# The namespace's functions and classes are vmnp's, whichever module of `_src` writes them
-# (`zeros.__module__`, the class reprs, and pickles: `ndarray.__reduce__` names `vmnp._rebuild`).
+# The namespace's classes and functions are vmnp's, whichever module of `_src` writes them
+# (`export` made the public functions so; the class reprs, and pickles: `ndarray.__reduce__`
+# names `vmnp._rebuild`).
 for _func in list(globals().values()):
     if isinstance(_func, (_types.FunctionType, type)) and _func.__module__.startswith("vmnp._src."):
         _func.__module__ = "vmnp"
 del _func
-
-# The namespace's functions, as programs call them: NumPy's where they meet a dtype the VM lacks.
-for _name, _func in list(globals().items()):
-    if _name.startswith("_") or not isinstance(_func, _types.FunctionType):
-        continue
-    if _func.__module__.startswith("vmnp") and callable(getattr(_np, _name, None)):
-        globals()[_name] = _falling_back(_name, _func, getattr(_np, _name))
-del _name, _func
-# Products of two vmnp arrays, reductions of one with at most an axis, new arrays of a plain
-# shape and dtype, and the layout functions of one array are recorded natively, without the
-# Python layers.
-_NATIVE = ("sum", "prod", "min", "max", "any", "all", "empty", "zeros", "ones", "empty_like", "zeros_like", "ones_like")
-_NATIVE += ("arange", "full", "concatenate", "array", "asarray", "reshape", "ravel", "transpose", "squeeze", "flip")
-_NATIVE += ("copy", "swapaxes", "stack")
-for _native, _name in [("product", "dot"), ("product", "matmul"), ("min", "amin"), ("max", "amax")] + [
-    (_n, _n) for _n in _NATIVE
-]:
-    globals()[_name] = _vmnp._NativeFirst(_native, globals()[_name])
-del _native, _name
 
 # `from numpy import *` in a program under `python -m vmnp`: NumPy's public names, vmnp's own
 # where it has them and NumPy's through the fallback otherwise.

@@ -14,7 +14,8 @@ from . import _vmnp
 from ._src.convert import asnumpy
 from ._src.creation import _shape as _dims
 from ._src.dtypes import _dt  # noqa: F401
-from ._src.fallback import _fallback, _foreign, _through_fallback  # noqa: F401
+from ._src.fallback import _fallback, _through_fallback  # noqa: F401
+from ._src.public import _foreign
 from ._src.ufunc import cos, floor, log, sin, sqrt  # noqa: F401
 
 _BLOCK = 256  # scalar draws made at once (see ``Generator._scalar``)

@@ -4,6 +4,7 @@ import numpy as _np
 
 from .._vmnp import ndarray
 from .convert import asarray
+from .public import export
 from .ufunc import absolute, isfinite, isnan, less_equal
 
 
@@ -48,3 +49,7 @@ def result_type(*arrays_and_dtypes):
     """The dtype NumPy's promotion gives the arguments."""
     args = [a.dtype if isinstance(a, ndarray) else a for a in arrays_and_dtypes]
     return _np.result_type(*args)
+
+
+# The public functions as programs call them (see ``public.export``).
+export(globals())

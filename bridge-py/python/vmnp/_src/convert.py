@@ -8,6 +8,7 @@ import numpy as _np
 from .. import _vmnp
 from .._vmnp import ndarray
 from .dtypes import _SUPPORTED, _dt, _dtype_name, _UnsupportedDType
+from .public import export
 
 
 def _copy_flag(copy):
@@ -57,7 +58,7 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
         if order in ("C", "c") and not r.flags.c_contiguous or order in ("F", "f") and not r.flags.f_contiguous:
             if copy is False:
                 raise _no_copy()
-            from .manip import copy as copy_  # (call-time imports: those modules build on this one)
+            from .manip import copy_  # (call-time imports: those modules build on this one)
 
             return copy_(r, order=order)
         return r.copy() if copy and r is a else r
@@ -104,7 +105,7 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
         n = n.copy(order="C")
     r = _vmnp._from_bytes(_bytes_of(n), _dtype_name(n.dtype), list(n.shape))
     if order in ("F", "f") and r.ndim > 1:
-        from .manip import copy as copy_
+        from .manip import copy_
 
         return copy_(r, order="F")
     return r
@@ -292,3 +293,8 @@ def _from_numpy(n):
     if isinstance(n, (list, tuple)):
         return type(n)(_from_numpy(x) for x in n)
     return n
+
+
+# The public functions as programs call them (see ``public.export``); ``array`` and ``asarray``
+# of vmnp arrays and of lists of numbers recorded natively.
+export(globals(), {"array": "array", "asarray": "asarray"})

@@ -12,8 +12,9 @@ from . import reductions as _reductions
 from . import sorting as _sorting
 from .convert import asarray
 from .creation import zeros
-from .fallback import _fallback, _foreign
+from .fallback import _fallback
 from .manip import concatenate, diff, where
+from .public import _foreign, export
 from .ufunc import isnan
 
 # NumPy's ``histogram`` adds its counts block by block (``numpy.lib._histograms_impl.BLOCK``):
@@ -145,3 +146,7 @@ def _finish(counts, edges, density):
         widths = asarray(_np.diff(edges).astype(float))
         return counts / widths / counts.sum(), asarray(edges)
     return counts, asarray(edges)
+
+
+# The public functions as programs call them (see ``public.export``).
+export(globals())

@@ -11,6 +11,7 @@ from .. import _vmnp
 from .._vmnp import ndarray
 from .convert import asarray
 from .dtypes import _dt, _dt_or_float, _UnsupportedDType, float64, int64
+from .public import export
 from .ufunc import floor
 
 
@@ -334,3 +335,8 @@ def broadcast_arrays(*args):
     arrays = [asarray(a) for a in args]
     shape = _np.broadcast_shapes(*[a.shape for a in arrays])
     return tuple(broadcast_to(a, shape) for a in arrays)
+
+
+# The public functions as programs call them (see ``public.export``); new arrays of a plain
+# shape and dtype recorded natively.
+export(globals(), {n: n for n in ("empty", "zeros", "ones", "empty_like", "zeros_like", "ones_like", "arange", "full")})

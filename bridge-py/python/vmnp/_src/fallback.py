@@ -1,11 +1,10 @@
 """The fallback to NumPy: NumPy's functions run on synced copies of vmnp's arrays, their results
-converted back; the wrappers that send a public function meeting a dtype the VM lacks there."""
+converted back; NumPy's attributes vmnp lacks, and the operators meeting a dtype the VM lacks,
+through it."""
 
 import builtins as _b
-import functools as _functools
 import operator as _operator
 import os as _os
-import sys as _sys
 import warnings as _warnings
 
 import numpy as _np
@@ -13,7 +12,7 @@ import numpy as _np
 from .. import _profile, _vmnp
 from .._vmnp import VMError, ndarray
 from .convert import _from_numpy, _read_view, _to_numpy, asarray
-from .dtypes import _SUPPORTED, _dtype_name, _UnsupportedDType
+from .public import _foreign
 
 
 class FallbackWarning(UserWarning):
@@ -79,33 +78,6 @@ def _fallback(name, func, args, kwargs):
     return _from_numpy(r)
 
 
-def _foreign(x):
-    """True when NumPy holds ``x`` in a dtype the VM lacks: a complex number, or a NumPy array
-    or scalar (or a sequence NumPy makes one of) of complex numbers, text, objects, datetimes or
-    records."""
-    if isinstance(x, (ndarray, _b.bool, int, float, str, bytes)) or x is None:
-        return False
-    if isinstance(x, complex):
-        return True
-    if isinstance(x, _np.ndarray) and type(x) is not _np.ndarray:
-        return True  # a subclass (a masked array, a matrix): NumPy's semantics
-    if isinstance(x, (_np.ndarray, _np.generic)):
-        return _dtype_name(x.dtype) not in _SUPPORTED and _dtype_name(x.dtype) != "float16"
-    if isinstance(x, (list, tuple)):
-        try:
-            return _foreign(_np.asarray(x))
-        except (TypeError, ValueError):
-            return False
-    return False
-
-
-def _called_from_vmnp():
-    """True when the function calling this one was called by vmnp's own code (which handles a
-    dtype the VM lacks itself) rather than by a program."""
-    name = _sys._getframe(2).f_globals.get("__name__", "")
-    return name == "vmnp" or name.startswith("vmnp.")
-
-
 def _operator_fallback(name, a, b):
     """``a op b`` where an operand is of a dtype the VM lacks (``x * 1j``): NumPy's ufunc
     ``name`` through the fallback; ``NotImplemented`` for any other operand, so that Python
@@ -144,24 +116,6 @@ _TEXT_OPERATORS = {
     "bitwise_and": _operator.and_, "bitwise_or": _operator.or_, "bitwise_xor": _operator.xor,
     "left_shift": _operator.lshift, "right_shift": _operator.rshift,
 }  # fmt: skip
-
-
-def _falling_back(name, func, numpy_func):
-    """``func`` for programs: where it meets a dtype the VM lacks (``zeros(3, complex)``,
-    ``array(["a", "b"])``, an operand ``1j``), NumPy's ``numpy_func`` runs instead, through the
-    fallback, and its result (NumPy's array of that dtype) is returned."""
-
-    @_functools.wraps(func)
-    def public(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except TypeError as e:
-            foreign = isinstance(e, _UnsupportedDType) or _b.any(map(_foreign, (*args, *kwargs.values())))
-            if not foreign or _called_from_vmnp():
-                raise
-            return _fallback(name, numpy_func, args, kwargs)
-
-    return public
 
 
 def _through_fallback(name, func):

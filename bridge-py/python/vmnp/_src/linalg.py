@@ -18,6 +18,7 @@ from .creation import broadcast_to, zeros
 from .dtypes import _dtype_name, _UnsupportedDType
 from .fallback import _fallback
 from .manip import _shape_text, clip, concatenate, diagonal, pad, ravel, transpose
+from .public import export
 from .ufunc import _store, absolute, multiply, sqrt
 
 
@@ -400,3 +401,8 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (NumPy's name)
 
 #: ``numpy.linalg`` functions vmnp computes, by name.
 FUNCTIONS = {"norm": norm}
+
+
+# The public functions as programs call them (see ``public.export``); products of two vmnp
+# arrays recorded natively.
+export(globals(), {"dot": "product", "matmul": "product"})

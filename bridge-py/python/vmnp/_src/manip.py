@@ -12,7 +12,8 @@ from . import creation as _creation
 from .convert import _to_numpy, asarray, asnumpy
 from .creation import _shape, arange, broadcast_arrays, broadcast_to, empty, zeros
 from .dtypes import _dtype_name, _UnsupportedDType
-from .fallback import _fallback, _foreign
+from .fallback import _fallback
+from .public import _foreign, export
 from .ufunc import _store, maximum, minimum, positive
 
 
@@ -930,3 +931,15 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
     r = _vmnp._view(x, x._start, shape + list(window_shape), strides + [strides[ax] for ax in axis])
     r._set_writeable(_b.bool(writeable) and x.flags.writeable)
     return r
+
+
+concat = concatenate  # (the array API's names)
+permute_dims = transpose
+copy_ = copy  # `asarray`'s and `array`'s parameter `copy` hides the function there
+
+# The public functions as programs call them (see ``public.export``); the layout functions of
+# one array, and joining, recorded natively.
+export(
+    globals(),
+    {n: n for n in ("concatenate", "reshape", "ravel", "transpose", "squeeze", "flip", "copy", "swapaxes", "stack")},
+)

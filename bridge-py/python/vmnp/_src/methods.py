@@ -19,9 +19,10 @@ from . import ufunc as _ufunc
 from .convert import _column_major, _convert, _flat, _read_view, _rebuild, _to_numpy, array, asarray, asnumpy
 from .creation import arange, empty, full_like, zeros_like
 from .dtypes import _dt, _dtype_name, _UnsupportedDType
-from .fallback import _fallback, _foreign, _inplace_fallback, _numpy_operator, _operator_fallback, _text_operand
+from .fallback import _fallback, _inplace_fallback, _numpy_operator, _operator_fallback, _text_operand
 from .linalg import matmul
 from .manip import _copy_in, _shape_text, ravel, swapaxes, tile, where
+from .public import _foreign
 from .ufunc import floor_divide, remainder
 
 # The public namespace (the ``vmnp`` module, given to ``hooks``): what ``__array_namespace__``
@@ -433,7 +434,10 @@ def conj(a):
 
 
 def _forward(name):
+    # The Python function itself, not the public wrapper (the native class has tried its own
+    # path; a warning's stack level then points at the program's line).
     func = getattr(_namespace, name)
+    func = getattr(func, "__wrapped__", func)
 
     def method(a, *args, **kwargs):
         try:

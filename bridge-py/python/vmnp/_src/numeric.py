@@ -10,8 +10,9 @@ import numpy as _np
 from .._vmnp import ndarray
 from .convert import array, asarray, asnumpy
 from .creation import zeros_like
-from .fallback import _fallback, _foreign
+from .fallback import _fallback
 from .manip import ndim, where
+from .public import _foreign, export
 from .ufunc import isnan
 
 
@@ -80,3 +81,7 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
         small = value(info.min if neginf is None else neginf)
         x[...] = where(isnan(x), value(nan), where(x == _b.float("inf"), big, where(x == -_b.float("inf"), small, x)))
     return x[()] if scalar else x
+
+
+# The public functions as programs call them (see ``public.export``).
+export(globals())

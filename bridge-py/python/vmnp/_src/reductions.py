@@ -14,6 +14,7 @@ from .convert import _to_numpy, asarray
 from .creation import broadcast_to
 from .dtypes import _dt, _dtype_name, bool_, float64
 from .manip import expand_dims, stack
+from .public import export
 from .ufunc import _store, floor_divide, isnan, maximum, remainder, sqrt
 
 # What a `where=` mask fills excluded elements with, per reduction; min and max have none, so
@@ -404,3 +405,20 @@ def argwhere(a):
     if a.ndim == 0:
         return asarray(_np.argwhere(_to_numpy(a)))
     return stack(nonzero(a), axis=1)
+
+
+# The public functions as programs call them (see ``public.export``); reductions of one array
+# with at most an axis recorded natively.
+export(
+    globals(),
+    {
+        "sum": "sum",
+        "prod": "prod",
+        "min": "min",
+        "max": "max",
+        "any": "any",
+        "all": "all",
+        "amin": "min",
+        "amax": "max",
+    },
+)

@@ -11,6 +11,7 @@ from . import sorting as _sorting
 from .convert import asarray
 from .creation import ones, zeros
 from .manip import concatenate, ravel
+from .public import export
 from .ufunc import minimum
 
 
@@ -118,3 +119,7 @@ def setxor1d(ar1, ar2, assume_unique=False):
     aux = _sorting.sort(aux)
     flag = concatenate((ones(1, _np.bool_), aux[1:] != aux[:-1], ones(1, _np.bool_)))
     return aux[flag[1:] & flag[:-1]]
+
+
+# The public functions as programs call them (see ``public.export``).
+export(globals())

@@ -14,8 +14,9 @@ from .. import _vmnp
 from .._vmnp import ndarray
 from .convert import asarray, asnumpy
 from .creation import empty, full, ones, zeros
-from .fallback import _fallback, _foreign
+from .fallback import _fallback
 from .manip import _norm_axes, _norm_axis, clip, concatenate, ravel, stack, transpose, where
+from .public import _foreign, export
 from .reductions import cumsum, mean, nonzero
 from .ufunc import _is_scalar, _store, isnan
 
@@ -404,3 +405,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         r = where(xs > dx[n - 1], rval, r)
         r = where(isnan(xs), xs, r)
     return r[()] if r.ndim == 0 else r
+
+
+# The public functions as programs call them (see ``public.export``).
+export(globals())

@@ -10,7 +10,8 @@ from .. import _vmnp
 from .._vmnp import ndarray
 from .convert import asarray
 from .dtypes import _dt, _dtype_name, _UnsupportedDType
-from .fallback import _called_from_vmnp, _fallback, _foreign
+from .fallback import _fallback
+from .public import _called_from_vmnp, _foreign, export
 
 # The ufuncs whose reduction the VM has.
 _REDUCIBLE = {"add", "multiply", "minimum", "maximum", "logical_and", "logical_or", "logical_xor"}
@@ -380,3 +381,7 @@ def fix(x, out=None):
     from .manip import where
 
     return _store(where(x >= 0, floor(x), ceil(x)), out)  # noqa: F821
+
+
+# The public functions as programs call them (see ``public.export``).
+export(globals())
