@@ -389,7 +389,8 @@ random = _importlib.import_module(".random", __name__)
 
 __array_api_version__ = "2024.12"
 
-
+# The native class's hooks into the Python layers, given this namespace (what
+# `ndarray.__array_namespace__` returns and NumPy's `__array_function__` dispatches to).
 _vmnp._set_hooks(_methods.hooks(_sys.modules[__name__]))
 # The VM shuts down (queued work dropped, engines reporting under VM_PROFILE) before the
 # interpreter goes away.
