@@ -2,7 +2,10 @@
 
 import numpy as _np
 
-from . import asarray, ndarray
+from .._vmnp import ndarray
+from .convert import asarray
+from .public import export
+from .ufunc import absolute, isfinite, isnan, less_equal
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -10,8 +13,6 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     definition: an infinity is close only to itself), computed as NumPy computes it: Python
     numbers stay weak (a float32 array is compared in float32), an array ``b`` is made inexact
     (``result_type(b, 1.0)``), ``a`` is not cast."""
-    from . import absolute, isfinite, isnan, less_equal
-
     x, y, atol, rtol = (v if isinstance(v, (int, float)) else asarray(v) for v in (a, b, atol, rtol))
     if hasattr(y, "dtype"):
         y = asarray(y, _np.result_type(y.dtype, 1.0))
@@ -34,8 +35,6 @@ def array_equal(a1, a2, equal_nan=False):
     if a1.shape != a2.shape:
         return False
     if equal_nan:
-        from . import isnan
-
         return bool(((a1 == a2) | (isnan(a1) & isnan(a2))).all())
     return bool((a1 == a2).all())
 
@@ -50,3 +49,7 @@ def result_type(*arrays_and_dtypes):
     """The dtype NumPy's promotion gives the arguments."""
     args = [a.dtype if isinstance(a, ndarray) else a for a in arrays_and_dtypes]
     return _np.result_type(*args)
+
+
+# The public functions as programs call them (see ``public.export``).
+export(globals())

@@ -10,10 +10,15 @@ import operator as _operator
 
 import numpy as _np
 
-import vmnp as _v
-
-from . import _vmnp
-from ._manip import _norm_axes, _norm_axis
+from .. import _vmnp
+from .._vmnp import ndarray
+from .convert import asarray, asnumpy
+from .creation import empty, full, ones, zeros
+from .fallback import _fallback
+from .manip import _norm_axes, _norm_axis, clip, concatenate, ravel, stack, transpose, where
+from .public import _foreign, export
+from .reductions import cumsum, mean, nonzero
+from .ufunc import _is_scalar, _store, isnan
 
 _KINDS = "qQhHmMsS"
 
@@ -29,9 +34,9 @@ def _check_kind(kind, stable):
 def _sortable(a):
     """``a`` as a vmnp array the VM sorts, or None for what NumPy alone sorts (complex, text,
     records, objects)."""
-    if _v._foreign(a):
+    if _foreign(a):
         return None
-    return _v.asarray(a)
+    return asarray(a)
 
 
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
@@ -40,7 +45,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     _check_kind(kind, stable)
     x = _sortable(a)
     if x is None or order is not None:
-        return _v._fallback("sort", _np.sort, (a,), {"axis": axis, "kind": kind, "order": order, "stable": stable})
+        return _fallback("sort", _np.sort, (a,), {"axis": axis, "kind": kind, "order": order, "stable": stable})
     return _vmnp._sort(x, axis)
 
 
@@ -51,7 +56,7 @@ def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     x = _sortable(a)
     if x is None or order is not None:
         kwargs = {"axis": axis, "kind": kind, "order": order, "stable": stable}
-        return _v._fallback("argsort", _np.argsort, (a,), kwargs)
+        return _fallback("argsort", _np.argsort, (a,), kwargs)
     if x.ndim == 0:
         x = x.reshape(1)  # NumPy's: a 0-d array's positions as of a 1-d one
     return _vmnp._sort(x, axis, True)
@@ -63,14 +68,14 @@ def lexsort(keys, axis=-1):
     positions exactly). Keys of more than one dimension go to NumPy."""
     if isinstance(keys, (tuple, list)):
         ks = [_searchable(k) for k in keys]
-    elif isinstance(keys, (_v.ndarray, _np.ndarray)) and _np.ndim(keys) == 2:
-        ks = [_v.asarray(keys)[i] for i in range(len(keys))]
+    elif isinstance(keys, (ndarray, _np.ndarray)) and _np.ndim(keys) == 2:
+        ks = [asarray(keys)[i] for i in range(len(keys))]
     else:
         ks = [None]
     if not ks:
         raise TypeError("need sequence of keys with len > 0 in lexsort")
     if any(k is None for k in ks) or ks[0].ndim != 1 or axis not in (-1, 0):
-        return _v._fallback("lexsort", _np.lexsort, (keys,), {"axis": axis})
+        return _fallback("lexsort", _np.lexsort, (keys,), {"axis": axis})
     if any(k.shape != ks[0].shape for k in ks):
         raise ValueError("all keys need to be the same shape")
     order = _vmnp._sort(ks[0], 0, True)
@@ -96,7 +101,7 @@ def _partition_lines(a, kth, axis, kind):
     if kind != "introselect":
         raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
     if axis is None:
-        a, axis = _v.ravel(a), -1
+        a, axis = ravel(a), -1
     axis = _norm_axis(axis, a.ndim)
     k = _np.asarray(kth)
     if k.dtype == _np.bool_:
@@ -120,7 +125,7 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     lines = None if x is None or order is not None else _partition_lines(x, kth, axis, kind)
     if lines is None:
         kwargs = {"axis": axis, "kind": kind, "order": order}
-        return _v._fallback("partition", _np.partition, (a, kth), kwargs)
+        return _fallback("partition", _np.partition, (a, kth), kwargs)
     return _vmnp._sort(*lines)
 
 
@@ -133,7 +138,7 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     lines = None if x is None or order is not None else _partition_lines(x, kth, axis, kind)
     if lines is None:
         kwargs = {"axis": axis, "kind": kind, "order": order}
-        return _v._fallback("argpartition", _np.argpartition, (a, kth), kwargs)
+        return _fallback("argpartition", _np.argpartition, (a, kth), kwargs)
     return _vmnp._sort(*lines, True)
 
 
@@ -152,10 +157,10 @@ def _lines_last(a, axis):
     axis moved last, or several axes moved last and merged; and the shape the result keeps
     (``keepdims``)."""
     if axis is None:
-        return _v.ravel(a), (1,) * a.ndim
+        return ravel(a), (1,) * a.ndim
     axes = _norm_axes(axis, a.ndim)
     rest = [k for k in range(a.ndim) if k not in axes]
-    moved = _v.transpose(a, rest + list(axes))
+    moved = transpose(a, rest + list(axes))
     kept = tuple(1 if k in axes else n for k, n in enumerate(a.shape))
     return moved.reshape(moved.shape[: len(rest)] + (-1,)), kept
 
@@ -165,7 +170,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     NumPy's own arithmetic (see ``_quantile``)."""
     kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input, "method": method}
     kwargs.update(keepdims=keepdims, weights=weights)
-    qs = _np.asanyarray(q._to_numpy() if isinstance(q, _v.ndarray) else q)
+    qs = _np.asanyarray(q._to_numpy() if isinstance(q, ndarray) else q)
     if qs.dtype.kind in "biuf" and not ((qs >= 0) & (qs <= 1)).all():
         raise ValueError("Quantiles must be in the range [0, 1]")
     return _quantile("quantile", _np.quantile, a, q, qs, type(q) in (int, float), kwargs)
@@ -175,7 +180,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     """NumPy's ``percentile``: ``quantile`` of ``q / 100``."""
     kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input, "method": method}
     kwargs.update(keepdims=keepdims, weights=weights)
-    qs = _np.asanyarray(q._to_numpy() if isinstance(q, _v.ndarray) else q)
+    qs = _np.asanyarray(q._to_numpy() if isinstance(q, ndarray) else q)
     if qs.dtype.kind in "biuf":
         qs = _np.asanyarray(_np.true_divide(qs, 100))
         if not ((qs >= 0) & (qs <= 1)).all():
@@ -192,12 +197,12 @@ def _quantile(name, func, a, q, qs, weak, kwargs):
     x = _sortable(a)
     plain = kwargs["method"] == "linear" and kwargs["weights"] is None and qs.dtype.kind in "biuf"
     if x is None or not plain or x.dtype.kind not in "biuf":
-        return _v._fallback(name, func, (a, q), kwargs)
+        return _fallback(name, func, (a, q), kwargs)
     axis, keepdims = kwargs["axis"], kwargs["keepdims"]
     lines, kept = _lines_last(x, axis)
     n = lines.shape[-1]
     if n == 0:
-        return _v._fallback(name, func, (a, q), kwargs)
+        return _fallback(name, func, (a, q), kwargs)
     s = _vmnp._sort(lines, -1)
     last = s[..., -1]
     virtual = (n - 1) * qs  # NumPy's, dtype and all
@@ -218,13 +223,13 @@ def _quantile(name, func, a, q, qs, weak, kwargs):
         if s.dtype.kind == "f":
             # A line holding a NaN sorts it last: that NaN is the result (a 0-d one in the
             # input's dtype, as NumPy returns its last element then).
-            if r.ndim == 0 and not qs.ndim and r.dtype != s.dtype and bool(_v.isnan(last)):
+            if r.ndim == 0 and not qs.ndim and r.dtype != s.dtype and bool(isnan(last)):
                 r = last
             else:
-                r = _v.where(_v.isnan(last), last, r).astype(r.dtype)
+                r = where(isnan(last), last, r).astype(r.dtype)
         results.append(r.reshape(kept) if keepdims else r)
-    r = _v.stack(results).reshape(qs.shape + results[0].shape) if qs.ndim else results[0]
-    return _v._store(r, kwargs["out"])
+    r = stack(results).reshape(qs.shape + results[0].shape) if qs.ndim else results[0]
+    return _store(r, kwargs["out"])
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
@@ -233,16 +238,16 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     x = _sortable(a)
     if x is None or x.dtype.kind not in "biuf":
         kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input, "keepdims": keepdims}
-        return _v._fallback("median", _np.median, (a,), kwargs)
+        return _fallback("median", _np.median, (a,), kwargs)
     lines, kept = _lines_last(x, axis)
     n = lines.shape[-1]
     if n == 0:
-        return _v.mean(x, axis=axis, out=out, keepdims=keepdims)  # NumPy's NaN and warning
+        return mean(x, axis=axis, out=out, keepdims=keepdims)  # NumPy's NaN and warning
     s = _vmnp._sort(lines, -1)
     mid = s[..., n // 2 - 1 : n // 2 + 1] if n % 2 == 0 else s[..., n // 2 : n // 2 + 1]
-    r = _v.mean(mid, axis=-1)
-    r = _v.where(_v.isnan(s[..., -1]), s[..., -1], r) if s.dtype.kind == "f" else r
-    return _v._store(r.reshape(kept) if keepdims else r, out)
+    r = mean(mid, axis=-1)
+    r = where(isnan(s[..., -1]), s[..., -1], r) if s.dtype.kind == "f" else r
+    return _store(r.reshape(kept) if keepdims else r, out)
 
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True):
@@ -252,20 +257,20 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if x is None or axis is not None or x.dtype.kind not in "biuf":
         kwargs = {"return_index": return_index, "return_inverse": return_inverse, "return_counts": return_counts}
         kwargs.update(axis=axis, equal_nan=equal_nan)
-        return _v._fallback("unique", _np.unique, (ar,), kwargs)
-    flat = _v.ravel(x)
+        return _fallback("unique", _np.unique, (ar,), kwargs)
+    flat = ravel(x)
     n = flat.shape[0]
     order = _vmnp._sort(flat, 0, True) if (return_index or return_inverse) else None
     s = flat[order] if order is not None else _vmnp._sort(flat, 0)
     if n == 0:
-        first = _v.zeros(0, _np.int64)
+        first = zeros(0, _np.int64)
     else:
-        first = _v.concatenate([_v.ones(1, _np.bool_), s[1:] != s[:-1]])
+        first = concatenate([ones(1, _np.bool_), s[1:] != s[:-1]])
         if equal_nan and s.dtype.kind == "f":
             # NaNs sort last and differ from each other: keep the first of them only.
-            nan = _v.isnan(s)
-            first = first & ~(nan & _v.concatenate([_v.zeros(1, _np.bool_), nan[:-1]]))
-    starts = _v.nonzero(first)[0]
+            nan = isnan(s)
+            first = first & ~(nan & concatenate([zeros(1, _np.bool_), nan[:-1]]))
+    starts = nonzero(first)[0]
     values = s[starts]
     if not (return_index or return_inverse or return_counts):
         return values
@@ -273,12 +278,12 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if return_index:
         r.append(order[starts])
     if return_inverse:
-        group = _v.cumsum(first) - 1
-        inverse = _v.empty(n, _np.int64)
+        group = cumsum(first) - 1
+        inverse = empty(n, _np.int64)
         inverse[order] = group
         r.append(inverse.reshape(x.shape))
     if return_counts:
-        ends = _v.concatenate([starts[1:], _v.full(1, n, _np.int64)])
+        ends = concatenate([starts[1:], full(1, n, _np.int64)])
         r.append(ends - starts)
     return tuple(r)
 
@@ -296,9 +301,9 @@ def _side(side):
 
 def _searchable(x):
     """``x`` as a vmnp array of a real dtype, or None for what NumPy alone searches."""
-    if _v._foreign(x):
+    if _foreign(x):
         return None
-    x = _v.asarray(x)
+    x = asarray(x)
     return x if x.dtype.kind in "biuf" else None
 
 
@@ -308,14 +313,14 @@ def searchsorted(a, v, side="left", sorter=None):
     last; both searched in the dtype they promote to, as NumPy's."""
     x, keys = _searchable(a), _searchable(v)
     if x is None or keys is None:
-        return _v._fallback("searchsorted", _np.searchsorted, (a, v), {"side": side, "sorter": sorter})
+        return _fallback("searchsorted", _np.searchsorted, (a, v), {"side": side, "sorter": sorter})
     right = _side(side)
     if x.ndim != 1:
         raise ValueError(
             "object too deep for desired array" if x.ndim else "object of too small depth for desired array"
         )
     if sorter is not None:
-        order = _v.asarray(sorter)
+        order = asarray(sorter)
         if order.ndim != 1:
             raise TypeError("could not parse sorter argument")
         if order.dtype.kind not in "iu":
@@ -351,8 +356,8 @@ def digitize(x, bins, right=False):
     them), searched from the side NumPy searches."""
     xs, b = _searchable(x), _searchable(bins)
     if xs is None or b is None:
-        return _v._fallback("digitize", _np.digitize, (x, bins), {"right": right})
-    mono = _monotonicity(_v.asnumpy(b))
+        return _fallback("digitize", _np.digitize, (x, bins), {"right": right})
+    mono = _monotonicity(asnumpy(b))
     if mono == 0:
         raise ValueError("bins must be monotonically increasing or decreasing")
     side = "left" if right else "right"
@@ -367,10 +372,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     of ``xp`` gives its ``fp``, NaN results retried from the interval's other end, ``left`` and
     ``right`` outside, NaN for NaN)."""
     args = (x, xp, fp)
-    ends_plain = all(e is None or _v._is_scalar(e) for e in (left, right))
+    ends_plain = all(e is None or _is_scalar(e) for e in (left, right))
     xs, dx, dy = (_searchable(t) for t in args)
     if period is not None or xs is None or dx is None or dy is None or not ends_plain:
-        return _v._fallback("interp", _np.interp, args, {"left": left, "right": right, "period": period})
+        return _fallback("interp", _np.interp, args, {"left": left, "right": right, "period": period})
     for t in (dy, dx):
         if t.ndim != 1:
             raise ValueError(
@@ -385,18 +390,22 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     lval = dy[0] if left is None else float(left)
     rval = dy[n - 1] if right is None else float(right)
     if n == 1:
-        r = _v.where(xs < dx[0], lval, _v.where(xs > dx[0], rval, dy[0]))
+        r = where(xs < dx[0], lval, where(xs > dx[0], rval, dy[0]))
     else:
         j = searchsorted(dx, xs, "right") - 1
-        k = _v.clip(j, 0, n - 2)
+        k = clip(j, 0, n - 2)
         x0, x1, y0, y1 = dx[k], dx[k + 1], dy[k], dy[k + 1]
         slope = (y1 - y0) / (x1 - x0)
         r = slope * (xs - x0) + y0
-        r = _v.where(_v.isnan(r), slope * (xs - x1) + y1, r)
-        r = _v.where(_v.isnan(r) & (y0 == y1), y0, r)
-        r = _v.where(x0 == xs, y0, r)
-        r = _v.where(j == n - 1, dy[n - 1], r)
-        r = _v.where(j == -1, lval, r)
-        r = _v.where(xs > dx[n - 1], rval, r)
-        r = _v.where(_v.isnan(xs), xs, r)
+        r = where(isnan(r), slope * (xs - x1) + y1, r)
+        r = where(isnan(r) & (y0 == y1), y0, r)
+        r = where(x0 == xs, y0, r)
+        r = where(j == n - 1, dy[n - 1], r)
+        r = where(j == -1, lval, r)
+        r = where(xs > dx[n - 1], rval, r)
+        r = where(isnan(xs), xs, r)
     return r[()] if r.ndim == 0 else r
+
+
+# The public functions as programs call them (see ``public.export``).
+export(globals())

@@ -9,18 +9,33 @@ import warnings as _warnings
 
 import numpy as _np
 
-import vmnp as _v
+from .. import _vmnp
+from .._vmnp import ndarray
+from . import linalg as _linalg
+from . import manip as _manip
+from . import reductions as _reductions
+from . import sorting as _sorting
+from . import ufunc as _ufunc
+from .convert import _column_major, _convert, _flat, _read_view, _rebuild, _to_numpy, array, asarray, asnumpy
+from .creation import arange, empty, full_like, zeros_like
+from .dtypes import _dt, _dtype_name, _UnsupportedDType
+from .fallback import _fallback, _inplace_fallback, _numpy_operator, _operator_fallback, _text_operand
+from .linalg import matmul
+from .manip import _copy_in, _shape_text, ravel, swapaxes, tile, where
+from .public import _foreign
+from .ufunc import floor_divide, remainder
 
-from . import _linalg, _manip, _sorting, _vmnp
-from ._manip import _copy_in, _shape_text
+# The public namespace (the ``vmnp`` module, given to ``hooks``): what ``__array_namespace__``
+# returns, whose functions the forwarded methods call and ``__array_function__`` dispatches to.
+_namespace = None
 
 
 def _np_key(key):
     """An index with vmnp arrays replaced by NumPy ones (for the host path)."""
     if isinstance(key, tuple):
         return tuple(_np_key(k) for k in key)
-    if isinstance(key, _v.ndarray):
-        return _v._to_numpy(key)
+    if isinstance(key, ndarray):
+        return _to_numpy(key)
     return key
 
 
@@ -28,11 +43,11 @@ def _leading_mask(a, key):
     """``key`` as a vmnp array when it is a boolean mask over the leading axes of ``a`` (of
     shape ``a.shape[:key.ndim]``, at least 1-d); None otherwise (NumPy's errors for a mask of
     another shape come from the host path)."""
-    if not (isinstance(key, (_v.ndarray, _np.ndarray)) and key.dtype == _np.bool_):
+    if not (isinstance(key, (ndarray, _np.ndarray)) and key.dtype == _np.bool_):
         return None
     if key.ndim == 0 or key.shape != a.shape[: key.ndim]:
         return None
-    return key if isinstance(key, _v.ndarray) else _v.asarray(key)
+    return key if isinstance(key, ndarray) else asarray(key)
 
 
 def _masked_rows(a, mask):
@@ -48,7 +63,7 @@ def _flat_index(a, key):
     row-major positions in ``a`` of the elements it selects (of shape ``key.shape +
     a.shape[1:]``, negative indexes wrapped); None for any other key. Indexes out of range are
     NumPy's IndexError: checked on the host for a list, with one flush for a vmnp array."""
-    if not (isinstance(key, (_v.ndarray, list)) and a.ndim >= 1):
+    if not (isinstance(key, (ndarray, list)) and a.ndim >= 1):
         return None
     n = a.shape[0]
     if isinstance(key, list):
@@ -60,7 +75,7 @@ def _flat_index(a, key):
         bad = host[(host < -n) | (host >= n)]
         if bad.size:
             raise IndexError(f"index {bad[0]} is out of bounds for axis 0 with size {n}")
-        idx = _v.asarray(_np.where(host < 0, host + n, host))
+        idx = asarray(_np.where(host < 0, host + n, host))
     else:
         idx = key
         if idx.dtype.kind not in "iu":
@@ -71,25 +86,25 @@ def _flat_index(a, key):
         if idx.size and not (-n <= lo and hi < n):
             out_of_range = (idx >= n) if idx.dtype.kind == "u" else (idx < -n) | (idx >= n)
             if bool(out_of_range.any()):
-                bad = _v._to_numpy(idx)
+                bad = _to_numpy(idx)
                 bad = bad[(bad < -n) | (bad >= n)][0]
                 raise IndexError(f"index {bad} is out of bounds for axis 0 with size {n}")
         if idx.dtype.kind == "i" and lo < 0:
-            idx = _v.where(idx < 0, idx + n, idx)
+            idx = where(idx < 0, idx + n, idx)
     if a.ndim == 1:
         return idx
     # Whole rows: each index's first position, plus the positions within a row.
     rest = a.shape[1:]
     row = _math.prod(rest)
     first = idx.astype("int64").reshape(idx.shape + (1,) * len(rest)) * row
-    return first + _v.arange(row).reshape(rest)
+    return first + arange(row).reshape(rest)
 
 
 def getitem(a, key):
     """Advanced indexing: an integer array or list selecting along the first axis gathers on
     the VM; masks and other fancy indexes have result-dependent shapes and run on the synced
     data."""
-    if type(key) is _v.ndarray and key.dtype == _np.bool_ and key.shape == a.shape and a.ndim:
+    if type(key) is ndarray and key.dtype == _np.bool_ and key.shape == a.shape and a.ndim:
         # A mask of every axis (``x[x > 0]``): the elements it selects, in row-major order.
         return _vmnp._compress(a, key)
     idx = _flat_index(a, key)
@@ -98,8 +113,8 @@ def getitem(a, key):
     mask = _leading_mask(a, key)
     if mask is not None:
         return _vmnp._gather(*_masked_rows(a, mask))
-    r = _v._read_view(a)[_np_key(key)]
-    return _v.asarray(r)
+    r = _read_view(a)[_np_key(key)]
+    return asarray(r)
 
 
 def _broadcasts(shape, target):
@@ -110,7 +125,7 @@ def _broadcasts(shape, target):
 def _checked_scalar(a, value):
     """``value``, a scalar about to be stored into ``a``, as a 0-d array of ``a``'s dtype: the
     conversion raises NumPy's errors (NaN or out-of-range into integers)."""
-    t = _v.empty((), a.dtype)
+    t = empty((), a.dtype)
     t[()] = value
     return t
 
@@ -121,15 +136,15 @@ def setitem(a, key, value):
     ``where``; anything else runs on the synced data and is written back."""
     if not a._writeable:
         raise ValueError("assignment destination is read-only")
-    if _v._foreign(value):
+    if _foreign(value):
         # A value the VM cannot hold (complex): NumPy's assignment, on the synced data.
-        n = _np.array(_v._read_view(a))
+        n = _np.array(_read_view(a))
         n[_np_key(key)] = value
-        _vmnp._assign(a, _v.asarray(n))
+        _vmnp._assign(a, asarray(n))
         return
     if isinstance(value, _np.generic) and value.dtype != a.dtype and value.dtype.kind in "biuf":
         # A NumPy scalar through an index array or a mask is cast as an array (integers wrap).
-        value = _v.asarray(value).astype(a.dtype)
+        value = asarray(value).astype(a.dtype)
     idx = _flat_index(a, key)
     if idx is not None:
         try:
@@ -137,7 +152,7 @@ def setitem(a, key, value):
         except ValueError as e:
             if not str(e).startswith("could not broadcast input array"):
                 raise
-            shape = value.shape if isinstance(value, _v.ndarray) else _np.shape(value)
+            shape = value.shape if isinstance(value, ndarray) else _np.shape(value)
             raise ValueError(
                 f"shape mismatch: value array of shape {_shape_text(shape)} could not be broadcast "
                 f"to indexing result of shape {_shape_text(a[key].shape)}"
@@ -147,8 +162,8 @@ def setitem(a, key, value):
     if mask is not None:
         if _vmnp._masked_fill(a, mask, value) or _vmnp._masked_store(a, mask, value):
             return
-        v = value if isinstance(value, (int, float, bool, _v.ndarray)) else _v.asarray(value)
-        if not isinstance(v, _v.ndarray):
+        v = value if isinstance(value, (int, float, bool, ndarray)) else asarray(value)
+        if not isinstance(v, ndarray):
             v = _checked_scalar(a, v)
         if v.ndim == 0:
             # One value: a lazy ``where`` (nothing computed), the mask broadcast over the rest;
@@ -157,7 +172,7 @@ def setitem(a, key, value):
             # back rounded through the promoted dtype).
             if v.dtype != a.dtype:
                 v = v.astype(a.dtype)
-            _vmnp._assign(a, _v.where(mask.reshape(mask.shape + (1,) * (a.ndim - mask.ndim)), v, a))
+            _vmnp._assign(a, where(mask.reshape(mask.shape + (1,) * (a.ndim - mask.ndim)), v, a))
             return
         if mask.ndim == 1 or a._contiguous:
             rows, idx = _masked_rows(a, mask)
@@ -165,57 +180,57 @@ def setitem(a, key, value):
                 _vmnp._scatter(rows, idx, v)
                 return
             # NumPy's error for values that do not fit comes from the host path.
-    n = _np.array(_v._read_view(a))
-    n[_np_key(key)] = value.__array__() if isinstance(value, _v.ndarray) else value
-    _vmnp._assign(a, _v.asarray(n))
+    n = _np.array(_read_view(a))
+    n[_np_key(key)] = value.__array__() if isinstance(value, ndarray) else value
+    _vmnp._assign(a, asarray(n))
 
 
 def convert_as(obj, dtype):
     """A list or tuple of Python numbers, or another object, about to be stored into an array of
     ``dtype``, converted as NumPy converts it (Python ints must fit, ``None`` is NaN in floats);
     None when it holds vmnp arrays."""
-    if isinstance(obj, (list, tuple)) and _b.any(isinstance(x, _v.ndarray) for x in _v._flat(obj)):
+    if isinstance(obj, (list, tuple)) and _b.any(isinstance(x, ndarray) for x in _flat(obj)):
         return None
-    return _v.asarray(_np.asarray(obj, dtype=dtype))
+    return asarray(_np.asarray(obj, dtype=dtype))
 
 
 def convert(obj):
     """Operands the native layer does not know directly (NumPy arrays and scalars, lists)."""
-    return _v._convert(obj)
+    return _convert(obj)
 
 
 def __repr__(a):
     if a.ndim == 0:
-        return repr(_v._to_numpy(a)[()])
-    return repr(_v._to_numpy(a))
+        return repr(_to_numpy(a)[()])
+    return repr(_to_numpy(a))
 
 
 def __str__(a):
     if a.ndim == 0:
-        return str(_v._to_numpy(a)[()])
-    return str(_v._to_numpy(a))
+        return str(_to_numpy(a)[()])
+    return str(_to_numpy(a))
 
 
 def __format__(a, spec):
     if a.ndim == 0:
-        return format(_v._to_numpy(a)[()], spec)
-    return format(_v._to_numpy(a), spec)
+        return format(_to_numpy(a)[()], spec)
+    return format(_to_numpy(a), spec)
 
 
 def item(a, *args):
     if not args and a.size != 1:
         raise ValueError("can only convert an array of size 1 to a Python scalar")
-    return _v._to_numpy(a).item(*args)
+    return _to_numpy(a).item(*args)
 
 
 def tolist(a):
-    return _v._to_numpy(a).tolist()
+    return _to_numpy(a).tolist()
 
 
 def __array__(a, dtype=None, copy=None):
     # NumPy 2's protocol: copy=True must copy, copy=False must not, None copies only if needed.
     if copy:
-        n = _v._to_numpy(a)
+        n = _to_numpy(a)
         return n if dtype is None else n.astype(dtype, copy=False)
     n = _np.asarray(memoryview(a))  # a read-only view of the synced data (the buffer protocol)
     if dtype is None or n.dtype == _np.dtype(dtype):
@@ -280,7 +295,7 @@ def __iter__(a):
     if a.ndim == 1:
         # NumPy's scalars, as NumPy iterates (statistics.mean(x), isinstance(v, float)): the
         # values as they are when the loop starts, synced once.
-        return iter(_v._to_numpy(a))
+        return iter(_to_numpy(a))
     return (a[i] for i in range(a.shape[0]))
 
 
@@ -289,27 +304,27 @@ def __contains__(a, item):
 
 
 def __matmul__(a, b):
-    if _v._text_operand(a, b):
-        return _v._numpy_operator(_operator.matmul, a, b)
-    return _v.matmul(a, b)
+    if _text_operand(a, b):
+        return _numpy_operator(_operator.matmul, a, b)
+    return matmul(a, b)
 
 
 def __rmatmul__(a, b):
-    if _v._text_operand(a, b):
-        return _v._numpy_operator(_operator.matmul, b, a)
-    return _v.matmul(b, a)
+    if _text_operand(a, b):
+        return _numpy_operator(_operator.matmul, b, a)
+    return matmul(b, a)
 
 
 def __divmod__(a, b):
-    if _v._text_operand(a, b):
-        return _v._numpy_operator(divmod, a, b)
-    return _v.floor_divide(a, b), _v.remainder(a, b)
+    if _text_operand(a, b):
+        return _numpy_operator(divmod, a, b)
+    return floor_divide(a, b), remainder(a, b)
 
 
 def __rdivmod__(a, b):
-    if _v._text_operand(a, b):
-        return _v._numpy_operator(divmod, b, a)
-    return _v.floor_divide(b, a), _v.remainder(b, a)
+    if _text_operand(a, b):
+        return _numpy_operator(divmod, b, a)
+    return floor_divide(b, a), remainder(b, a)
 
 
 def __round__(a, ndigits=None):
@@ -319,7 +334,7 @@ def __round__(a, ndigits=None):
         raise TypeError("type numpy.ndarray doesn't define __round__ method")
     if ndigits is None:
         return round(item(a))
-    return _v.round(a, ndigits or 0)
+    return _ufunc.round(a, ndigits or 0)
 
 
 def __trunc__(a):
@@ -338,19 +353,19 @@ def __ceil__(a):
 
 
 def __copy__(a):
-    return _v.copy(a)
+    return _manip.copy(a)
 
 
 def __deepcopy__(a, memo=None):
-    return _v.copy(a)
+    return _manip.copy(a)
 
 
 def __reduce__(a):
     # Bytes, not a NumPy array: under `python -m vmnp` the name `numpy.ndarray` is vmnp's, so
     # pickle could not name NumPy's class.
-    if _v._column_major(a):  # NumPy's pickle keeps a column-major layout
-        return (_v._rebuild, (a.T._host(), _v._dtype_name(a.dtype), tuple(a.shape), True))
-    return (_v._rebuild, (a._host(), _v._dtype_name(a.dtype), tuple(a.shape)))
+    if _column_major(a):  # NumPy's pickle keeps a column-major layout
+        return (_rebuild, (a.T._host(), _dtype_name(a.dtype), tuple(a.shape), True))
+    return (_rebuild, (a._host(), _dtype_name(a.dtype), tuple(a.shape)))
 
 
 def __setstate__(a, state):
@@ -360,7 +375,7 @@ def __setstate__(a, state):
 def __array_namespace__(a, api_version=None):
     if api_version not in (None, "2021.12", "2022.12", "2023.12", "2024.12"):
         raise ValueError(f'Version "{api_version}" of the Array API Standard is not supported.')
-    return _v
+    return _namespace
 
 
 def to_device(a, device, stream=None):
@@ -377,14 +392,14 @@ def astype(a, dtype, order="K", casting="unsafe", subok=True, copy=True):
     if not copy and _np.dtype(dtype) == a.dtype:
         return a
     try:
-        target = _v._dt(dtype)
-    except _v._UnsupportedDType:  # NumPy's array of that dtype
+        target = _dt(dtype)
+    except _UnsupportedDType:  # NumPy's array of that dtype
 
         def numpy_astype(x, dtype, **kwargs):
             # A 0-d vmnp array reaches NumPy as the scalar it stands for, which has `astype` too.
             return _np.asarray(x).astype(dtype, **kwargs)[()] if _np.ndim(x) == 0 else x.astype(dtype, **kwargs)
 
-        return _v._fallback("ndarray.astype", numpy_astype, (a, dtype), {"order": order, "casting": casting})
+        return _fallback("ndarray.astype", numpy_astype, (a, dtype), {"order": order, "casting": casting})
     return _copy_in(a, target, order)
 
 
@@ -395,21 +410,21 @@ def fill(a, value):
 def reshape(a, *shape, order="C", copy=None):
     if len(shape) == 1 and not isinstance(shape[0], (int, _np.integer)):
         shape = shape[0]
-    return _v.reshape(a, shape, order, copy=copy)
+    return _manip.reshape(a, shape, order, copy=copy)
 
 
 def flatten(a, order="C"):
-    return _v.ravel(a, order).copy()
+    return ravel(a, order).copy()
 
 
 def transpose(a, *axes):
     if len(axes) == 1 and not isinstance(axes[0], int):
         axes = axes[0]
-    return _v.transpose(a, axes or None)
+    return _manip.transpose(a, axes or None)
 
 
 def nonzero(a):
-    return _v.nonzero(a)
+    return _reductions.nonzero(a)
 
 
 def conj(a):
@@ -419,18 +434,21 @@ def conj(a):
 
 
 def _forward(name):
-    func = getattr(_v, name)
+    # The Python function itself, not the public wrapper (the native class has tried its own
+    # path; a warning's stack level then points at the program's line).
+    func = getattr(_namespace, name)
+    func = getattr(func, "__wrapped__", func)
 
     def method(a, *args, **kwargs):
         try:
             return func(a, *args, **kwargs)
-        except _v._UnsupportedDType:
+        except _UnsupportedDType:
             # An argument of a dtype the VM lacks (`x.clip(1j)`): NumPy's method, through the
             # fallback (on an array: a 0-d one stands for a scalar, whose methods are the same).
             def numpy_method(x, *args, **kwargs):
                 return getattr(_np.asarray(x), name)(*args, **kwargs)
 
-            return _v._fallback(f"ndarray.{name}", numpy_method, (a, *args), kwargs)
+            return _fallback(f"ndarray.{name}", numpy_method, (a, *args), kwargs)
 
     method.__name__ = name
     return method
@@ -445,7 +463,7 @@ _FORWARDED = [
 def copy(a, order="C"):
     """``ndarray.copy``: row-major unless ``order`` asks otherwise (``numpy.copy`` keeps the
     layout by default)."""
-    return _v.copy(a, order)
+    return _manip.copy(a, order)
 
 
 #: NumPy functions outside NumPy's top-level namespace and ``numpy.linalg`` that vmnp computes.
@@ -460,7 +478,7 @@ def __array_function__(a, func, types, args, kwargs):
     elif func in _SUBMODULE_FUNCTIONS:
         mine = _SUBMODULE_FUNCTIONS[func]
     elif getattr(_np, func.__name__, None) is func:
-        mine = _v.__dict__.get(func.__name__)
+        mine = vars(_namespace).get(func.__name__)
     else:
         # A function of another NumPy module (`numpy.emath.sqrt`, `numpy.char.mod`): vmnp's
         # function of the same name is another function.
@@ -468,9 +486,9 @@ def __array_function__(a, func, types, args, kwargs):
     if mine is not None and callable(mine) and func.__module__.startswith("numpy") and mine is not func:
         try:
             return mine(*args, **kwargs)
-        except _v._UnsupportedDType:  # an argument of a dtype the VM lacks
+        except _UnsupportedDType:  # an argument of a dtype the VM lacks
             pass
-    return _v._fallback(func.__name__, func, args, kwargs)
+    return _fallback(func.__name__, func, args, kwargs)
 
 
 # numpy.ndarray methods that change the array in place: through the fallback they run on a
@@ -562,7 +580,7 @@ class flatiter:
 
     def __next__(self):
         if self._items is None:
-            self._items = iter(_v.ravel(self.base))
+            self._items = iter(ravel(self.base))
         item = next(self._items)
         self.index += 1
         return item
@@ -575,32 +593,32 @@ class flatiter:
         return self.base.flatten()
 
     def __array__(self, dtype=None, copy=None):
-        return _v.asnumpy(self.base.flatten()).astype(dtype, copy=False) if dtype else _v.asnumpy(self.base.flatten())
+        return asnumpy(self.base.flatten()).astype(dtype, copy=False) if dtype else asnumpy(self.base.flatten())
 
     def __getitem__(self, key):
-        return _v.ravel(self.base)[key]
+        return ravel(self.base)[key]
 
     def __setitem__(self, key, value):
         a = self.base
         if _np.ndim(value) != 0:
             # NumPy repeats the values over the selected elements (and drops any beyond them).
-            value = _v.ravel(_v.asarray(value))
+            value = ravel(asarray(value))
             if isinstance(key, slice):
                 shape = (len(range(*key.indices(a.size))),)
             else:
-                shape = _np.shape(_np.arange(a.size)[_v.asnumpy(key) if isinstance(key, _v.ndarray) else key])
+                shape = _np.shape(_np.arange(a.size)[asnumpy(key) if isinstance(key, ndarray) else key])
             n = _math.prod(shape)
             if value.size != n and value.size > 0:
-                value = _v.tile(value, -(-n // value.size))[:n]
+                value = tile(value, -(-n // value.size))[:n]
             value = value.reshape(shape)
-        strides = _v._manip._view_strides(a.shape, a._strides, [a.size])
+        strides = _manip._view_strides(a.shape, a._strides, [a.size])
         if strides is not None:
             flat = _vmnp._view(a, a._start, [a.size], strides)
             flat[key] = value
             return
-        key = _v.asnumpy(key) if isinstance(key, _v.ndarray) else key
+        key = asnumpy(key) if isinstance(key, ndarray) else key
         positions = _np.arange(a.size)[key]
-        a[tuple(_v.asarray(i) for i in _np.unravel_index(positions, a.shape))] = value
+        a[tuple(asarray(i) for i in _np.unravel_index(positions, a.shape))] = value
 
 
 def view(a, dtype=None, type=None):  # noqa: A002 (NumPy's name)
@@ -609,8 +627,8 @@ def view(a, dtype=None, type=None):  # noqa: A002 (NumPy's name)
     writing it would not change ``a``, so it is an error rather than a silent difference)."""
     if dtype is None or _np.dtype(dtype) == a.dtype:
         return a[...]
-    r = _v._fallback("ndarray.view", _v._to_numpy(a).copy().view, (dtype,), {})
-    if isinstance(r, _v.ndarray):
+    r = _fallback("ndarray.view", _to_numpy(a).copy().view, (dtype,), {})
+    if isinstance(r, ndarray):
         r._set_writeable(False)
     return r
 
@@ -643,9 +661,9 @@ def getattr_(a, name):
     """Attributes of ``numpy.ndarray`` that vmnp's class does not define."""
     if name in _SCALAR_METHODS and a.ndim == 0 and hasattr(a.dtype.type, name):
         # Those the NumPy scalar of the dtype has (`np.int64` has `numerator`, no `as_integer_ratio`).
-        return getattr(_v._to_numpy(a)[()], name)
+        return getattr(_to_numpy(a)[()], name)
     if name in _FUNCTION_METHODS:
-        func = getattr(_v, name)
+        func = getattr(_namespace, name)
         return lambda *args, **kwargs: func(a, *args, **kwargs)
     if name == "view":
         return lambda *args, **kwargs: view(a, *args, **kwargs)
@@ -671,9 +689,9 @@ def getattr_(a, name):
     if name == "real":
         return a
     if name == "imag":
-        return _v.zeros_like(a)
+        return zeros_like(a)
     if name == "mT":
-        return _v.swapaxes(a, -1, -2)
+        return swapaxes(a, -1, -2)
     if name == "device":
         return "vm"
     if name == "ctypes":
@@ -687,17 +705,17 @@ def getattr_(a, name):
         owner = f"numpy.{a.dtype.type.__name__}" if a.ndim == 0 else "vmnp.ndarray"  # a 0-d one: the scalar's
         raise AttributeError(f"'{owner}' object has no attribute '{name}'")
     if not callable(attr):
-        return getattr(_v._to_numpy(a), name)
+        return getattr(_to_numpy(a), name)
 
     if name == "resize":
         # NumPy's resize changes the array's shape in place; a vmnp array's shape is fixed.
         raise ValueError("a vmnp array cannot change its shape in place: use np.resize(a, shape) for a new array")
 
     def method(*args, **kwargs):
-        n = _np.array(_v._read_view(a))
-        r = _v._fallback(f"ndarray.{name}", getattr(n, name), args, kwargs)
+        n = _np.array(_read_view(a))
+        r = _fallback(f"ndarray.{name}", getattr(n, name), args, kwargs)
         if name in _IN_PLACE:
-            _vmnp._assign(a, _v.asarray(n))
+            _vmnp._assign(a, asarray(n))
         return r
 
     method.__name__ = name
@@ -711,11 +729,11 @@ def ndarray_new(shape, dtype, buffer, offset, strides, order):
     if isinstance(shape, _numbers.Real) and not hasattr(shape, "__index__") and dtype is None and buffer is None:
         # A number that is no extent (a float, a Fraction): vmnp's class called as the NumPy
         # scalar type that a 0-d result stands for, as `statistics` calls `type(x)(value)`.
-        return _v.array(float(shape))
+        return array(float(shape))
     if buffer is None and strides is None:
-        return _v.empty(shape, float if dtype is None else dtype, order=order or "C")
+        return empty(shape, float if dtype is None else dtype, order=order or "C")
     n = _np.ndarray(shape, dtype=dtype, buffer=buffer, offset=offset or 0, strides=strides, order=order)
-    return _v.array(n)
+    return array(n)
 
 
 def set_shape(a, shape):
@@ -724,7 +742,7 @@ def set_shape(a, shape):
     if shape is None:
         raise TypeError("Use () not None as shape arguments")
     try:
-        return _v.reshape(a, shape, copy=False)
+        return _manip.reshape(a, shape, copy=False)
     except ValueError as e:
         if "copy" not in str(e):
             raise
@@ -772,12 +790,14 @@ def set_imag(a, value):
     raise TypeError("array does not have imaginary part to set")
 
 
-def hooks():
-    """The dict the native class calls into."""
+def hooks(namespace):
+    """The dict the native class calls into; ``namespace`` is the public module, ``vmnp``."""
+    global _namespace
+    _namespace = namespace
     h = {name: _forward(name) for name in _FORWARDED}
     g = globals()
     h["getattr"] = getattr_
-    h["full_like"] = lambda a, value, dtype: _v.full_like(a, value, dtype=dtype)
+    h["full_like"] = lambda a, value, dtype: full_like(a, value, dtype=dtype)
     h["convert_as"] = convert_as
     h["ndarray_new"] = ndarray_new
     h["set_shape"] = set_shape
@@ -785,8 +805,8 @@ def hooks():
     h["flat"] = flatiter
     h["set_flat"] = lambda a, value: flatiter(a).__setitem__(slice(None), value)
     h["set_real"], h["set_imag"] = set_real, set_imag
-    h["operator_fallback"] = _v._operator_fallback
-    h["inplace_fallback"] = _v._inplace_fallback
+    h["operator_fallback"] = _operator_fallback
+    h["inplace_fallback"] = _inplace_fallback
     h["conj"] = h["conjugate"] = conj
     for name in [
         "getitem", "setitem", "convert", "__repr__", "__str__", "__format__", "item", "tolist", "__array__",

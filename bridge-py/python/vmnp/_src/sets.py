@@ -5,13 +5,18 @@ value at its position equals it: NumPy's booleans, NaN in nothing, ``-0.0`` in `
 
 import numpy as _np
 
-import vmnp as _v
-
-from . import _sorting, _vmnp
+from .. import _vmnp
+from . import fallback
+from . import sorting as _sorting
+from .convert import asarray
+from .creation import ones, zeros
+from .manip import concatenate, ravel
+from .public import export
+from .ufunc import minimum
 
 
 def _fallback(name, args, kwargs):
-    return _v._fallback(name, getattr(_np, name), args, kwargs)
+    return fallback._fallback(name, getattr(_np, name), args, kwargs)
 
 
 def _plain(*xs):
@@ -24,13 +29,13 @@ def _isin(x, t, invert):
     """``isin`` of vmnp arrays: each element of ``x`` searched for in ``t`` sorted, both in the
     dtype they promote to (NumPy compares them concatenated, in that dtype)."""
     dtype = _np.promote_types(x.dtype, t.dtype)
-    s = _vmnp._sort(_v.ravel(t).astype(dtype), 0)
+    s = _vmnp._sort(ravel(t).astype(dtype), 0)
     values = x.astype(dtype)
     if s.shape[0] == 0:
-        found = _v.zeros(x.shape, _np.bool_)
+        found = zeros(x.shape, _np.bool_)
     else:
-        at = _v.minimum(_vmnp._search(s, values), s.shape[0] - 1)
-        found = _v.asarray(_vmnp._gather(s, at) == values)
+        at = minimum(_vmnp._search(s, values), s.shape[0] - 1)
+        found = asarray(_vmnp._gather(s, at) == values)
     return ~found if invert else found
 
 
@@ -53,7 +58,7 @@ def union1d(ar1, ar2):
     """The sorted distinct values of both."""
     if _plain(ar1, ar2) is None:
         return _fallback("union1d", (ar1, ar2), {})
-    return _sorting.unique(_v.concatenate((ar1, ar2), axis=None))
+    return _sorting.unique(concatenate((ar1, ar2), axis=None))
 
 
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
@@ -70,8 +75,8 @@ def intersect1d(ar1, ar2, assume_unique=False, return_indices=False):
         else:
             a, b = _sorting.unique(a), _sorting.unique(b)
     else:
-        a, b = _v.ravel(a), _v.ravel(b)
-    aux = _v.concatenate((a, b))
+        a, b = ravel(a), ravel(b)
+    aux = concatenate((a, b))
     if return_indices:
         order = _sorting.argsort(aux, kind="mergesort")
         aux = aux[order]
@@ -94,7 +99,7 @@ def setdiff1d(ar1, ar2, assume_unique=False):
         return _fallback("setdiff1d", (ar1, ar2), {"assume_unique": assume_unique})
     a, b = arrays
     if assume_unique:
-        a = _v.ravel(a)
+        a = ravel(a)
     else:
         a, b = _sorting.unique(a), _sorting.unique(b)
     return a[_isin(a, b, True)]
@@ -108,9 +113,13 @@ def setxor1d(ar1, ar2, assume_unique=False):
     a, b = arrays
     if not assume_unique:
         a, b = _sorting.unique(a), _sorting.unique(b)
-    aux = _v.concatenate((a, b), axis=None)
+    aux = concatenate((a, b), axis=None)
     if aux.size == 0:
         return aux
     aux = _sorting.sort(aux)
-    flag = _v.concatenate((_v.ones(1, _np.bool_), aux[1:] != aux[:-1], _v.ones(1, _np.bool_)))
+    flag = concatenate((ones(1, _np.bool_), aux[1:] != aux[:-1], ones(1, _np.bool_)))
     return aux[flag[1:] & flag[:-1]]
+
+
+# The public functions as programs call them (see ``public.export``).
+export(globals())

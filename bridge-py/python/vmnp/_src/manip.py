@@ -1,15 +1,20 @@
-"""Shape manipulation, joining, and the linear algebra the VM expresses with broadcasting."""
+"""Shape manipulation, joining, splitting, padding, selecting and clipping of arrays."""
 
 import builtins as _b
 import math as _math
 import operator as _operator
-import warnings as _warnings
 
 import numpy as _np
 
-import vmnp as _v
-
-from . import _dtype_name, _vmnp, asarray, empty, ndarray
+from .. import _vmnp
+from .._vmnp import ndarray
+from . import creation as _creation
+from .convert import _to_numpy, asarray, asnumpy
+from .creation import _shape, arange, broadcast_arrays, broadcast_to, empty, zeros
+from .dtypes import _dtype_name, _UnsupportedDType
+from .fallback import _fallback
+from .public import _foreign, export
+from .ufunc import _store, maximum, minimum, positive
 
 
 def _norm_axis(axis, ndim, what=None):
@@ -63,7 +68,7 @@ def _new_shape(a, shape):
         try:
             shape = [_operator.index(shape)]
         except TypeError:
-            shape = _v._shape(shape)  # a sequence of another type, or NumPy's error
+            shape = _shape(shape)  # a sequence of another type, or NumPy's error
     if shape.count(-1) > 1:
         raise ValueError("can only specify one unknown dimension")
     if _b.any(s < -1 for s in shape):
@@ -340,7 +345,7 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
         if e.ndim == 0:
             shape = list(a.shape)
             shape[axis] = 1
-            e = _v.broadcast_to(e, tuple(shape))
+            e = broadcast_to(e, tuple(shape))
         parts.append(e)
     if parts[0] is not None or parts[1] is not None:
         a = concatenate([x for x in (parts[0], a, parts[1]) if x is not None], axis=axis)
@@ -488,7 +493,7 @@ def repeat(a, repeats, axis=None):
     """Each element repeated ``repeats`` times (one count, or one per element along ``axis``)."""
     a = asarray(a)
     if _np.ndim(repeats) or isinstance(repeats, ndarray):
-        counts = _v.asnumpy(repeats)
+        counts = asnumpy(repeats)
         if counts.size == 0:
             counts = counts.astype(_np.intp)  # `[]` (float64 to NumPy) counts nothing
         if counts.size == 1:
@@ -501,7 +506,7 @@ def repeat(a, repeats, axis=None):
         if (counts < 0).any():
             raise ValueError("repeats may not contain negative values.")
 
-        return _v.take(a, asarray(_np.repeat(_np.arange(counts.size), counts)), axis=axis)
+        return take(a, asarray(_np.repeat(_np.arange(counts.size), counts)), axis=axis)
     if _operator.index(repeats) < 0:
         raise ValueError("negative dimensions are not allowed")
     if axis is None:
@@ -511,7 +516,7 @@ def repeat(a, repeats, axis=None):
     shape = list(x.shape)
     shape[axis + 1] = int(repeats)
 
-    r = _v.broadcast_to(x, shape).copy()
+    r = broadcast_to(x, shape).copy()
     out_shape = list(a.shape)
     out_shape[axis] *= int(repeats)
     return reshape(r, out_shape)
@@ -528,7 +533,7 @@ def tile(a, reps):
     reps = (1,) * (nd - len(reps)) + reps
 
     x = a.reshape(tuple(v for n in a.shape for v in (1, n)))
-    big = _v.broadcast_to(x, tuple(v for r, n in zip(reps, a.shape) for v in (r, n))).copy()
+    big = broadcast_to(x, tuple(v for r, n in zip(reps, a.shape) for v in (r, n))).copy()
     return reshape(big, [r * n for r, n in zip(reps, a.shape)])
 
 
@@ -596,7 +601,7 @@ def diag(v, k=0):
         raise ValueError("Input must be 1- or 2-d.")
     n = v.shape[0] + _b.abs(k)
 
-    r = _v.zeros((n, n), v.dtype)
+    r = zeros((n, n), v.dtype)
     _diagonal_view(r, k)[...] = v
     return r
 
@@ -620,19 +625,13 @@ def fill_diagonal(a, val, wrap=False):
     if k == 0 or v.size == 0:
         return
     if v.size != 1 and v.size != k:
-        v = v[_v.arange(k) % v.size]
+        v = v[arange(k) % v.size]
     if a.flags.c_contiguous:
         _vmnp._view(a, a._start, [k], [step])[...] = v
     else:
-        n = _v._to_numpy(a).copy()
-        n.flat[:end:step] = _v._to_numpy(v)
-        _vmnp._assign(a, _v.asarray(n))
-
-
-def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    """Sum of the diagonal."""
-
-    return _v.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
+        n = _to_numpy(a).copy()
+        n.flat[:end:step] = _to_numpy(v)
+        _vmnp._assign(a, asarray(n))
 
 
 def _matrix_shape(m):
@@ -657,7 +656,7 @@ def _tri_mask(rows, cols, k, lower):
     key = (rows, cols, k, lower)
     mask = _tri_masks.get(key) if kept else None
     if mask is None:
-        r, c = _v.arange(rows)[:, None] + k, _v.arange(cols)[None, :]
+        r, c = arange(rows)[:, None] + k, arange(cols)[None, :]
         mask = r >= c if lower else r <= c
         if kept:
             if len(_tri_masks) >= _TRI_MASKS:
@@ -672,7 +671,7 @@ def tril(m, k=0):
     m = asarray(m)
     rows, cols = _matrix_shape(m)
     mask = _tri_mask(rows, cols, k, True)
-    return _v.where(mask, m, 0).astype(m.dtype, copy=False)  # (a bool m: where's result is int64)
+    return where(mask, m, 0).astype(m.dtype, copy=False)  # (a bool m: where's result is int64)
 
 
 def triu(m, k=0):
@@ -681,98 +680,7 @@ def triu(m, k=0):
     m = asarray(m)
     rows, cols = _matrix_shape(m)
     mask = _tri_mask(rows, cols, k, False)
-    return _v.where(mask, m, 0).astype(m.dtype, copy=False)  # (a bool m: where's result is int64)
-
-
-def matmul(a, b, out=None, **kwargs):
-    """Matrix product (broadcast multiply and a sum over the shared axis)."""
-
-    a, b = asarray(a), asarray(b)
-    if a.ndim == 0 or b.ndim == 0:
-        raise ValueError(
-            f"matmul: Input operand {0 if a.ndim == 0 else 1} does not have enough dimensions (has 0, gufunc "
-            f"core with signature (n?,k),(k,m?)->(n?,m?) requires 1)"
-        )
-    va, vb = a.ndim == 1, b.ndim == 1
-    if va and vb and a.shape == b.shape:  # a dot product of vectors: one product, one sum
-        return _v._store(_v.sum(a * b, dtype=_product_dtype(a, b)), out, "matmul")
-    if va:
-        a = a[None, :]
-    if vb:
-        b = b[:, None]
-    if a.shape[-1] != b.shape[-2]:
-        raise ValueError(
-            f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
-            f"(n?,k),(k,m?)->(n?,m?) (size {b.shape[-2]} is different from {a.shape[-1]})"
-        )
-    # Float matrices: one `matmul` instruction where the stack implements it (an engine without
-    # fusion would otherwise hold the whole broadcast product).
-    r = _vmnp._matmul(a, b) if a.ndim == 2 and b.ndim == 2 else None
-    if r is None:
-        r = _v.sum(a[..., :, :, None] * b[..., None, :, :], axis=-2, dtype=_product_dtype(a, b))
-    if va:
-        r = r[..., 0, :]
-    if vb:
-        r = r[..., 0]
-    return _v._store(r, out, "matmul")
-
-
-_PRODUCT_DTYPES = {}
-
-
-def _product_dtype(a, b):
-    """The dtype of a sum of products of ``a``'s and ``b``'s elements (NumPy's: their promoted
-    dtype, not the wider one a plain sum of integers accumulates in), remembered per pair."""
-    key = (a.dtype, b.dtype)
-    name = _PRODUCT_DTYPES.get(key)
-    if name is None:
-        name = _PRODUCT_DTYPES[key] = _dtype_name(_np.result_type(a.dtype, b.dtype))
-    return name
-
-
-def dot(a, b, out=None):
-    """Dot product: ``matmul`` for 1-D and 2-D operands, a product for scalars, and for N-D
-    operands a sum over the last axis of ``a`` and the second-to-last of ``b``."""
-
-    a, b = asarray(a), asarray(b)
-    if a.ndim == 0 or b.ndim == 0:
-        return _v.multiply(a, b, out=out)
-    if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
-        raise ValueError(
-            f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} not aligned: {a.shape[-1]} "
-            f"(dim {a.ndim - 1}) != {b.shape[-2 if b.ndim > 1 else 0]} (dim {b.ndim - 2 if b.ndim > 1 else 0})"
-        )
-    if a.ndim <= 2 and b.ndim <= 2:
-        return matmul(a, b, out=out)
-    if b.ndim == 1:
-        bt = b
-    else:
-        bt = transpose(b, [*range(b.ndim - 2), b.ndim - 1, b.ndim - 2])
-    lead = a.reshape(a.shape[:-1] + (1,) * (bt.ndim - 1) + a.shape[-1:])
-    return _v._store(_v.sum(lead * bt, axis=-1, dtype=_product_dtype(a, b)), out)
-
-
-def vdot(a, b):
-    """Dot product of the flattened arrays."""
-
-    a, b = asarray(a), asarray(b)
-    return _v.sum(ravel(a) * ravel(b), dtype=_product_dtype(a, b))
-
-
-def inner(a, b):
-    """Inner product over the last axes."""
-
-    a, b = asarray(a), asarray(b)
-    if a.ndim == 0 or b.ndim == 0:
-        return a * b
-    return _v.sum(a[(..., *([None] * (b.ndim - 1)), slice(None))] * b, axis=-1, dtype=_product_dtype(a, b))
-
-
-def outer(a, b, out=None):
-    """Every product of an element of ``a`` with one of ``b``."""
-
-    a, b = ravel(asarray(a)), ravel(asarray(b))
-    return _v._store(a[:, None] * b[None, :], out)
+    return where(mask, m, 0).astype(m.dtype, copy=False)  # (a bool m: where's result is int64)
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):
@@ -780,7 +688,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
 
     a = asarray(a)
     if mode not in ("raise", "clip", "wrap"):
-        return _v._fallback("take", _np.take, (a, indices), {"axis": axis, "out": out, "mode": mode})
+        return _fallback("take", _np.take, (a, indices), {"axis": axis, "out": out, "mode": mode})
     if axis is None:
         a, axis = ravel(a), 0
     axis = _norm_axis(axis, a.ndim)
@@ -795,10 +703,10 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         raise TypeError(f"Cannot cast array data from {idx.dtype!r} to dtype('int64') according to the rule 'safe'")
     n = a.shape[axis]
     if mode == "clip":
-        idx = _v.clip(idx.astype("int64"), 0, n - 1)
+        idx = clip(idx.astype("int64"), 0, n - 1)
     elif mode == "wrap":
         idx = idx.astype("int64") % n
-    return _v._store(a[(slice(None),) * axis + (idx,)], out)
+    return _store(a[(slice(None),) * axis + (idx,)], out)
 
 
 def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
@@ -806,8 +714,8 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
 
     a_min = min if a_min is None else a_min
     a_max = max if a_max is None else a_max
-    if _v._foreign(a_min) or _v._foreign(a_max):
-        raise _v._UnsupportedDType("vmnp does not support complex bounds")
+    if _foreign(a_min) or _foreign(a_max):
+        raise _UnsupportedDType("vmnp does not support complex bounds")
     r = asarray(a)
     # NumPy's clip is one ufunc of the array and both bounds: they promote together (NumPy
     # scalars and arrays by their dtypes, Python numbers as weak scalars), before either bound
@@ -831,13 +739,13 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
         r = r.astype(dt)
     operands = [r] + [x for x in (a_min, a_max) if x is not None] + ([out] if out is not None else [])
     if a_min is None and a_max is None:
-        return _v._store(_v.positive(r), out, "clip")  # NumPy's: a copy (and its error for bools)
+        return _store(positive(r), out, "clip")  # NumPy's: a copy (and its error for bools)
     try:
         if a_min is not None:
-            r = _v.maximum(r, a_min)
+            r = maximum(r, a_min)
         if a_max is not None:
-            r = _v.minimum(r, a_max)
-        return _v._store(r, out, "clip")
+            r = minimum(r, a_max)
+        return _store(r, out, "clip")
     except ValueError as e:
         if "broadcast" not in str(e):
             raise
@@ -862,18 +770,20 @@ _MISSING = object()
 def where(condition, x=_MISSING, y=_MISSING):
     """``x`` where ``condition`` holds, else ``y`` (one argument: ``nonzero``)."""
     if x is _MISSING and y is _MISSING:
-        return _v.nonzero(condition)
+        from .reductions import nonzero  # (a call-time import: reductions builds on this module)
+
+        return nonzero(condition)
     if (x is _MISSING) != (y is _MISSING):
         raise ValueError("either both or neither of x and y should be given")
     for v in (x, y):
         if v is None or isinstance(v, (str, bytes)):  # text or objects: NumPy's, in the fallback
-            raise _v._UnsupportedDType(f"vmnp does not support values of type {type(v).__name__}")
+            raise _UnsupportedDType(f"vmnp does not support values of type {type(v).__name__}")
     return _vmnp._where(condition, x, y)
 
 
 def isfortran(a):
     """True for a column-major array that is not also row-major."""
-    a = a if isinstance(a, _v.ndarray) else _v.asarray(a)
+    a = a if isinstance(a, ndarray) else asarray(a)
     return a.flags.f_contiguous and not a.flags.c_contiguous
 
 
@@ -910,7 +820,7 @@ def select(condlist, choicelist, default=0):
     # NumPy's order of errors: shapes that do not broadcast (the conditions together, the
     # choices together, then the choices into the result's shape), conditions that are not
     # boolean, then the casts of the choices into the result.
-    conds = _v.broadcast_arrays(*condlist)
+    conds = broadcast_arrays(*condlist)
     choice_shape = _np.broadcast_shapes(*(_np.shape(c) for c in choices))
     for i, cond in enumerate(conds):
         if cond.dtype != _np.bool_:
@@ -933,7 +843,7 @@ def select(condlist, choicelist, default=0):
     for cond, choice in zip(conds[::-1], choices[-2::-1], strict=True):
         result = where(cond, choice, result)
     shape = _np.broadcast_shapes(conds[0].shape, choices[0].shape, result.shape)
-    return _v.broadcast_to(result, shape).copy() if result.shape != shape else result.astype(dtype, copy=False)
+    return broadcast_to(result, shape).copy() if result.shape != shape else result.astype(dtype, copy=False)
 
 
 # Modes of `pad` whose new elements are copies of elements of the array, found by index.
@@ -963,7 +873,7 @@ def pad(array, pad_width, mode="constant", **kwargs):
         and set(kwargs) <= ({"reflect_type"} if mode in ("reflect", "symmetric") else set())
     )
     if not on_vm or kwargs.get("reflect_type", "even") != "even":
-        return _v._fallback("pad", _np.pad, (array, pad_width, mode), kwargs)
+        return _fallback("pad", _np.pad, (array, pad_width, mode), kwargs)
     a = asarray(array)
     widths = _pad_pairs(pad_width, a.ndim, "pad_width")
     for axis, (n, w) in enumerate(zip(a.shape, widths, strict=True)):
@@ -986,234 +896,9 @@ def pad(array, pad_width, mode="constant", **kwargs):
             elif width:
                 shape = a.shape[:axis] + (width,) + a.shape[axis + 1 :]
                 # The value as the array's dtype holds it (NumPy casts it unsafely: 2.7 -> 2).
-                parts.append(_v.full(shape, _np.asarray(value).astype(a.dtype), dtype=a.dtype))
+                parts.append(_creation.full(shape, _np.asarray(value).astype(a.dtype), dtype=a.dtype))
         a = concatenate(parts, axis=axis)
     return a.copy() if a is array else a
-
-
-def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
-    """The covariance matrix of the variables in the rows (``rowvar``) or columns of ``m`` (and
-    ``y``), as NumPy computes it: centred by the means, one matrix product; weights through the
-    fallback."""
-    if ddof is not None and ddof != int(ddof):
-        raise ValueError("ddof must be integer")
-
-    def fallback(dtype):
-        kwargs = {"rowvar": rowvar, "bias": bias, "ddof": ddof, "dtype": dtype}
-        kwargs.update((k, w) for k, w in (("fweights", fweights), ("aweights", aweights)) if w is not None)
-        return _v._fallback("cov", _np.cov, (m, y), kwargs)
-
-    if fweights is not None or aweights is not None:
-        return fallback(dtype)
-    m = asarray(m)
-    if m.ndim > 2:
-        raise ValueError("m has more than 2 dimensions")
-    if y is not None:
-        y = asarray(y)
-        if y.ndim > 2:
-            raise ValueError("y has more than 2 dimensions")
-    if dtype is None:
-        dtype = _np.result_type(m.dtype, _np.float64) if y is None else _np.result_type(m.dtype, y.dtype, _np.float64)
-    if _np.dtype(dtype).kind not in "f":
-        return fallback(dtype)
-    x = m.astype(dtype).reshape((1, -1) if m.ndim < 2 else m.shape)
-    if not rowvar and m.ndim != 1:
-        x = x.T
-    if x.shape[0] == 0:
-        return _v.zeros((0, 0))
-    if y is not None:
-        y = y.astype(dtype).reshape((1, -1) if y.ndim < 2 else y.shape)
-        if not rowvar and y.shape[0] != 1:
-            y = y.T
-        x = concatenate((x, y), axis=0)
-    ddof = (0 if bias else 1) if ddof is None else int(ddof)
-    fact = x.shape[1] - ddof
-    if fact <= 0:
-        _warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
-        fact = 0.0
-    x = x - x.mean(axis=1, keepdims=True)
-    # (A Python float: the product keeps the dtype, as NumPy's in-place one.)
-    c = matmul(x, x.T) * float(_np.true_divide(1, fact))
-    return c.squeeze()
-
-
-def corrcoef(x, y=None, rowvar=True, *, dtype=None):
-    """Pearson correlation coefficients (NumPy's ``corrcoef``): the covariance matrix over the
-    products of the standard deviations, clipped to [-1, 1]."""
-    c = cov(x, y, rowvar, dtype=dtype)
-    if c.ndim == 0:
-        return c / c  # nan for nan, inf or 0, else 1
-    d = _v.sqrt(diagonal(c))
-    c = c / d[:, None] / d[None, :]
-    return _v.clip(c, -1, 1)
-
-
-def tensordot(a, b, axes=2):
-    """The sum of products over ``axes`` of ``a`` and ``b`` (the last ``axes`` of ``a`` with
-    the first of ``b``, or two lists): NumPy's ``tensordot``, as one matrix product of the
-    operands transposed and reshaped."""
-    try:
-        iter(axes)
-    except TypeError:
-        axes_a, axes_b = list(range(-axes, 0)), list(range(axes))
-    else:
-        axes_a, axes_b = axes
-    axes_a = list(axes_a) if hasattr(axes_a, "__len__") else [axes_a]
-    axes_b = list(axes_b) if hasattr(axes_b, "__len__") else [axes_b]
-    if len(set(axes_a)) != len(axes_a) or len(set(axes_b)) != len(axes_b):
-        raise ValueError("duplicate axes are not allowed in tensordot")
-    a, b = asarray(a), asarray(b)
-    if len(axes_a) != len(axes_b) or any(a.shape[i] != b.shape[j] for i, j in zip(axes_a, axes_b, strict=True)):
-        raise ValueError("shape-mismatch for sum")
-    axes_a = [i % a.ndim if a.ndim else i for i in axes_a]
-    axes_b = [j % b.ndim if b.ndim else j for j in axes_b]
-    keep_a = [k for k in range(a.ndim) if k not in axes_a]
-    keep_b = [k for k in range(b.ndim) if k not in axes_b]
-    summed = _math.prod(a.shape[i] for i in axes_a)
-    at = a.transpose(keep_a + axes_a).reshape((_math.prod(a.shape[i] for i in keep_a), summed))
-    bt = b.transpose(axes_b + keep_b).reshape((summed, _math.prod(b.shape[j] for j in keep_b)))
-    return dot(at, bt).reshape([a.shape[i] for i in keep_a] + [b.shape[j] for j in keep_b])
-
-
-def kron(a, b):
-    """The Kronecker product: blocks of ``b`` scaled by each element of ``a`` (NumPy's, as one
-    broadcast product of the operands interleaved with new axes)."""
-    b = asarray(b)
-    a = asarray(a)
-    if a.ndim < b.ndim:
-        a = a.reshape((1,) * (b.ndim - a.ndim) + a.shape)
-    if a.ndim == 0 or b.ndim == 0:
-        return _v.multiply(a, b)
-    nd = max(a.ndim, b.ndim)
-    sa, sb = (1,) * (nd - a.ndim) + a.shape, (1,) * (nd - b.ndim) + b.shape
-    # a's axes at the even positions, b's at the odd: each element of a times all of b.
-    wide_a = a.reshape(tuple(x for n in sa for x in (n, 1)))
-    wide_b = b.reshape(tuple(x for n in sb for x in (1, n)))
-    return _v.multiply(wide_a, wide_b).reshape(tuple(m * n for m, n in zip(sa, sb, strict=True)))
-
-
-def _einsum_sum_out(t, x, other, keep):
-    """Operand ``x`` with subscripts ``t`` summed over its labels that neither the other
-    operand's subscripts ``other`` nor ``keep`` hold; returns the labels left and the result."""
-    drop = [c for c in t if c not in other and c not in keep]
-    if not drop:
-        return t, x
-    return "".join(c for c in t if c not in drop), _v.sum(x, axis=tuple(t.index(c) for c in drop), dtype=x.dtype)
-
-
-def _einsum_pair(ta, a, tb, b, keep):
-    """Operands ``a`` and ``b`` with subscripts ``ta`` and ``tb`` contracted to the labels in
-    ``keep`` (and no others): labels of one operand alone that are not kept are summed first,
-    then one batched matrix product sums the shared ones. Returns the labels and the result."""
-    (ta, a), (tb, b) = _einsum_sum_out(ta, a, tb, keep), _einsum_sum_out(tb, b, ta, keep)
-    batch = [c for c in ta if c in tb and c in keep]
-    summed = [c for c in ta if c in tb and c not in keep]
-    left, right = [c for c in ta if c not in tb], [c for c in tb if c not in ta]
-    size = {c: n for t, x in ((ta, a), (tb, b)) for c, n in zip(t, x.shape, strict=True)}
-    prod = _math.prod
-    at = a.transpose([ta.index(c) for c in batch + left + summed])
-    bt = b.transpose([tb.index(c) for c in batch + summed + right])
-    at = at.reshape((prod(size[c] for c in batch), prod(size[c] for c in left), prod(size[c] for c in summed)))
-    bt = bt.reshape((prod(size[c] for c in batch), prod(size[c] for c in summed), prod(size[c] for c in right)))
-    labels = batch + left + right
-    return "".join(labels), matmul(at, bt).reshape(tuple(size[c] for c in labels))
-
-
-def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
-    """Einstein summation (NumPy's ``einsum``) for subscripts of letters, explicit or implicit
-    output, any number of operands: contracted pairwise from the left, each pair as one batched
-    matrix product (``optimize`` changes nothing but the order NumPy would take). Ellipses,
-    a label repeated within one operand (diagonals), boolean operands and ``out``, ``dtype``,
-    ``order`` or ``casting`` go through the fallback."""
-    subscripts = operands[0] if operands else None
-    args = operands[1:]
-    simple = (
-        isinstance(subscripts, str)
-        and out is None
-        and dtype is None
-        and order == "K"
-        and casting == "safe"
-        and "." not in subscripts
-    )
-    if simple:
-        inputs, arrow, output = subscripts.replace(" ", "").partition("->")
-        terms = inputs.split(",")
-        arrays = [asarray(x) for x in args]
-        if not arrow:
-            output = "".join(sorted(c for c in set(inputs) if c != "," and inputs.count(c) == 1))
-        simple = (
-            len(terms) == len(arrays) > 0
-            and all(t.isalpha() or t == "" for t in [*terms, output])
-            and all(len(set(t)) == len(t) for t in [*terms, output])
-            and all(len(t) == x.ndim for t, x in zip(terms, arrays, strict=True))
-            and set(output) <= set(inputs)
-            and not any(x.dtype == _np.bool_ for x in arrays)
-        )
-    if not simple:
-        kwargs = {"out": out, "dtype": dtype, "order": order, "casting": casting, "optimize": optimize}
-        return _v._fallback("einsum", _np.einsum, operands, kwargs)
-    if len(terms) == 1 and set(terms[0]) == set(output):
-        # Only a permutation of the axes: a view, as NumPy's.
-        return arrays[0].transpose([terms[0].index(c) for c in output])
-    # A label's extent is its largest; extent 1 broadcasts, as NumPy's.
-    size = {}
-    for k, (t, x) in enumerate(zip(terms, arrays, strict=True)):
-        for c, n in zip(t, x.shape, strict=True):
-            if size.get(c, 1) != 1 and n not in (1, size[c]):
-                raise ValueError(f"einsum: operand {k} has {n} elements along {c!r}, another {size[c]}")
-            size[c] = n if size.get(c, 1) == 1 else size[c]
-    arrays = [_v.broadcast_to(x, tuple(size[c] for c in t)) for t, x in zip(terms, arrays, strict=True)]
-    result_dtype = _np.result_type(*[x.dtype for x in arrays])
-    arrays = [x.astype(result_dtype, copy=False) for x in arrays]
-    t, acc = terms[0], arrays[0]
-    for k in range(1, len(terms)):
-        needed = set(output).union(*terms[k + 1 :])
-        keep = [c for c in dict.fromkeys(t + terms[k]) if c in needed]
-        t, acc = _einsum_pair(t, acc, terms[k], arrays[k], keep)
-    drop = [c for c in t if c not in output]
-    if drop:
-        acc = _v.sum(acc, axis=tuple(t.index(c) for c in drop), dtype=result_dtype)
-        t = "".join(c for c in t if c not in drop)
-    return acc.transpose([t.index(c) for c in output]) if output else acc
-
-
-def correlate(a, v, mode="valid"):
-    """The cross-correlation of two 1-D sequences (NumPy's ``correlate``; modes ``valid``,
-    ``same``, ``full``): the windows of the zero-padded longer sequence, a view with overlapping
-    rows, times the shorter one, as one matrix-vector product."""
-    a, v = asarray(a), asarray(v)
-    if a.ndim != 1 or v.ndim != 1 or mode not in ("valid", "same", "full") or _np.bool_ in (a.dtype, v.dtype):
-        return _v._fallback("correlate", _np.correlate, (a, v), {"mode": mode})
-    if a.size == 0:
-        raise ValueError("a cannot be empty")
-    if v.size == 0:
-        raise ValueError("v cannot be empty")
-    dtype = _np.result_type(a.dtype, v.dtype)
-    inverted = v.size > a.size
-    if inverted:
-        a, v = v, a
-    n, m = a.size, v.size
-    left, right = {"valid": (0, 0), "same": (m // 2, m - m // 2 - 1), "full": (m - 1, m - 1)}[mode]
-    padded = pad(a.astype(dtype), (left, right)) if left or right else a.astype(dtype)
-    # Row k of the windows is padded[k : k + m] (the padded copy is contiguous).
-    windows = _vmnp._view(padded, padded._start, [n + left + right - m + 1, m], [1, 1])
-    r = matmul(windows, v.astype(dtype))
-    return r[::-1].copy() if inverted else r
-
-
-def convolve(a, v, mode="full"):
-    """The discrete linear convolution of two 1-D sequences (NumPy's ``convolve``): the
-    correlation with one of them reversed."""
-    a, v = asarray(a), asarray(v)
-    if a.ndim != 1 or v.ndim != 1:
-        return _v._fallback("convolve", _np.convolve, (a, v), {"mode": mode})
-    if a.size == 0:
-        raise ValueError("a cannot be empty")
-    if v.size == 0:
-        raise ValueError("v cannot be empty")
-    if v.size > a.size:
-        a, v = v, a
-    return correlate(a, v[::-1], mode)
 
 
 def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
@@ -1246,3 +931,15 @@ def sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=Fa
     r = _vmnp._view(x, x._start, shape + list(window_shape), strides + [strides[ax] for ax in axis])
     r._set_writeable(_b.bool(writeable) and x.flags.writeable)
     return r
+
+
+concat = concatenate  # (the array API's names)
+permute_dims = transpose
+copy_ = copy  # `asarray`'s and `array`'s parameter `copy` hides the function there
+
+# The public functions as programs call them (see ``public.export``); the layout functions of
+# one array, and joining, recorded natively.
+export(
+    globals(),
+    {n: n for n in ("concatenate", "reshape", "ravel", "transpose", "squeeze", "flip", "copy", "swapaxes", "stack")},
+)
