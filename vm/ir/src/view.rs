@@ -543,7 +543,12 @@ mod tests {
         assert_eq!(s.offsets().collect::<Vec<_>>(), vec![4]);
         let empty = View::new(b, 0, &[2, 0, 3], &[6, 3, 1]).unwrap();
         assert_eq!(empty.offsets().count(), 0);
-        for v in [v, s, View::new(b, 3, &[2, 1, 3], &[0, 5, 4]).unwrap(), View::new(b, 0, &[2, 2, 1, 3], &[6, 3, 0, 1]).unwrap()] {
+        for v in [
+            v,
+            s,
+            View::new(b, 3, &[2, 1, 3], &[0, 5, 4]).unwrap(),
+            View::new(b, 0, &[2, 2, 1, 3], &[6, 3, 0, 1]).unwrap(),
+        ] {
             let random_access: Vec<i64> = (0..v.nelem()).map(|k| v.offset_at(k)).collect();
             assert_eq!(random_access, v.offsets().collect::<Vec<_>>(), "{v}");
         }

@@ -128,7 +128,7 @@ fn empty_reduce(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     with_dtype!(out.dtype(), T => {
         let identity = T::identity(instr.opcode);
         let data = views::buffer(mem, out)?.as_mut_slice::<T>();
-        for o in views::offsets(out) {
+        for o in out.offsets() {
             data[o as usize] = identity;
         }
         Ok(())
