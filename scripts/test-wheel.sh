@@ -23,7 +23,7 @@ esac
 sdist=$(ls "$tmp"/dist/vmnp-*.tar.gz)
 listing=$(tar tzf "$sdist")
 for f in config/default.toml config/src/lib.rs vm/host/src/engines.rs engines/cpu/src/engine.rs \
-  python/vmnp/__init__.py pyproject.toml Cargo.lock; do
+  python/vmnp/__init__.py python/vmnp/_src/__init__.py pyproject.toml Cargo.lock; do
   grep -qx "vmnp-[0-9.]*/$f" <<<"$listing" || fail "$(basename "$sdist") lacks $f"
 done
 

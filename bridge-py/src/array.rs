@@ -1614,20 +1614,8 @@ fn copy_view(v: &View, src: &[u8], dst: &mut [u8], es: usize) {
         vm_runtime::memory::copy_elements(dst, &src[s..s + dst.len()]);
         return;
     }
-    let nd = v.ndim();
-    let mut idx = vec![0usize; nd];
-    let mut off = v.start;
-    for k in 0..v.nelem() {
+    for (k, off) in v.offsets().enumerate() {
         let s = off as usize * es;
         dst[k * es..(k + 1) * es].copy_from_slice(&src[s..s + es]);
-        for d in (0..nd).rev() {
-            idx[d] += 1;
-            off += v.stride[d];
-            if idx[d] < v.shape[d] {
-                break;
-            }
-            off -= v.stride[d] * v.shape[d] as i64;
-            idx[d] = 0;
-        }
     }
 }

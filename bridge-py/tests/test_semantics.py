@@ -433,7 +433,7 @@ FALLBACKS = {**IN_PLACE_FALLBACKS, **READ_ONLY_FALLBACKS}
 @pytest.mark.parametrize("name", list(FALLBACKS))
 def test_fallbacks_agree_with_numpy(name, monkeypatch):
     monkeypatch.setenv("VMNP_FALLBACK", "warn")
-    monkeypatch.setattr(vmnp, "_warned", set())
+    monkeypatch.setattr(vmnp._src.fallback, "_warned", set())
     with pytest.warns(vmnp.FallbackWarning):
         got = run(FALLBACKS[name], vmnp)
     agree(got, run(FALLBACKS[name], numpy))

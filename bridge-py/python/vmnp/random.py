@@ -8,8 +8,15 @@ import math as _math
 import operator as _operator
 import os as _os
 
-from . import _dt, _fallback, _foreign, _np, _through_fallback, _vmnp, asnumpy, cos, floor, log, sin, sqrt  # noqa: F401
-from . import _shape as _dims
+import numpy as _np
+
+from . import _vmnp
+from ._src.convert import asnumpy
+from ._src.creation import _shape as _dims
+from ._src.dtypes import _dt  # noqa: F401
+from ._src.fallback import _fallback, _through_fallback  # noqa: F401
+from ._src.public import _foreign
+from ._src.ufunc import cos, floor, log, sin, sqrt  # noqa: F401
 
 _BLOCK = 256  # scalar draws made at once (see ``Generator._scalar``)
 
@@ -20,7 +27,7 @@ def _shape(size):
 
 def _param(x):
     """A distribution parameter: a list or tuple as an array (``normal([0, 10], 1)``)."""
-    from . import asarray
+    from ._src.convert import asarray
 
     return asarray(x) if isinstance(x, (list, tuple)) else x
 
@@ -181,7 +188,9 @@ class Generator:
 
     def permutation(self, x, axis=0):
         """A shuffled copy of ``x`` along ``axis`` (``arange(x)`` for an integer)."""
-        from . import arange, asarray, take
+        from ._src.convert import asarray
+        from ._src.creation import arange
+        from ._src.manip import take
 
         a = arange(x) if isinstance(x, int) else asarray(x)
         if a.ndim == 0:
@@ -233,7 +242,9 @@ class Generator:
     def choice(self, a, size=None, replace=True, p=None, axis=0, shuffle=True):
         """Elements of ``a`` (``arange(a)`` for an integer) drawn with replacement, uniformly or
         with probabilities ``p``; without replacement, distinct ones."""
-        from . import arange, asarray, take
+        from ._src.convert import asarray
+        from ._src.creation import arange
+        from ._src.manip import take
 
         if not isinstance(a, int) and _foreign(a):
             # Text or objects: NumPy's elements at positions drawn from this stream.
@@ -318,7 +329,7 @@ def _float_dtype(dtype, method):
 
 def _positions(order, n):
     """The host positions ``order`` (each in ``range(n)``) as a vmnp array known to hold them."""
-    from . import asarray
+    from ._src.convert import asarray
 
     r = asarray(order)
     _vmnp._set_bounds(r, 0, n - 1)

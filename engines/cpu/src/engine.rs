@@ -1,21 +1,21 @@
 //! The `cpu` component: batch in, kernels and native instructions out, in batch order.
 
 use crate::Config;
-use crate::cache::{Cache, KernelFn, Slot, Tiers};
-use crate::copyback::CopyBacks;
-use crate::exec::{self, ExecConfig};
-use crate::hoist::Hoist;
-use crate::lazy::Lazy;
-use crate::pool::Pool;
+use crate::compile::cache::{Cache, KernelFn, Slot, Tiers};
+use crate::compile::program::{Program, Recipe};
 use crate::profile::Profile;
-use crate::program::{Program, Recipe};
-use crate::recycle::Spares;
-use crate::rewrite::Rewritten;
-use crate::{gemm, native, positions, program, rewrite, rows, views};
+use crate::run::exec::{self, ExecConfig};
+use crate::run::groups;
+use crate::run::pool::Pool;
+use crate::{
+    compile::program, routines::calls, routines::gemm, routines::native, routines::positions, routines::views,
+    run::rows,
+};
 use rustc_hash::FxHashMap as HashMap;
 use std::time::Instant;
 use vm_fusion::{Kernel, PartitionCache, Step};
-use vm_ir::{Base, BaseId, Error, Instruction, Kind, Opcode, Operand, Overlap, Result, View, with_dtype};
+use vm_ir::{Base, BaseId, DType, Error, Instruction, Kind, Opcode, Operand, Overlap, Result, View, with_dtype};
+use vm_passes::{Pipeline, Rewritten, Stage};
 use vm_runtime::{Component, ComponentInfo, HostMemory, ReductionOrder, Statistics};
 
 /// The Cranelift JIT engine (see the crate documentation).
@@ -29,14 +29,9 @@ pub struct CpuEngine {
     plans: PartitionCache,
     pool: Pool,
     profile: Profile,
-    /// Large temporary buffers kept between batches.
-    spares: Spares,
-    /// Partner buffers of arrays whose copy-backs became swaps.
-    copybacks: CopyBacks,
-    /// Pure bases: their recipes, and the ones deferred.
-    lazy: Lazy,
-    /// Loop-invariant results kept across batches.
-    hoist: Hoist,
+    /// The batch optimizer's passes and their state (spare buffers, copy-back partners, pure
+    /// bases and their recipes, loop invariants kept across batches).
+    passes: Pipeline,
     /// Kernels built before, by batch structure: bound to a new batch without building again.
     replays: HashMap<ReplayKey, Replay>,
     /// The opcode of the `matmul` extension method, once registered.
@@ -71,8 +66,15 @@ struct ToKeep {
     slot: Slot,
 }
 
-/// Steps looked at past the first kernel of a row-blocked group.
-const ROW_GROUP_LOOKAHEAD: usize = 64;
+impl groups::Bound for Bound {
+    fn program(&self) -> &Program {
+        &self.prog
+    }
+
+    fn binding(&self) -> &program::Binding {
+        &self.bind
+    }
+}
 
 /// A kernel's program, compiled code and binding recipe.
 struct Replay {
@@ -100,10 +102,6 @@ fn work(prog: &Program, bind: &program::Binding) -> u64 {
 /// dtype combinations that is thousands of small kernels each run once or twice).
 const CHILD_RUNS_POSITIONS: usize = 4096;
 
-/// Work (positions times operations) of a small kernel, which waits after a row-blocked group
-/// instead of ending it.
-const SMALL_KERNEL_WORK: u64 = 1 << 14;
-
 /// Runs of a small kernel on the child before it is compiled.
 const CHILD_RUNS: u32 = 2;
 
@@ -119,7 +117,7 @@ const CHILD_BATCH_WORK: u64 = 1 << 14;
 /// True when `instrs` name only the frontend's bases, none of the engine's own (what a child
 /// behind the component ABI knows).
 fn frontend_bases_only<'a>(mut instrs: impl Iterator<Item = &'a Instruction>) -> bool {
-    instrs.all(|i| i.views().all(|v| v.base.id.0 < crate::lazy::SYNTHETIC))
+    instrs.all(|i| i.views().all(|v| !vm_passes::bases::is_synthetic(v.base.id)))
 }
 
 /// Structures of small batches counted before the counts start over.
@@ -152,9 +150,6 @@ fn runs_alike_on_child(prog: &Program) -> bool {
 /// loop whose batches each form more kernels than the table holds would never replay one.
 const MAX_REPLAYS: usize = 8192;
 
-/// Synthetic bases for snapshots of overlapping inputs count down from here.
-const SNAPSHOT_BASE: u64 = u64::MAX - (1 << 20);
-
 impl CpuEngine {
     /// An engine with `config` and an optional fallback child, named `cpu` (see
     /// [`CpuEngine::named`]).
@@ -179,6 +174,10 @@ impl CpuEngine {
             }
             n => n,
         };
+        let options =
+            vm_passes::Options::with_off_list(&config.passes_off, config.hoist_bytes as u64, config.trace_passes);
+        let passes = Pipeline::standard(&options)
+            .map_err(|e| Error::InvalidArgument(format!("[{table}] passes_off = {:?}: {e}", config.passes_off)))?;
         let pool = Pool::new(threads)
             .map_err(|e| Error::OutOfMemory(format!("[{table}] threads = {threads}: {e}")).caused_by(e))?;
         Ok(CpuEngine {
@@ -187,7 +186,7 @@ impl CpuEngine {
                 Tiers::named(&config.regalloc)?,
                 cfg!(debug_assertions),
                 config.dump,
-                crate::rowcode::Isa::named(&config.row_code),
+                crate::x86::Isa::named(&config.row_code),
             )?,
             plans: PartitionCache::default(),
             pool,
@@ -195,10 +194,7 @@ impl CpuEngine {
             config,
             child,
             profile: Profile::default(),
-            spares: Spares::default(),
-            copybacks: CopyBacks::default(),
-            lazy: Lazy::default(),
-            hoist: Hoist::default(),
+            passes,
             replays: HashMap::default(),
             matmul: None,
             small_batches: HashMap::default(),
@@ -214,11 +210,12 @@ impl CpuEngine {
 
     /// The statistics so far.
     pub fn profile(&self) -> Profile {
+        let counters = self.passes.counters();
         Profile {
             cache: self.cache.stats,
-            deferred: self.lazy.deferred_count,
-            replayed: self.lazy.replayed_count,
-            hoisted: self.hoist.reused,
+            deferred: counters.deferred,
+            replayed: counters.replayed,
+            hoisted: counters.hoisted,
             ..self.profile
         }
     }
@@ -304,35 +301,7 @@ impl CpuEngine {
         Ok(Bound { prog, f, bind, replay: key.map(|key| ToKeep { key, recipe, final_code, slot }) })
     }
 
-    /// The kernel of step `step` when a row-blocked group may take it: neither a matrix product
-    /// nor an instruction needing isolation.
-    fn row_member<'s>(step: &'s Step, batch: &[Instruction]) -> Option<&'s Kernel> {
-        let Step::Kernel(k) = step else { return None };
-        let isolated = k.instrs.len() == 1 && vm_fusion::needs_isolation(&batch[k.instrs[0]]);
-        (!isolated && gemm::recognise(k, batch).is_none()).then_some(k)
-    }
-
-    /// What the instructions of step `step` read and write.
-    fn touches(step: &Step, batch: &[Instruction]) -> rows::Touches {
-        let positions: Vec<usize> = match step {
-            Step::Kernel(k) => k.instrs.iter().chain(&k.after).copied().collect(),
-            Step::Single(i) | Step::System(i) => vec![*i],
-        };
-        let mut t = rows::Touches::default();
-        for i in positions {
-            let instr = &batch[i];
-            for (o, v) in instr.operands.iter().enumerate().filter_map(|(o, op)| op.as_view().map(|v| (o, v))) {
-                if o == 0 && (instr.output().is_some() || instr.opcode.is_system()) {
-                    t.writes.push(v.base.id);
-                } else {
-                    t.reads.push(v.base.id);
-                }
-            }
-        }
-        t
-    }
-
-    /// Runs the steps from `i` on as a row-blocked group ([`rows`]) when they make one: its
+    /// Runs the steps from `i` on as a row-blocked group ([`rows`](crate::run::rows)) when they make one: its
     /// members block by block, then the steps set aside, in batch order. Returns the number
     /// of steps done (0: no group starts at `i`, nothing done). `bound` caches the kernels of
     /// the batch's steps bound so far.
@@ -350,8 +319,7 @@ impl CpuEngine {
         // this runs for every step of every batch).
         let Step::Kernel(k0) = &steps[i] else { return Ok(0) };
         let positions = k0.shape.iter().map(|&n| n as u64).fold(1u64, u64::saturating_mul);
-        if min_bytes == 0 || positions.saturating_mul(8) < min_bytes / 4 || Self::row_member(&steps[i], batch).is_none()
-        {
+        if min_bytes == 0 || positions.saturating_mul(8) < min_bytes / 4 || groups::member(&steps[i], batch).is_none() {
             return Ok(0);
         }
         if bound.len() < steps.len() {
@@ -364,13 +332,13 @@ impl CpuEngine {
         };
         let tag_at = |e: Error, s: usize| tag(e, origin.get(first_of(s)).copied().unwrap_or(first_of(s)));
         // The kernels ahead, bound once per batch; which of them join depends on the rows.
-        let end = steps.len().min(i + 1 + ROW_GROUP_LOOKAHEAD);
+        let end = steps.len().min(i + 1 + groups::LOOKAHEAD);
         for (s, step) in steps[i..end].iter().enumerate() {
             if matches!(step, Step::Single(_)) {
                 break;
             }
             if bound[i + s].is_none()
-                && let Some(k) = Self::row_member(step, batch)
+                && let Some(k) = groups::member(step, batch)
             {
                 bound[i + s] = Some(self.bind_kernel(k, batch, true).map_err(|e| tag_at(e, s))?);
             }
@@ -380,22 +348,7 @@ impl CpuEngine {
         if first.bind.nelem() == 0 {
             return Ok(0);
         }
-        // The rows: of the counts that the first two kernels' leading dimensions make, the
-        // largest that gives the most members.
-        let mut counts = rows::row_counts(&first.bind.shape);
-        if let Some(second) = window[1..].iter().flatten().next() {
-            counts.extend(rows::row_counts(&second.bind.shape));
-            counts.sort_unstable_by(|a, b| b.cmp(a));
-            counts.dedup();
-        }
-        let mut best: Option<(usize, rows::Group, Vec<usize>)> = None; // (rows, group, members)
-        for r in counts {
-            let (group, members) = Self::plan_row_group(&steps[i..end], window, batch, r);
-            if group.shares() && best.as_ref().is_none_or(|b| b.2.len() < members.len()) {
-                best = Some((r, group, members));
-            }
-        }
-        let Some((rows, group, members)) = best else { return Ok(0) };
+        let Some((rows, group, members)) = groups::best(&steps[i..end], window, batch) else { return Ok(0) };
         let member = |s: usize| window[s].as_ref().expect("a member");
         let moved: u64 = members.iter().map(|&s| exec::bytes_moved(&member(s).bind)).sum();
         if moved < min_bytes {
@@ -403,7 +356,7 @@ impl CpuEngine {
         }
         let n = members.last().map_or(0, |&s| s + 1); // the steps it spans
         let rows_per_block = group.rows_per_block();
-        let locals = Self::scratch_bases(&group, &steps[i..i + n], &members, window, batch, rows_per_block);
+        let locals = groups::scratch_bases(&group, &steps[i..i + n], &members, window, batch, rows_per_block);
         // Run the members block by block.
         let cfg = self.exec_config();
         let t0 = Instant::now();
@@ -456,65 +409,6 @@ impl CpuEngine {
         Ok(n)
     }
 
-    /// The bases of `group` (spanning `steps`, of which `members` are its members, bound in
-    /// `bound`) that can live in scratch memory instead of their buffers, with their element
-    /// sizes: [`rows::Group::locals`] that are freed among the steps (their content is needed
-    /// after the group by nobody), touched by none of the steps set aside but their FREE or
-    /// DISCARD, and whose rows are small enough.
-    fn scratch_bases(
-        group: &rows::Group,
-        steps: &[Step],
-        members: &[usize],
-        bound: &[Option<Bound>],
-        batch: &[Instruction],
-        rows_per_block: usize,
-    ) -> Vec<(rows::Local, usize)> {
-        let mut freed = Vec::new();
-        let mut needed = Vec::new();
-        for (s, step) in steps.iter().enumerate() {
-            let system: Vec<usize> = match step {
-                Step::Kernel(k) if members.contains(&s) => k.after.clone(),
-                Step::System(i) => vec![*i],
-                step => {
-                    let t = Self::touches(step, batch);
-                    needed.extend(t.reads);
-                    needed.extend(t.writes);
-                    continue;
-                }
-            };
-            for i in system {
-                let instr = &batch[i];
-                let ids = instr.views().map(|v| v.base.id);
-                match instr.opcode {
-                    Opcode::Free => freed.extend(ids),
-                    Opcode::Discard => {}
-                    _ => needed.extend(ids),
-                }
-            }
-        }
-        let size_of = |id: BaseId| {
-            members.iter().filter_map(|&s| bound[s].as_ref()).find_map(|b| {
-                let slots = b.bind.slots.iter().map(|s| &s.view.base);
-                slots
-                    .chain(b.bind.partials.iter().map(|r| &r.out.base))
-                    .find(|base| base.id == id)
-                    .map(|base| base.dtype.size())
-            })
-        };
-        group
-            .locals()
-            .into_iter()
-            .filter(|l| freed.contains(&l.base) && !needed.contains(&l.base))
-            .filter_map(|l| {
-                let size = size_of(l.base)?;
-                let row_bytes = (l.stride as usize).saturating_mul(size);
-                (row_bytes <= rows::MAX_LOCAL_ROW_BYTES
-                    && row_bytes.saturating_mul(rows_per_block) <= rows::MAX_LOCAL_ROW_BYTES)
-                    .then_some((l, size))
-            })
-            .collect()
-    }
-
     /// Runs kernel `k`, bound as `b`, then its system instructions (as [`CpuEngine::step`]
     /// does, without binding it again).
     fn run_bound_kernel(
@@ -546,29 +440,6 @@ impl CpuEngine {
             }
             self.replays.insert(key, Replay { program: b.prog, f: b.f, final_code, slot, recipe });
         }
-    }
-
-    /// The group of `rows` rows that `steps` make from their first, and its members by their
-    /// position in `steps` (the steps between them are set aside). `bound` holds the kernels
-    /// of `steps` bound.
-    fn plan_row_group(
-        steps: &[Step],
-        bound: &[Option<Bound>],
-        batch: &[Instruction],
-        rows: usize,
-    ) -> (rows::Group, Vec<usize>) {
-        let mut group = rows::Group::new(rows);
-        let mut members = Vec::new();
-        for (s, step) in steps.iter().enumerate() {
-            match (&bound[s], step) {
-                (Some(b), _) if group.admit(&b.prog, &b.bind, exec::bytes_moved(&b.bind)) => members.push(s),
-                // A large kernel that does not fit ends the group; a small one waits after it.
-                (Some(b), _) if b.bind.nelem() as u64 * b.prog.ops.len() as u64 > SMALL_KERNEL_WORK => break,
-                (None, Step::Single(_)) => break,
-                (_, step) => group.set_aside(&Self::touches(step, batch)),
-            }
-        }
-        (group, members)
     }
 
     /// Runs compiled kernel `f` of `prog` on `bind`; nothing when it has nothing to do.
@@ -607,16 +478,13 @@ impl CpuEngine {
         Some((self.plans.entry(), *k.instrs.first()?, temps))
     }
 
-    /// The bookkeeping after a batch: spare buffers, copy-back partners, kept invariants.
+    /// The bookkeeping after a batch: the passes keep or release what they made for it (spare
+    /// buffers, copy-back partners, kept invariants).
     fn finish(&mut self, succeeded: bool, mem: &mut HostMemory) {
-        self.spares.finish(mem);
-        for id in self.copybacks.finish(mem) {
-            self.lazy.forget(id);
-        }
-        self.hoist.finish(succeeded, self.config.hoist_bytes as u64, &mut self.lazy, mem);
+        self.passes.finish(succeeded, mem, &CallCosts);
     }
 
-    /// Runs a kernel that is a matrix product as GEMM ([`gemm`]).
+    /// Runs a kernel that is a matrix product as GEMM ([`gemm`](crate::routines::gemm)).
     fn run_gemm(&mut self, g: &gemm::Gemm, k: &Kernel, mem: &mut HostMemory) -> Result<()> {
         self.count_kernel(k);
         self.profile.matrix_products += 1;
@@ -641,7 +509,7 @@ impl CpuEngine {
             if v.overlap(&out) != Overlap::Partial {
                 continue;
             }
-            let id = BaseId(SNAPSHOT_BASE - snapshots.len() as u64);
+            let id = BaseId(vm_passes::bases::SNAPSHOT - snapshots.len() as u64);
             let base = Base { id, dtype: v.dtype(), nelem: v.nelem() as u64 };
             let snap = View::contiguous(base, 0, &v.shape)?;
             with_dtype!(v.dtype(), T => {
@@ -666,7 +534,7 @@ impl CpuEngine {
             // reads as zeros, so make sure it exists for whoever reads it after the sync.
             Opcode::Sync => mem.ensure(&v.base).map(|_| ()),
             Opcode::Free => {
-                if !self.spares.keeps(v.base.id) {
+                if !self.passes.keeps(v.base.id) {
                     mem.free(v.base.id);
                 }
                 Ok(())
@@ -732,6 +600,16 @@ impl CpuEngine {
     }
 }
 
+/// The engine's costs for the passes: an operation is costly where the generated code calls a
+/// block routine for it ([`crate::routines::calls::block_fn`]).
+struct CallCosts;
+
+impl vm_passes::Costs for CallCosts {
+    fn calls_out(&self, opcode: Opcode, dtype: DType) -> bool {
+        calls::block_fn(opcode, dtype).is_some()
+    }
+}
+
 fn tag(e: Error, i: usize) -> Error {
     match e {
         Error::Execution(m) => Error::Execution(format!("instruction {i}: {m}")),
@@ -751,14 +629,7 @@ impl Component for CpuEngine {
         let formation = vm_runtime::trace::begin();
         let opts = vm_fusion::Options { max_instructions: self.config.max_kernel, ordered_float_products: true };
         let mut work = Rewritten::new(batch);
-        work.apply(|b| self.lazy.prepare(b));
-        let hoist_bytes = self.config.hoist_bytes as u64;
-        work.apply(|b| self.hoist.rewrite(b, &mut self.lazy, hoist_bytes));
-        work.apply(rewrite::split_flat_reductions);
-        work.apply(rewrite::widen_float32_reductions);
-        work.apply(rewrite::fold_subview_fills);
-        work.apply(|b| self.copybacks.rewrite(b, mem));
-        work.replace(rewrite::exact_reciprocals);
+        self.passes.run(Stage::Batch, &mut work, &[], mem, &CallCosts);
         // A small batch of a structure met for one of the first times runs on the child
         // ([`CHILD_BATCH_WORK`]).
         let small = self.child.is_some()
@@ -791,7 +662,7 @@ impl Component for CpuEngine {
             // What the child computes is recorded like a batch without kernels (nothing is
             // deferred).
             self.profile.batches_on_child += 1;
-            self.lazy.record(work.batch(), &mut [], mem);
+            self.passes.record(work.batch(), &mut [], mem);
             let child = self.child.as_mut().expect("small batches go to a child");
             let begun = vm_runtime::trace::begin();
             let result = child.execute(work.batch(), mem);
@@ -800,9 +671,8 @@ impl Component for CpuEngine {
             self.finish(result.is_ok(), mem);
             return result;
         };
-        let lazy = &self.lazy;
-        work.replace(|b| self.spares.rename(b, mem, &steps, |id| lazy.replayed_now(id)));
-        self.lazy.record(work.batch(), &mut steps, mem);
+        self.passes.run(Stage::Kernels, &mut work, &steps, mem, &CallCosts);
+        self.passes.record(work.batch(), &mut steps, mem);
         let mut result = Ok(());
         let mut bound: Vec<Option<Bound>> = Vec::new(); // kernels bound while looking for groups
         let mut i = 0;

@@ -2,32 +2,34 @@
 //!
 //! The `cpu` component executes a batch by
 //!
+//! 0. running it through the optimizer's passes ([`vm_passes`]: setting `passes_off`,
+//!    `VM_TRACE=passes`);
 //! 1. cutting it into kernels of blockable instructions and contracting temporaries
 //!    ([`vm_fusion`], shared with the OpenCL engine);
-//! 2. turning each kernel into a [`program::Program`] (its structure, the cache key) and a
-//!    [`program::Binding`] (addresses, sizes, strides, constants);
-//! 3. compiling the program once with Cranelift ([`cache`], [`codegen`], [`emit`]); operations
-//!    Cranelift has no instruction for are block routines in Rust ([`calls`], [`fastmath`]),
+//! 2. turning each kernel into a [`crate::compile::program::Program`] (its structure, the cache key) and a
+//!    [`crate::compile::program::Binding`] (addresses, sizes, strides, constants);
+//! 3. compiling the program once with Cranelift ([`cache`](crate::compile::cache), [`codegen`](crate::compile::codegen), [`emit`](crate::compile::emit)); operations
+//!    Cranelift has no instruction for are block routines in Rust ([`calls`](crate::routines::calls), [`fastmath`](crate::routines::fastmath)),
 //!    applying `std`, [`vm_ir::semantics`] and [`vm_math`] (the interpreter's functions);
 //!    on a CPU with AVX-512 or AVX2, a kernel of float arithmetic, sums and products gets a row
-//!    routine the engine assembles itself at the machine's full width ([`rowcode`]: Cranelift's
+//!    routine the engine assembles itself at the machine's full width ([`x86`]: Cranelift's
 //!    vectors are 128-bit), which the compiled function calls for each row;
 //! 4. running it over cache-sized blocks of the iteration space on a persistent pool of threads
-//!    with work stealing ([`exec`], [`pool`]); reductions combine per-block partials in block
-//!    order ([`reduce`]), so results do not depend on the number of threads.
+//!    with work stealing ([`exec`](crate::run::exec), [`pool`](crate::run::pool)); reductions combine per-block partials in block
+//!    order ([`reduce`](crate::routines::reduce)), so results do not depend on the number of threads.
 //!
 //! Arrays computed from constants alone (`range`, `random` and what follows from them) that a
 //! batch leaves alive but does not read again are not written to memory: their recipe is kept
-//! and replayed only if a later batch refers to them ([`lazy`]); host memory of a base is
+//! and replayed only if a later batch refers to them ([`vm_passes::lazy`]); host memory of a base is
 //! current after a SYNC of it.
 //!
 //! A costly value a loop computes the same way in batch after batch (`log(s / X)` where only a
 //! time step moves) is kept in a base of the engine's the second time and read from there
-//! afterwards ([`hoist`], bounded by the setting `hoist_bytes`).
+//! afterwards ([`vm_passes::hoist`], bounded by the setting `hoist_bytes`).
 //!
 //! Consecutive kernels over the same rows that touch what they write row by row (a distance
 //! matrix, its row minima, the matrix masked by them) run together one block of rows at a time,
-//! so that what one writes is still in the cache when the next reads it ([`rows`], setting
+//! so that what one writes is still in the cache when the next reads it ([`rows`](crate::run::rows), setting
 //! `row_group_bytes`).
 //!
 //! A small batch (at most 2^14 element operations) of a structure met for one of the first
@@ -36,10 +38,10 @@
 //! kernels are formed and compiled once. So does a kernel of at most 4096 positions, however
 //! many operations it fuses: the child runs its first two times faster than it compiles.
 //!
-//! Scans, gathers and scatters run as plain Rust ([`native`]), and so do the reductions to a
-//! position, `argmin_reduce` and `argmax_reduce`, on the pool ([`positions`]). Matrix products
+//! Scans, gathers and scatters run as plain Rust ([`native`](crate::routines::native)), and so do the reductions to a
+//! position, `argmin_reduce` and `argmax_reduce`, on the pool ([`positions`](crate::routines::positions)). Matrix products
 //! (a kernel of a product summed over its middle axis, and the `matmul` extension method of
-//! floats) run as blocked GEMM ([`gemm`]). Extension
+//! floats) run as blocked GEMM ([`gemm`](crate::routines::gemm)). Extension
 //! methods go to the fallback child, when there is one; without one they are
 //! [`vm_ir::Error::Unsupported`].
 //!
@@ -51,9 +53,9 @@
 //! however many positions it has.
 //!
 //! Kernels compile at Cranelift's `opt_level = "none"` by default, in two tiers
-//! ([`cache::Tiers`]): first with the single-pass register allocator, and again with the
+//! ([`crate::compile::cache::Tiers`]): first with the single-pass register allocator, and again with the
 //! backtracking one once a kernel is hot (its runs together reach 2^21 positions times
-//! operations, about a millisecond). A kernel of at most [`cache::GOOD_FIRST_MAX_OPS`]
+//! operations, about a millisecond). A kernel of at most [`crate::compile::cache::GOOD_FIRST_MAX_OPS`]
 //! operations whose first run alone reaches that gets the backtracking code at once (softmax's
 //! first call: 35 ms on single-pass code, 9 ms; NumPy 17 ms); a longer one never does, however
 //! large the first run (a 300-operation expression over 4M elements ran its first call in
@@ -63,8 +65,8 @@
 //! operations that is never read until the end reaches the engine as batches cut at varying
 //! places, so hardly a kernel repeats (measured: 2.1 s compiling where NumPy takes 0.07 s, 0.3
 //! s in tiers). Constants past the eighth of a
-//! kernel are loaded where used rather than held in registers ([`codegen::HOISTED_CONSTS`]).
-//! Vector loops are unrolled [`simd::UNROLL`] times ([`simd::CHAIN_UNROLL`] for a plain chain)
+//! kernel are loaded where used rather than held in registers ([`crate::compile::codegen::HOISTED_CONSTS`]).
+//! Vector loops are unrolled [`crate::compile::simd::UNROLL`] times ([`crate::compile::simd::CHAIN_UNROLL`] for a plain chain)
 //! and the copies emitted interleaved, operation by operation, so that a long chain of dependent
 //! operations (a fused kernel of hundreds of element-wise instructions) runs as independent
 //! chains the CPU overlaps; then one vector at a time, so that a short row (a last axis of 8:
@@ -81,35 +83,14 @@
 //!
 //! Settings (`[cpu]` table): see [`Config`]. `VM_PROFILE=1` or `profile = true` prints kernel,
 //! compile and cache statistics to stderr at shutdown. `VM_PERF_MAP=1` names the JIT's code for
-//! `perf` in `/tmp/perf-<pid>.map` ([`perfmap`]).
+//! `perf` in `/tmp/perf-<pid>.map` ([`perfmap`](crate::compile::perfmap)).
 
-pub mod cache;
-pub mod calls;
-pub mod codegen;
-mod copyback;
-pub mod emit;
+pub mod compile;
 mod engine;
-pub mod exec;
-pub mod fastmath;
-pub mod gemm;
-pub mod hoist;
-pub mod lazy;
-pub mod native;
-pub mod perfmap;
-pub mod philox;
-pub mod pool;
-pub mod positions;
 pub mod profile;
-pub mod program;
-mod recycle;
-pub mod reduce;
-mod rewrite;
-pub mod rowcode;
-pub mod rows;
-pub mod schedule;
-pub mod simd;
-pub mod views;
-pub mod wide;
+pub mod routines;
+pub mod run;
+pub mod x86;
 
 pub use engine::CpuEngine;
 
@@ -172,6 +153,14 @@ vm_runtime::settings! {
         /// "avx2" (when the CPU has it), or "none" (Cranelift's code for every kernel)
         #[choice("auto", "avx512", "avx2", "none")]
         row_code: String = "auto",
+        /// optimizer passes not to run, by name, comma-separated (see the crate vm-passes:
+        /// lazy, hoist, flat-reductions, widen-f32-sums, subview-fills, copyback, reciprocals,
+        /// recycle)
+        passes_off: String = "",
+        /// print the batch after every optimizer pass that changed it (also turned on by
+        /// VM_TRACE=passes)
+        #[env_switch("VM_TRACE=passes")]
+        trace_passes: bool = false,
     }
 }
 

@@ -1,6 +1,6 @@
 //! Counters of what the engine did, printed at shutdown when profiling is on.
 
-use crate::cache::CacheStats;
+use crate::compile::cache::CacheStats;
 use std::fmt;
 use std::time::Duration;
 use vm_runtime::Statistics;
@@ -29,11 +29,11 @@ pub struct Profile {
     pub deferred: u64,
     /// Deferred bases replayed because a later batch referred to them.
     pub replayed: u64,
-    /// Loop-invariant results read from a kept base instead of computed again ([`crate::hoist`]).
+    /// Loop-invariant results read from a kept base instead of computed again ([`vm_passes::hoist`]).
     pub hoisted: u64,
-    /// Kernels run as matrix products ([`crate::gemm`]).
+    /// Kernels run as matrix products ([`crate::routines::gemm`]).
     pub matrix_products: u64,
-    /// Kernels run in row-blocked groups ([`crate::rows`]).
+    /// Kernels run in row-blocked groups ([`crate::run::rows`]).
     pub row_grouped: u64,
     /// Temporaries of row-blocked groups kept in per-block scratch memory, never in a buffer.
     pub row_scratch: u64,

@@ -219,7 +219,7 @@ fn hot_kernels_are_compiled_again_by_the_good_tier() {
     assert_eq!(run("tiered", 3 << 22, 3), (1, 0, 2));
     // A long one gets the fast tier's code first (compiled several times faster), however
     // large its first run, and the good code once it runs again.
-    let long = vm_cpu::cache::GOOD_FIRST_MAX_OPS + 8;
+    let long = vm_cpu::compile::cache::GOOD_FIRST_MAX_OPS + 8;
     assert_eq!(run_chain("tiered", 1 << 20, 1, long), (1, 0, 0));
     assert_eq!(run_chain("tiered", 1 << 20, 2, long), (1, 1, 1));
     assert_eq!(run("single_pass", 1 << 17, 5), (1, 0, 4));

@@ -1,11 +1,12 @@
-//! `VM_PERF_MAP=1`: the JIT's code named in `/tmp/perf-<pid>.map` (see `vm_cpu::perfmap`). The
+//! `VM_PERF_MAP=1`: the JIT's code named in `/tmp/perf-<pid>.map` (see `vm_cpu::compile::perfmap`). The
 //! test runs itself again in a child process with the variable set, so that no other test
 //! writes a map.
 
 use std::process::Command;
-use vm_cpu::cache::{Cache, Tiers};
-use vm_cpu::program::{Dst, Inner, Op, Program, SlotInfo, Src};
-use vm_cpu::{perfmap, rowcode};
+use vm_cpu::compile::cache::{Cache, Tiers};
+use vm_cpu::compile::perfmap;
+use vm_cpu::compile::program::{Dst, Inner, Op, Program, SlotInfo, Src};
+use vm_cpu::x86;
 use vm_ir::{DType, Opcode};
 
 /// `out = (x * c0 - y) * x`, f64, contiguous: a kernel that gets a row routine.
@@ -62,14 +63,14 @@ fn the_perf_map_names_every_kernel_and_routine() {
     let _ = std::fs::remove_file(&path);
     assert!(perfmap::enabled());
     let p = program();
-    let isa = rowcode::Isa::best();
+    let isa = x86::Isa::best();
     let mut cache = Cache::new("speed", Tiers::Tiered, false, false, isa).unwrap();
     // A kernel of the fast tier, then of the good one.
     let (fast, _, _) = cache.get(&p, 1).unwrap();
     let (good, _, _) = cache.get(&p, 1 << 30).unwrap();
     let map = lines(&path);
     let named = |stem: String| map.iter().filter(|l| l.2.starts_with(&format!("{stem}."))).collect::<Vec<_>>();
-    match isa.filter(|&i| rowcode::eligible(&p, i)) {
+    match isa.filter(|&i| x86::eligible(&p, i)) {
         Some(isa) => {
             // The row routine is the same at every tier: one kernel, one routine, compiled once.
             let kernel = named(perfmap::kernel_name(&p, false));
@@ -79,7 +80,7 @@ fn the_perf_map_names_every_kernel_and_routine() {
             let (start, size) = (routine[0].0, routine[0].1);
             // SAFETY: the routine's code is mapped (readable and executable) while `cache` lives.
             let code = unsafe { std::slice::from_raw_parts(start as *const u8, size) };
-            assert_eq!(code, rowcode::assemble(&p, isa).unwrap(), "the map's range holds the routine");
+            assert_eq!(code, x86::assemble(&p, isa).unwrap(), "the map's range holds the routine");
         }
         None => {
             for (f, good) in [(fast, false), (good, true)] {

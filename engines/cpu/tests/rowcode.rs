@@ -1,4 +1,4 @@
-//! The row routines (`vm_cpu::rowcode`), AVX-512 and AVX2: kernels of f64 and f32 arithmetic with more live values
+//! The row routines (`vm_cpu::x86`), AVX-512 and AVX2: kernels of f64 and f32 arithmetic with more live values
 //! than vector registers and more operands than address registers, rows of every length modulo
 //! eight (views with a gap between rows, so that rows stay rows, and blocks that start and end
 //! inside rows), operands broadcast along rows or everywhere, constants on either side, in-place
@@ -18,7 +18,7 @@ use proptest::prelude::*;
 use std::cell::Cell;
 use std::sync::Mutex;
 use vm_cpu::CpuEngine;
-use vm_cpu::rowcode::{Emitted, Isa, Mem, Rm, Routine};
+use vm_cpu::x86::{Emitted, Isa, Mem, Rm, Routine};
 use vm_ir::{Base, DType, Instruction, Opcode, Operand, Scalar};
 
 thread_local! {
@@ -48,7 +48,7 @@ struct Decoding([u64; 2]);
 
 /// Has the engines decode every routine from now on (see [`audit`]).
 fn decoding() -> Decoding {
-    vm_cpu::rowcode::set_audit(audit);
+    vm_cpu::x86::set_audit(audit);
     Decoding(DECODED.with(Cell::get))
 }
 
@@ -133,7 +133,7 @@ fn engine_with(threads: usize, row_code: &str) -> CpuEngine {
 const ROW_CODES: [&str; 3] = ["avx512", "avx2", "none"];
 
 /// Row shapes: lengths of every remainder modulo eight from the routine's shortest row
-/// (`vm_cpu::codegen::ROW_ROUTINE_MIN`) on, in kernels of several blocks, and rows too short for
+/// (`vm_cpu::compile::codegen::ROW_ROUTINE_MIN`) on, in kernels of several blocks, and rows too short for
 /// it. (A kernel is cut into at least eight blocks: a small one has only short pieces of rows.)
 const SHAPES: [(usize, usize); 10] =
     [(40, 64), (33, 65), (36, 66), (41, 67), (38, 68), (35, 69), (37, 70), (39, 71), (7, 29), (2, 3)];
@@ -551,7 +551,7 @@ proptest! {
     /// decode to what was meant.
     #[test]
     fn every_form_of_every_instruction_decodes_as_meant((isa, f32, list) in listing()) {
-        let r = vm_cpu::rowcode::replay(isa, f32, &list);
+        let r = vm_cpu::x86::replay(isa, f32, &list);
         if let Err(e) = decode::check(&r) {
             prop_assert!(false, "{e}");
         }

@@ -1,4 +1,4 @@
-//! Row-blocked groups (`vm_cpu::rows`): chains of kernels over the same rows run a block of
+//! Row-blocked groups (`vm_cpu::run::rows`): chains of kernels over the same rows run a block of
 //! rows at a time, with the results of running them one after the other (checked against
 //! interp), and kernels whose rows would meet are kept apart.
 

@@ -30,58 +30,32 @@ pub(crate) const PIECE: usize = POLL_EVERY / 16;
 /// last dimension varies fastest). A 0-d view yields its one element; a view with an extent 0
 /// yields nothing.
 pub struct Offsets<'a> {
-    shape: &'a [usize],
-    stride: &'a [i64],
-    idx: Vec<usize>,
-    offset: i64,
-    remaining: usize,
+    walk: vm_ir::view::Offsets<'a>,
     /// Polled every [`POLL_EVERY`] offsets: a request ends the traversal early.
     interrupt: Option<&'a Interrupt>,
+    stopped: bool,
 }
 
-/// The base offsets of `view`'s elements, row-major. The view must lie inside its base
-/// ([`View::validate`]).
+/// The base offsets of `view`'s elements, row-major ([`View::offsets`]). The view must lie
+/// inside its base ([`View::validate`]).
 pub fn offsets(view: &View) -> Offsets<'_> {
-    Offsets {
-        shape: &view.shape,
-        stride: &view.stride,
-        idx: vec![0; view.ndim()],
-        offset: view.start,
-        remaining: view.nelem(),
-        interrupt: None,
-    }
+    Offsets { walk: view.offsets(), interrupt: None, stopped: false }
 }
 
 impl Iterator for Offsets<'_> {
     type Item = usize;
 
     fn next(&mut self) -> Option<usize> {
-        if self.remaining == 0 {
+        let remaining = self.walk.len();
+        self.stopped |= remaining.is_multiple_of(POLL_EVERY) && self.interrupt.is_some_and(Interrupt::is_requested);
+        if self.stopped {
             return None;
         }
-        if self.remaining.is_multiple_of(POLL_EVERY) && self.interrupt.is_some_and(Interrupt::is_requested) {
-            self.remaining = 0;
-            return None;
-        }
-        self.remaining -= 1;
-        let here = self.offset;
-        if self.remaining > 0 {
-            // Odometer step: bump the last dimension, carrying into earlier ones.
-            for d in (0..self.shape.len()).rev() {
-                self.idx[d] += 1;
-                self.offset += self.stride[d];
-                if self.idx[d] < self.shape[d] {
-                    break;
-                }
-                self.offset -= self.stride[d] * self.shape[d] as i64;
-                self.idx[d] = 0;
-            }
-        }
-        Some(here as usize)
+        self.walk.next().map(|o| o as usize)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.remaining, Some(self.remaining))
+        if self.stopped { (0, Some(0)) } else { self.walk.size_hint() }
     }
 }
 

@@ -23,7 +23,22 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 use vm_fusion::{PartitionCache, Step};
 use vm_ir::{Base, BaseId, Error, Instruction, Kind, Opcode, Result};
+use vm_passes::{Pipeline, Rewritten, Stage};
 use vm_runtime::{Component, ComponentInfo, HostMemory, ReductionOrder, Statistics};
+
+/// The optimizer passes this engine runs: the stateless rewrites. (The others keep buffers of
+/// host memory between batches, or defer writing arrays to host memory, which this engine's
+/// device copies would not follow.)
+const DEVICE_PASSES: &[&str] = &["flat-reductions", "subview-fills", "reciprocals"];
+
+/// The device's costs for the passes: it computes every function inline.
+struct DeviceCosts;
+
+impl vm_passes::Costs for DeviceCosts {
+    fn calls_out(&self, _: Opcode, _: vm_ir::DType) -> bool {
+        false
+    }
+}
 
 /// The most parameters a program reads from `__constant` memory (32 KiB; fewer when the
 /// device's constant buffer is smaller).
@@ -201,6 +216,8 @@ pub struct OpenClEngine {
     stats: Stats,
     /// Kernel formation of batch structures seen before.
     plans: PartitionCache,
+    /// The batch optimizer's passes that hold on a device ([`DEVICE_PASSES`]).
+    passes: Pipeline,
     /// The programs launched since the last wait for the device (the first few), named in the
     /// error when that wait fails.
     unfinished: Vec<String>,
@@ -259,6 +276,7 @@ impl OpenClEngine {
             child,
             stats: Stats::default(),
             plans: PartitionCache::default(),
+            passes: Pipeline::of(DEVICE_PASSES, &vm_passes::Options::default())?,
             unfinished: Vec::new(),
             shut_down: false,
         })
@@ -865,9 +883,15 @@ impl Component for OpenClEngine {
 
     /// Relies on the batch being valid, as the [`Component`] contract says (the runtime
     /// validates every instruction it accepts).
+    /// Errors name the position in the batch as submitted, before the passes rewrote it.
     fn execute(&mut self, batch: &[Instruction], mem: &mut HostMemory) -> Result<()> {
         let start = Instant::now();
-        let result = self.execute_timed(batch, mem);
+        let mut work = Rewritten::new(batch);
+        self.passes.run(Stage::Batch, &mut work, &[], mem, &DeviceCosts);
+        let mut result = self.execute_timed(work.batch(), mem);
+        if !work.origin().is_empty() {
+            result = result.map_err(|e| renumber(e, work.origin()));
+        }
         self.stats.exec_time += start.elapsed();
         result
     }

@@ -114,32 +114,8 @@ pub(super) fn gather_view<T: Copy>(data: &[T], view: &View) -> Result<Vec<T>> {
         out.extend_from_slice(&data[s..s + n]);
         return Ok(out);
     }
-    let nd = view.ndim();
-    let (inner_n, inner_s) = (view.shape[nd - 1], view.stride[nd - 1]);
-    let mut idx = vec![0usize; nd - 1];
-    let mut offset = view.start;
-    loop {
-        let mut o = offset;
-        for _ in 0..inner_n {
-            out.push(data[o as usize]);
-            o += inner_s;
-        }
-        // Advance the odometer over the outer dimensions.
-        let mut d = nd - 1;
-        loop {
-            if d == 0 {
-                return Ok(out);
-            }
-            d -= 1;
-            idx[d] += 1;
-            offset += view.stride[d];
-            if idx[d] < view.shape[d] {
-                break;
-            }
-            offset -= view.stride[d] * view.shape[d] as i64;
-            idx[d] = 0;
-        }
-    }
+    out.extend(view.offsets().map(|o| data[o as usize]));
+    Ok(out)
 }
 
 /// `axis` (negative counts from the end) as an index below `ndim`.

@@ -129,10 +129,16 @@ impl View {
         self.start + idx.iter().zip(&self.stride).map(|(&i, &s)| i as i64 * s).sum::<i64>()
     }
 
+    /// The base offsets of the view's elements, in row-major order (the last dimension varying
+    /// fastest): one odometer step per element, cheaper than [`View::offset_at`] for a walk.
+    pub fn offsets(&self) -> Offsets<'_> {
+        Offsets { view: self, idx: smallvec::smallvec![0; self.ndim()], offset: self.start, remaining: self.nelem() }
+    }
+
     /// Offset in the base of the element at row-major position `k` (`k < nelem()`): the
     /// multi-index of `k` with the last dimension varying fastest, through
     /// [`View::offset_of`]. For random access (gather, scatter); walking a view in order is
-    /// cheaper with an odometer.
+    /// cheaper with [`View::offsets`].
     pub fn offset_at(&self, mut k: usize) -> i64 {
         let mut offset = self.start;
         for (&n, &s) in self.shape.iter().zip(&self.stride).rev() {
@@ -480,9 +486,73 @@ impl fmt::Display for View {
     }
 }
 
+/// The base offsets of a view's elements in row-major order ([`View::offsets`]).
+#[derive(Debug, Clone)]
+pub struct Offsets<'v> {
+    view: &'v View,
+    /// The multi-index of the next element.
+    idx: SmallVec<[usize; 4]>,
+    /// Its offset.
+    offset: i64,
+    remaining: usize,
+}
+
+impl Iterator for Offsets<'_> {
+    type Item = i64;
+
+    #[inline]
+    fn next(&mut self) -> Option<i64> {
+        if self.remaining == 0 {
+            return None;
+        }
+        self.remaining -= 1;
+        let here = self.offset;
+        if self.remaining > 0 {
+            // Odometer step: bump the last dimension, carrying into earlier ones.
+            for d in (0..self.idx.len()).rev() {
+                self.idx[d] += 1;
+                self.offset += self.view.stride[d];
+                if self.idx[d] < self.view.shape[d] {
+                    break;
+                }
+                self.offset -= self.view.stride[d] * self.view.shape[d] as i64;
+                self.idx[d] = 0;
+            }
+        }
+        Some(here)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl ExactSizeIterator for Offsets<'_> {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offsets_walk_row_major_as_random_access_does() {
+        let b = Base { id: BaseId(1), dtype: DType::F64, nelem: 12 };
+        let v = View::new(b, 11, &[2, 3], &[-6, -2]).unwrap();
+        assert_eq!(v.offsets().collect::<Vec<_>>(), vec![11, 9, 7, 5, 3, 1]);
+        assert_eq!(v.offsets().len(), 6);
+        let s = View::new(b, 4, &[], &[]).unwrap();
+        assert_eq!(s.offsets().collect::<Vec<_>>(), vec![4]);
+        let empty = View::new(b, 0, &[2, 0, 3], &[6, 3, 1]).unwrap();
+        assert_eq!(empty.offsets().count(), 0);
+        for v in [
+            v,
+            s,
+            View::new(b, 3, &[2, 1, 3], &[0, 5, 4]).unwrap(),
+            View::new(b, 0, &[2, 2, 1, 3], &[6, 3, 0, 1]).unwrap(),
+        ] {
+            let random_access: Vec<i64> = (0..v.nelem()).map(|k| v.offset_at(k)).collect();
+            assert_eq!(random_access, v.offsets().collect::<Vec<_>>(), "{v}");
+        }
+    }
     use proptest::prelude::*;
     use std::collections::HashSet;
 

@@ -76,10 +76,13 @@ impl Default for RuntimeOptions {
 }
 
 impl RuntimeOptions {
-    /// Defaults, with `trace` from `VM_TRACE` in `env` (set and not `0`) and `direct_elements`
+    /// Defaults, with `trace` from `VM_TRACE` in `env` (a comma-separated list naming anything
+    /// but `0` and `passes`, which asks for the optimizer's trace only) and `direct_elements`
     /// from `VM_DIRECT` (a number of elements; `0` turns direct execution off).
     pub fn from_env(env: &Env) -> Result<RuntimeOptions> {
-        let trace = env.var("VM_TRACE").is_some_and(|v| !v.is_empty() && v != "0");
+        let trace = env
+            .var("VM_TRACE")
+            .is_some_and(|v| v.split(',').map(str::trim).any(|w| !w.is_empty() && w != "0" && w != "passes"));
         let direct_elements = match env.var("VM_DIRECT") {
             None => DIRECT_ELEMENTS,
             Some(v) => v.trim().parse().map_err(|_| {
@@ -1597,6 +1600,15 @@ mod tests {
         assert_eq!(rt.stats().direct, 1, "8 x 8 x 8");
         rt.submit_one(Instruction::new(matmul, [of(y, 16), of(x, 16), of(x, 16)])).unwrap();
         assert_eq!(rt.stats().direct, 1, "16 x 16 x 16");
+    }
+
+    #[test]
+    fn vm_trace_prints_batches_unless_it_names_only_the_passes() {
+        let trace =
+            |v: &str| RuntimeOptions::from_env(&crate::config::Env::new().with_var("VM_TRACE", v)).unwrap().trace;
+        for (value, on) in [("1", true), ("0", false), ("", false), ("passes", false), ("passes,1", true)] {
+            assert_eq!(trace(value), on, "VM_TRACE={value:?}");
+        }
     }
 
     #[test]

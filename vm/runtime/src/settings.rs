@@ -87,11 +87,21 @@ pub struct SettingSpec {
     /// For a string setting, the values accepted (empty: any string).
     pub choices: &'static [&'static str],
     /// For a boolean setting, a process-wide variable (`VM_PROFILE`) that, set and not `0`,
-    /// turns the setting on in every component of the stack that declares it.
+    /// turns the setting on in every component of the stack that declares it; or a variable
+    /// and a word (`VM_TRACE=passes`): the variable, a comma-separated list, names the word.
     pub env_switch: Option<&'static str>,
 }
 
 impl SettingSpec {
+    /// True when this setting's [`SettingSpec::env_switch`] is on in `env`.
+    pub fn switched_on(&self, env: &crate::config::Env) -> bool {
+        let Some(switch) = self.env_switch else { return false };
+        match switch.split_once('=') {
+            Some((var, word)) => env.var(var).is_some_and(|v| v.split(',').any(|w| w.trim() == word)),
+            None => env.var(switch).is_some_and(|v| !v.is_empty() && v != "0"),
+        }
+    }
+
     /// A setting with no range, no choices and no switch.
     pub const fn new(key: &'static str, kind: SettingKind, default: &'static str, doc: &'static str) -> SettingSpec {
         SettingSpec { key, kind, default, doc, range: None, choices: &[], env_switch: None }
@@ -467,6 +477,32 @@ macro_rules! __setting_switch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_switch_is_a_variable_set_and_not_0_or_a_word_in_a_variable_s_list() {
+        use crate::config::Env;
+        let plain =
+            SettingSpec { env_switch: Some("VM_PROFILE"), ..SettingSpec::new("p", SettingKind::Boolean, "false", "") };
+        let word = SettingSpec {
+            env_switch: Some("VM_TRACE=passes"),
+            ..SettingSpec::new("t", SettingKind::Boolean, "false", "")
+        };
+        let env = |v: &str| Env::new().with_var("VM_PROFILE", v).with_var("VM_TRACE", v);
+        for (value, plain_on, word_on) in [
+            ("1", true, false),
+            ("0", false, false),
+            ("", false, false),
+            ("passes", true, true),
+            ("1, passes", true, true),
+        ] {
+            assert_eq!(plain.switched_on(&env(value)), plain_on, "VM_PROFILE={value:?}");
+            assert_eq!(word.switched_on(&env(value)), word_on, "VM_TRACE={value:?}");
+        }
+        assert!(
+            !word.switched_on(&Env::new())
+                && !SettingSpec::new("x", SettingKind::Boolean, "false", "").switched_on(&env("1"))
+        );
+    }
 
     crate::settings! {
         /// A component's settings, one of each kind.

@@ -398,7 +398,7 @@ fn apply_env(
     for (c, (_, imp)) in components.iter_mut().zip(resolved) {
         for spec in imp.settings {
             let Some(var) = spec.env_switch else { continue };
-            if env.var(var).is_some_and(|v| !v.is_empty() && v != "0") {
+            if spec.switched_on(env) {
                 let value = SettingValue { value: true.into(), source: format!("{ENV_SOURCE} {var}"), line: None };
                 c.settings.values.insert(spec.key.to_string(), value);
             }

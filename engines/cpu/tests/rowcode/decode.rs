@@ -7,7 +7,7 @@
 use iced_x86::{
     CpuidFeature, Decoder, DecoderOptions, Formatter, Instruction, IntelFormatter, Mnemonic, OpKind, Register,
 };
-use vm_cpu::rowcode::{Emitted, Isa, Mem, Rm, Routine};
+use vm_cpu::x86::{Emitted, Isa, Mem, Rm, Routine};
 
 /// An operand as compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,408 @@
+"""Linear algebra: products (``dot``, ``matmul``, ``inner``, ``outer``, ``vdot``, ``tensordot``,
+``kron``, ``einsum``), ``trace``, and what NumPy computes with them (``cov``, ``corrcoef``,
+``correlate``, ``convolve``), each as broadcast products and sums or one ``matmul`` on the VM;
+and the functions of ``numpy.linalg`` that run on the VM when called on vmnp arrays (NumPy's
+``__array_function__`` protocol hands them here): the rest of ``numpy.linalg`` is NumPy's,
+through the fallback."""
+
+import math as _math
+import operator as _operator
+import warnings as _warnings
+
+import numpy as _np
+
+from .. import _vmnp
+from . import reductions as _reductions
+from .convert import asarray
+from .creation import broadcast_to, zeros
+from .dtypes import _dtype_name, _UnsupportedDType
+from .fallback import _fallback
+from .manip import _shape_text, clip, concatenate, diagonal, pad, ravel, transpose
+from .public import export
+from .ufunc import _store, absolute, multiply, sqrt
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """Sum of the diagonal."""
+
+    return _reductions.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype, out=out)
+
+
+def matmul(a, b, out=None, **kwargs):
+    """Matrix product (broadcast multiply and a sum over the shared axis)."""
+
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(
+            f"matmul: Input operand {0 if a.ndim == 0 else 1} does not have enough dimensions (has 0, gufunc "
+            f"core with signature (n?,k),(k,m?)->(n?,m?) requires 1)"
+        )
+    va, vb = a.ndim == 1, b.ndim == 1
+    if va and vb and a.shape == b.shape:  # a dot product of vectors: one product, one sum
+        return _store(_reductions.sum(a * b, dtype=_product_dtype(a, b)), out, "matmul")
+    if va:
+        a = a[None, :]
+    if vb:
+        b = b[:, None]
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(
+            f"matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+            f"(n?,k),(k,m?)->(n?,m?) (size {b.shape[-2]} is different from {a.shape[-1]})"
+        )
+    # Float matrices: one `matmul` instruction where the stack implements it (an engine without
+    # fusion would otherwise hold the whole broadcast product).
+    r = _vmnp._matmul(a, b) if a.ndim == 2 and b.ndim == 2 else None
+    if r is None:
+        r = _reductions.sum(a[..., :, :, None] * b[..., None, :, :], axis=-2, dtype=_product_dtype(a, b))
+    if va:
+        r = r[..., 0, :]
+    if vb:
+        r = r[..., 0]
+    return _store(r, out, "matmul")
+
+
+_PRODUCT_DTYPES = {}
+
+
+def _product_dtype(a, b):
+    """The dtype of a sum of products of ``a``'s and ``b``'s elements (NumPy's: their promoted
+    dtype, not the wider one a plain sum of integers accumulates in), remembered per pair."""
+    key = (a.dtype, b.dtype)
+    name = _PRODUCT_DTYPES.get(key)
+    if name is None:
+        name = _PRODUCT_DTYPES[key] = _dtype_name(_np.result_type(a.dtype, b.dtype))
+    return name
+
+
+def dot(a, b, out=None):
+    """Dot product: ``matmul`` for 1-D and 2-D operands, a product for scalars, and for N-D
+    operands a sum over the last axis of ``a`` and the second-to-last of ``b``."""
+
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b, out=out)
+    if a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]:
+        raise ValueError(
+            f"shapes {_shape_text(a.shape)} and {_shape_text(b.shape)} not aligned: {a.shape[-1]} "
+            f"(dim {a.ndim - 1}) != {b.shape[-2 if b.ndim > 1 else 0]} (dim {b.ndim - 2 if b.ndim > 1 else 0})"
+        )
+    if a.ndim <= 2 and b.ndim <= 2:
+        return matmul(a, b, out=out)
+    if b.ndim == 1:
+        bt = b
+    else:
+        bt = transpose(b, [*range(b.ndim - 2), b.ndim - 1, b.ndim - 2])
+    lead = a.reshape(a.shape[:-1] + (1,) * (bt.ndim - 1) + a.shape[-1:])
+    return _store(_reductions.sum(lead * bt, axis=-1, dtype=_product_dtype(a, b)), out)
+
+
+def vdot(a, b):
+    """Dot product of the flattened arrays."""
+
+    a, b = asarray(a), asarray(b)
+    return _reductions.sum(ravel(a) * ravel(b), dtype=_product_dtype(a, b))
+
+
+def inner(a, b):
+    """Inner product over the last axes."""
+
+    a, b = asarray(a), asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    return _reductions.sum(a[(..., *([None] * (b.ndim - 1)), slice(None))] * b, axis=-1, dtype=_product_dtype(a, b))
+
+
+def outer(a, b, out=None):
+    """Every product of an element of ``a`` with one of ``b``."""
+
+    a, b = ravel(asarray(a)), ravel(asarray(b))
+    return _store(a[:, None] * b[None, :], out)
+
+
+def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
+    """The covariance matrix of the variables in the rows (``rowvar``) or columns of ``m`` (and
+    ``y``), as NumPy computes it: centred by the means, one matrix product; weights through the
+    fallback."""
+    if ddof is not None and ddof != int(ddof):
+        raise ValueError("ddof must be integer")
+
+    def fallback(dtype):
+        kwargs = {"rowvar": rowvar, "bias": bias, "ddof": ddof, "dtype": dtype}
+        kwargs.update((k, w) for k, w in (("fweights", fweights), ("aweights", aweights)) if w is not None)
+        return _fallback("cov", _np.cov, (m, y), kwargs)
+
+    if fweights is not None or aweights is not None:
+        return fallback(dtype)
+    m = asarray(m)
+    if m.ndim > 2:
+        raise ValueError("m has more than 2 dimensions")
+    if y is not None:
+        y = asarray(y)
+        if y.ndim > 2:
+            raise ValueError("y has more than 2 dimensions")
+    if dtype is None:
+        dtype = _np.result_type(m.dtype, _np.float64) if y is None else _np.result_type(m.dtype, y.dtype, _np.float64)
+    if _np.dtype(dtype).kind not in "f":
+        return fallback(dtype)
+    x = m.astype(dtype).reshape((1, -1) if m.ndim < 2 else m.shape)
+    if not rowvar and m.ndim != 1:
+        x = x.T
+    if x.shape[0] == 0:
+        return zeros((0, 0))
+    if y is not None:
+        y = y.astype(dtype).reshape((1, -1) if y.ndim < 2 else y.shape)
+        if not rowvar and y.shape[0] != 1:
+            y = y.T
+        x = concatenate((x, y), axis=0)
+    ddof = (0 if bias else 1) if ddof is None else int(ddof)
+    fact = x.shape[1] - ddof
+    if fact <= 0:
+        _warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        fact = 0.0
+    x = x - x.mean(axis=1, keepdims=True)
+    # (A Python float: the product keeps the dtype, as NumPy's in-place one.)
+    c = matmul(x, x.T) * float(_np.true_divide(1, fact))
+    return c.squeeze()
+
+
+def corrcoef(x, y=None, rowvar=True, *, dtype=None):
+    """Pearson correlation coefficients (NumPy's ``corrcoef``): the covariance matrix over the
+    products of the standard deviations, clipped to [-1, 1]."""
+    c = cov(x, y, rowvar, dtype=dtype)
+    if c.ndim == 0:
+        return c / c  # nan for nan, inf or 0, else 1
+    d = sqrt(diagonal(c))
+    c = c / d[:, None] / d[None, :]
+    return clip(c, -1, 1)
+
+
+def tensordot(a, b, axes=2):
+    """The sum of products over ``axes`` of ``a`` and ``b`` (the last ``axes`` of ``a`` with
+    the first of ``b``, or two lists): NumPy's ``tensordot``, as one matrix product of the
+    operands transposed and reshaped."""
+    try:
+        iter(axes)
+    except TypeError:
+        axes_a, axes_b = list(range(-axes, 0)), list(range(axes))
+    else:
+        axes_a, axes_b = axes
+    axes_a = list(axes_a) if hasattr(axes_a, "__len__") else [axes_a]
+    axes_b = list(axes_b) if hasattr(axes_b, "__len__") else [axes_b]
+    if len(set(axes_a)) != len(axes_a) or len(set(axes_b)) != len(axes_b):
+        raise ValueError("duplicate axes are not allowed in tensordot")
+    a, b = asarray(a), asarray(b)
+    if len(axes_a) != len(axes_b) or any(a.shape[i] != b.shape[j] for i, j in zip(axes_a, axes_b, strict=True)):
+        raise ValueError("shape-mismatch for sum")
+    axes_a = [i % a.ndim if a.ndim else i for i in axes_a]
+    axes_b = [j % b.ndim if b.ndim else j for j in axes_b]
+    keep_a = [k for k in range(a.ndim) if k not in axes_a]
+    keep_b = [k for k in range(b.ndim) if k not in axes_b]
+    summed = _math.prod(a.shape[i] for i in axes_a)
+    at = a.transpose(keep_a + axes_a).reshape((_math.prod(a.shape[i] for i in keep_a), summed))
+    bt = b.transpose(axes_b + keep_b).reshape((summed, _math.prod(b.shape[j] for j in keep_b)))
+    return dot(at, bt).reshape([a.shape[i] for i in keep_a] + [b.shape[j] for j in keep_b])
+
+
+def kron(a, b):
+    """The Kronecker product: blocks of ``b`` scaled by each element of ``a`` (NumPy's, as one
+    broadcast product of the operands interleaved with new axes)."""
+    b = asarray(b)
+    a = asarray(a)
+    if a.ndim < b.ndim:
+        a = a.reshape((1,) * (b.ndim - a.ndim) + a.shape)
+    if a.ndim == 0 or b.ndim == 0:
+        return multiply(a, b)
+    nd = max(a.ndim, b.ndim)
+    sa, sb = (1,) * (nd - a.ndim) + a.shape, (1,) * (nd - b.ndim) + b.shape
+    # a's axes at the even positions, b's at the odd: each element of a times all of b.
+    wide_a = a.reshape(tuple(x for n in sa for x in (n, 1)))
+    wide_b = b.reshape(tuple(x for n in sb for x in (1, n)))
+    return multiply(wide_a, wide_b).reshape(tuple(m * n for m, n in zip(sa, sb, strict=True)))
+
+
+def _einsum_sum_out(t, x, other, keep):
+    """Operand ``x`` with subscripts ``t`` summed over its labels that neither the other
+    operand's subscripts ``other`` nor ``keep`` hold; returns the labels left and the result."""
+    drop = [c for c in t if c not in other and c not in keep]
+    if not drop:
+        return t, x
+    return "".join(c for c in t if c not in drop), _reductions.sum(
+        x, axis=tuple(t.index(c) for c in drop), dtype=x.dtype
+    )
+
+
+def _einsum_pair(ta, a, tb, b, keep):
+    """Operands ``a`` and ``b`` with subscripts ``ta`` and ``tb`` contracted to the labels in
+    ``keep`` (and no others): labels of one operand alone that are not kept are summed first,
+    then one batched matrix product sums the shared ones. Returns the labels and the result."""
+    (ta, a), (tb, b) = _einsum_sum_out(ta, a, tb, keep), _einsum_sum_out(tb, b, ta, keep)
+    batch = [c for c in ta if c in tb and c in keep]
+    summed = [c for c in ta if c in tb and c not in keep]
+    left, right = [c for c in ta if c not in tb], [c for c in tb if c not in ta]
+    size = {c: n for t, x in ((ta, a), (tb, b)) for c, n in zip(t, x.shape, strict=True)}
+    prod = _math.prod
+    at = a.transpose([ta.index(c) for c in batch + left + summed])
+    bt = b.transpose([tb.index(c) for c in batch + summed + right])
+    at = at.reshape((prod(size[c] for c in batch), prod(size[c] for c in left), prod(size[c] for c in summed)))
+    bt = bt.reshape((prod(size[c] for c in batch), prod(size[c] for c in summed), prod(size[c] for c in right)))
+    labels = batch + left + right
+    return "".join(labels), matmul(at, bt).reshape(tuple(size[c] for c in labels))
+
+
+def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
+    """Einstein summation (NumPy's ``einsum``) for subscripts of letters, explicit or implicit
+    output, any number of operands: contracted pairwise from the left, each pair as one batched
+    matrix product (``optimize`` changes nothing but the order NumPy would take). Ellipses,
+    a label repeated within one operand (diagonals), boolean operands and ``out``, ``dtype``,
+    ``order`` or ``casting`` go through the fallback."""
+    subscripts = operands[0] if operands else None
+    args = operands[1:]
+    simple = (
+        isinstance(subscripts, str)
+        and out is None
+        and dtype is None
+        and order == "K"
+        and casting == "safe"
+        and "." not in subscripts
+    )
+    if simple:
+        inputs, arrow, output = subscripts.replace(" ", "").partition("->")
+        terms = inputs.split(",")
+        arrays = [asarray(x) for x in args]
+        if not arrow:
+            output = "".join(sorted(c for c in set(inputs) if c != "," and inputs.count(c) == 1))
+        simple = (
+            len(terms) == len(arrays) > 0
+            and all(t.isalpha() or t == "" for t in [*terms, output])
+            and all(len(set(t)) == len(t) for t in [*terms, output])
+            and all(len(t) == x.ndim for t, x in zip(terms, arrays, strict=True))
+            and set(output) <= set(inputs)
+            and not any(x.dtype == _np.bool_ for x in arrays)
+        )
+    if not simple:
+        kwargs = {"out": out, "dtype": dtype, "order": order, "casting": casting, "optimize": optimize}
+        return _fallback("einsum", _np.einsum, operands, kwargs)
+    if len(terms) == 1 and set(terms[0]) == set(output):
+        # Only a permutation of the axes: a view, as NumPy's.
+        return arrays[0].transpose([terms[0].index(c) for c in output])
+    # A label's extent is its largest; extent 1 broadcasts, as NumPy's.
+    size = {}
+    for k, (t, x) in enumerate(zip(terms, arrays, strict=True)):
+        for c, n in zip(t, x.shape, strict=True):
+            if size.get(c, 1) != 1 and n not in (1, size[c]):
+                raise ValueError(f"einsum: operand {k} has {n} elements along {c!r}, another {size[c]}")
+            size[c] = n if size.get(c, 1) == 1 else size[c]
+    arrays = [broadcast_to(x, tuple(size[c] for c in t)) for t, x in zip(terms, arrays, strict=True)]
+    result_dtype = _np.result_type(*[x.dtype for x in arrays])
+    arrays = [x.astype(result_dtype, copy=False) for x in arrays]
+    t, acc = terms[0], arrays[0]
+    for k in range(1, len(terms)):
+        needed = set(output).union(*terms[k + 1 :])
+        keep = [c for c in dict.fromkeys(t + terms[k]) if c in needed]
+        t, acc = _einsum_pair(t, acc, terms[k], arrays[k], keep)
+    drop = [c for c in t if c not in output]
+    if drop:
+        acc = _reductions.sum(acc, axis=tuple(t.index(c) for c in drop), dtype=result_dtype)
+        t = "".join(c for c in t if c not in drop)
+    return acc.transpose([t.index(c) for c in output]) if output else acc
+
+
+def correlate(a, v, mode="valid"):
+    """The cross-correlation of two 1-D sequences (NumPy's ``correlate``; modes ``valid``,
+    ``same``, ``full``): the windows of the zero-padded longer sequence, a view with overlapping
+    rows, times the shorter one, as one matrix-vector product."""
+    a, v = asarray(a), asarray(v)
+    if a.ndim != 1 or v.ndim != 1 or mode not in ("valid", "same", "full") or _np.bool_ in (a.dtype, v.dtype):
+        return _fallback("correlate", _np.correlate, (a, v), {"mode": mode})
+    if a.size == 0:
+        raise ValueError("a cannot be empty")
+    if v.size == 0:
+        raise ValueError("v cannot be empty")
+    dtype = _np.result_type(a.dtype, v.dtype)
+    inverted = v.size > a.size
+    if inverted:
+        a, v = v, a
+    n, m = a.size, v.size
+    left, right = {"valid": (0, 0), "same": (m // 2, m - m // 2 - 1), "full": (m - 1, m - 1)}[mode]
+    padded = pad(a.astype(dtype), (left, right)) if left or right else a.astype(dtype)
+    # Row k of the windows is padded[k : k + m] (the padded copy is contiguous).
+    windows = _vmnp._view(padded, padded._start, [n + left + right - m + 1, m], [1, 1])
+    r = matmul(windows, v.astype(dtype))
+    return r[::-1].copy() if inverted else r
+
+
+def convolve(a, v, mode="full"):
+    """The discrete linear convolution of two 1-D sequences (NumPy's ``convolve``): the
+    correlation with one of them reversed."""
+    a, v = asarray(a), asarray(v)
+    if a.ndim != 1 or v.ndim != 1:
+        return _fallback("convolve", _np.convolve, (a, v), {"mode": mode})
+    if a.size == 0:
+        raise ValueError("a cannot be empty")
+    if v.size == 0:
+        raise ValueError("v cannot be empty")
+    if v.size > a.size:
+        a, v = v, a
+    return correlate(a, v[::-1], mode)
+
+
+# ------------------------------------------------------------------------------- numpy.linalg
+
+
+def _axes(axis, ndim):
+    """``axis`` as a tuple of normalised axes (every axis for None)."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (_operator.index(axis),)
+    norm = tuple(x % ndim if -ndim <= x < ndim else None for x in axes)
+    if None in norm:
+        raise _np.exceptions.AxisError(axes[norm.index(None)], ndim)
+    if len(set(norm)) != len(norm):
+        raise ValueError("Duplicate axes given.")
+    return norm
+
+
+def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (NumPy's name)
+    """Vector norms (any ``ord``) along one axis and the Frobenius norm of matrices, as
+    ``numpy.linalg.norm`` computes them; matrix norms of other orders (2, 'nuc', 1, inf) are
+    NumPy's, through the fallback."""
+    x = asarray(x)
+    if x.dtype.kind not in "biuf":
+        raise _UnsupportedDType(f"vmnp does not support dtype {x.dtype}")
+    if x.dtype.kind != "f":
+        x = x.astype("float64")
+    axes = _axes(axis, x.ndim)
+    # No ord and no axis: the 2-norm of all elements, whatever the dimensions (NumPy's).
+    vector = len(axes) == 1 or (ord is None and axis is None)
+    if len(axes) == 2 and ord in (None, "fro", "f"):
+        vector, ord = True, None
+    if not vector or isinstance(ord, str):
+        raise _UnsupportedDType("a matrix norm of this order")
+    if ord is None and axis is None and not keepdims:
+        # NumPy's: the square root of the flattened array's dot product with itself.
+        flat = x.ravel()
+        return sqrt(flat.dot(flat))
+    a = absolute(x) if ord not in (None, 2, 0) else None
+    if ord is None or ord == 2:
+        r = sqrt(_reductions.sum(x * x, axis=axes, keepdims=keepdims))
+    elif ord == _np.inf:
+        r = _reductions.max(a, axis=axes, keepdims=keepdims)
+    elif ord == -_np.inf:
+        r = _reductions.min(a, axis=axes, keepdims=keepdims)
+    elif ord == 0:
+        r = _reductions.sum(x != 0, axis=axes, keepdims=keepdims).astype(x.dtype)
+    elif ord == 1:
+        r = _reductions.sum(a, axis=axes, keepdims=keepdims)
+    else:
+        p = float(ord)
+        r = _reductions.sum(a**p, axis=axes, keepdims=keepdims) ** (1.0 / p)
+    return r
+
+
+#: ``numpy.linalg`` functions vmnp computes, by name.
+FUNCTIONS = {"norm": norm}
+
+
+# The public functions as programs call them (see ``public.export``); products of two vmnp
+# arrays recorded natively.
+export(globals(), {"dot": "product", "matmul": "product"})
