@@ -176,8 +176,12 @@ impl CpuEngine {
         };
         let options =
             vm_passes::Options::with_off_list(&config.passes_off, config.hoist_bytes as u64, config.trace_passes);
-        let passes = Pipeline::standard(&options)
-            .map_err(|e| Error::InvalidArgument(format!("[{table}] passes_off = {:?}: {e}", config.passes_off)))?;
+        let passes = Pipeline::standard(&options).map_err(|e| match e {
+            Error::InvalidArgument(m) => {
+                Error::InvalidArgument(format!("[{table}] passes_off = {:?}: {m}", config.passes_off))
+            }
+            e => e,
+        })?;
         let pool = Pool::new(threads)
             .map_err(|e| Error::OutOfMemory(format!("[{table}] threads = {threads}: {e}")).caused_by(e))?;
         Ok(CpuEngine {

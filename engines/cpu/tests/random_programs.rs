@@ -59,3 +59,33 @@ fn uneven_programs_with_host_writes_match_interp() {
     }
     assert!(replayed > 0, "deferred bases are replayed when read");
 }
+
+#[test]
+fn programs_match_interp_with_each_pass_and_every_pass_turned_off() {
+    let spec = ProgramSpec { sync_apart: true, ..ProgramSpec::default() };
+    let every = vm_passes::STANDARD.join(",");
+    let offs: Vec<&str> = vm_passes::STANDARD.iter().copied().chain([every.as_str()]).collect();
+    for (k, off) in offs.iter().enumerate() {
+        let config = vm_cpu::Config { threads: 2, passes_off: off.to_string(), ..vm_cpu::Config::default() };
+        for seed in (0..count(40)).map(|s| 1_000_000 + 100 * k as u64 + s) {
+            let mut cpu = vm_cpu::CpuEngine::new(config.clone(), None).unwrap();
+            check_program(&mut cpu, &random_program(seed, &spec), true, &format!("seed {seed}, passes_off {off:?}"));
+        }
+    }
+    // With `lazy` off nothing is deferred.
+    let config = vm_cpu::Config { passes_off: "lazy".into(), ..vm_cpu::Config::default() };
+    let mut cpu = vm_cpu::CpuEngine::new(config, None).unwrap();
+    for seed in 0..count(40) {
+        check_program(&mut cpu, &random_program(seed, &spec), true, &format!("seed {seed}, lazy off"));
+    }
+    assert_eq!(cpu.profile().deferred, 0);
+}
+
+#[test]
+fn an_unknown_pass_name_is_refused_with_the_list_of_passes() {
+    let config = vm_cpu::Config { passes_off: "hoist, hoisting".into(), ..vm_cpu::Config::default() };
+    let Err(e) = vm_cpu::CpuEngine::new(config, None) else { panic!("an unknown pass was accepted") };
+    let text = e.to_string();
+    assert!(text.contains("[cpu] passes_off = \"hoist, hoisting\": no optimizer pass is named `hoisting`"), "{text}");
+    assert!(text.contains(&vm_passes::STANDARD.join(", ")) && text.matches("invalid argument").count() == 1, "{text}");
+}
