@@ -157,21 +157,16 @@ impl CpuEngine {
         CpuEngine::named("cpu", config, child)
     }
 
-    /// An engine for the config table `table`. More than [`crate::MAX_THREADS`] threads is
-    /// [`Error::InvalidArgument`] (a config gets the same limit as a config error when its stack
-    /// is planned); a thread the system refuses is [`Error::OutOfMemory`], with every worker
+    /// An engine for the config table `table`. A setting out of its range (more than
+    /// [`crate::MAX_THREADS`] threads, say) is the config error a config file gets when its stack
+    /// is planned; a thread the system refuses is [`Error::OutOfMemory`], with every worker
     /// already started stopped again. Cranelift's IR verifier runs on every kernel in debug
     /// builds.
     pub fn named(table: &str, config: Config, child: Option<Box<dyn Component>>) -> Result<CpuEngine> {
         let child_is_interp = child.as_ref().is_some_and(|c| c.info().implementation == "interp");
+        config.validate(table)?;
         let threads = match config.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n if n > crate::MAX_THREADS => {
-                return Err(Error::InvalidArgument(format!(
-                    "[{table}] threads = {n}: at most {} worker threads",
-                    crate::MAX_THREADS
-                )));
-            }
             n => n,
         };
         let options =

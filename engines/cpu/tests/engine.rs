@@ -148,6 +148,10 @@ fn settings_are_read_and_bad_ones_rejected() {
     let bad = Settings::from_pairs("cpu", &[("opt_level", toml::Value::String("fast".into()))]);
     let e = (vm_cpu::IMPLEMENTATION.construct)(&bad, None).err().expect("opt_level = fast is an error").to_string();
     assert!(e.contains("opt_level") && e.contains("\"speed\"") && e.contains("fast"), "{e}");
+    // A config built in code is held to the same ranges as a config file's.
+    let many = vm_cpu::Config { threads: vm_cpu::MAX_THREADS + 1, ..vm_cpu::Config::default() };
+    let e = CpuEngine::new(many, None).err().expect("too many threads is an error").to_string();
+    assert!(e.contains("[cpu] threads = 1025 is out of range: accepted are 0 to 1024"), "{e}");
 }
 
 /// `x[i] = i`, then a chain `y = y * a_k` / `y = y + b_k` of `ops` operations with distinct

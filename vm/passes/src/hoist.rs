@@ -192,7 +192,7 @@ impl Hoist {
         if !repeated.iter().any(|&r| r) {
             return None;
         }
-        // Who reads each write: (reader positions, freed in the batch without a sync first).
+        // Who reads each write: (reader positions, dead by the batch's end without a sync first).
         let readers = Readers::of(batch);
         // Frontier: repeated, large, read by something that does not repeat (or kept past the
         // batch), and costly to recompute from what the batch has.
@@ -351,7 +351,8 @@ fn copy(out: &View, kept: Base) -> Instruction {
 struct Readers {
     /// Per instruction: the positions reading its output before the base is written again.
     reads: Vec<Vec<usize>>,
-    /// Per instruction: the base is freed later in the batch, not synced before.
+    /// Per instruction: the value is dead by the batch's end, never synced: the base is freed
+    /// or overwritten in full later in the batch.
     temporary: Vec<bool>,
     /// Per instruction: the writes of the batch its inputs read.
     writers: Vec<SmallVec<[usize; 3]>>,
@@ -395,11 +396,15 @@ impl Readers {
                 }
             }
             if let Some(o) = instr.output() {
-                if let Some(&w) = last.get(&o.base.id)
-                    && !o.is_whole_base()
-                {
-                    // A partial write reads the rest of the base's values.
-                    reads[w].push(j);
+                if let Some(&w) = last.get(&o.base.id) {
+                    if !o.is_whole_base() {
+                        // A partial write reads the rest of the base's values.
+                        reads[w].push(j);
+                    } else if !synced.contains(&w) {
+                        // Overwritten in full before anything outside the batch saw it (an
+                        // in-place chain, `e = k / 8; e = exp(e)`): as dead as a freed value.
+                        temporary[w] = true;
+                    }
                 }
                 last.insert(o.base.id, j);
             }

@@ -61,9 +61,8 @@ fn synthetic_name(id: BaseId) -> String {
 /// its kernels, `steps`.
 fn print(program: &Program, batch: &[Instruction], steps: &[Step]) -> String {
     let mut named: Vec<(String, vm_ir::Base)> = program.bases.clone();
-    let known: HashMap<BaseId, ()> = named.iter().map(|(_, b)| (b.id, ())).collect();
     for v in batch.iter().flat_map(Instruction::views) {
-        if !known.contains_key(&v.base.id) && !named.iter().any(|(_, b)| b.id == v.base.id) {
+        if !named.iter().any(|(_, b)| b.id == v.base.id) {
             named.push((synthetic_name(v.base.id), v.base));
         }
     }
@@ -99,19 +98,33 @@ fn kernels(batch: &[Instruction]) -> Vec<Step> {
     vm_fusion::partition(batch, &vm_fusion::Options { max_instructions: 512, ordered_float_products: true })
 }
 
-/// Runs the case in `text` and returns what its expected part should read.
-fn run_case(path: &Path, text: &str) -> String {
-    let input = text.split(EXPECTED).next().unwrap_or_default();
-    let passes_line = input
+/// The passes a case's `# passes:` line names (`standard`: every pass, in the standard order).
+fn named_passes(path: &Path, text: &str) -> Vec<String> {
+    let line = input_part(text)
         .lines()
         .find_map(|l| l.strip_prefix("# passes:"))
         .unwrap_or_else(|| panic!("{}: no `# passes:` line", path.display()));
-    let names: Vec<&str> = passes_line.split(',').map(str::trim).collect();
+    let names: Vec<String> = line.split(',').map(|n| n.trim().to_string()).collect();
+    if names == ["standard"] { vm_passes::STANDARD.iter().map(|n| n.to_string()).collect() } else { names }
+}
+
+/// True when the case says its passes leave the batch as it is (a `# unchanged` line).
+fn expects_unchanged(text: &str) -> bool {
+    input_part(text).lines().any(|l| l.trim() == "# unchanged")
+}
+
+/// The case's batches: everything before its expected part.
+fn input_part(text: &str) -> &str {
+    text.split(EXPECTED).next().unwrap_or_default()
+}
+
+/// Runs the batches of the case in `text` through `passes` and returns what its expected part
+/// should read.
+fn run_case(path: &Path, text: &str, passes: &[String]) -> String {
+    let names: Vec<&str> = passes.iter().map(String::as_str).collect();
     let options = Options { hoist_bytes: 1 << 30, ..Options::default() };
-    let mut pipeline =
-        if names == ["standard"] { Pipeline::standard(&options) } else { Pipeline::of(&names, &options) }
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut sections = input.split(NEXT_BATCH);
+    let mut pipeline = Pipeline::of(&names, &options).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut sections = input_part(text).split(NEXT_BATCH);
     let first = sections.next().unwrap_or_default();
     let declarations: String =
         first.lines().filter(|l| l.trim_start().starts_with(".base")).map(|l| format!("{l}\n")).collect();
@@ -136,6 +149,13 @@ fn run_case(path: &Path, text: &str) -> String {
         pipeline.finish(true, &mut mem, &Transcendental);
     }
     out
+}
+
+/// The case at `path`: its text and its expected part.
+fn read_case(path: &Path) -> (String, String) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let expected = text.split_once(EXPECTED).map(|(_, e)| e.trim_start_matches('\n')).unwrap_or_default().to_string();
+    (text, expected)
 }
 
 /// What running `batch` leaves in memory, values aside: every base written gets a buffer (but
@@ -173,22 +193,57 @@ fn cases() -> Vec<PathBuf> {
 fn every_golden_case_gives_its_expected_text() {
     let bless = std::env::var_os("BLESS").is_some_and(|v| v != "0");
     let files = cases();
-    assert!(!files.is_empty(), "no golden cases found");
+    assert!(files.len() >= 20, "{} golden cases: the optimizer has at least 20", files.len());
     let mut failed = Vec::new();
     for path in files {
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let got = run_case(&path, &text);
-        let expected = text.split_once(EXPECTED).map(|(_, e)| e.trim_start_matches('\n')).unwrap_or_default();
+        let (text, expected) = read_case(&path);
+        let got = run_case(&path, &text, &named_passes(&path, &text));
         if expected == got {
             continue;
         }
         if bless {
-            let input = text.split(EXPECTED).next().unwrap_or_default().trim_end();
-            std::fs::write(&path, format!("{input}\n{EXPECTED}\n{got}"))
+            // (Written beside and renamed over, so that the other test never reads half a case.)
+            let fresh = path.with_extension("vmpass.blessed");
+            std::fs::write(&fresh, format!("{}\n{EXPECTED}\n{got}", input_part(&text).trim_end()))
+                .and_then(|()| std::fs::rename(&fresh, &path))
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         } else {
             failed.push(format!("{}:\n--- expected\n{expected}--- got\n{got}", path.display()));
         }
     }
     assert!(failed.is_empty(), "golden cases differ (BLESS=1 rewrites them):\n{}", failed.join("\n"));
+}
+
+/// Each case shows what its passes do: without any one of them (a `standard` case: without all
+/// of them) its expected text is not what the batches give, so a pass that stops working fails
+/// a case; a case marked `# unchanged` gives what no pass at all gives.
+#[test]
+fn every_golden_case_depends_on_each_of_its_passes() {
+    let mut failed = Vec::new();
+    for path in cases() {
+        let (text, expected) = read_case(&path);
+        let passes = named_passes(&path, &text);
+        if expects_unchanged(&text) {
+            let bare = run_case(&path, &text, &[]);
+            if bare != expected {
+                failed.push(format!("{}: marked `# unchanged`, but without its passes:\n{bare}", path.display()));
+            }
+            continue;
+        }
+        if passes == vm_passes::STANDARD {
+            // The standard pipeline's cases show the passes together: without all of them.
+            if run_case(&path, &text, &[]) == expected {
+                failed.push(format!("{}: gives its expected text without any pass", path.display()));
+            }
+            continue;
+        }
+        for (i, pass) in passes.iter().enumerate() {
+            let mut without = passes.clone();
+            without.remove(i);
+            if run_case(&path, &text, &without) == expected {
+                failed.push(format!("{}: gives its expected text without `{pass}`", path.display()));
+            }
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
 }

@@ -437,6 +437,14 @@ macro_rules! settings {
                 })
             }
 
+            /// Checks values set in code (not read from a config) as a config's are: a value out
+            /// of its range or not among its choices is the error [`Self::from_settings`] gives,
+            /// naming `component`.
+            pub fn validate(&self, component: &str) -> ::vm_ir::Result<()> {
+                let pairs = [$((stringify!($field), $crate::settings::SettingType::to_toml(&self.$field)),)*];
+                Self::from_settings(&$crate::settings::Settings::from_pairs(component, &pairs)).map(|_| ())
+            }
+
             /// The values, key and TOML text, as `vm info` shows them.
             pub fn to_pairs(&self) -> ::std::vec::Vec<(::std::string::String, ::std::string::String)> {
                 ::std::vec![
@@ -564,6 +572,15 @@ mod tests {
         assert!(e.contains("[demo] level must be one of \"none\", \"speed\", got \"fast\""), "{e}");
         let e = read("device", (-1).into()).unwrap_err().to_string();
         assert!(e.contains("[demo] device must be an index"), "{e}");
+    }
+
+    #[test]
+    fn values_set_in_code_are_checked_as_a_config_s() {
+        assert!(Demo::default().validate("demo").is_ok());
+        let e = Demo { threads: 9, ..Demo::default() }.validate("demo").unwrap_err().to_string();
+        assert!(e.contains("[demo] threads = 9 is out of range: accepted are 0 to 8"), "{e}");
+        let e = Demo { level: "fast".into(), ..Demo::default() }.validate("demo").unwrap_err().to_string();
+        assert!(e.contains("[demo] level"), "{e}");
     }
 
     #[test]
