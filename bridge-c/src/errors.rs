@@ -1,46 +1,15 @@
-//! Status codes (the table of [`vm_abi::status`]), the per-thread last-error message, and
+//! Status codes (the table of [`vm_abi::status`]), the per-thread last-error message (kept by
+//! [`vm_host::last_error`], which vmnp records its errors in too), and
 //! [`guard`], which every exported function runs its body in so that no error goes unreported and
 //! no panic crosses the C ABI.
 
 pub use vm_abi::status::{OK, Status, error_of_status, status_name, statuses};
 
-use std::cell::RefCell;
-use std::ffi::{CString, c_char, c_int};
+pub use vm_host::last_error::{clear_last_error, last_error, last_error_ptr, set_last_error};
+
+use std::ffi::c_int;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use vm_ir::{Error, Result};
-
-thread_local! {
-    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
-}
-
-/// Records `message` as this thread's last error (interior NULs become spaces).
-pub fn set_last_error(message: &str) {
-    let text = CString::new(message.replace('\0', " ")).unwrap_or_default();
-    // A thread being torn down has no last error to keep; ignoring that is right.
-    let _ = LAST_ERROR.try_with(|e| *e.borrow_mut() = text);
-}
-
-/// Clears this thread's last error (it reads as "" until the next failure).
-pub fn clear_last_error() {
-    // Most calls succeed after a success: leave the empty message be rather than allocate a
-    // new one.
-    let _ = LAST_ERROR.try_with(|e| {
-        if !e.borrow().is_empty() {
-            *e.borrow_mut() = CString::default();
-        }
-    });
-}
-
-/// This thread's last error message; "" when the last call succeeded. The pointer stays valid
-/// until the next call of the C ABI on this thread.
-pub fn last_error_ptr() -> *const c_char {
-    LAST_ERROR.try_with(|e| e.borrow().as_ptr()).unwrap_or(c"".as_ptr())
-}
-
-/// This thread's last error message, as Rust text.
-pub fn last_error() -> String {
-    LAST_ERROR.try_with(|e| e.borrow().to_string_lossy().into_owned()).unwrap_or_default()
-}
 
 /// Runs `f` and turns its outcome into a status: `VM_OK` (and an empty last error) on success,
 /// the error's code and message otherwise. A panic inside `f` is caught and reported as

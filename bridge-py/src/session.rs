@@ -103,7 +103,7 @@ fn set_stack(name: &str) -> PyResult<()> {
 /// NumPy's), also recorded as `vm_last_error()`.
 pub fn vm_err(e: Error) -> PyErr {
     let text = e.to_string();
-    vm::errors::set_last_error(&text);
+    vm_host::last_error::set_last_error(&text);
     match e {
         Error::OutOfMemory(_) => pyo3::exceptions::PyMemoryError::new_err(text),
         _ => VMError::new_err(text),

@@ -7,10 +7,12 @@
 //! - [`plugin`]: engine plugins loaded from shared libraries through the component ABI;
 //! - [`stack`]: choosing, planning and building a stack ([`StackChoice`] says who chooses);
 //! - [`context`]: the process-wide table of live contexts, which C and Python share;
+//! - [`last_error`]: the per-thread last error message, which C and Python share too;
 //! - the allocator: mimalloc for every Rust allocation, tuned by [`tune_allocator`].
 
 pub mod context;
 pub mod engines;
+pub mod last_error;
 pub mod plugin;
 pub mod stack;
 

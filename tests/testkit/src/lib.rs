@@ -3,7 +3,10 @@
 //! Every engine is tested against the reference engine `interp` on the same bytecode. This
 //! crate is that bytecode's one source and the one definition of "agrees". It is a
 //! dev-dependency only (`publish = false`): no production crate depends on it, and it depends
-//! on nothing but the VM's own crates (`vm-ir`, `vm-runtime`, `vm-fusion`) and the oracle `vm-interp`, so every engine's tests may use it.
+//! on nothing but the VM's own crates (`vm-ir`, `vm-runtime`, `vm-fusion`) and the oracle
+//! `vm-interp`, so every engine's tests may use it. It lives under `tests/`, beside the
+//! cross-crate tests, rather than among the runtime crates of `vm/`: it sits above the engine
+//! it runs as the oracle, and only tests reach it.
 //!
 //! - [`rng`]: the small deterministic generator behind every draw;
 //! - [`data`]: input data (small, full-range, arbitrary-bit, tie-rich and moderate values) and
