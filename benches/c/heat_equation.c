@@ -1,9 +1,9 @@
 /*
  * heat_equation against libvm.so: the C users' path of vm-bench (see benches/README.md).
  *
- * The same algorithm as benches/src/suite/heat_equation.rs, written as a C program writes
- * bytecode: views of bases, one instruction at a time, temporaries created and freed every
- * iteration (so that an engine may keep them in registers), one SYNC per repetition.
+ * The same algorithm as benches/src/benchmarks/heat_equation/vm.rs, written as a C program
+ * writes bytecode: views of bases, one instruction at a time, temporaries created and freed
+ * every iteration (so that an engine may keep them in registers), one SYNC per repetition.
  *
  *   heat_equation SIZE DTYPE WARMUP REPS [CONFIG|-] [STACK|-]
  *

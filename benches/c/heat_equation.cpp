@@ -1,8 +1,9 @@
 // heat_equation with vm.hpp: the C++ users' path of vm-bench (see benches/README.md).
 //
-// The same algorithm as benches/src/suite/heat_equation.rs and benches/c/heat_equation.c,
-// written as a C++ program writes it with vm.hpp: slices of a grid, expressions whose
-// temporaries the wrapper frees as they go out of scope, one read-back per repetition.
+// The same algorithm as benches/src/benchmarks/heat_equation/vm.rs and
+// benches/c/heat_equation.c, written as a C++ program writes it with vm.hpp: slices of a grid,
+// expressions whose temporaries the wrapper frees as they go out of scope, one read-back per
+// repetition.
 //
 // SIZE is h*w*iterations; the command line and output are benches/c/driver.hpp's.
 #include "driver.hpp"

@@ -1,8 +1,8 @@
 // overhead with vm.hpp: the per-instruction cost of the C++ users' path (see benches/README.md).
 //
-// The same program as benches/src/suite/overhead.rs: many dependent element-wise operations on a
-// small array, alternately x * 0.9999 and x + 0.0001, each a new array as a C++ program writes
-// them (the wrapper frees the old one), and a read of sum(x) after each loop.
+// The same program as benches/src/benchmarks/overhead/vm.rs: many dependent element-wise
+// operations on a small array, alternately x * 0.9999 and x + 0.0001, each a new array as a C++
+// program writes them (the wrapper frees the old one), and a read of sum(x) after each loop.
 //
 // SIZE is elements*ops*loops; the command line and output are benches/c/driver.hpp's.
 #include "driver.hpp"

@@ -10,7 +10,7 @@
 use vm_bench::check::{Tolerance, compare};
 use vm_bench::size::SizeName;
 use vm_bench::stacks::StackSpec;
-use vm_bench::{Precision, suite};
+use vm_bench::{Precision, benchmarks};
 use vm_frontend::Vm;
 use vm_runtime::Component;
 
@@ -35,7 +35,7 @@ fn main() {
     let mut failures = Vec::new();
     let mut runs = 0;
     for precision in [Precision::F64, Precision::F32] {
-        for def in suite::all() {
+        for def in benchmarks::all() {
             for size in def.sizes(SizeName::Tiny) {
                 let at = format!("{} {size} {}", def.name, precision.as_str());
                 // Only rank 0 gets this far past the first session; it computes the reference.

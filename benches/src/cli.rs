@@ -6,7 +6,7 @@ use crate::report::table;
 use crate::runner::{self, Plan};
 use crate::size::{SizeChoice, SizeName};
 use crate::stacks::{self, StackSpec};
-use crate::{Precision, plot, suite};
+use crate::{Precision, benchmarks, plot};
 use clap::Parser;
 use std::path::PathBuf;
 
@@ -117,13 +117,13 @@ impl Args {
             return Err("--reps must be at least 1".into());
         }
         let defs = if self.benches.is_empty() {
-            suite::all()
+            benchmarks::all()
         } else {
             self.benches
                 .iter()
                 .map(|n| {
-                    suite::find(n).ok_or_else(|| {
-                        let known: Vec<&str> = suite::all().iter().map(|b| b.name).collect();
+                    benchmarks::find(n).ok_or_else(|| {
+                        let known: Vec<&str> = benchmarks::all().iter().map(|b| b.name).collect();
                         format!("no benchmark `{n}`; known: {}", known.join(", "))
                     })
                 })
@@ -185,7 +185,7 @@ impl Args {
 /// What `--list` prints.
 pub fn list(args: &Args) -> String {
     let mut out = String::from("benchmarks (size form: default | paper | quick | tiny):\n");
-    for b in suite::all() {
+    for b in benchmarks::all() {
         let fmt = |n: SizeName| b.sizes(n).iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",");
         out.push_str(&format!(
             "  {:14} {}\n  {:14} {}: {} | {} | {} | {}\n",
@@ -262,7 +262,7 @@ mod tests {
     #[test]
     fn defaults_run_everything_on_the_default_stack() {
         let p = args(&[]).plan().unwrap();
-        assert_eq!(p.benches.len(), suite::all().len());
+        assert_eq!(p.benches.len(), benchmarks::all().len());
         assert_eq!(p.stacks, vec![StackSpec::new(None, None)]);
         assert_eq!((p.warmup, p.reps), (1, 3));
         assert!(p.eager && p.hand && p.hand_native && p.numpy && p.python && p.c);
@@ -291,7 +291,7 @@ mod tests {
             .unwrap();
         assert_eq!((p.warmup, p.reps), (1, 3));
         assert_eq!(p.benches.iter().map(|(d, _)| d.name).collect::<Vec<_>>(), ["heat_equation", "knn"]);
-        assert_eq!(p.benches[0].1, suite::find("heat_equation").unwrap().sizes(SizeName::Quick));
+        assert_eq!(p.benches[0].1, benchmarks::find("heat_equation").unwrap().sizes(SizeName::Quick));
         assert_eq!(p.stacks.len(), 1, "interp is the eager baseline already");
         assert_eq!(p.stacks[0].label, "cpu");
         assert_eq!(p.precision, Precision::F32);
@@ -321,7 +321,7 @@ mod tests {
     #[test]
     fn list_names_every_benchmark() {
         let text = list(&args(&[]));
-        for b in suite::all() {
+        for b in benchmarks::all() {
             assert!(text.contains(b.name));
         }
         assert!(text.contains("stacks of the config in effect"));

@@ -1,10 +1,11 @@
 //! # vm-bench: the benchmark harness of the vector VM
 //!
-//! Runs the suite of `BENCHMARKS.md` ([`suite`]) on any number of stacks, named from the config
-//! or given as config files, next to three baselines measured in the same run: NumPy (a script
-//! per benchmark under `benches/numpy/`, [`baseline::numpy`]), `hand` (fused Rust loops,
-//! [`hand`]; `hand-native`: the same loops compiled for the machine's widest vectors, chosen at
-//! run time) and `eager` (the `interp` stack). The C users' path is measured by
+//! Runs the suite of `BENCHMARKS.md` ([`benchmarks`], a folder per benchmark) on any number of
+//! stacks, named from the config or given as config files, next to three baselines measured in
+//! the same run: NumPy (a script per benchmark under `benches/numpy/`, [`baseline::numpy`]),
+//! `hand` (fused Rust loops, each benchmark's `hand.rs` on [`benchmarks::hand_kit`];
+//! `hand-native`: the same loops compiled for the machine's widest vectors, chosen at run time)
+//! and `eager` (the `interp` stack). The C users' path is measured by
 //! `benches/c/heat_equation.c` against `libvm.so` ([`baseline::c`]).
 //!
 //! A run reports, per benchmark, size and implementation, the median and minimum of the timed
@@ -15,16 +16,15 @@
 //! the exit status nonzero.
 
 pub mod baseline;
+pub mod benchmarks;
 pub mod check;
 pub mod cli;
-pub mod hand;
 pub mod plot;
 pub mod report;
 pub mod runner;
 pub mod size;
 pub mod split;
 pub mod stacks;
-pub mod suite;
 
 use serde::Serialize;
 

@@ -4,13 +4,14 @@
 
 use crate::baseline::peers::{self, Peer};
 use crate::baseline::{c, numpy, python};
+use crate::benchmarks::BenchDef;
+use crate::benchmarks::hand_kit;
 use crate::check::Tolerance;
 use crate::report::{Group, Kind, Meta, Report, Row, table::format_seconds};
 use crate::size::Size;
 use crate::split::TimeSplit;
 use crate::stacks::{StackSpec, engine_stats};
-use crate::suite::BenchDef;
-use crate::{Measured, Precision, hand};
+use crate::{Measured, Precision};
 use std::io::{IsTerminal, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
@@ -262,7 +263,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
         }
     }
     let mut progress = Progress::new(count(plan, &c_programs, vmnp_version.is_some(), peer_versions.len()), quiet);
-    let hand_threads = hand::thread_count(plan.threads.unwrap_or(0));
+    let hand_threads = hand_kit::thread_count(plan.threads.unwrap_or(0));
     let mut groups = Vec::new();
     for (def, sizes) in &plan.benches {
         for size in sizes {
@@ -275,7 +276,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
                 progress.finished(&what, &row);
                 rows.push(row);
             }
-            let native = hand::native();
+            let native = hand_kit::native();
             let hand_rows: [(bool, &str, Kind, &dyn Fn() -> Measured); 2] = [
                 (plan.hand, "hand", Kind::Hand, &|| (def.hand)(size.dims(), plan.precision, hand_threads)),
                 (plan.hand_native, "hand-native", Kind::HandNative, &|| {
@@ -392,7 +393,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
     if plan.hand_native {
         notes.push(format!(
             "hand-native: the same loops compiled for this machine's widest vectors, chosen at run time: {} (x hand: its median over hand's)",
-            hand::native_target()
+            hand_kit::native_target()
         ));
     }
     let meta = Meta {
@@ -402,7 +403,7 @@ pub fn run(plan: &Plan, quiet: bool) -> Report {
         warmup: plan.warmup,
         reps: plan.reps,
         threads: plan.threads,
-        cores: hand::thread_count(0),
+        cores: hand_kit::thread_count(0),
         tolerance: plan.tolerance,
         numpy: numpy_version,
         libvm: c_programs.first().map(|p| p.libvm.display().to_string()),

@@ -5,7 +5,7 @@ use std::fmt;
 use std::str::FromStr;
 
 /// The dimensions of one benchmark run, e.g. `[2000, 2000, 100]` for `2000*2000*100`. What each
-/// number means is the benchmark's business (see [`crate::suite::BenchDef::dims`]).
+/// number means is the benchmark's business (see [`crate::benchmarks::BenchDef::dims`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Size(pub Vec<usize>);
 

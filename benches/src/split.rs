@@ -1,6 +1,6 @@
 //! Where a repetition's time goes on a VM stack, from the trace's spans ([`vm_runtime::trace`]):
 //! one more repetition after the timed ones runs with the recorder on, and its timed region
-//! (marked by [`crate::suite::timed`] as a span of category [`TIMED`]) is cut into recording,
+//! (marked by [`crate::benchmarks::vm_kit::timed`] as a span of category [`TIMED`]) is cut into recording,
 //! flushing, compiling and running kernels. `--plot` draws it beside the speedups.
 
 use serde::Serialize;

@@ -7,7 +7,7 @@
 
 use vm_bench::size::SizeName;
 use vm_bench::stacks::StackSpec;
-use vm_bench::{Precision, suite};
+use vm_bench::{Precision, benchmarks};
 use vm_runtime::{RuntimeOptions, Statistics};
 
 /// (benchmark, kernels, fused instructions, contracted temporaries, bytes moved) at the first
@@ -21,13 +21,13 @@ const CONFIG: &str =
     "stack = \"cpu\"\n[stacks]\ncpu = [\"node\", \"cpu\", \"interp\"]\n[cpu]\nfirst_runs_on_child = false\n";
 
 fn fusion_of(name: &str, config: &std::path::Path) -> Statistics {
-    let def = suite::find(name).unwrap_or_else(|| panic!("no benchmark {name}"));
+    let def = benchmarks::find(name).unwrap_or_else(|| panic!("no benchmark {name}"));
     let size = def.sizes(SizeName::Tiny).into_iter().next().expect("a tiny size");
     fusion_at(name, size.dims(), config)
 }
 
 fn fusion_at(name: &str, dims: &[usize], config: &std::path::Path) -> Statistics {
-    let def = suite::find(name).unwrap_or_else(|| panic!("no benchmark {name}"));
+    let def = benchmarks::find(name).unwrap_or_else(|| panic!("no benchmark {name}"));
     // Every instruction queued for the engine: none run at once on its interpreter.
     let options = RuntimeOptions { direct_elements: 0, ..RuntimeOptions::default() };
     let (vm, _) = StackSpec::new(Some(config), Some("cpu")).build_with(None, options).expect("the cpu stack builds");

@@ -4,11 +4,11 @@
 //! and for the machine's widest vectors (`hand-native`). Then the binary end to end.
 
 use std::process::Command;
+use vm_bench::benchmarks::hand_kit::{native, thread_count};
 use vm_bench::check::{Tolerance, compare};
-use vm_bench::hand::{native, thread_count};
 use vm_bench::size::SizeName;
 use vm_bench::stacks::{self, StackSpec};
-use vm_bench::{Precision, suite};
+use vm_bench::{Precision, benchmarks};
 
 /// The stacks to check besides the eager reference: every stack of the config in effect that
 /// plans with the engines compiled in (cpu once registered; opencl and cluster later).
@@ -23,7 +23,7 @@ fn every_benchmark_agrees_with_interp_on_every_stack() {
     eprintln!("stacks under test besides interp: {:?}", stacks.iter().map(|s| &s.label).collect::<Vec<_>>());
     let mut failures = Vec::new();
     for precision in [Precision::F64, Precision::F32] {
-        for def in suite::all() {
+        for def in benchmarks::all() {
             let tol = if def.exact { Tolerance::EXACT } else { Tolerance::for_precision(precision) };
             for size in def.sizes(SizeName::Tiny) {
                 let at = format!("{} {size} {}", def.name, precision.as_str());
@@ -92,7 +92,7 @@ fn the_binary_runs_a_tiny_suite_and_writes_json_and_svg() {
     assert!(
         stdout.contains(&format!(
             "hand-native: the same loops compiled for this machine's widest vectors, chosen at run time: {}",
-            vm_bench::hand::native_target()
+            vm_bench::benchmarks::hand_kit::native_target()
         )),
         "{stdout}"
     );

@@ -1,5 +1,5 @@
 // black_scholes.cpp: European call prices with vm.hpp, as the black_scholes benchmark of
-// benches/src/suite/black_scholes.rs: S uniform in [58, 62) from the VM's random stream (seed
+// benches/src/benchmarks/black_scholes/: S uniform in [58, 62) from the VM's random stream (seed
 // 0xB5, counters 0..n), T = (i+1)/365 in iteration i, the 5-term polynomial CND. The checksum is
 // the sum over iterations of the mean price, printed in full; the same operations in a plain C++
 // loop over the same S give the reference it is compared with.

@@ -4,7 +4,7 @@
 //    spot of 500, 25 explicit steps of new = 0.5 * (centre + 0.25 * (((north + south) + west) +
 //    east)); prints the same "checksum" line as heat.c, and the largest difference from a plain
 //    C++ loop computing the same thing in the same order (0: the results are identical).
-// 2. The heat_equation benchmark of benches/src/suite/heat_equation.rs: Jacobi iteration of
+// 2. The heat_equation benchmark of benches/src/benchmarks/heat_equation/: Jacobi iteration of
 //    work = 0.2 * ((((c + n) + s) + e) + w) on an (h+2) x (w+2) grid with cold edges and a warm
 //    top row; delta = sum |work - c|; c = work. Its checksum is the last delta, printed in full.
 //

@@ -1,5 +1,5 @@
 // shallow_water.cpp: the 2-D shallow-water model with vm.hpp, as the shallow_water benchmark of
-// benches/src/suite/shallow_water.rs: Lax-Wendroff steps with reflecting boundaries on an h x w
+// benches/src/benchmarks/shallow_water/: Lax-Wendroff steps with reflecting boundaries on an h x w
 // grid that includes its boundary, two 8x8 droplets at (h/4, w/4) and (h/2, w/2). The checksum is
 // sum(H), printed in full; a plain C++ loop doing the same operations in the same order gives the
 // reference the final H is compared with.

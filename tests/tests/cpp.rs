@@ -3,7 +3,7 @@
 //! -pedantic`) against `libvm.so` and run on the `interp` and `cpu` stacks. Each must exit 0 and
 //! print the same on both stacks (checksums up to a float tolerance: reductions may associate
 //! differently), and the checksums must equal references computed elsewhere: the output of
-//! `tests/c/heat.c`, and the Rust benchmark suite (`benches/src/suite/*.rs`, run with
+//! `tests/c/heat.c`, and the Rust benchmark suite (`benches/src/benchmarks/*/`, run with
 //! `vm-bench --size tiny` and explicit sizes on the interp stack) for the benchmarks.
 
 use std::path::{Path, PathBuf};

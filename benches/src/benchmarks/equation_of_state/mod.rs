@@ -4,12 +4,15 @@
 //! salinity field `s` and a pressure profile `p` of shape `(1, 1, nz)` broadcast over the grid;
 //! nothing is read in between, so the whole expression is one batch (about 300 instructions at
 //! the default 14 rounds). Checksum: the mean of the final `t`.
+//!
+//! Its VM program is [`vm`], its hand-written Rust baseline [`hand`]; its NumPy twin is
+//! `benches/numpy/equation_of_state.py`.
 
-use super::{BenchDef, Elem, read, timed};
-use crate::Measured;
-use crate::hand::Real;
-use vm_frontend::Vm;
-use vm_ir::Result;
+pub mod hand;
+pub mod vm;
+
+use crate::benchmarks::BenchDef;
+use crate::benchmarks::real::Real;
 
 /// The benchmark.
 pub const DEF: BenchDef = BenchDef {
@@ -70,23 +73,5 @@ pub fn fields<T: Real>(nx: usize, ny: usize, nz: usize) -> (Vec<T>, Vec<T>, Vec<
     (t, s, (0..nz).map(|k| T::of(pressure(k))).collect())
 }
 
-fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
-    let (nx, ny, nz, rounds) = (dims[0], dims[1], dims[2], dims[3]);
-    let (t0, s0, p0) = fields::<T>(nx, ny, nz);
-    let mut t = vm.from_slice(&[nx, ny, nz], &t0)?;
-    let s = vm.from_slice(&[nx, ny, nz], &s0)?;
-    let p = vm.from_slice(&[1, 1, nz], &p0)?;
-    timed(vm, || {
-        for r in 0..rounds {
-            let c = constants(r).map(T::of);
-            let a = &t * &t * c[0] + &t * c[1] + c[2];
-            let b = s.sqrt() * (&p * c[3] + c[4]);
-            let q = (&a * &a + T::ONE).log() / (&b * &b + T::ONE);
-            let e = (-(&p * c[5])).exp();
-            t = &t + q * c[6] - e * c[7];
-        }
-        Ok(read(&t.sum_all())? / (nx * ny * nz) as f64)
-    })
-}
-
-entry_points!(equation_of_state);
+// `run_vm`, `run_hand` and `run_hand_native`, which `DEF` names.
+entry_points!();

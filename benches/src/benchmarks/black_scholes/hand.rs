@@ -1,8 +1,9 @@
 //! black_scholes by hand: one fused pass per iteration prices every option and sums the prices.
 
-use super::{Real, lane_sum, par_ranges};
+use super::{A, SEED, X, iteration_constants};
 use crate::Measured;
-use crate::suite::black_scholes::{A, SEED, X, iteration_constants};
+use crate::benchmarks::hand_kit::{lane_sum, native_copies, par_ranges};
+use crate::benchmarks::real::Real;
 use std::time::Instant;
 
 /// The cumulative normal distribution by the 5-term polynomial, in the order the VM program
@@ -24,7 +25,7 @@ pub fn prices<T: Real>(n: usize) -> Vec<T> {
     (0..n).map(|i| T::random(SEED, i as u64) * T::of(4.0) + T::of(58.0)).collect()
 }
 
-super::native_copies! {
+native_copies! {
     /// Runs `n*iterations`; the checksum is the sum over iterations of the mean price.
     pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
         let (n, iterations) = (dims[0], dims[1]);

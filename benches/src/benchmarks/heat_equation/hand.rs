@@ -1,8 +1,9 @@
 //! heat_equation by hand: one fused pass per iteration computes the new interior into a second
 //! grid and the delta at once; the grids are swapped (the boundary is in both).
 
-use super::{LANES, Real, par_rows_mut};
 use crate::Measured;
+use crate::benchmarks::hand_kit::{LANES, native_copies, par_rows_mut};
+use crate::benchmarks::real::Real;
 use std::time::Instant;
 
 /// The initial `(h+2) x (w+2)` grid: left, right and bottom -273.15, top 40, interior 0.
@@ -47,7 +48,7 @@ fn stencil_row<T: Real>(up: &[T], mid: &[T], down: &[T], out: &mut [T]) -> T {
     acc.iter().fold(tail, |a, &b| a + b)
 }
 
-super::native_copies! {
+native_copies! {
     /// Runs `h*w*iterations`; the checksum is the last delta.
     pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
         let (h, w, iterations) = (dims[0], dims[1], dims[2]);

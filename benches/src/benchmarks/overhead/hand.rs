@@ -1,9 +1,10 @@
 //! overhead by hand: all `ops` dependent operations of a loop applied to each element in one
 //! pass (what a fusing JIT could do at best), then the sum.
 
-use super::{Real, lane_sum};
+use super::{ADD, MUL};
 use crate::Measured;
-use crate::suite::overhead::{ADD, MUL};
+use crate::benchmarks::hand_kit::{lane_sum, native_copies};
+use crate::benchmarks::real::Real;
 use std::time::Instant;
 
 /// The initial array `arange(n) / n`.
@@ -12,7 +13,7 @@ pub fn initial<T: Real>(n: usize) -> Vec<T> {
     (0..n).map(|i| T::of(i as f64) / nn).collect()
 }
 
-super::native_copies! {
+native_copies! {
     /// Runs `elements*ops*loops` on one thread (the arrays are small); the checksum is the last sum.
     pub fn run<T: Real>(dims: &[usize], _threads: usize) -> Measured {
         let (n, ops, loops) = (dims[0], dims[1], dims[2]);

@@ -1,11 +1,14 @@
 //! black_scholes: European call prices with the 5-term polynomial CND, `S` uniform in
 //! `[58, 62)` from the VM's RANDOM, `T` advancing by 1/365 per iteration. Checksum: the sum over
 //! iterations of the mean price.
+//!
+//! Its VM program is [`vm`], its hand-written Rust baseline [`hand`]; its twins are the NumPy
+//! script `benches/numpy/black_scholes.py` and `examples/cpp/black_scholes.cpp` (C++ example).
 
-use super::{BenchDef, Elem, read, timed};
-use crate::Measured;
-use vm_frontend::{Array, Vm};
-use vm_ir::Result;
+pub mod hand;
+pub mod vm;
+
+use crate::benchmarks::BenchDef;
 
 /// The benchmark.
 pub const DEF: BenchDef = BenchDef {
@@ -43,34 +46,5 @@ pub fn iteration_constants(i: usize) -> (f64, f64, f64) {
     ((R + V * V / 2.0) * t, V * t.sqrt(), X * (-R * t).exp())
 }
 
-/// The cumulative normal distribution, in the order [`crate::hand::black_scholes::cnd`] uses.
-fn cnd<T: Elem>(x: &Array<T>) -> Result<Array<T>> {
-    let one = T::ONE;
-    let a = A.map(T::of);
-    let l = x.abs();
-    let k = one.over(&(&l * T::of(0.2316419) + one));
-    let poly = ((((&k * a[4] + a[3]) * &k + a[2]) * &k + a[1]) * &k + a[0]) * &k;
-    let c = T::of(1.0 / (2.0 * std::f64::consts::PI).sqrt());
-    let e = ((-&l * &l) / T::of(2.0)).exp();
-    let w = one.minus(&((e * c) * &poly));
-    Array::select(&x.lt(T::ZERO)?, one.minus(&w), &w)
-}
-
-fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
-    let (n, iterations) = (dims[0], dims[1]);
-    let s = vm.random_at::<T>(&[n], SEED, 0)? * T::of(4.0) + T::of(58.0);
-    timed(vm, || {
-        let mut total = 0.0;
-        for i in 0..iterations {
-            let (a, b, xe) = iteration_constants(i);
-            let (a, b, xe) = (T::of(a), T::of(b), T::of(xe));
-            let d1 = ((&s / T::of(X)).log() + a) / b;
-            let d2 = &d1 - b;
-            let price = &s * cnd(&d1)? - cnd(&d2)? * xe;
-            total += read(&price.sum_all())? / n as f64;
-        }
-        Ok(total)
-    })
-}
-
-entry_points!(black_scholes);
+// `run_vm`, `run_hand` and `run_hand_native`, which `DEF` names.
+entry_points!();

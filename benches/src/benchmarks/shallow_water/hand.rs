@@ -2,9 +2,10 @@
 //! rows (threads over blocks of rows) computes each row's half-step fluxes into small buffers
 //! that stay in cache and the full step into a second set of grids; the grids are swapped.
 
-use super::Real;
+use super::{Constants, initial_height};
 use crate::Measured;
-use crate::suite::shallow_water::{Constants, initial_height};
+use crate::benchmarks::hand_kit::{self, lane_sum, native_copies};
+use crate::benchmarks::real::Real;
 use std::time::Instant;
 
 /// The three fields of one grid, `h x w` each, row-major.
@@ -153,7 +154,7 @@ fn step<T: Real>(
     reflect(cur, rows, cols);
     let inner = cols..(rows - 1) * cols;
     let interior = rows - 2;
-    let t = super::threads_for(interior, threads, 16);
+    let t = hand_kit::threads_for(interior, threads, 16);
     let per = interior.div_ceil(t) * cols;
     let cur_ref: &Fields<T> = cur;
     let hs = next.h[inner.clone()].chunks_mut(per);
@@ -181,7 +182,7 @@ fn step<T: Real>(
     }
 }
 
-super::native_copies! {
+native_copies! {
     /// Runs `h*w*iterations`; the checksum is `sum(H)`.
     pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
         let (rows, cols, iterations) = (dims[0], dims[1], dims[2]);
@@ -194,7 +195,7 @@ super::native_copies! {
             step(&mut cur, &mut next, rows, cols, threads, |f, first, out| block(f, first, cols, &c, out));
             std::mem::swap(&mut cur, &mut next);
         }
-        let checksum = super::lane_sum(0..rows * cols, |i| cur.h[i]).to_f64();
+        let checksum = lane_sum(0..rows * cols, |i| cur.h[i]).to_f64();
         Measured { seconds: start.elapsed().as_secs_f64(), checksum }
     }
 }

@@ -1,9 +1,10 @@
 //! nbody by hand: per step, one pass over all pairs (threads over the bodies acted on) sums the
 //! three force components at once; then velocities and positions are updated.
 
-use super::{LANES, Real, par_ranges};
+use super::{DT, G, galaxy_constants};
 use crate::Measured;
-use crate::suite::nbody::{DT, G, galaxy_constants};
+use crate::benchmarks::hand_kit::{LANES, native_copies, par_ranges};
+use crate::benchmarks::real::Real;
 use std::time::Instant;
 
 /// The initial galaxy: masses and the three position arrays, from the VM's random stream with
@@ -57,7 +58,7 @@ fn accelerations<T: Real>(gm: &[T], pos: &[Vec<T>; 3], js: std::ops::Range<usize
     sums
 }
 
-super::native_copies! {
+native_copies! {
     /// Runs `bodies*steps`; the checksum is `sum(|x|) + sum(|y|) + sum(|z|)`.
     pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
         let (n, steps) = (dims[0], dims[1]);

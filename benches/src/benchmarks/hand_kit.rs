@@ -1,31 +1,21 @@
-//! The `hand` baseline: every benchmark written directly as fused Rust loops, one pass over the
-//! data per iteration where the algorithm allows, threads over rows (`std::thread::scope`), and
-//! inner loops shaped so that the compiler auto-vectorises them. It is the honest "limit" a JIT
-//! is measured against (the report gives each stack's time as a ratio to it).
+//! What every `hand` baseline is built from (each benchmark's `hand.rs`): fused Rust loops, one
+//! pass over the data per iteration where the algorithm allows, threads over rows
+//! (`std::thread::scope`, [`par_ranges`], [`par_rows_mut`]), and inner loops shaped so that the
+//! compiler auto-vectorises them ([`lane_sum`], [`LANES`]). The `hand` baseline is the honest
+//! "limit" a JIT is measured against (the report gives each stack's time as a ratio to it).
 //!
-//! Inputs that are random come from the VM's own counter-based stream
-//! ([`vm_ir::random::random_bits`]) with the same seeds and counters as the VM programs of
-//! [`crate::suite`], so the hand baseline computes the same numbers as every stack and its
-//! checksum is compared with theirs.
+//! Inputs that are random come from the VM's own counter-based stream ([`Real::random`]) with
+//! the same seeds and counters as the VM programs, so the hand baseline computes the same
+//! numbers as every stack and its checksum is compared with theirs.
 //!
 //! Each benchmark's `run` is written once, inside `native_copies!`, which also compiles it for
 //! the machine's wider vectors: `run_native` picks at run time the best copy the CPU can run
 //! ([`native`]), the `hand-native` row. The helpers the loops call per element are
 //! `#[inline(always)]`, so that they are compiled into each copy with its target features.
 
-pub mod black_scholes;
-pub mod equation_of_state;
-pub mod heat_equation;
-pub mod knn;
-pub mod leibnitz_pi;
-pub mod montecarlo_pi;
-pub mod nbody;
-pub mod overhead;
-pub mod shallow_water;
-
-use std::ops::{Add, AddAssign, Div, Mul, Neg, Range, Sub};
+use super::real::Real;
+use std::ops::Range;
 use std::sync::OnceLock;
-use vm_ir::random::FromRandomBits;
 
 /// A set of target features the hand loops are also compiled for (see `native_copies!`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,133 +105,29 @@ macro_rules! native_copies {
         /// `run` compiled for `target`'s features.
         ///
         /// # Panics
-        /// When this machine cannot run `target` ([`crate::hand::Native::available`]).
-        pub fn run_on<$t: $bound>(target: $crate::hand::Native, $($arg: $ty),*) -> $ret {
+        /// When this machine cannot run `target` ([`crate::benchmarks::hand_kit::Native::available`]).
+        pub fn run_on<$t: $bound>(target: $crate::benchmarks::hand_kit::Native, $($arg: $ty),*) -> $ret {
             assert!(target.available(), "this CPU cannot run code compiled for {}", target.name());
             match target {
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: `target.available()` checked at run time that the CPU has every
                 // feature the copy is compiled for.
-                $crate::hand::Native::Avx512 => unsafe { run_avx512::<$t>($($arg),*) },
+                $crate::benchmarks::hand_kit::Native::Avx512 => unsafe { run_avx512::<$t>($($arg),*) },
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: as above, `target.available()` checked AVX2 and FMA.
-                $crate::hand::Native::Avx2Fma => unsafe { run_avx2_fma::<$t>($($arg),*) },
+                $crate::benchmarks::hand_kit::Native::Avx2Fma => unsafe { run_avx2_fma::<$t>($($arg),*) },
                 _ => run::<$t>($($arg),*),
             }
         }
 
         /// `run` compiled for the widest target features this machine has
-        /// ([`native`](crate::hand::native)), chosen at run time.
+        /// ([`native`](crate::benchmarks::hand_kit::native)), chosen at run time.
         pub fn run_native<$t: $bound>($($arg: $ty),*) -> $ret {
-            run_on::<$t>($crate::hand::native(), $($arg),*)
+            run_on::<$t>($crate::benchmarks::hand_kit::native(), $($arg),*)
         }
     };
 }
 pub(crate) use native_copies;
-
-/// The float types the suite runs in (`f64`, `f32`), with what the hand baselines need.
-pub trait Real:
-    Copy
-    + Send
-    + Sync
-    + PartialOrd
-    + std::fmt::Debug
-    + Add<Output = Self>
-    + Sub<Output = Self>
-    + Mul<Output = Self>
-    + Div<Output = Self>
-    + Neg<Output = Self>
-    + AddAssign
-    + FromRandomBits
-    + 'static
-{
-    /// 0.
-    const ZERO: Self;
-    /// 1.
-    const ONE: Self;
-    /// +infinity.
-    const INFINITY: Self;
-    /// `x` rounded to this type (how the VM turns a host `f64` constant into an operand).
-    fn of(x: f64) -> Self;
-    /// The value as `f64` (exact).
-    fn to_f64(self) -> f64;
-    /// |x|.
-    fn abs(self) -> Self;
-    /// Square root (correctly rounded).
-    fn sqrt(self) -> Self;
-    /// e^x.
-    fn exp(self) -> Self;
-    /// Natural logarithm.
-    fn ln(self) -> Self;
-    /// The smaller of two values (the first when they compare equal).
-    #[inline(always)]
-    fn min(self, other: Self) -> Self {
-        if other < self { other } else { self }
-    }
-    /// The uniform `[0, 1)` number at `counter` of the VM's random stream of `seed`: what
-    /// element `counter - offset` of a VM `random out, seed, offset` holds.
-    #[inline(always)]
-    fn random(seed: u64, counter: u64) -> Self {
-        Self::from_random_bits(philox_bits(seed, counter))
-    }
-}
-
-/// [`vm_ir::random::random_bits`], written here again so that it inlines into the hand loops
-/// (a call across crates per number would not be the honest limit); a test checks that the two
-/// agree.
-#[inline(always)]
-pub fn philox_bits(seed: u64, counter: u64) -> u64 {
-    const M0: u64 = 0xD251_1F53;
-    const M1: u64 = 0xCD9E_8D57;
-    let mut c = [counter as u32, (counter >> 32) as u32, 0, 0];
-    let mut k = [seed as u32, (seed >> 32) as u32];
-    for round in 0..10 {
-        if round > 0 {
-            k[0] = k[0].wrapping_add(0x9E37_79B9);
-            k[1] = k[1].wrapping_add(0xBB67_AE85);
-        }
-        let p0 = M0 * u64::from(c[0]);
-        let p1 = M1 * u64::from(c[2]);
-        c = [((p1 >> 32) as u32) ^ c[1] ^ k[0], p1 as u32, ((p0 >> 32) as u32) ^ c[3] ^ k[1], p0 as u32];
-    }
-    u64::from(c[0]) | (u64::from(c[1]) << 32)
-}
-
-macro_rules! real {
-    ($t:ty) => {
-        impl Real for $t {
-            const ZERO: Self = 0.0;
-            const ONE: Self = 1.0;
-            const INFINITY: Self = <$t>::INFINITY;
-            #[inline(always)]
-            fn of(x: f64) -> Self {
-                x as $t
-            }
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                f64::from(self)
-            }
-            #[inline(always)]
-            fn abs(self) -> Self {
-                <$t>::abs(self)
-            }
-            #[inline(always)]
-            fn sqrt(self) -> Self {
-                <$t>::sqrt(self)
-            }
-            #[inline(always)]
-            fn exp(self) -> Self {
-                <$t>::exp(self)
-            }
-            #[inline(always)]
-            fn ln(self) -> Self {
-                <$t>::ln(self)
-            }
-        }
-    };
-}
-real!(f64);
-real!(f32);
 
 /// The number of worker threads for `requested` (0: one per core).
 pub fn thread_count(requested: usize) -> usize {
@@ -250,7 +136,7 @@ pub fn thread_count(requested: usize) -> usize {
 
 /// How many threads to use for `items` units of work when each thread should get at least
 /// `min_per_thread` of them: tiny problems run on the calling thread.
-fn threads_for(items: usize, threads: usize, min_per_thread: usize) -> usize {
+pub fn threads_for(items: usize, threads: usize, min_per_thread: usize) -> usize {
     (items / min_per_thread.max(1)).clamp(1, threads.max(1))
 }
 
@@ -377,46 +263,5 @@ mod tests {
         }
         #[cfg(not(target_arch = "x86_64"))]
         assert_eq!(chosen, Native::Baseline);
-    }
-
-    /// Every copy runs the same arithmetic in the same order (no FMA contraction, the same
-    /// partial sums), so its checksum is `run`'s to the bit, for every benchmark at its tiny
-    /// sizes, in both precisions, on every target this machine can run.
-    #[test]
-    fn every_native_copy_computes_what_run_computes() {
-        use crate::Precision;
-        use crate::size::SizeName;
-        let targets: Vec<Native> = Native::ALL.into_iter().filter(|t| t.available()).collect();
-        for def in crate::suite::all() {
-            for size in def.sizes(SizeName::Tiny) {
-                for p in [Precision::F64, Precision::F32] {
-                    for threads in [1, 2] {
-                        let plain = (def.hand)(size.dims(), p, threads).checksum;
-                        for &t in &targets {
-                            let copy = (def.hand_native)(size.dims(), p, threads, t).checksum;
-                            assert_eq!(
-                                copy.to_bits(),
-                                plain.to_bits(),
-                                "{} {size} {} on {threads} thread(s), {}: {copy} against {plain}",
-                                def.name,
-                                p.as_str(),
-                                t.name()
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn random_numbers_are_the_vms() {
-        use vm_ir::random::random_bits;
-        let x = f64::random(7, 3);
-        assert!((0.0..1.0).contains(&x));
-        assert_eq!(x, f64::from_random_bits(random_bits(7, 3)));
-        for (seed, counter) in [(0, 0), (u64::MAX, u64::MAX), (0x314, 123_456_789_012), (42, 1 << 40)] {
-            assert_eq!(philox_bits(seed, counter), random_bits(seed, counter), "{seed} {counter}");
-        }
     }
 }

@@ -1,31 +1,15 @@
-//! heat_equation: Jacobi iteration of the 5-point stencil on an `(h+2) x (w+2)` grid (thesis
-//! fig. 2). Checksum: the last delta.
+//! heat_equation on the VM: its program, written once against the Rust frontend, so that the same
+//! program runs on every stack.
 
-use super::{BenchDef, Elem, read, timed};
 use crate::Measured;
+use crate::benchmarks::vm_kit::{Elem, read, timed};
 use vm_frontend::Vm;
 use vm_frontend::s;
 use vm_ir::Result;
 
-/// The benchmark.
-pub const DEF: BenchDef = BenchDef {
-    name: "heat_equation",
-    summary: "5-point Jacobi stencil: work = 0.2*(c+n+s+e+w), delta = sum|work-c|, c = work",
-    dims: &["h", "w", "iterations"],
-    default: &[&[2000, 2000, 100]],
-    paper: None,
-    quick: &[&[500, 500, 20]],
-    tiny: &[&[20, 30, 5]],
-    min_dims: &[1, 1, 1],
-    deterministic: true,
-    exact: false,
-    numpy_script: "heat_equation.py",
-    vm: run_vm,
-    hand: run_hand,
-    hand_native: run_hand_native,
-};
-
-fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
+/// One repetition at `dims` (the form [`DEF`](super::DEF) names): the setup, then the timed
+/// iterations and the read-back of the checksum.
+pub fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
     let (h, w, iterations) = (dims[0], dims[1], dims[2]);
     let grid = vm.zeros::<T>(&[h + 2, w + 2])?;
     let cold = T::of(-273.15);
@@ -49,5 +33,3 @@ fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
         delta.map_or(Ok(0.0), |d| read(&d))
     })
 }
-
-entry_points!(heat_equation);

@@ -1,22 +1,39 @@
-//! The suite of BENCHMARKS.md, each benchmark written once against the Rust frontend
-//! ([`vm_frontend`]) so that the same program runs on every stack, with its sizes and its
-//! hand-written twin ([`crate::hand`]).
+//! The suite of BENCHMARKS.md: one folder per benchmark, each written once against the Rust
+//! frontend ([`vm_frontend`]) so that the same program runs on every stack, beside its
+//! hand-written twin, and this module's registry of them ([`all`], [`find`]).
+//!
+//! A benchmark's folder `<name>/` holds:
+//! - `mod.rs`: its [`BenchDef`] (`DEF`: sizes, NumPy script, entry points) and what both of its
+//!   sides share (constants, seeds, input generators);
+//! - `vm.rs`: the VM program, generic over the element type ([`vm_kit::Elem`]);
+//! - `hand.rs`: the `hand` baseline, fused Rust loops written inside `native_copies!`
+//!   ([`hand_kit`]), which also compiles them for `hand-native`.
+//!
+//! The twins outside Rust stay where they are run from: the NumPy scripts in `benches/numpy/`
+//! (sharing `_common.py`; [`BenchDef::numpy_script`] names each), the peers' versions in
+//! `benches/peers/`, the C and C++ programs in `benches/c/`; each folder's `mod.rs` names its own.
+//!
+//! The dependencies go one way: `vm.rs` and `hand.rs` use their folder's `mod.rs` and the kits
+//! below them ([`real`], [`vm_kit`], [`hand_kit`]), never each other or another benchmark; the
+//! kits use no benchmark. `tests/layout.rs` checks it.
 //!
 //! Every program does its setup (inputs, random draws that are not part of the algorithm's
-//! iterations), runs it with [`Vm::flush`], and then times the iterations and the read-back of
-//! the checksum: the timed region is the same for every stack and baseline.
+//! iterations), runs it with [`Vm::flush`](vm_frontend::Vm::flush), and then times the
+//! iterations and the read-back of the checksum: the timed region is the same for every stack
+//! and baseline.
 
-/// The entry points of a benchmark module, `run_vm`, `run_hand` and `run_hand_native` (what its
-/// [`BenchDef`] names): the module's generic `program` and `crate::hand::$hand`'s `run` and
+/// The entry points of a benchmark, `run_vm`, `run_hand` and `run_hand_native` (what its
+/// [`BenchDef`] names), written in its folder's `mod.rs`: `vm::program` and `hand`'s `run` and
 /// `run_on`, each in the precision asked for.
 macro_rules! entry_points {
-    ($hand:ident) => {
+    () => {
         fn run_vm(vm: &vm_frontend::Vm, dims: &[usize], p: $crate::Precision) -> vm_ir::Result<$crate::Measured> {
+            use self::vm::program;
             $crate::dispatch!(p, program(vm, dims))
         }
 
         fn run_hand(dims: &[usize], p: $crate::Precision, threads: usize) -> $crate::Measured {
-            use $crate::hand::$hand::run;
+            use self::hand::run;
             $crate::dispatch!(p, run(dims, threads))
         }
 
@@ -24,13 +41,17 @@ macro_rules! entry_points {
             dims: &[usize],
             p: $crate::Precision,
             threads: usize,
-            target: $crate::hand::Native,
+            target: $crate::benchmarks::hand_kit::Native,
         ) -> $crate::Measured {
-            use $crate::hand::$hand::run_on;
+            use self::hand::run_on;
             $crate::dispatch!(p, run_on(target, dims, threads))
         }
     };
 }
+
+pub mod hand_kit;
+pub mod real;
+pub mod vm_kit;
 
 pub mod black_scholes;
 pub mod equation_of_state;
@@ -42,55 +63,11 @@ pub mod nbody;
 pub mod overhead;
 pub mod shallow_water;
 
-use crate::hand::{Native, Real};
 use crate::size::{Size, SizeName};
 use crate::{Measured, Precision};
-use std::time::Instant;
-use vm_frontend::{Array, Float, Vm};
+use hand_kit::Native;
+use vm_frontend::Vm;
 use vm_ir::Result;
-
-/// The element types the suite runs in: the frontend's floats with the hand baselines' helpers,
-/// and the constant-on-the-left operators that generic code cannot name otherwise.
-pub trait Elem: Float + Real {
-    /// `self - a`, one `subtract` instruction with a constant first operand.
-    fn minus(self, a: &Array<Self>) -> Array<Self>;
-    /// `self / a`, one `divide` instruction with a constant first operand.
-    fn over(self, a: &Array<Self>) -> Array<Self>;
-}
-
-impl Elem for f64 {
-    fn minus(self, a: &Array<f64>) -> Array<f64> {
-        self - a
-    }
-    fn over(self, a: &Array<f64>) -> Array<f64> {
-        self / a
-    }
-}
-
-impl Elem for f32 {
-    fn minus(self, a: &Array<f32>) -> Array<f32> {
-        self - a
-    }
-    fn over(self, a: &Array<f32>) -> Array<f32> {
-        self / a
-    }
-}
-
-/// Reads a 0-d (or one-element) array back as `f64`: runs all recorded work.
-pub fn read<T: Elem>(a: &Array<T>) -> Result<f64> {
-    Ok(a.to_scalar()?.to_f64())
-}
-
-/// Times `body` after flushing the setup recorded so far; `body` returns the checksum. While the
-/// trace records, the timed region is a span of category [`crate::split::TIMED`].
-pub fn timed(vm: &Vm, body: impl FnOnce() -> Result<f64>) -> Result<Measured> {
-    vm.flush()?;
-    let start = Instant::now();
-    let checksum = body()?;
-    let seconds = start.elapsed().as_secs_f64();
-    vm_runtime::trace::record(start, crate::split::TIMED, || "timed region", Vec::new);
-    Ok(Measured { seconds, checksum })
-}
 
 /// The VM program of a benchmark: runs one repetition at `dims` in `precision`.
 pub type VmProgram = fn(&Vm, &[usize], Precision) -> Result<Measured>;
@@ -98,11 +75,10 @@ pub type VmProgram = fn(&Vm, &[usize], Precision) -> Result<Measured>;
 /// The hand-written twin: runs one repetition at `dims` in `precision` on `threads` threads.
 pub type HandProgram = fn(&[usize], Precision, usize) -> Measured;
 
-/// The hand-written twin compiled for a target's features (`crate::hand::native_copies!`):
+/// The hand-written twin compiled for a target's features (`native_copies!` in [`hand_kit`]):
 /// runs one repetition at `dims` in `precision` on `threads` threads with the copy for `target`,
 /// which this machine must be able to run ([`Native::available`]).
 pub type NativeHandProgram = fn(&[usize], Precision, usize, Native) -> Measured;
-
 /// One benchmark of the suite.
 #[derive(Debug, Clone, Copy)]
 pub struct BenchDef {
@@ -132,7 +108,7 @@ pub struct BenchDef {
     pub vm: VmProgram,
     /// The hand baseline.
     pub hand: HandProgram,
-    /// The hand baseline compiled for wider vectors (`hand-native`: [`crate::hand::native`]).
+    /// The hand baseline compiled for wider vectors (`hand-native`: [`hand_kit::native`]).
     pub hand_native: NativeHandProgram,
 }
 
@@ -172,7 +148,8 @@ impl BenchDef {
     }
 }
 
-/// Calls a function generic over [`Elem`] with the type `precision` names.
+/// Calls a function generic over the element type ([`Elem`](crate::benchmarks::vm_kit::Elem) or
+/// [`Real`](crate::benchmarks::real::Real)) with the type `precision` names.
 #[macro_export]
 macro_rules! dispatch {
     ($precision:expr, $f:ident ( $($arg:expr),* )) => {
@@ -226,5 +203,33 @@ mod tests {
         assert!(heat.check_size(&"10*10".parse().unwrap()).unwrap_err().contains("h*w*iterations"));
         assert!(find("shallow_water").unwrap().check_size(&"4*40*1".parse().unwrap()).unwrap_err().contains("h = 4"));
         assert!(find("nope").is_none());
+    }
+
+    /// Every copy runs the same arithmetic in the same order (no FMA contraction, the same
+    /// partial sums), so its checksum is `run`'s to the bit, for every benchmark at its tiny
+    /// sizes, in both precisions, on every target this machine can run.
+    #[test]
+    fn every_native_copy_computes_what_run_computes() {
+        let targets: Vec<Native> = Native::ALL.into_iter().filter(|t| t.available()).collect();
+        for def in all() {
+            for size in def.sizes(SizeName::Tiny) {
+                for p in [Precision::F64, Precision::F32] {
+                    for threads in [1, 2] {
+                        let plain = (def.hand)(size.dims(), p, threads).checksum;
+                        for &t in &targets {
+                            let copy = (def.hand_native)(size.dims(), p, threads, t).checksum;
+                            assert_eq!(
+                                copy.to_bits(),
+                                plain.to_bits(),
+                                "{} {size} {} on {threads} thread(s), {}: {copy} against {plain}",
+                                def.name,
+                                p.as_str(),
+                                t.name()
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }

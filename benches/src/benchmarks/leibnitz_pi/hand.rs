@@ -1,10 +1,11 @@
 //! leibnitz_pi by hand: one fused pass per iteration, threads over ranges of k.
 
-use super::{Real, lane_sum, par_ranges};
 use crate::Measured;
+use crate::benchmarks::hand_kit::{lane_sum, native_copies, par_ranges};
+use crate::benchmarks::real::Real;
 use std::time::Instant;
 
-super::native_copies! {
+native_copies! {
     /// Runs `n*iterations`; the checksum is the mean estimate.
     pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
         let (n, iterations) = (dims[0], dims[1]);

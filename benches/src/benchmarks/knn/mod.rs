@@ -2,12 +2,15 @@
 //! dimensions, uniform in `[0, 1)` from the VM's RANDOM. The distance matrix is
 //! `sum((Q[:, None, :] - E[None, :, :])**2, axis=2)`; then k times the row minimum is recorded
 //! and every entry equal to it is replaced by +inf. Checksum: the sum of the k*q minima.
+//!
+//! Its VM program is [`vm`], its hand-written Rust baseline [`hand`]; its NumPy twin is
+//! `benches/numpy/knn.py`.
 
-use super::{BenchDef, Elem, read, timed};
-use crate::Measured;
-use crate::hand::Real;
-use vm_frontend::{Array, Vm};
-use vm_ir::Result;
+pub mod hand;
+pub mod vm;
+
+use crate::benchmarks::BenchDef;
+use crate::benchmarks::real::Real;
 
 /// The benchmark.
 pub const DEF: BenchDef = BenchDef {
@@ -38,28 +41,5 @@ pub fn points<T: Real>(n: usize, q: usize, d: usize) -> (Vec<T>, Vec<T>) {
     (e, qs)
 }
 
-fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
-    let (n, q, d, k) = (dims[0], dims[1], dims[2], dims[3]);
-    let e = vm.random_at::<T>(&[n, d], SEED, 0)?;
-    let qs = vm.random_at::<T>(&[q, d], SEED, (n * d) as u64)?;
-    timed(vm, || {
-        let diff = &qs.new_axis(1)? - &e.new_axis(0)?;
-        let mut dist = (&diff * &diff).sum(2)?;
-        drop(diff);
-        // The sum of the minima stays on the VM until the end: the k rounds are one batch.
-        let mut total: Option<Array<T>> = None;
-        for _ in 0..k {
-            let m = dist.min(1)?;
-            let s = m.sum_all();
-            total = Some(match total {
-                Some(t) => &t + &s,
-                None => s,
-            });
-            dist = Array::select(&dist.eq(&m.new_axis(1)?)?, T::INFINITY, &dist)?;
-        }
-        drop(dist); // the last mask is never read (nor computed)
-        total.map_or(Ok(0.0), |t| read(&t))
-    })
-}
-
-entry_points!(knn);
+// `run_vm`, `run_hand` and `run_hand_native`, which `DEF` names.
+entry_points!();

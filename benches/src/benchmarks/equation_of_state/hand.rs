@@ -3,12 +3,13 @@
 //! round (the profile's terms, its exponential) is computed once per depth and round, as NumPy
 //! computes it on the `(1, 1, nz)` profile.
 
-use super::{Real, lane_sum, par_rows_mut};
+use super::{constants, fields};
 use crate::Measured;
-use crate::suite::equation_of_state::{constants, fields};
+use crate::benchmarks::hand_kit::{lane_sum, native_copies, par_rows_mut};
+use crate::benchmarks::real::Real;
 use std::time::Instant;
 
-super::native_copies! {
+native_copies! {
     /// Runs `nx*ny*nz*rounds`; the checksum is the mean of the final temperature.
     pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
         let (nx, ny, nz, rounds) = (dims[0], dims[1], dims[2], dims[3]);

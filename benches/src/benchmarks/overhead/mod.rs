@@ -2,11 +2,14 @@
 //! (alternately `x * 0.9999` and `x + 0.0001`, a new array each, as a user writes them), and a
 //! read of `sum(x)` after each loop: the per-instruction cost, the weak spot of lazy array
 //! systems. Checksum: the last sum.
+//!
+//! Its VM program is [`vm`], its hand-written Rust baseline [`hand`]; its twins are the NumPy
+//! script `benches/numpy/overhead.py` and `benches/c/overhead.cpp` (C++, `vm.hpp`).
 
-use super::{BenchDef, Elem, read, timed};
-use crate::Measured;
-use vm_frontend::Vm;
-use vm_ir::Result;
+pub mod hand;
+pub mod vm;
+
+use crate::benchmarks::BenchDef;
 
 /// The benchmark.
 pub const DEF: BenchDef = BenchDef {
@@ -31,20 +34,5 @@ pub const MUL: f64 = 0.9999;
 /// The addend of the odd operations.
 pub const ADD: f64 = 0.0001;
 
-fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
-    let (n, ops, loops) = (dims[0], dims[1], dims[2]);
-    let (mul, add) = (T::of(MUL), T::of(ADD));
-    let mut x = vm.arange::<T>(n)? / T::of(n as f64);
-    timed(vm, || {
-        let mut total = 0.0;
-        for _ in 0..loops {
-            for op in 0..ops {
-                x = if op % 2 == 0 { &x * mul } else { &x + add };
-            }
-            total = read(&x.sum_all())?;
-        }
-        Ok(total)
-    })
-}
-
-entry_points!(overhead);
+// `run_vm`, `run_hand` and `run_hand_native`, which `DEF` names.
+entry_points!();

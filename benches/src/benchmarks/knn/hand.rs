@@ -2,12 +2,13 @@
 //! distances into a buffer that stays in cache, then k passes over that row take the minimum and
 //! replace every entry equal to it by +inf, as the VM program does.
 
-use super::{Real, par_ranges};
+use super::points;
 use crate::Measured;
-use crate::suite::knn::points;
+use crate::benchmarks::hand_kit::{native_copies, par_ranges};
+use crate::benchmarks::real::Real;
 use std::time::Instant;
 
-super::native_copies! {
+native_copies! {
     /// Runs `n*q*d*k`; the checksum is the sum of the `k*q` minima.
     pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
         let (n, q, d, k) = (dims[0], dims[1], dims[2], dims[3]);

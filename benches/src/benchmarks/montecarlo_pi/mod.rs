@@ -1,11 +1,14 @@
 //! montecarlo_pi: `4 * count(sqrt(x*x + y*y) <= 1) / n` with `x`, `y` uniform in `[0, 1)`
 //! from the VM's RANDOM, new numbers every iteration. Checksum: the mean estimate (counts are
 //! exact, so the checksums of all stacks must be equal).
+//!
+//! Its VM program is [`vm`], its hand-written Rust baseline [`hand`]; its NumPy twin is
+//! `benches/numpy/montecarlo_pi.py`.
 
-use super::{BenchDef, Elem, timed};
-use crate::Measured;
-use vm_frontend::Vm;
-use vm_ir::Result;
+pub mod hand;
+pub mod vm;
+
+use crate::benchmarks::BenchDef;
 
 /// The benchmark.
 pub const DEF: BenchDef = BenchDef {
@@ -34,20 +37,5 @@ pub fn counters(i: usize, n: usize) -> (u64, u64) {
     (2 * i as u64 * n, (2 * i as u64 + 1) * n)
 }
 
-fn program<T: Elem>(vm: &Vm, dims: &[usize]) -> Result<Measured> {
-    let (n, iterations) = (dims[0], dims[1]);
-    timed(vm, || {
-        let mut total = 0.0;
-        for i in 0..iterations {
-            let (cx, cy) = counters(i, n);
-            let x = vm.random_at::<T>(&[n], SEED, cx)?;
-            let y = vm.random_at::<T>(&[n], SEED, cy)?;
-            let inside = (&x * &x + &y * &y).sqrt().le(T::ONE)?;
-            let count = inside.cast::<i64>().sum_all().to_scalar()?;
-            total += 4.0 * count as f64 / n as f64;
-        }
-        Ok(total / iterations as f64)
-    })
-}
-
-entry_points!(montecarlo_pi);
+// `run_vm`, `run_hand` and `run_hand_native`, which `DEF` names.
+entry_points!();

@@ -1,12 +1,13 @@
 //! montecarlo_pi by hand: one fused pass per iteration draws x and y from the VM's random stream
 //! (the same counters as the VM program) and counts the points inside the circle.
 
-use super::{Real, par_ranges};
+use super::{SEED, counters};
 use crate::Measured;
-use crate::suite::montecarlo_pi::{SEED, counters};
+use crate::benchmarks::hand_kit::{native_copies, par_ranges};
+use crate::benchmarks::real::Real;
 use std::time::Instant;
 
-super::native_copies! {
+native_copies! {
     /// Runs `n*iterations`; the checksum is the mean estimate.
     pub fn run<T: Real>(dims: &[usize], threads: usize) -> Measured {
         let (n, iterations) = (dims[0], dims[1]);
