@@ -11,8 +11,9 @@
 //! the NumPy namespace on top and supplies the few slow paths (advanced indexing, repr, the
 //! fallback to NumPy) as hooks this module calls.
 //!
-//! May depend on: `vm-ir` (the bytecode), `vm-runtime` and `vm-bridge-c` (context table, stack building).
+//! May depend on: `vm-ir` (the bytecode), `vm-runtime` and `vm-host` (context table, stack building).
 
+mod absent;
 pub mod array;
 pub mod bounds;
 pub mod buffer;
@@ -33,6 +34,7 @@ pyo3::create_exception!(vmnp, VMError, pyo3::exceptions::PyRuntimeError, "An err
 fn _vmnp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("VMError", m.py().get_type::<VMError>())?;
     m.add_class::<array::NdArray>()?;
+    absent::hide(m.py().get_type::<array::NdArray>().as_any(), "__array_ufunc__")?;
     m.add_class::<array::NativeFirst>()?;
     session::register(m)?;
     bounds::register(m)?;
