@@ -66,6 +66,12 @@ pub fn matmul_arrays(py: Python<'_>, a: &Bound<'_, NdArray>, b: &Bound<'_, NdArr
         return Ok(None);
     }
     let Some(op) = op else { return Ok(None) };
+    if va.ndim() == 1 && vb.ndim() == 1 {
+        // A dot product of vectors in host memory: computed where they lie.
+        if let Some(x) = vm()?.with(|rt| rt.dot_in_host(&va, &vb))? {
+            return crate::array::numpy_scalar_of(py, x).map(Some);
+        }
+    }
     // A vector is a one-row (left) or one-column (right) matrix; the result drops that axis.
     // (The same elements with an axis of extent 1 more: the runtime checks the views anyway.)
     let as_matrix = |v: View, row: bool| -> View {

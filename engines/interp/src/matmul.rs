@@ -1,12 +1,13 @@
 //! The `matmul` extension method: `matmul out, a, b` with 2-d views `a` (M x K), `b` (K x N)
 //! and `out` (M x N) of one numeric dtype: `out[m, n] = sum_k a[m, k] * b[k, n]`. Integers are
-//! summed for k = 0, 1, ... starting from 0 (they wrap); floats in [`LANES`] partial sums (see
-//! [`float_product`]), whose additions do not wait for each other, as a BLAS dot product's.
+//! summed for k = 0, 1, ... starting from 0 (they wrap); floats in [`vm_math::dot`]'s order
+//! (partial sums whose additions do not wait for each other, as a BLAS dot product's).
 
 use crate::elem::Elem;
 use crate::elementwise::not_defined;
 use crate::iterate::{data, prepare, result, write_view};
 use vm_ir::{BinaryOp, DType, Instruction, Opcode, ReduceOp, Result, View, with_dtype};
+use vm_math::dot::{DotFloat, dot, lane_sum};
 use vm_runtime::HostMemory;
 
 /// The name the extension is registered under.
@@ -33,100 +34,17 @@ fn product<'m, T: Elem>(
     }))
 }
 
-/// Partial sums of a float product: term `k` of a row-column pair joins partial `k % LANES`
-/// while whole groups of `LANES` terms remain; the partials are then combined pairwise
-/// (`((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))`) and the terms left added in order.
-/// Fewer than `LANES` terms are summed in order from 0.
-pub const LANES: usize = 8;
-
-/// `sum_p term(p)` for `p < k` in the order [`LANES`] describes.
-#[inline]
-fn lane_sum<T: Copy>(k: usize, zero: T, add: impl Fn(T, T) -> T, term: impl Fn(usize) -> T) -> T {
-    let full = k / LANES * LANES;
-    let mut partial = [zero; LANES];
-    for group in (0..full).step_by(LANES) {
-        for (lane, p) in partial.iter_mut().enumerate() {
-            *p = add(*p, term(group + lane));
-        }
-    }
-    (full..k).fold(combined(partial, &add), |sum, p| add(sum, term(p)))
-}
-
-/// [`lane_sum`] of `xs[p] * ys[p]` over two slices of one length, walked by whole groups (no
-/// index checks in the loop): the same additions in the same order.
-#[inline]
-fn lane_dot<T: Copy>(xs: &[T], ys: &[T], zero: T, add: impl Fn(T, T) -> T, mul: impl Fn(T, T) -> T) -> T {
-    let (xg, yg) = (xs.chunks_exact(LANES), ys.chunks_exact(LANES));
-    let rest = xg.remainder().iter().zip(yg.remainder());
-    let mut partial = [zero; LANES];
-    for (x, y) in xg.zip(yg) {
-        for lane in 0..LANES {
-            partial[lane] = add(partial[lane], mul(x[lane], y[lane]));
-        }
-    }
-    rest.fold(combined(partial, &add), |sum, (&x, &y)| add(sum, mul(x, y)))
-}
-
-/// [`lane_dot`] compiled for the widest vectors this CPU has: the same additions in the same
-/// order (no fused multiply-adds: Rust never contracts), so the same bits, at a few elements
-/// per instruction (a row-column pair of a product is as long as a matrix is wide: `L[i, :i] @
-/// x[:i]` in a loop is mostly this).
-#[inline]
-fn wide_lane_dot<T: Copy>(xs: &[T], ys: &[T], zero: T, add: impl Fn(T, T) -> T, mul: impl Fn(T, T) -> T) -> T {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the processor has AVX-512F.
-            return unsafe { lane_dot_avx512(xs, ys, zero, add, mul) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor has AVX2.
-            return unsafe { lane_dot_avx2(xs, ys, zero, add, mul) };
-        }
-    }
-    lane_dot(xs, ys, zero, add, mul)
-}
-
-/// [`lane_dot`] compiled for AVX-512.
-///
-/// # Safety
-/// The processor must have AVX-512F.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx2")]
-unsafe fn lane_dot_avx512<T: Copy>(xs: &[T], ys: &[T], zero: T, add: impl Fn(T, T) -> T, mul: impl Fn(T, T) -> T) -> T {
-    lane_dot(xs, ys, zero, add, mul)
-}
-
-/// [`lane_dot`] compiled for AVX2.
-///
-/// # Safety
-/// The processor must have AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn lane_dot_avx2<T: Copy>(xs: &[T], ys: &[T], zero: T, add: impl Fn(T, T) -> T, mul: impl Fn(T, T) -> T) -> T {
-    lane_dot(xs, ys, zero, add, mul)
-}
-
 /// Row-column pairs at least this long that are not both contiguous are copied into slices
-/// first, for [`wide_lane_dot`] (a column of a row-major matrix: `A[:j, j]`).
+/// first, for [`dot`] (a column of a row-major matrix: `A[:j, j]`).
 const GATHER_FROM: usize = 16;
 
-/// The partial sums of [`LANES`] combined pairwise.
-#[inline]
-fn combined<T: Copy>([p0, p1, p2, p3, p4, p5, p6, p7]: [T; LANES], add: impl Fn(T, T) -> T) -> T {
-    add(add(add(p0, p1), add(p2, p3)), add(add(p4, p5), add(p6, p7)))
-}
-
-/// `out = a @ b` of floats with the element type's `+` and `*` written out, each sum in the
-/// order of [`LANES`]: a row of `a` and a column of `b` that are both contiguous are walked as
-/// slices, others by their strides, in the same order (the layout never changes a result).
-fn float_product<'m, T: Elem>(
+/// `out = a @ b` of floats, each sum in the order of [`vm_math::dot`]: a row of `a` and a
+/// column of `b` that are both contiguous are walked as slices, others by their strides, in the
+/// same order (the layout never changes a result).
+fn float_product<'m, T: Elem + DotFloat>(
     (x, a): (&'m [T], &'m View),
     (y, b): (&'m [T], &'m View),
-    add: impl Fn(T, T) -> T + Copy + 'm,
-    mul: impl Fn(T, T) -> T + Copy + 'm,
 ) -> Result<impl ExactSizeIterator<Item = T> + 'm> {
-    let zero = T::reduce_identity(ReduceOp::AddReduce).ok_or_else(|| not_defined(Opcode::AddReduce, T::DTYPE))?;
     let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
     let [sa0, sa1, sb0, sb1] = [a.stride[0], a.stride[1], b.stride[0], b.stride[1]].map(|s| s as isize);
     let (a0, b0) = (a.start as isize, b.start as isize);
@@ -141,13 +59,12 @@ fn float_product<'m, T: Elem>(
         let (i, j) = ((ij / n) as isize, (ij % n) as isize);
         let (row, col) = (a0 + i * sa0, b0 + j * sb1);
         if contiguous && k > 0 {
-            wide_lane_dot(&x[row as usize..row as usize + k], &y[col as usize..col as usize + k], zero, add, mul)
+            dot(&x[row as usize..row as usize + k], &y[col as usize..col as usize + k])
         } else if k >= GATHER_FROM {
             let (xs, ys) = &mut pair;
-            let (xs, ys) = (run_of(xs, x, row, sa1, k), run_of(ys, y, col, sb0, k));
-            wide_lane_dot(xs, ys, zero, add, mul)
+            dot(run_of(xs, x, row, sa1, k), run_of(ys, y, col, sb0, k))
         } else {
-            lane_sum(k, zero, add, |p| mul(x[(row + p as isize * sa1) as usize], y[(col + p as isize * sb0) as usize]))
+            lane_sum(k, |p| x[(row + p as isize * sa1) as usize] * y[(col + p as isize * sb0) as usize])
         }
     }))
 }
@@ -192,8 +109,8 @@ pub fn matmul(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
         }};
     }
     match out.dtype() {
-        DType::F64 => store!(float_product((data(mem, a)?, a), (data(mem, b)?, b), |p: f64, q| p + q, |p, q| p * q)?),
-        DType::F32 => store!(float_product((data(mem, a)?, a), (data(mem, b)?, b), |p: f32, q| p + q, |p, q| p * q)?),
+        DType::F64 => store!(float_product::<f64>((data(mem, a)?, a), (data(mem, b)?, b))?),
+        DType::F32 => store!(float_product::<f32>((data(mem, a)?, a), (data(mem, b)?, b))?),
         _ => with_dtype!(out.dtype(), T => store!(product((data::<T>(mem, a)?, a), (data::<T>(mem, b)?, b))?)),
     }
 }

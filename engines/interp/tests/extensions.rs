@@ -61,7 +61,7 @@ fn matmul_of_strided_views() {
 }
 
 /// Float products sum in eight partial sums combined pairwise, then the terms left in order
-/// (`LANES`), whatever the layout: 1e16 followed by seven 1.0s and -1e16 sums to 6 (in order,
+/// (`vm_math::dot`), whatever the layout: 1e16 followed by seven 1.0s and -1e16 sums to 6 (in order,
 /// each 1.0 is lost against 1e16 and the sum is 0).
 #[test]
 fn float_products_sum_in_eight_partials_whatever_the_layout() {
@@ -255,4 +255,66 @@ fn implementation_record() {
     let c = (IMPLEMENTATION.construct)(&Settings::default(), None).unwrap();
     assert_eq!(c.describe()[0].name, "interp");
     assert_eq!(Interp::default().name(), "interp");
+}
+
+/// The runtime's dot product of two vectors in host memory gives the bits of the interpreter's
+/// `matmul` of them (one summation order for both: `vm_math::dot`), whatever the lengths,
+/// strides and directions; a vector whose base the queue is still computing is left to the
+/// recorded product.
+#[test]
+fn a_dot_product_in_host_memory_has_the_bits_of_the_interpreters() {
+    use vm_ir::{Scalar, view::Base};
+    use vm_runtime::{Runtime, RuntimeOptions};
+    let mut rt = Runtime::new(Box::new(Interp::new(None)), RuntimeOptions::default());
+    let mm = rt.register_extension(MATMUL).unwrap();
+    // Values of mixed magnitude and sign, so that the order of the additions shows in the bits.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        ((state >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 10f64.powi((state % 9) as i32 - 4)
+    };
+    let data: Vec<f64> = (0..400).map(|_| next()).collect();
+    let (x, y) = (rt.new_base(DType::F64, 400).unwrap(), rt.new_base(DType::F32, 400).unwrap());
+    rt.write(x.id, 0, &data.iter().flat_map(|v| v.to_ne_bytes()).collect::<Vec<_>>()).unwrap();
+    rt.write(y.id, 0, &data.iter().flat_map(|&v| (v as f32).to_ne_bytes()).collect::<Vec<_>>()).unwrap();
+    let as_matrix = |v: &View, row: bool| {
+        let (shape, stride) =
+            if row { ([1, v.shape[0]], [0, v.stride[0]]) } else { ([v.shape[0], 1], [v.stride[0], 0]) };
+        View::new(v.base, v.start, &shape, &stride).unwrap()
+    };
+    let mut compared = 0;
+    for base in [x, y] {
+        for k in [1usize, 2, 7, 8, 9, 15, 16, 17, 33, 64, 99] {
+            for (sa, sb) in [(1i64, 1i64), (2, 1), (1, -1), (-3, 2), (3, 3)] {
+                let start = |s: i64| if s < 0 { (k as i64 - 1) * -s } else { 0 };
+                let a = View::new(base, start(sa), &[k], &[sa]).unwrap();
+                let b = View::new(base, start(sb) + 1, &[k], &[sb]).unwrap();
+                let in_place = rt.dot_in_host(&a, &b).unwrap().expect("both in host memory");
+                let operands = [as_matrix(&a, true).into(), as_matrix(&b, false).into()];
+                let recorded = rt.compute_element(mm, base.dtype, &[1, 1], operands).unwrap().unwrap();
+                let bits = |s: Scalar| match s {
+                    Scalar::F64(v) => v.to_bits(),
+                    Scalar::F32(v) => u64::from(v.to_bits()),
+                    other => panic!("a float dot product gave {other:?}"),
+                };
+                assert_eq!(bits(in_place), bits(recorded), "{} k={k} strides ({sa}, {sb})", base.dtype);
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, 2 * 11 * 5);
+    // A base too large to compute at once, written by a queued instruction: not in host memory.
+    let large: Base = rt.new_base(DType::F64, 1 << 20).unwrap();
+    let whole = View::of_base(large);
+    rt.submit_one(Instruction::new(Opcode::Identity, [whole.clone().into(), Scalar::F64(0.5).into()])).unwrap();
+    rt.submit_one(Instruction::new(Opcode::Add, [whole.clone().into(), whole.clone().into(), whole.into()])).unwrap();
+    let head = View::new(large, 0, &[4], &[1]).unwrap();
+    assert_eq!(rt.dot_in_host(&head, &head).unwrap(), None);
+    rt.sync(large.id).unwrap();
+    assert_eq!(rt.dot_in_host(&head, &head).unwrap(), Some(Scalar::F64(4.0)));
+    // Other ranks and dtypes are not this method's.
+    let ints = rt.new_base(DType::I64, 4).unwrap();
+    assert_eq!(rt.dot_in_host(&View::of_base(ints), &View::of_base(ints)).unwrap(), None);
 }

@@ -4,12 +4,14 @@
 //! (AVX-512, AVX2+FMA, baseline; the same bits from each: every step is an IEEE operation or a
 //! fused multiply-add) and chosen once at run time. Accuracy (tested against `std` over the
 //! whole domain): within 1 ulp for f64 normal results; f32 goes through f64 and is correctly
-//! rounded in practice.
+//! rounded in practice. Float dot products sum in one order everywhere ([`dot`]).
 
 // The constants are fdlibm's, written as published.
 #![allow(clippy::excessive_precision)]
 
 use std::sync::OnceLock;
+
+pub mod dot;
 
 const LOG2E: f64 = std::f64::consts::LOG2_E;
 /// 2^52 + 2^51: adding it to an integer-valued f64 of magnitude below 2^51 puts the integer in

@@ -907,6 +907,44 @@ impl Runtime {
         }
     }
 
+    /// The dot product of two vectors of one float dtype and length whose bases host memory
+    /// holds, computed in place in the summation order of [`vm_math::dot`]: the bits the direct
+    /// executor's `matmul` of them gives, without an instruction, a scratch base or a check.
+    /// `None` when direct execution is off, an operand's base is not in host memory (or failed)
+    /// or the vectors are longer than an instruction run at once may touch: the caller goes on
+    /// to [`Runtime::compute_element`] or records the product. The small dot product of a loop
+    /// (`A[i, j] -= A[i, :j] @ A[j, :j]`) costs its multiply-adds and two base lookups.
+    pub fn dot_in_host(&mut self, a: &View, b: &View) -> Result<Option<Scalar>> {
+        let (k, dtype) = (a.nelem(), a.dtype());
+        let vectors = a.ndim() == 1 && b.ndim() == 1 && b.shape[0] == k && b.dtype() == dtype;
+        if !self.direct || !vectors || !matches!(dtype, DType::F32 | DType::F64) || k as u64 > self.direct_elements() {
+            return Ok(None);
+        }
+        for v in [a, b] {
+            let Some(state) = self.bases.get(&v.base.id) else { return Ok(None) };
+            let failed = !self.failed.is_empty() && self.failed.contains_key(&v.base.id);
+            if state.base != v.base || !state.in_host || failed {
+                return Ok(None);
+            }
+        }
+        self.memory.ensure(&a.base)?;
+        self.memory.ensure(&b.base)?;
+        let buffer = |id| self.memory.get(id).ok_or_else(|| Error::Internal(format!("no buffer of base {}", id.0)));
+        let (x, y) = (buffer(a.base.id)?, buffer(b.base.id)?);
+        let (ra, rb) = ((a.start, a.stride[0]), (b.start, b.stride[0]));
+        let value = match dtype {
+            DType::F64 => {
+                vm_math::dot::strided_dot(x.as_slice::<f64>(), ra, y.as_slice::<f64>(), rb, k).map(Scalar::from)
+            }
+            _ => vm_math::dot::strided_dot(x.as_slice::<f32>(), ra, y.as_slice::<f32>(), rb, k).map(Scalar::from),
+        };
+        if value.is_some() {
+            self.stats.instructions += 1;
+            self.stats.direct += 1;
+        }
+        Ok(value)
+    }
+
     /// True when an instruction of the pending batch (other than a DISCARD) names base `id`.
     pub fn is_queued(&self, id: BaseId) -> Result<bool> {
         self.bases.get(&id).map(|s| !s.unused_by(self.left_queue)).ok_or(Error::UnknownBase(id.0))
