@@ -1,8 +1,9 @@
 //! 128-bit SIMD for segments whose operands are all contiguous or broadcast along the row and
-//! whose operations are float arithmetic of one dtype: the segment first runs a vector loop
-//! (f64x2 or f32x4, unrolled [`UNROLL`] times, [`CHAIN_UNROLL`] times for a plain chain) while
-//! that many vectors remain, then (without reductions along the row) one vector at a time, and
-//! the scalar loop finishes the row.
+//! whose operations are float arithmetic of one dtype, or integer arithmetic of one dtype that
+//! SSE4.1 has lanes for ([`int_vector_op`]): the segment first runs a vector loop (f64x2,
+//! f32x4, i64x2, i32x4, i16x8 or i8x16, unrolled [`UNROLL`] times, [`CHAIN_UNROLL`] times for
+//! a plain chain) while that many vectors remain, then (without reductions along the row) one
+//! vector at a time, and the scalar loop finishes the row.
 
 use crate::compile::codegen::{Gen, HOISTED_CONSTS, MEM, Ptr};
 use crate::compile::emit::{self, ir_type};
@@ -47,6 +48,33 @@ fn vector_op(op: Opcode) -> bool {
             | O::Identity
             | O::Reciprocal
     )
+}
+
+/// True when integer `op` of dtype `d` has a vector form on lanes of `d`: wrapping arithmetic
+/// (as the scalar loop's), bitwise logic, copies, and minimum/maximum below 64 bits (SSE4.1
+/// has no 64-bit minimum or multiply; those segments stay scalar).
+fn int_vector_op(op: Opcode, d: DType) -> bool {
+    use Opcode as O;
+    let narrow = d.size() < 8;
+    int_vector_type(d).is_some()
+        && match op {
+            O::Add | O::Subtract | O::Negative | O::Identity => true,
+            O::BitwiseAnd | O::BitwiseOr | O::BitwiseXor | O::Invert => true,
+            O::Multiply | O::Square => narrow && d.size() > 1,
+            O::Minimum | O::Maximum => narrow,
+            _ => false,
+        }
+}
+
+/// The vector type of integer dtype `d` (`None` for floats and bools).
+fn int_vector_type(d: DType) -> Option<Type> {
+    Some(match d {
+        DType::I64 | DType::U64 => types::I64X2,
+        DType::I32 | DType::U32 => types::I32X4,
+        DType::I16 | DType::U16 => types::I16X8,
+        DType::I8 | DType::U8 => types::I8X16,
+        _ => return None,
+    })
 }
 
 /// The condition of a float comparison computed as a lane mask in vector loops.
@@ -95,9 +123,29 @@ fn combine_vec(b: &mut FunctionBuilder, op: Opcode, acc: Value, x: Value) -> Val
     }
 }
 
-fn emit_vec(b: &mut FunctionBuilder, op: Opcode, vty: Type, args: &[Value]) -> Value {
+fn emit_vec(b: &mut FunctionBuilder, op: Opcode, dtype: DType, vty: Type, args: &[Value]) -> Value {
     use Opcode as O;
     let a = args[0];
+    if !vty.lane_type().is_float() && dtype != DType::Bool {
+        // Integer lanes ([`int_vector_op`]): wrapping, as the scalar loop.
+        let signed = dtype.is_signed();
+        return match op {
+            O::Add => b.ins().iadd(a, args[1]),
+            O::Subtract => b.ins().isub(a, args[1]),
+            O::Multiply => b.ins().imul(a, args[1]),
+            O::Square => b.ins().imul(a, a),
+            O::Negative => b.ins().ineg(a),
+            O::Minimum if signed => b.ins().smin(a, args[1]),
+            O::Minimum => b.ins().umin(a, args[1]),
+            O::Maximum if signed => b.ins().smax(a, args[1]),
+            O::Maximum => b.ins().umax(a, args[1]),
+            O::BitwiseAnd => b.ins().band(a, args[1]),
+            O::BitwiseOr => b.ins().bor(a, args[1]),
+            O::BitwiseXor => b.ins().bxor(a, args[1]),
+            O::Invert => b.ins().bnot(a),
+            _ => a, // Identity of one dtype
+        };
+    }
     if let Some(cc) = vector_cmp(op) {
         // An integer lane mask (all ones where true): for selects, logic, or stored as bools.
         return b.ins().fcmp(cc, a, args[1]);
@@ -149,8 +197,10 @@ impl Gen<'_> {
     /// The vector type for `items`, when every operation and operand allows one.
     pub(crate) fn simd_type(&self, items: &[Item], ptrs: &[Ptr]) -> Option<Type> {
         let mut dtype: Option<DType> = None;
-        let mut same = |d: DType| {
-            let ok = d.is_float() && dtype.is_none_or(|x| x == d);
+        // One dtype for the segment: a float, or (`int` true: operations with integer lanes and
+        // the values they stage) an integer.
+        let mut same = |d: DType, int: bool| {
+            let ok = (d.is_float() || (int && int_vector_type(d).is_some())) && dtype.is_none_or(|x| x == d);
             dtype = Some(d);
             ok
         };
@@ -160,11 +210,11 @@ impl Gen<'_> {
                 // Positions, made a vector lane by lane (as the scalar loop converts them).
                 Item::Op(k) if self.p.ops[k].opcode == Opcode::Range => {
                     let op: &Op = &self.p.ops[k];
-                    !matches!(op.dst, Dst::Reduce(_)) && same(op.dtype)
+                    !matches!(op.dst, Dst::Reduce(_)) && same(op.dtype, false)
                 }
                 Item::Op(k) if vector_cmp(self.p.ops[k].opcode).is_some() => {
                     let op: &Op = &self.p.ops[k];
-                    self.is_mask(k) && self.mask_kept(k) && same(op.in_dtype) && op.srcs.iter().all(src_ok)
+                    self.is_mask(k) && self.mask_kept(k) && same(op.in_dtype, false) && op.srcs.iter().all(src_ok)
                 }
                 Item::Op(k) if self.is_mask(k) => {
                     self.mask_kept(k)
@@ -176,10 +226,18 @@ impl Gen<'_> {
                         matches!(op.srcs[0], Src::Val(c) if self.is_mask(c as usize) && self.mask_kept(c as usize));
                     mask && op.dtype == op.in_dtype
                         && !matches!(op.dst, Dst::Reduce(_))
-                        && same(op.dtype)
+                        && same(op.dtype, false)
                         && op.srcs[1..].iter().all(src_ok)
                 }
-                Item::Op(k) if self.widens_f32(k) => same(DType::F64),
+                Item::Op(k) if self.widens_f32(k) => same(DType::F64, false),
+                Item::Op(k) if int_vector_type(self.p.ops[k].dtype).is_some() => {
+                    let op: &Op = &self.p.ops[k];
+                    int_vector_op(op.opcode, op.dtype)
+                        && !matches!(op.dst, Dst::Reduce(_))
+                        && op.dtype == op.in_dtype
+                        && same(op.dtype, true)
+                        && op.srcs.iter().all(src_ok)
+                }
                 Item::Op(k) => {
                     let op: &Op = &self.p.ops[k];
                     (vector_op(op.opcode) || vector_reduce(op.opcode))
@@ -192,11 +250,11 @@ impl Gen<'_> {
                             _ => op.opcode.kind() != Kind::Reduce,
                         }
                         && op.dtype == op.in_dtype
-                        && same(op.dtype)
+                        && same(op.dtype, false)
                         && op.srcs.iter().all(src_ok)
                 }
-                Item::Flush(k) => same(self.p.ops[k].dtype),
-                Item::Stage(s, sc) => src_ok(&s) && same(self.plan.scratch[sc]),
+                Item::Flush(k) => same(self.p.ops[k].dtype, false),
+                Item::Stage(s, sc) => src_ok(&s) && same(self.plan.scratch[sc], true),
             };
             if !ok {
                 return None;
@@ -212,7 +270,8 @@ impl Gen<'_> {
         }
         match dtype? {
             DType::F64 => Some(types::F64X2),
-            _ => Some(types::F32X4),
+            DType::F32 => Some(types::F32X4),
+            d => int_vector_type(d),
         }
     }
 
@@ -533,7 +592,7 @@ impl Gen<'_> {
                             }
                             continue;
                         }
-                        let r = emit_vec(b, op.opcode, vty, &args);
+                        let r = emit_vec(b, op.opcode, op.dtype, vty, &args);
                         regs.insert(k, r);
                         if self.is_mask(k) {
                             if let Dst::Store(_) = op.dst {
