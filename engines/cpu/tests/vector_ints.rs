@@ -54,6 +54,16 @@ fn integer_lanes_match_interp() {
                     &format!("{dtype} n={n}"),
                 );
             }
+            // Each operation alone (a kernel vectorises only when all its operations do: the
+            // batch above runs scalar where one of them has no lanes of the dtype).
+            if !matches!(n, 1 | 2 | 15 | 16 | 17 | 33 | 65 | 1003) {
+                continue;
+            }
+            let all = [a, b, row, t, min, max, logic, copy];
+            for instr in batch {
+                let what = format!("{} {dtype} n={n}", instr.opcode);
+                differential(&[instr], &all, &[t, min, max, logic, copy], 1, false, &what);
+            }
         }
     }
 }

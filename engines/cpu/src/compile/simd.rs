@@ -51,17 +51,16 @@ fn vector_op(op: Opcode) -> bool {
 }
 
 /// True when integer `op` of dtype `d` has a vector form on lanes of `d`: wrapping arithmetic
-/// (as the scalar loop's), bitwise logic, copies, and minimum/maximum below 64 bits (SSE4.1
-/// has no 64-bit minimum or multiply; those segments stay scalar).
+/// (as the scalar loop's; no byte products, which x86 lacks), bitwise logic, copies, minimum
+/// and maximum (of 64-bit lanes signed only, by a comparison: x86 has no unsigned one).
 fn int_vector_op(op: Opcode, d: DType) -> bool {
     use Opcode as O;
-    let narrow = d.size() < 8;
     int_vector_type(d).is_some()
         && match op {
             O::Add | O::Subtract | O::Negative | O::Identity => true,
             O::BitwiseAnd | O::BitwiseOr | O::BitwiseXor | O::Invert => true,
-            O::Multiply | O::Square => narrow && d.size() > 1,
-            O::Minimum | O::Maximum => narrow,
+            O::Multiply | O::Square => d.size() > 1,
+            O::Minimum | O::Maximum => d.size() < 8 || d == DType::I64,
             _ => false,
         }
 }
@@ -135,6 +134,12 @@ fn emit_vec(b: &mut FunctionBuilder, op: Opcode, dtype: DType, vty: Type, args: 
             O::Multiply => b.ins().imul(a, args[1]),
             O::Square => b.ins().imul(a, a),
             O::Negative => b.ins().ineg(a),
+            O::Minimum | O::Maximum if dtype == DType::I64 => {
+                // `a` where it is below (above) `y`, else `y`: the lanes of a signed comparison.
+                let (x, y) = if op == O::Minimum { (args[1], a) } else { (a, args[1]) };
+                let a_wins = b.ins().icmp(IntCC::SignedGreaterThan, x, y);
+                b.ins().bitselect(a_wins, a, args[1])
+            }
             O::Minimum if signed => b.ins().smin(a, args[1]),
             O::Minimum => b.ins().umin(a, args[1]),
             O::Maximum if signed => b.ins().smax(a, args[1]),
