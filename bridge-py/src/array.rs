@@ -943,8 +943,8 @@ fn reduction_method(
     }
 }
 
-/// Reduction `name` of `a` when `args` and `kwargs` (after the array) give at most an axis, an
-/// integer or `None` ([`ops::reduce_value`]); `None` for anything else.
+/// Reduction `name` of `a` when `args` and `kwargs` (after the array) give at most an axis: an
+/// integer, a tuple of them or `None` ([`ops::reduce_value`]); `None` for anything else.
 fn native_reduction(
     a: &Bound<'_, NdArray>,
     name: &str,
@@ -963,8 +963,14 @@ fn native_reduction(
         (1, None) => Some(args.get_item(0)?),
         _ => return Ok(None),
     };
+    // An axis is None, an int or a tuple of ints (`axis=(1, 2)`); other objects (lists, NumPy
+    // integers) take the Python layer's way, to its errors.
+    let int_or_ints = |x: &Bound<'_, PyAny>| match x.cast::<PyTuple>() {
+        Ok(t) => t.iter().all(|i| i.is_exact_instance_of::<PyInt>()),
+        Err(_) => x.is_instance_of::<PyInt>(),
+    };
     match axis {
-        Some(x) if !x.is_none() && !x.is_instance_of::<PyInt>() => Ok(None),
+        Some(x) if !x.is_none() && !int_or_ints(&x) => Ok(None),
         axis => {
             let axis = axis.filter(|x| !x.is_none());
             ops::reduce_value(a.py(), name, a, axis.as_ref()).map(Some)

@@ -372,3 +372,22 @@ def test_a_view_of_another_dtype_is_a_read_only_copy():
 @pytest.mark.parametrize("exponent", ["2", "3", "2.0", "np.int64(2)", "np.array(2)"])
 def test_bool_arrays_to_a_power(exponent):
     same(f"b = np.array([[True, False], [False, True]]); out = b ** {exponent}")
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "any", "all"])
+@pytest.mark.parametrize("axis", ["(1, 2)", "(-1, 0)", "(0, 1, 2, 3)", "()", "(2,)"])
+def test_reductions_over_a_tuple_of_axes(name, axis):
+    # `np.sum(x, axis=(1, 2))`, `np.sum(x, (1, 2))` and the method (the native path) as NumPy's,
+    # on the product of a window and broadcast weights (a convolution's step). Sums over several
+    # axes add in an order of their own: equal to rounding.
+    setup = "x = np.arange(120.0).reshape(2, 3, 4, 5) / 7 - 8; w = np.linspace(0.5, 1.5, 5)"
+    want, got = both(f"{setup}; out = [np.{name}(x * w, axis={axis}), (x * w).{name}({axis}), np.{name}(x, {axis})]")
+    for g, w in zip(got, want, strict=True):
+        g, w = numpy.asarray(g), numpy.asarray(w)
+        assert (g.shape, g.dtype) == (w.shape, w.dtype)
+        numpy.testing.assert_allclose(g, w, rtol=1e-13, atol=1e-12)
+
+
+@pytest.mark.parametrize("axis", ["(0, 0)", "(1, -3)", "(0, 3)"])
+def test_reductions_over_a_bad_tuple_of_axes_raise_numpys_errors(axis):
+    same_error(f"np.sum(np.ones((2, 3)), axis={axis})", (ValueError, numpy.exceptions.AxisError))
