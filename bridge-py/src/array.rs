@@ -111,27 +111,35 @@ fn host_scalar(py: Python<'_>, v: &View) -> PyResult<Option<Py<PyAny>>> {
 
 /// The base and position of the element `key` names in `v` when `key` is one Python int per
 /// axis, each in range; `None` for any other key (the general indexing handles it, errors too).
+/// The index of every element loop: read through the C API, without references taken.
 fn element_at(v: &View, key: &Bound<'_, PyAny>) -> PyResult<Option<(vm_ir::BaseId, usize)>> {
-    let mut offset = v.start;
-    let mut axis = 0;
-    let mut add = |i: &Bound<'_, PyAny>| -> PyResult<bool> {
-        if !i.is_exact_instance_of::<PyInt>() || axis >= v.ndim() {
-            return Ok(false);
-        }
-        let Ok(i) = i.extract::<i64>() else { return Ok(false) };
-        let n = v.shape[axis] as i64;
-        if i < -n || i >= n {
-            return Ok(false);
-        }
-        offset += i.rem_euclid(n.max(1)) * v.stride[axis];
-        axis += 1;
-        Ok(true)
+    let offset = match key.cast::<PyTuple>() {
+        Ok(t) if t.len() == v.ndim() => (0..v.ndim()).try_fold(v.start, |offset, axis| {
+            let i = t.get_borrowed_item(axis).ok()?;
+            Some(offset + offset_along(&i, v, axis)?)
+        }),
+        Ok(_) => None,
+        Err(_) if v.ndim() == 1 => offset_along(key, v, 0).map(|d| v.start + d),
+        Err(_) => None,
     };
-    let all = match key.cast::<PyTuple>() {
-        Ok(t) => t.len() == v.ndim() && t.iter().try_fold(true, |ok, i| Ok::<bool, PyErr>(ok && add(&i)?))?,
-        Err(_) => v.ndim() == 1 && add(key)?,
-    };
-    Ok(all.then_some((v.base.id, offset as usize)))
+    Ok(offset.map(|offset| (v.base.id, offset as usize)))
+}
+
+/// The offset along `axis` of `v` that the Python int `i` indexes (a negative one counts from
+/// the end); `None` for anything but an int in range.
+#[inline]
+fn offset_along(i: &Bound<'_, PyAny>, v: &View, axis: usize) -> Option<i64> {
+    if !i.is_exact_instance_of::<PyInt>() {
+        return None;
+    }
+    let mut overflow = 0;
+    // SAFETY: `i` is a live int: the call sets no error (a value past a C long sets `overflow`).
+    let i = i64::from(unsafe { pyo3::ffi::PyLong_AsLongAndOverflow(i.as_ptr(), &mut overflow) });
+    let n = v.shape[axis] as i64;
+    if overflow != 0 || i < -n || i >= n {
+        return None;
+    }
+    Some(if i < 0 { i + n } else { i } * v.stride[axis])
 }
 
 /// `a[index]` of a vector `a` by a contiguous integer vector `index` whose values are in host
