@@ -704,6 +704,38 @@ macro_rules! methods_calling {
     };
 }
 
+#[pymethods]
+impl NdArray {
+    /// NumPy's `ndarray.item`: one element as a Python number, read where it lies (synced if
+    /// the queue computes it) rather than through a copy of the array. No argument takes the
+    /// only element; one int, the element at that row-major position; one int per axis (or a
+    /// tuple of them), that element. Other arguments go to the Python layer (NumPy's errors).
+    #[pyo3(signature = (*args))]
+    fn item(slf: &Bound<'_, Self>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let v = slf.get().view().clone();
+        let flat = |k: &Bound<'_, PyAny>| -> Option<i64> {
+            let n = v.nelem() as i64;
+            let k = k.is_exact_instance_of::<PyInt>().then(|| k.extract::<i64>().ok()).flatten()?;
+            (-n..n).contains(&k).then(|| v.offset_at(k.rem_euclid(n.max(1)) as usize))
+        };
+        let offset = match args.len() {
+            0 => (v.nelem() == 1).then_some(v.start),
+            1 => match args.get_item(0)?.cast::<PyTuple>() {
+                Ok(t) => element_at(&v, t.as_any())?.map(|(_, at)| at as i64),
+                Err(_) => flat(&args.get_item(0)?),
+            },
+            _ => element_at(&v, args.as_any())?.map(|(_, at)| at as i64),
+        };
+        if let Some(at) = offset
+            && let Some(x) = crate::session::host_element(py, v.base.id, at as usize, true)?
+        {
+            return Ok(python_number(py, x)?.unbind());
+        }
+        forward(slf, "item", args, None)
+    }
+}
+
 // The reduction methods, recorded natively when called with at most an axis.
 methods_calling!(reduction_method, "(natively with at most an axis)": sum, prod, min, max, any, all);
 
@@ -717,7 +749,6 @@ methods_calling!(forward, "(see the Python layer)":
     cumprod,
     swapaxes,
     fill,
-    item,
     tolist,
     clip,
     nonzero,

@@ -391,3 +391,30 @@ def test_reductions_over_a_tuple_of_axes(name, axis):
 @pytest.mark.parametrize("axis", ["(0, 0)", "(1, -3)", "(0, 3)"])
 def test_reductions_over_a_bad_tuple_of_axes_raise_numpys_errors(axis):
     same_error(f"np.sum(np.ones((2, 3)), axis={axis})", (ValueError, numpy.exceptions.AxisError))
+
+
+@pytest.mark.parametrize(
+    "make, args",
+    [
+        ("np.arange(12.0).reshape(3, 4)", "5"),
+        ("np.arange(12.0).reshape(3, 4)", "-1"),
+        ("np.arange(12.0).reshape(3, 4)", "1, 2"),
+        ("np.arange(12.0).reshape(3, 4)", "(-1, -1)"),
+        ("np.arange(12).reshape(3, 4)[:, ::-2]", "5"),
+        ("np.arange(12).reshape(3, 4)[:, ::-2]", "2, 1"),
+        ("np.array(2.5)", ""),
+        ("np.array(2.5)", "0"),
+        ("np.array([True])", ""),
+        ("np.arange(5, dtype=np.uint64)", "4"),
+        ("np.arange(5, dtype=np.float32) / 3", "2"),
+        ("np.linspace(0, 1, 100001) * 3 + 1", "77777"),  # queued: computed for the read
+    ],
+)
+def test_item_reads_one_element_as_a_python_number(make, args):
+    want, got = both(f"a = {make}; out = a.item({args})")
+    assert (type(got), got) == (type(want), want)
+
+
+@pytest.mark.parametrize("args", ["12", "3, 0", "1, 2, 3", "1.0", ""])
+def test_item_of_a_missing_element_raises_numpys_error(args):
+    same_error(f"np.arange(12.0).reshape(3, 4).item({args})", (IndexError, ValueError, TypeError))
