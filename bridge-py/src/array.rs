@@ -134,7 +134,7 @@ fn offset_along(i: &Bound<'_, PyAny>, v: &View, axis: usize) -> Option<i64> {
     }
     let mut overflow = 0;
     // SAFETY: `i` is a live int: the call sets no error (a value past a C long sets `overflow`).
-    let i = i64::from(unsafe { pyo3::ffi::PyLong_AsLongAndOverflow(i.as_ptr(), &mut overflow) });
+    let i: i64 = unsafe { pyo3::ffi::PyLong_AsLongAndOverflow(i.as_ptr(), &mut overflow) };
     let n = v.shape[axis] as i64;
     if overflow != 0 || i < -n || i >= n {
         return None;

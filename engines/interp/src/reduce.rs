@@ -97,6 +97,32 @@ pub fn reduce_run<T: Copy>(
     axis: usize,
     identity: T,
     f: impl Fn(T, T) -> T,
+    acc: Vec<T>,
+    interrupt: &Interrupt,
+) -> Result<Vec<T>> {
+    reduce_run_folding(
+        run,
+        shape,
+        axis,
+        identity,
+        &f,
+        |total, piece| piece.iter().fold(total, |s, &x| f(s, x)),
+        acc,
+        interrupt,
+    )
+}
+
+/// [`reduce_run`] with `fold_line(total, piece)`, the fold of `piece` by `f` from `total`, for
+/// the lines along a last axis (computed another way than element after element where that is
+/// faster: [`fold_extreme`]).
+#[expect(clippy::too_many_arguments, reason = "reduce_run's, and the line fold")]
+fn reduce_run_folding<T: Copy>(
+    run: &[T],
+    shape: &[usize],
+    axis: usize,
+    identity: T,
+    f: &impl Fn(T, T) -> T,
+    fold_line: impl Fn(T, &[T]) -> T,
     mut acc: Vec<T>,
     interrupt: &Interrupt,
 ) -> Result<Vec<T>> {
@@ -112,7 +138,7 @@ pub fn reduce_run<T: Copy>(
         if inner == 1 {
             let mut total = block[0];
             for piece in block[1..].chunks(crate::iterate::POLL_EVERY) {
-                total = piece.iter().fold(total, |s, &x| f(s, x));
+                total = fold_line(total, piece);
                 interrupt.check()?;
             }
             acc.push(total);
@@ -236,6 +262,72 @@ fn reduce_contiguous<T: Elem>(
     reduce_run(run, &input.shape, axis, identity, f, room(out, out.nelem())?, mem.interrupt())
 }
 
+/// [`reduce_contiguous`] of a float `maximum_reduce` (`max`) or `minimum_reduce`, its lines
+/// folded by [`fold_extreme`].
+fn reduce_contiguous_extreme<T: Elem + semantics::Float>(
+    mem: &HostMemory,
+    input: &View,
+    out: &View,
+    axis: usize,
+    (op, reduction): (Opcode, ReduceOp),
+) -> Result<Vec<T>> {
+    let max = reduction == ReduceOp::MaximumReduce;
+    let identity = T::reduce_identity(reduction).ok_or_else(|| not_defined(op, T::DTYPE))?;
+    let start = input.start as usize;
+    let run = &data::<T>(mem, input)?[start..start + input.nelem()];
+    let f = if max { semantics::float_maximum::<T> } else { semantics::float_minimum::<T> };
+    let acc = room(out, out.nelem())?;
+    reduce_run_folding(
+        run,
+        &input.shape,
+        axis,
+        identity,
+        &f,
+        |t, piece| fold_extreme(t, piece, max),
+        acc,
+        mem.interrupt(),
+    )
+}
+
+/// Lanes of [`fold_extreme`]: independent running extremes the compiler keeps in vector
+/// registers.
+const EXTREME_LANES: usize = 8;
+
+/// The fold of `piece` from `total` by NumPy's `maximum` (`max`) or `minimum`, element after
+/// element ([`semantics::float_maximum`]), computed in [`EXTREME_LANES`] lanes instead of one
+/// chain of dependent comparisons. That fold keeps the first NaN it meets; without one, it
+/// keeps the last of the elements equal to the extreme (two equal floats differ only as `0.0`
+/// and `-0.0`). Both are found again here: NaNs are looked for beside the lanes (the fold
+/// itself then decides), and a zero extreme is the last zero.
+pub fn fold_extreme<T: semantics::Float>(total: T, piece: &[T], max: bool) -> T {
+    let better = |a: T, x: T| if max { a > x } else { a < x };
+    if total.is_nan() || piece.is_empty() {
+        return total;
+    }
+    let mut lanes = [total; EXTREME_LANES];
+    let mut nan = [false; EXTREME_LANES];
+    let chunks = piece.chunks_exact(EXTREME_LANES);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for k in 0..EXTREME_LANES {
+            let x = chunk[k];
+            nan[k] |= x.is_nan();
+            lanes[k] = if better(lanes[k], x) { lanes[k] } else { x };
+        }
+    }
+    if nan.iter().any(|&n| n) || rest.iter().any(|x| x.is_nan()) {
+        let f = if max { semantics::float_maximum::<T> } else { semantics::float_minimum::<T> };
+        return piece.iter().fold(total, |s, &x| f(s, x));
+    }
+    let extreme = rest.iter().fold(lanes.into_iter().fold(total, |a, x| if better(a, x) { a } else { x }), |a, &x| {
+        if better(a, x) { a } else { x }
+    });
+    if extreme != T::ZERO {
+        return extreme; // (a value no other bit pattern equals)
+    }
+    piece.iter().rev().copied().find(|&x| x == T::ZERO).unwrap_or(total)
+}
+
 /// Executes a [`vm_ir::Kind::Reduce`] instruction.
 pub fn reduce(instr: &Instruction, reduction: ReduceOp, mem: &mut HostMemory) -> Result<()> {
     let op = instr.opcode;
@@ -258,10 +350,14 @@ pub fn reduce(instr: &Instruction, reduction: ReduceOp, mem: &mut HostMemory) ->
                     (ReduceOp::AddReduce, DType::F32) => inlined!(f32, |a, b| a + b),
                     (ReduceOp::MultiplyReduce, DType::F64) => inlined!(f64, |a, b| a * b),
                     (ReduceOp::MultiplyReduce, DType::F32) => inlined!(f32, |a, b| a * b),
-                    (ReduceOp::MaximumReduce, DType::F64) => inlined!(f64, semantics::float_maximum),
-                    (ReduceOp::MaximumReduce, DType::F32) => inlined!(f32, semantics::float_maximum),
-                    (ReduceOp::MinimumReduce, DType::F64) => inlined!(f64, semantics::float_minimum),
-                    (ReduceOp::MinimumReduce, DType::F32) => inlined!(f32, semantics::float_minimum),
+                    (ReduceOp::MaximumReduce | ReduceOp::MinimumReduce, DType::F64) => {
+                        let r = reduce_contiguous_extreme::<f64>(mem, input, out, axis, (op, reduction))?;
+                        return write_view(mem, out, r);
+                    }
+                    (ReduceOp::MaximumReduce | ReduceOp::MinimumReduce, DType::F32) => {
+                        let r = reduce_contiguous_extreme::<f32>(mem, input, out, axis, (op, reduction))?;
+                        return write_view(mem, out, r);
+                    }
                     _ => {}
                 }
             }
@@ -367,5 +463,36 @@ mod tests {
         assert_eq!(pos(&[2, 3], 0, false), vec![1, 1, 1]);
         assert_eq!(pos(&[6], 0, false), vec![3]);
         assert_eq!(pos(&[3, 1, 2], 1, true), vec![0; 6]);
+    }
+
+    /// The fold in lanes gives what the fold element after element gives, bit for bit: the
+    /// first NaN (of its payload), and of equal extremes the last (`0.0` and `-0.0`), at every
+    /// length around the lanes' width, from every kind of start.
+    fn extremes_fold_as_one_chain<T: semantics::Float + std::fmt::Debug>(values: Vec<T>, bits: impl Fn(T) -> u64) {
+        use proptest::prelude::*;
+        let n = values.len();
+        let pick = (0..n).prop_map(move |k| values[k]);
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(2000));
+        runner
+            .run(&(pick.clone(), proptest::collection::vec(pick, 0..40)), |(total, piece)| {
+                for max in [true, false] {
+                    let f = if max { semantics::float_maximum::<T> } else { semantics::float_minimum::<T> };
+                    let want = piece.iter().fold(total, |s, &x| f(s, x));
+                    let got = fold_extreme(total, &piece, max);
+                    prop_assert_eq!(bits(got), bits(want), "max {} from {:?} over {:?}", max, total, piece);
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn float_extremes_fold_in_lanes_as_in_one_chain() {
+        let nan2 = f64::from_bits(f64::NAN.to_bits() ^ 1);
+        let mut values = vec![0.0, -0.0, f64::NAN, nan2, f64::INFINITY, -f64::INFINITY];
+        values.extend((-6..6).map(|k| f64::from(k) * 0.75));
+        extremes_fold_as_one_chain(values.clone(), f64::to_bits);
+        let values = values.into_iter().map(|x| x as f32).collect();
+        extremes_fold_as_one_chain(values, |x: f32| u64::from(x.to_bits()));
     }
 }
