@@ -418,3 +418,15 @@ def test_item_reads_one_element_as_a_python_number(make, args):
 @pytest.mark.parametrize("args", ["12", "3, 0", "1, 2, 3", "1.0", ""])
 def test_item_of_a_missing_element_raises_numpys_error(args):
     same_error(f"np.arange(12.0).reshape(3, 4).item({args})", (IndexError, ValueError, TypeError))
+
+
+@pytest.mark.parametrize("name", ["add", "multiply", "maximum", "minimum", "logical_and", "logical_or", "bitwise_or"])
+@pytest.mark.parametrize("axis", ["", ", 1", ", axis=None", ", axis=(0, 1)", ", axis=-1"])
+@pytest.mark.parametrize("make", ["np.arange(12).reshape(3, 4) - 5", "np.array([[100, 100, 100]], np.int8)"])
+def test_ufunc_reduce_of_an_array(name, axis, make):
+    same(f"out = np.{name}.reduce({make}{axis})")
+
+
+@pytest.mark.parametrize("axis", ["", ", axis=1", ", axis=None"])
+def test_bitwise_reduce_of_floats_raises_numpys_error(axis):
+    same_error(f"np.bitwise_or.reduce(np.ones((2, 3)){axis})", TypeError)

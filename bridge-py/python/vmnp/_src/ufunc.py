@@ -152,6 +152,20 @@ class ufunc(_vmnp._UfuncBase):
 
     def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, where=True):
         """Reduces ``a`` along ``axis`` (None: all axes) with this ufunc."""
+        if (
+            type(a) is ndarray
+            and dtype is None
+            and out is None
+            and not keepdims
+            and initial is None
+            and where is True
+            and a.ndim
+            and self.__name__ in _REDUCIBLE
+            and (a.dtype.kind != "f" or not self.__name__.startswith("bitwise"))
+        ):
+            # The common call (`np.add.reduce(x)`, `np.maximum.reduce(x, axis=1)`): what the
+            # general path below comes to, without its steps.
+            return _vmnp._reduce(self.__name__, a, axis, False, None, True, None)
         if isinstance(out, tuple):
             (out,) = out
         if axis is not None and not isinstance(axis, tuple) and _np.ndim(a) == 0:
@@ -159,9 +173,11 @@ class ufunc(_vmnp._UfuncBase):
             if _operator.index(axis) not in (0, -1):
                 raise _np.exceptions.AxisError(f"axis {axis} is out of bounds for array of dimension 0")
             axis = ()
-        if self.__name__ in _REDUCIBLE and _np.ndim(a) == 0:
+        if self.__name__ in _REDUCIBLE:
+            # NumPy's TypeError where the ufunc has no loop for the dtype (`bitwise_and` of floats).
             x = asarray(a)
-            self(x, x)  # NumPy's TypeError where the ufunc has no loop for the dtype (`bitwise_and` of floats)
+            none = x if x.ndim == 0 else x.reshape(-1)[:0]
+            self(none, none)
         from .reductions import _nan_ignoring, _red  # (a call-time import: reductions builds on this module)
 
         if self.__name__ in ("fmax", "fmin"):
