@@ -430,3 +430,16 @@ def test_ufunc_reduce_of_an_array(name, axis, make):
 @pytest.mark.parametrize("axis", ["", ", axis=1", ", axis=None"])
 def test_bitwise_reduce_of_floats_raises_numpys_error(axis):
     same_error(f"np.bitwise_or.reduce(np.ones((2, 3)){axis})", TypeError)
+
+
+@pytest.mark.parametrize("name", ["add", "multiply"])
+@pytest.mark.parametrize("axis", ["", ", 0", ", axis=1", ", axis=-1", ", axis=None", ", axis=2"])
+@pytest.mark.parametrize("make", ["np.arange(12).reshape(3, 4) - 5", "np.array([[100, 100, 100]], np.int8)"])
+def test_ufunc_accumulate_of_an_array(name, axis, make):
+    want, got = both(f"try:\n    out = np.{name}.accumulate({make}{axis})\nexcept Exception as e:\n    out = type(e)")
+    if isinstance(want, type):
+        assert got is want or issubclass(got, want)
+    else:
+        g, w = numpy.asarray(got), numpy.asarray(want)
+        assert (g.dtype, g.shape) == (w.dtype, w.shape)
+        numpy.testing.assert_array_equal(g, w)

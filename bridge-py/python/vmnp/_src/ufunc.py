@@ -193,6 +193,16 @@ class ufunc(_vmnp._UfuncBase):
     def accumulate(self, a, axis=0, dtype=None, out=None):
         """Running reduction along ``axis``."""
         names = {"add": "cumsum", "multiply": "cumprod"}
+        if (
+            type(a) is ndarray
+            and dtype is None
+            and out is None
+            and axis is not None
+            and a.ndim
+            and self.__name__ in names
+        ):
+            # The common call (`np.add.accumulate(x)`): what the general path comes to.
+            return _vmnp._accumulate(names[self.__name__], a, axis, None)
         if _np.ndim(a) == 0:
             raise _scalar_method_error("accumulate", axis)
         if self.__name__ not in names:
