@@ -1653,14 +1653,34 @@ impl NdArray {
 }
 
 /// Copies the elements of `v` (row-major order) out of its base's bytes `src` into `dst`.
-fn copy_view(v: &View, src: &[u8], dst: &mut [u8], es: usize) {
+pub(crate) fn copy_view(v: &View, src: &[u8], dst: &mut [u8], es: usize) {
     if v.is_contiguous() {
         let s = v.start as usize * es;
         vm_runtime::memory::copy_elements(dst, &src[s..s + dst.len()]);
         return;
     }
-    for (k, off) in v.offsets().enumerate() {
-        let s = off as usize * es;
-        dst[k * es..(k + 1) * es].copy_from_slice(&src[s..s + es]);
+    match es {
+        8 => copy_elements_of::<8>(v, src, dst),
+        4 => copy_elements_of::<4>(v, src, dst),
+        2 => copy_elements_of::<2>(v, src, dst),
+        _ => copy_elements_of::<1>(v, src, dst),
+    }
+}
+
+/// [`copy_view`] of a strided view of `ES`-byte elements (one move each; a view that is one
+/// line, a column, stepped without an odometer).
+fn copy_elements_of<const ES: usize>(v: &View, src: &[u8], dst: &mut [u8]) {
+    if let Some(step) = v.line_stride() {
+        let mut off = v.start;
+        for to in dst.chunks_exact_mut(ES) {
+            let s = off as usize * ES;
+            to.copy_from_slice(&src[s..s + ES]);
+            off += step;
+        }
+        return;
+    }
+    for (to, off) in dst.chunks_exact_mut(ES).zip(v.offsets()) {
+        let s = off as usize * ES;
+        to.copy_from_slice(&src[s..s + ES]);
     }
 }

@@ -443,3 +443,25 @@ def test_ufunc_accumulate_of_an_array(name, axis, make):
         g, w = numpy.asarray(got), numpy.asarray(want)
         assert (g.dtype, g.shape) == (w.dtype, w.shape)
         numpy.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "np.concatenate((M[:, 1:2], M[:, ::-2], M[:, 3:4]), 1)",
+        "np.concatenate((M, M[::-1] * 2))",
+        "np.concatenate((I, I[::-1]), axis=-1)",
+        "np.concatenate((M[:0], M[:2]))",
+        "np.concatenate((I, M[:4]))",
+        "np.hstack((M[:, :1], M[:, 2:], M[:, 1:2]))",
+        "np.hstack((M[0], M[1][:2], 5.0))",
+        "np.vstack((M, M[:1], M[2]))",
+        "np.stack((M[0], M[3]), axis=1)",
+        "np.stack([M[1], M[2], M[3]], -1)",
+        "np.concatenate((np.arange(50000.0)[::7] * 3, M[0]))",  # a queued operand
+    ],
+)
+def test_joins_of_small_arrays_in_host_memory(code):
+    # Small arrays that host memory holds are joined there (strided, reversed, of two dtypes,
+    # empty parts), others by the VM's copies: NumPy's result either way.
+    same(f"M = np.arange(42.0).reshape(7, 6) / 3; I = np.arange(24, dtype=np.int32).reshape(4, 6); out = {code}")

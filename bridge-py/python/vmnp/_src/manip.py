@@ -476,12 +476,15 @@ def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 def hstack(tup, *, dtype=None, casting="same_kind"):
     """The arrays joined column-wise (along axis 1, or 0 for 1-D)."""
     arrs = [a if type(a) is ndarray and a.ndim else atleast_1d(a) for a in tup]
-    return concatenate(arrs, 0 if arrs[0].ndim == 1 else 1, dtype=dtype)
+    axis = 0 if arrs[0].ndim == 1 else 1
+    # (Without a dtype, the call the native layer records.)
+    return concatenate(arrs, axis) if dtype is None else concatenate(arrs, axis, dtype=dtype)
 
 
 def vstack(tup, *, dtype=None, casting="same_kind"):
     """The arrays joined row-wise."""
-    return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype)
+    arrs = [a if type(a) is ndarray and a.ndim == 2 else atleast_2d(a) for a in tup]
+    return concatenate(arrs, 0) if dtype is None else concatenate(arrs, 0, dtype=dtype)
 
 
 def column_stack(tup):
