@@ -241,12 +241,17 @@ def _einsum_pair(ta, a, tb, b, keep):
     left, right = [c for c in ta if c not in tb], [c for c in tb if c not in ta]
     size = {c: n for t, x in ((ta, a), (tb, b)) for c, n in zip(t, x.shape, strict=True)}
     prod = _math.prod
-    at = a.transpose([ta.index(c) for c in batch + left + summed])
-    bt = b.transpose([tb.index(c) for c in batch + summed + right])
+    at = _permuted(a, [ta.index(c) for c in batch + left + summed])
+    bt = _permuted(b, [tb.index(c) for c in batch + summed + right])
     at = at.reshape((prod(size[c] for c in batch), prod(size[c] for c in left), prod(size[c] for c in summed)))
     bt = bt.reshape((prod(size[c] for c in batch), prod(size[c] for c in summed), prod(size[c] for c in right)))
     labels = batch + left + right
     return "".join(labels), matmul(at, bt).reshape(tuple(size[c] for c in labels))
+
+
+def _permuted(x, axes):
+    """``x`` with its axes in the order ``axes`` (``x`` itself when that is their order)."""
+    return x if axes == list(range(x.ndim)) else x.transpose(axes)
 
 
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
@@ -292,9 +297,10 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
             if size.get(c, 1) != 1 and n not in (1, size[c]):
                 raise ValueError(f"einsum: operand {k} has {n} elements along {c!r}, another {size[c]}")
             size[c] = n if size.get(c, 1) == 1 else size[c]
-    arrays = [broadcast_to(x, tuple(size[c] for c in t)) for t, x in zip(terms, arrays, strict=True)]
+    shapes = [tuple(size[c] for c in t) for t in terms]
+    arrays = [x if x.shape == n else broadcast_to(x, n) for x, n in zip(arrays, shapes, strict=True)]
     result_dtype = _np.result_type(*[x.dtype for x in arrays])
-    arrays = [x.astype(result_dtype, copy=False) for x in arrays]
+    arrays = [x if x.dtype == result_dtype else x.astype(result_dtype) for x in arrays]
     t, acc = terms[0], arrays[0]
     for k in range(1, len(terms)):
         needed = set(output).union(*terms[k + 1 :])
@@ -304,7 +310,7 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     if drop:
         acc = _reductions.sum(acc, axis=tuple(t.index(c) for c in drop), dtype=result_dtype)
         t = "".join(c for c in t if c not in drop)
-    return acc.transpose([t.index(c) for c in output]) if output else acc
+    return _permuted(acc, [t.index(c) for c in output]) if output else acc
 
 
 def correlate(a, v, mode="valid"):
