@@ -142,14 +142,25 @@ fn offset_along(i: &Bound<'_, PyAny>, v: &View, axis: usize) -> Option<i64> {
     Some(if i < 0 { i + n } else { i } * v.stride[axis])
 }
 
+/// The most elements `a[index]` gathers in host memory ([`gather_in_range`]).
+const HOST_GATHER_ELEMENTS: usize = 1 << 15;
+
 /// `a[index]` of a vector `a` by a contiguous integer vector `index` whose values are in host
-/// memory and in `0..len(a)` (a loop gathering `x[cols]` for slices `cols` of an input): the
-/// gather recorded at once, without the Python layer's range check; `None` for anything else.
+/// memory and in `0..len(a)` (a loop gathering `x[cols]` for slices `cols` of an input): made
+/// in host memory when that holds `a` too and the result is small, else the gather recorded at
+/// once, without the Python layer's range check; `None` for anything else.
 fn gather_in_range(py: Python<'_>, a: &Bound<'_, NdArray>, key: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
     let Ok(index) = key.cast::<NdArray>() else { return Ok(None) };
     let (av, iv) = (a.get().view().clone(), index.get().view().clone());
     if av.ndim() != 1 || iv.ndim() != 1 || !iv.dtype().is_integer() || !iv.is_contiguous() {
         return Ok(None);
+    }
+    if iv.nelem() <= HOST_GATHER_ELEMENTS
+        && let Some(bytes) = crate::session::gather_in_host(&av, &iv)?
+    {
+        let (v, h) = ops::new_array(&iv.shape, av.dtype())?;
+        ops::write_new(py, v.base.id, &bytes)?;
+        return Ok(Some(ops::wrap(py, v, h)?.into_any()));
     }
     let n = av.shape[0] as i64;
     let run = iv.start as usize..iv.start as usize + iv.nelem();

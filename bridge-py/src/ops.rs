@@ -1344,7 +1344,7 @@ fn _from_bytes(
 
 /// Writes `bytes` into new base `id` from element 0: at once where host memory holds it (a
 /// new base on a direct stack), else with the GIL released (the write may run queued work).
-fn write_new(py: Python<'_>, id: vm_ir::BaseId, bytes: &[u8]) -> PyResult<()> {
+pub(crate) fn write_new(py: Python<'_>, id: vm_ir::BaseId, bytes: &[u8]) -> PyResult<()> {
     if bytes.is_empty() {
         return Ok(());
     }

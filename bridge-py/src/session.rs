@@ -410,6 +410,51 @@ pub fn in_host_within(id: BaseId, run: std::ops::Range<usize>, range: std::ops::
     })
 }
 
+/// The elements of the vector `a` at the positions the contiguous integer vector `index` holds,
+/// in order, as bytes, when host memory holds both and every position is in `0..len(a)`; `None`
+/// otherwise (nothing is run to find out). `x[cols]` of a loop, without an instruction.
+pub fn gather_in_host(a: &View, index: &View) -> PyResult<Option<Vec<u8>>> {
+    vm()?.with(|rt| {
+        if !rt.is_in_host(index.base.id)? || !rt.is_in_host(a.base.id)? {
+            return Ok(None);
+        }
+        rt.sync(index.base.id)?; // (runs nothing: host memory holds it)
+        let run = index.start as usize..index.start as usize + index.nelem();
+        let n = a.shape[0] as i64;
+        let positions: Option<Vec<i64>> = with_dtype!(rt.base(index.base.id)?.dtype, T => {
+            let values = rt.host_slice::<T>(index.base.id)?.get(run).unwrap_or_default();
+            values
+                .iter()
+                .map(|&x| {
+                    let x = Scalar::from(x);
+                    let exact = x.dtype().is_integer() && (x.dtype() != DType::U64 || x.as_i64() >= 0);
+                    exact.then(|| x.as_i64()).filter(|i| (0..n).contains(i))
+                })
+                .collect()
+        });
+        let Some(positions) = positions else { return Ok(None) };
+        rt.sync(a.base.id)?;
+        let es = a.dtype().size();
+        let data = rt.host_data(a.base.id)?;
+        let mut out = vec![0u8; positions.len() * es];
+        let offsets = positions.iter().map(|&i| (a.start + i * a.stride[0]) as usize);
+        match es {
+            8 => gather_elements::<8>(data, offsets, &mut out),
+            4 => gather_elements::<4>(data, offsets, &mut out),
+            2 => gather_elements::<2>(data, offsets, &mut out),
+            _ => gather_elements::<1>(data, offsets, &mut out),
+        }
+        Ok(Some(out))
+    })
+}
+
+/// Copies the `ES`-byte elements of `data` at `offsets` (in elements) to `out`, in order.
+fn gather_elements<const ES: usize>(data: &[u8], offsets: impl Iterator<Item = usize>, out: &mut [u8]) {
+    for (to, at) in out.chunks_exact_mut(ES).zip(offsets) {
+        to.copy_from_slice(&data[at * ES..at * ES + ES]);
+    }
+}
+
 /// Element `index` of base `id` when its host copy is current (nothing is run to make it so).
 pub fn computed_element(id: BaseId, index: usize) -> PyResult<Option<Scalar>> {
     vm()?.with(|rt| rt.read_in_host(id, index))

@@ -465,3 +465,19 @@ def test_joins_of_small_arrays_in_host_memory(code):
     # Small arrays that host memory holds are joined there (strided, reversed, of two dtypes,
     # empty parts), others by the VM's copies: NumPy's result either way.
     same(f"M = np.arange(42.0).reshape(7, 6) / 3; I = np.arange(24, dtype=np.int32).reshape(4, 6); out = {code}")
+
+
+@pytest.mark.parametrize("index", ["[3, 0, 20, 5]", "np.arange(0, 20, 7).astype(np.uint8)", "np.array([], int)"])
+@pytest.mark.parametrize("source", ["x", "xi", "x[::-3]", "x[5:60:2]", "(x * 2)[:40]"])
+def test_gathers_by_an_integer_vector(index, source):
+    # `x[cols]` with the positions in host memory: gathered there when the source is too.
+    same(f"x = np.arange(100.0) / 7; xi = np.arange(100, dtype=np.int16) - 50; out = {source}[np.asarray({index})]")
+
+
+@pytest.mark.parametrize("index", ["[-1, 2]", "[10**6]", "np.arange(10, dtype=np.uint64) + 2**63"])
+def test_gathers_by_positions_out_of_range(index):
+    # Negative positions count from the end; others past the end raise NumPy's IndexError.
+    code = (
+        f"x = np.arange(100.0)[::-3]; i = np.asarray({index})\ntry:\n    out = x[i]\nexcept IndexError:\n    out = -1"
+    )
+    same(code)
