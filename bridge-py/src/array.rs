@@ -1670,28 +1670,25 @@ pub(crate) fn copy_view(v: &View, src: &[u8], dst: &mut [u8], es: usize) {
         vm_runtime::memory::copy_elements(dst, &src[s..s + dst.len()]);
         return;
     }
-    match es {
-        8 => copy_elements_of::<8>(v, src, dst),
-        4 => copy_elements_of::<4>(v, src, dst),
-        2 => copy_elements_of::<2>(v, src, dst),
-        _ => copy_elements_of::<1>(v, src, dst),
+    // (A view that is one line, a column, is stepped without an odometer.)
+    match v.line_stride() {
+        Some(step) => copy_elements_at(src, (0..).map(|k| (v.start + k * step) as usize), dst, es),
+        None => copy_elements_at(src, v.offsets().map(|off| off as usize), dst, es),
     }
 }
 
-/// [`copy_view`] of a strided view of `ES`-byte elements (one move each; a view that is one
-/// line, a column, stepped without an odometer).
-fn copy_elements_of<const ES: usize>(v: &View, src: &[u8], dst: &mut [u8]) {
-    if let Some(step) = v.line_stride() {
-        let mut off = v.start;
-        for to in dst.chunks_exact_mut(ES) {
-            let s = off as usize * ES;
-            to.copy_from_slice(&src[s..s + ES]);
-            off += step;
+/// Copies the `es`-byte elements of `src` at `offsets` (in elements), in order, into `dst`
+/// until it is full: one move of a fixed size each.
+pub(crate) fn copy_elements_at(src: &[u8], offsets: impl Iterator<Item = usize>, dst: &mut [u8], es: usize) {
+    fn copy<const ES: usize>(src: &[u8], offsets: impl Iterator<Item = usize>, dst: &mut [u8]) {
+        for (to, at) in dst.chunks_exact_mut(ES).zip(offsets) {
+            to.copy_from_slice(&src[at * ES..at * ES + ES]);
         }
-        return;
     }
-    for (to, off) in dst.chunks_exact_mut(ES).zip(v.offsets()) {
-        let s = off as usize * ES;
-        to.copy_from_slice(&src[s..s + ES]);
+    match es {
+        8 => copy::<8>(src, offsets, dst),
+        4 => copy::<4>(src, offsets, dst),
+        2 => copy::<2>(src, offsets, dst),
+        _ => copy::<1>(src, offsets, dst),
     }
 }

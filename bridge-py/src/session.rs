@@ -395,18 +395,27 @@ pub fn host_element(py: Python<'_>, id: BaseId, index: usize, observe: bool) -> 
 /// True when the integer elements `run` of base `id` are in host memory and all lie in
 /// `range` (nothing is run to find out: false when they are not in host memory).
 pub fn in_host_within(id: BaseId, run: std::ops::Range<usize>, range: std::ops::Range<i64>) -> PyResult<bool> {
-    vm()?.with(|rt| {
-        if !rt.is_in_host(id)? {
-            return Ok(false);
-        }
-        rt.sync(id)?;
-        with_dtype!(rt.base(id)?.dtype, T => {
-            let values = rt.host_slice::<T>(id)?.get(run).unwrap_or_default();
-            Ok(values.iter().all(|&x| {
+    vm()?.with(|rt| Ok(rt.is_in_host(id)? && positions_in_host(rt, id, run, &range)?.is_some()))
+}
+
+/// The integer elements `run` of base `id`, which host memory holds, when all lie in `range`.
+fn positions_in_host(
+    rt: &mut vm_runtime::Runtime,
+    id: BaseId,
+    run: std::ops::Range<usize>,
+    range: &std::ops::Range<i64>,
+) -> vm_ir::Result<Option<Vec<i64>>> {
+    rt.sync(id)?; // (runs nothing: host memory holds it)
+    with_dtype!(rt.base(id)?.dtype, T => {
+        let values = rt.host_slice::<T>(id)?.get(run).unwrap_or_default();
+        Ok(values
+            .iter()
+            .map(|&x| {
                 let x = Scalar::from(x);
-                x.dtype().is_integer() && (x.dtype() != DType::U64 || x.as_i64() >= 0) && range.contains(&x.as_i64())
-            }))
-        })
+                let exact = x.dtype().is_integer() && (x.dtype() != DType::U64 || x.as_i64() >= 0);
+                exact.then(|| x.as_i64()).filter(|i| range.contains(i))
+            })
+            .collect())
     })
 }
 
@@ -418,41 +427,17 @@ pub fn gather_in_host(a: &View, index: &View) -> PyResult<Option<Vec<u8>>> {
         if !rt.is_in_host(index.base.id)? || !rt.is_in_host(a.base.id)? {
             return Ok(None);
         }
-        rt.sync(index.base.id)?; // (runs nothing: host memory holds it)
         let run = index.start as usize..index.start as usize + index.nelem();
-        let n = a.shape[0] as i64;
-        let positions: Option<Vec<i64>> = with_dtype!(rt.base(index.base.id)?.dtype, T => {
-            let values = rt.host_slice::<T>(index.base.id)?.get(run).unwrap_or_default();
-            values
-                .iter()
-                .map(|&x| {
-                    let x = Scalar::from(x);
-                    let exact = x.dtype().is_integer() && (x.dtype() != DType::U64 || x.as_i64() >= 0);
-                    exact.then(|| x.as_i64()).filter(|i| (0..n).contains(i))
-                })
-                .collect()
-        });
-        let Some(positions) = positions else { return Ok(None) };
+        let Some(positions) = positions_in_host(rt, index.base.id, run, &(0..a.shape[0] as i64))? else {
+            return Ok(None);
+        };
         rt.sync(a.base.id)?;
         let es = a.dtype().size();
-        let data = rt.host_data(a.base.id)?;
         let mut out = vec![0u8; positions.len() * es];
         let offsets = positions.iter().map(|&i| (a.start + i * a.stride[0]) as usize);
-        match es {
-            8 => gather_elements::<8>(data, offsets, &mut out),
-            4 => gather_elements::<4>(data, offsets, &mut out),
-            2 => gather_elements::<2>(data, offsets, &mut out),
-            _ => gather_elements::<1>(data, offsets, &mut out),
-        }
+        crate::array::copy_elements_at(rt.host_data(a.base.id)?, offsets, &mut out, es);
         Ok(Some(out))
     })
-}
-
-/// Copies the `ES`-byte elements of `data` at `offsets` (in elements) to `out`, in order.
-fn gather_elements<const ES: usize>(data: &[u8], offsets: impl Iterator<Item = usize>, out: &mut [u8]) {
-    for (to, at) in out.chunks_exact_mut(ES).zip(offsets) {
-        to.copy_from_slice(&data[at * ES..at * ES + ES]);
-    }
 }
 
 /// Element `index` of base `id` when its host copy is current (nothing is run to make it so).
