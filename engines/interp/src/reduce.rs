@@ -301,7 +301,6 @@ const EXTREME_LANES: usize = 8;
 /// itself then decides), and a zero extreme is the last zero.
 pub fn fold_extreme<T: semantics::Float>(total: T, piece: &[T], max: bool) -> T {
     let better = |a: T, x: T| if max { a > x } else { a < x };
-    let pick = |a: T, x: T| if better(a, x) { a } else { x };
     if total.is_nan() || piece.is_empty() {
         return total;
     }
@@ -313,14 +312,16 @@ pub fn fold_extreme<T: semantics::Float>(total: T, piece: &[T], max: bool) -> T 
         for k in 0..EXTREME_LANES {
             let x = chunk[k];
             nan[k] |= x.is_nan();
-            lanes[k] = pick(lanes[k], x);
+            lanes[k] = if better(lanes[k], x) { lanes[k] } else { x };
         }
     }
     if nan.iter().any(|&n| n) || rest.iter().any(|x| x.is_nan()) {
         let f = if max { semantics::float_maximum::<T> } else { semantics::float_minimum::<T> };
         return piece.iter().fold(total, |s, &x| f(s, x));
     }
-    let extreme = lanes.into_iter().chain(rest.iter().copied()).fold(total, pick);
+    let extreme = rest.iter().fold(lanes.into_iter().fold(total, |a, x| if better(a, x) { a } else { x }), |a, &x| {
+        if better(a, x) { a } else { x }
+    });
     if extreme != T::ZERO {
         return extreme; // (a value no other bit pattern equals)
     }
