@@ -13,7 +13,8 @@
 #    Python frontend `vmnp` when bridge-py/ exists.
 #
 # Idempotent: installs only what is missing. Needs the Rust toolchain (see README.md).
-# Environment: VM_SETUP_SKIP_VMNP=1 skips building vmnp (the suite builds it itself);
+# Environment: VM_SETUP_SKIP_VMNP=1 skips building vmnp (the suite builds it itself), VMNP_PGO=0
+# builds it once without profile-guided optimisation (scripts/build-vmnp.sh);
 # VM_SETUP_SKIP_PEERS=1 skips the benchmark peers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,8 +74,7 @@ fi
 
 if [ -f bridge-py/pyproject.toml ] && [ -z "${VM_SETUP_SKIP_VMNP:-}" ]; then
   echo "setup: building and installing vmnp (the Python frontend) into $venv"
-  # Build in the workspace's target directory, so the crates it shares with the VM compile once.
-  CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" "$py" -m pip install -q --disable-pip-version-check ./bridge-py || die "building vmnp failed"
+  bash scripts/build-vmnp.sh "$py" || die "building vmnp failed"
 fi
 
 echo "setup: done. NumPy $("$py" -c 'import numpy; print(numpy.__version__)') in $venv (activate with: . $venv/bin/activate)"
