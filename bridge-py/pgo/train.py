@@ -172,6 +172,37 @@ def arrays_and_indexing(n):
     return total
 
 
+def kernels(n):
+    """Each kind of loop over whole arrays (of every common dtype, element-wise, reductions
+    along each axis, scans, sorts, casts), at a size where its loop is where the time goes."""
+    a = np.linspace(0.1, 1.0, n)
+    b = np.linspace(1.0, 2.0, n)
+    M = a.reshape(n // 100, 100)
+    f = a.astype(np.float32)
+    i = np.arange(n)
+    i32 = i.astype(np.int32)
+    u8 = (i % 200).astype(np.uint8)
+    mask = a > 0.5
+    total = 0.0
+    for _ in range(3):
+        for x in (a, f, M):
+            total += float(x.sum() + x.max() + x.min() + x.mean() + x.std() + x.prod() + np.argmax(x))
+        for axis in (0, 1):
+            total += float(M.sum(axis=axis).sum() + M.max(axis=axis).sum() + M.min(axis=axis).sum())
+        for x in (f, a, i, i32, u8):
+            y = x * x + x - x // 3 if x.dtype.kind in "iu" else x * x + x - x / 3
+            total += float(y.sum() + (x == x).sum() + (x < x[5]).sum() + np.maximum(x, x[7]).sum())
+        for g in (np.sqrt, np.exp, np.log, np.sin, np.cos, np.tanh, np.abs, np.floor, np.arctan):
+            total += float(g(a).sum() + g(f).sum())
+        total += float(np.power(a, 1.7).sum() + np.arctan2(a, b).sum() + np.hypot(a, b).sum())
+        total += float((i % 11).sum() + (i32 % 7).sum() + (u8 + u8).sum() + (i << 2).sum() + (i & 5).sum())
+        total += float(np.cumsum(a)[-1] + np.cumprod(b[:60])[-1] + np.sort(b)[3] + np.argsort(a)[3])
+        total += float(np.where(mask, a, b).sum() + a[mask].sum() + mask.any() + mask.all() + np.count_nonzero(mask))
+        total += float(a.astype(np.int64).sum() + i.astype(np.float64).sum() + f.astype(np.float64).sum())
+        total += float(M.T.copy().sum() + M[:, ::3].copy().sum() + np.clip(a, 0.2, 0.8).sum())
+    return total
+
+
 def large_expressions(n):
     a = np.linspace(0.1, 1.0, n)
     b = np.linspace(1.0, 2.0, n)
@@ -200,6 +231,8 @@ def main():
         stencil_steps(n, 4)
         particles(n, 10)
     layers(16, 64, 20)
+    for n in (4_000, 200_000):
+        kernels(n)
     large_expressions(1_000_000)
     np.flush()
 

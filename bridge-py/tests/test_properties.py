@@ -353,8 +353,9 @@ def test_cov_and_corrcoef_on_the_vm_are_numpys(m, rowvar, kwargs):
 
 @st.composite
 def einsum_cases(draw):
-    """Subscripts of up to three operands over labels of random extents, with an explicit
-    output (any order) or none, and arrays of one dtype to match."""
+    """Subscripts of up to three operands over labels of random extents (an operand may have
+    extent 1 where the others have more: it broadcasts), with an explicit output (any order) or
+    none, and arrays of one dtype or, sometimes, one dtype each."""
     extents = {c: draw(st.integers(1, 3), label=f"extent {c}") for c in "abcd"}
     terms = ["".join(draw(st.permutations("abcd"))[: draw(st.integers(0, 3))]) for _ in range(draw(st.integers(1, 3)))]
     used = sorted(set("".join(terms)))
@@ -363,11 +364,14 @@ def einsum_cases(draw):
         subscripts = ",".join(terms) + "->" + out
     else:
         subscripts = ",".join(terms)
-    dt = draw(st.sampled_from(["int32", "int64", "float32", "float64"]), label="dtype")
-    arrays = [
-        draw(hnp.arrays(dt, tuple(extents[c] for c in t), elements=st.integers(-5, 5).map(float if "f" in dt else int)))
-        for t in terms
-    ]
+    dtypes = st.sampled_from(["int32", "int64", "float32", "float64"])
+    dt = draw(dtypes, label="dtype")
+    mixed = draw(st.booleans(), label="a dtype each")
+    arrays = []
+    for t in terms:
+        d = draw(dtypes, label="operand dtype") if mixed else dt
+        shape = tuple(1 if draw(st.integers(0, 5)) == 0 else extents[c] for c in t)
+        arrays.append(draw(hnp.arrays(d, shape, elements=st.integers(-5, 5).map(float if "f" in d else int))))
     return subscripts, arrays
 
 
@@ -384,6 +388,34 @@ def close(got, want):
 def test_einsum_on_the_vm_is_numpys(case):
     subscripts, arrays = case
     close(vmnp.einsum(subscripts, *map(vmnp.asarray, arrays)), np.einsum(subscripts, *arrays))
+
+
+@st.composite
+def matmul_cases(draw):
+    """Operands of ``@`` of rank 1 to 4: vectors, matrices and stacks of matrices whose stack
+    shapes broadcast (a stack times one matrix is the common case: ``x @ W`` of a batch), of
+    one dtype or two."""
+    m, k, n = (draw(st.integers(1, 4), label=label) for label in "mkn")
+    batch = draw(st.lists(st.integers(1, 3), max_size=2), label="stack shape")
+
+    def operand(core, vector):
+        rank = draw(st.integers(1, 2 + len(batch)), label="rank")
+        if rank == 1:
+            shape = (vector,)
+        else:
+            stack = [1 if draw(st.integers(0, 3)) == 0 else e for e in batch[len(batch) - (rank - 2) :]]
+            shape = (*stack, *core)
+        dt = draw(st.sampled_from(["float64", "float32", "int64"]), label="dtype")
+        return draw(hnp.arrays(dt, shape, elements=st.integers(-5, 5).map(float if "f" in dt else int)))
+
+    return operand((m, k), k), operand((k, n), k)
+
+
+@FAST
+@given(matmul_cases())
+def test_matmul_of_stacks_on_the_vm_is_numpys(case):
+    a, b = case
+    close(vmnp.asarray(a) @ vmnp.asarray(b), a @ b)
 
 
 @FAST

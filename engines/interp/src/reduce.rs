@@ -300,23 +300,31 @@ const EXTREME_LANES: usize = 8;
 /// and `-0.0`). Both are found again here: NaNs are looked for beside the lanes (the fold
 /// itself then decides), and a zero extreme is the last zero.
 pub fn fold_extreme<T: semantics::Float>(total: T, piece: &[T], max: bool) -> T {
-    let better = |a: T, x: T| if max { a > x } else { a < x };
+    // One loop for each direction: a loop choosing between two comparisons per element
+    // vectorises into mask conversions that cost more than the fold.
+    if max { fold_extreme_in::<T, true>(total, piece) } else { fold_extreme_in::<T, false>(total, piece) }
+}
+
+fn fold_extreme_in<T: semantics::Float, const MAX: bool>(total: T, piece: &[T]) -> T {
+    let better = |a: T, x: T| if MAX { a > x } else { a < x };
     if total.is_nan() || piece.is_empty() {
         return total;
     }
     let mut lanes = [total; EXTREME_LANES];
-    let mut nan = [false; EXTREME_LANES];
+    // A NaN seen in a lane, kept as a float (a select of floats vectorises as cleanly as the
+    // lanes; flags of bools became mask conversions costing more than the fold).
+    let mut nan = [T::ZERO; EXTREME_LANES];
     let chunks = piece.chunks_exact(EXTREME_LANES);
     let rest = chunks.remainder();
     for chunk in chunks {
         for k in 0..EXTREME_LANES {
             let x = chunk[k];
-            nan[k] |= x.is_nan();
+            nan[k] = if x.is_nan() { x } else { nan[k] };
             lanes[k] = if better(lanes[k], x) { lanes[k] } else { x };
         }
     }
-    if nan.iter().any(|&n| n) || rest.iter().any(|x| x.is_nan()) {
-        let f = if max { semantics::float_maximum::<T> } else { semantics::float_minimum::<T> };
+    if nan.iter().any(|n| n.is_nan()) || rest.iter().any(|x| x.is_nan()) {
+        let f = if MAX { semantics::float_maximum::<T> } else { semantics::float_minimum::<T> };
         return piece.iter().fold(total, |s, &x| f(s, x));
     }
     let extreme = rest.iter().fold(lanes.into_iter().fold(total, |a, x| if better(a, x) { a } else { x }), |a, &x| {

@@ -5,6 +5,7 @@ and the functions of ``numpy.linalg`` that run on the VM when called on vmnp arr
 ``__array_function__`` protocol hands them here): the rest of ``numpy.linalg`` is NumPy's,
 through the fallback."""
 
+import functools as _functools
 import math as _math
 import operator as _operator
 import warnings as _warnings
@@ -51,7 +52,15 @@ def matmul(a, b, out=None, **kwargs):
         )
     # Float matrices: one `matmul` instruction where the stack implements it (an engine without
     # fusion would otherwise hold the whole broadcast product).
-    r = _vmnp._matmul(a, b) if a.ndim == 2 and b.ndim == 2 else None
+    r = None
+    if a.ndim == 2 and b.ndim == 2:
+        r = _vmnp._matmul(a, b)
+    elif b.ndim == 2 and a.dtype == b.dtype and a.dtype.kind == "f":
+        # A stack of matrices times one matrix (`x @ W` of a batch) is one matrix product of
+        # the stack's rows: (..., m, k) as (-1, k).
+        r = _vmnp._matmul(a.reshape((_math.prod(a.shape[:-1]), a.shape[-1])), b)
+        if r is not None:
+            r = r.reshape(a.shape[:-1] + b.shape[-1:])
     if r is None:
         r = _reductions.sum(a[..., :, :, None] * b[..., None, :, :], axis=-2, dtype=_product_dtype(a, b))
     if va:
@@ -220,38 +229,110 @@ def kron(a, b):
     return multiply(wide_a, wide_b).reshape(tuple(m * n for m, n in zip(sa, sb, strict=True)))
 
 
-def _einsum_sum_out(t, x, other, keep):
-    """Operand ``x`` with subscripts ``t`` summed over its labels that neither the other
-    operand's subscripts ``other`` nor ``keep`` hold; returns the labels left and the result."""
+def _einsum_sum_out(steps, k, t, other, keep, dtype):
+    """Plans the sum of operand ``k`` (subscripts ``t``) over its labels that neither the other
+    operand's subscripts ``other`` nor ``keep`` hold; returns the labels left."""
     drop = [c for c in t if c not in other and c not in keep]
-    if not drop:
-        return t, x
-    return "".join(c for c in t if c not in drop), _reductions.sum(
-        x, axis=tuple(t.index(c) for c in drop), dtype=x.dtype
-    )
+    if drop:
+        steps.append(("sum", k, (tuple(t.index(c) for c in drop), dtype)))
+    return "".join(c for c in t if c not in drop)
 
 
-def _einsum_pair(ta, a, tb, b, keep):
-    """Operands ``a`` and ``b`` with subscripts ``ta`` and ``tb`` contracted to the labels in
-    ``keep`` (and no others): labels of one operand alone that are not kept are summed first,
-    then one batched matrix product sums the shared ones. Returns the labels and the result."""
-    (ta, a), (tb, b) = _einsum_sum_out(ta, a, tb, keep), _einsum_sum_out(tb, b, ta, keep)
+def _einsum_permute(steps, k, t, labels):
+    """Plans operand ``k`` (subscripts ``t``) with its axes in the order of ``labels``."""
+    axes = tuple(t.index(c) for c in labels)
+    if axes != tuple(range(len(t))):
+        steps.append(("transpose", k, axes))
+
+
+def _einsum_pair(steps, ta, tb, k, keep, size, dtype):
+    """Plans the contraction of the accumulated operand 0 (subscripts ``ta``) with operand ``k``
+    (``tb``) to the labels in ``keep`` (and no others): labels of one operand alone that are not
+    kept are summed first, then one batched matrix product sums the shared ones. Returns the
+    result's labels."""
+    ta, tb = _einsum_sum_out(steps, 0, ta, tb, keep, dtype), _einsum_sum_out(steps, k, tb, ta, keep, dtype)
     batch = [c for c in ta if c in tb and c in keep]
     summed = [c for c in ta if c in tb and c not in keep]
     left, right = [c for c in ta if c not in tb], [c for c in tb if c not in ta]
-    size = {c: n for t, x in ((ta, a), (tb, b)) for c, n in zip(t, x.shape, strict=True)}
     prod = _math.prod
-    at = _permuted(a, [ta.index(c) for c in batch + left + summed])
-    bt = _permuted(b, [tb.index(c) for c in batch + summed + right])
-    at = at.reshape((prod(size[c] for c in batch), prod(size[c] for c in left), prod(size[c] for c in summed)))
-    bt = bt.reshape((prod(size[c] for c in batch), prod(size[c] for c in summed), prod(size[c] for c in right)))
+    _einsum_permute(steps, 0, ta, batch + left + summed)
+    _einsum_permute(steps, k, tb, batch + summed + right)
+    nb, nl, ns, nr = (prod(size[c] for c in group) for group in (batch, left, summed, right))
+    # Without shared labels kept, a product of matrices (one instruction where the stack has it).
+    steps.append(("reshape", 0, (nb, nl, ns) if batch else (nl, ns)))
+    steps.append(("reshape", k, (nb, ns, nr) if batch else (ns, nr)))
+    steps.append(("matmul", 0, k))
     labels = batch + left + right
-    return "".join(labels), matmul(at, bt).reshape(tuple(size[c] for c in labels))
+    steps.append(("reshape", 0, tuple(size[c] for c in labels)))
+    return "".join(labels)
 
 
-def _permuted(x, axes):
-    """``x`` with its axes in the order ``axes`` (``x`` itself when that is their order)."""
-    return x if axes == list(range(x.ndim)) else x.transpose(axes)
+@_functools.lru_cache(maxsize=256)
+def _einsum_plan(subscripts, shapes, dtypes):
+    """The steps of ``einsum(subscripts, ...)`` over operands of ``shapes`` and ``dtypes`` (see
+    ``_einsum_run``), or ``None`` where it goes through the fallback (ellipses, a label repeated
+    within one operand, boolean operands). Kept per arguments: a loop calling einsum on arrays
+    of the same shapes plans once."""
+    inputs, arrow, output = subscripts.replace(" ", "").partition("->")
+    terms = inputs.split(",")
+    if not arrow:
+        output = "".join(sorted(c for c in set(inputs) if c != "," and inputs.count(c) == 1))
+    simple = (
+        len(terms) == len(shapes) > 0
+        and all(t.isalpha() or t == "" for t in [*terms, output])
+        and all(len(set(t)) == len(t) for t in [*terms, output])
+        and all(len(t) == len(n) for t, n in zip(terms, shapes, strict=True))
+        and set(output) <= set(inputs)
+        and not any(d == _np.bool_ for d in dtypes)
+    )
+    if not simple:
+        return None
+    if len(terms) == 1 and set(terms[0]) == set(output):
+        # Only a permutation of the axes: a view, as NumPy's.
+        return (("transpose", 0, tuple(terms[0].index(c) for c in output)),)
+    # A label's extent is its largest; extent 1 broadcasts, as NumPy's.
+    size = {}
+    for k, (t, shape) in enumerate(zip(terms, shapes, strict=True)):
+        for c, n in zip(t, shape, strict=True):
+            if size.get(c, 1) != 1 and n not in (1, size[c]):
+                raise ValueError(f"einsum: operand {k} has {n} elements along {c!r}, another {size[c]}")
+            size[c] = n if size.get(c, 1) == 1 else size[c]
+    steps = []
+    result_dtype = _np.result_type(*dtypes)
+    for k, (t, shape, dtype) in enumerate(zip(terms, shapes, dtypes, strict=True)):
+        full = tuple(size[c] for c in t)
+        if shape != full:
+            steps.append(("broadcast", k, full))
+        if dtype != result_dtype:
+            steps.append(("astype", k, result_dtype))
+    t = terms[0]
+    for k in range(1, len(terms)):
+        needed = set(output).union(*terms[k + 1 :])
+        keep = [c for c in dict.fromkeys(t + terms[k]) if c in needed]
+        t = _einsum_pair(steps, t, terms[k], k, keep, size, result_dtype)
+    t = _einsum_sum_out(steps, 0, t, "", output, result_dtype)
+    _einsum_permute(steps, 0, t, output)
+    return tuple(steps)
+
+
+def _einsum_run(steps, arrays):
+    """Runs the steps of an einsum plan (``_einsum_plan``) on its operands; operand 0
+    accumulates the result."""
+    x = list(arrays)
+    for op, k, arg in steps:
+        if op == "matmul":
+            x[k] = matmul(x[k], x[arg])
+        elif op == "sum":
+            x[k] = _reductions.sum(x[k], axis=arg[0], dtype=arg[1])
+        elif op == "transpose":
+            x[k] = x[k].transpose(arg)
+        elif op == "reshape":
+            x[k] = x[k].reshape(arg)
+        elif op == "broadcast":
+            x[k] = broadcast_to(x[k], arg)
+        else:  # astype
+            x[k] = x[k].astype(arg)
+    return x[0]
 
 
 def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=False):
@@ -261,56 +342,21 @@ def einsum(*operands, out=None, dtype=None, order="K", casting="safe", optimize=
     a label repeated within one operand (diagonals), boolean operands and ``out``, ``dtype``,
     ``order`` or ``casting`` go through the fallback."""
     subscripts = operands[0] if operands else None
-    args = operands[1:]
-    simple = (
+    plan = None
+    if (
         isinstance(subscripts, str)
         and out is None
         and dtype is None
         and order == "K"
         and casting == "safe"
         and "." not in subscripts
-    )
-    if simple:
-        inputs, arrow, output = subscripts.replace(" ", "").partition("->")
-        terms = inputs.split(",")
-        arrays = [asarray(x) for x in args]
-        if not arrow:
-            output = "".join(sorted(c for c in set(inputs) if c != "," and inputs.count(c) == 1))
-        simple = (
-            len(terms) == len(arrays) > 0
-            and all(t.isalpha() or t == "" for t in [*terms, output])
-            and all(len(set(t)) == len(t) for t in [*terms, output])
-            and all(len(t) == x.ndim for t, x in zip(terms, arrays, strict=True))
-            and set(output) <= set(inputs)
-            and not any(x.dtype == _np.bool_ for x in arrays)
-        )
-    if not simple:
+    ):
+        arrays = [asarray(x) for x in operands[1:]]
+        plan = _einsum_plan(subscripts, tuple(x.shape for x in arrays), tuple(x.dtype for x in arrays))
+    if plan is None:
         kwargs = {"out": out, "dtype": dtype, "order": order, "casting": casting, "optimize": optimize}
         return _fallback("einsum", _np.einsum, operands, kwargs)
-    if len(terms) == 1 and set(terms[0]) == set(output):
-        # Only a permutation of the axes: a view, as NumPy's.
-        return arrays[0].transpose([terms[0].index(c) for c in output])
-    # A label's extent is its largest; extent 1 broadcasts, as NumPy's.
-    size = {}
-    for k, (t, x) in enumerate(zip(terms, arrays, strict=True)):
-        for c, n in zip(t, x.shape, strict=True):
-            if size.get(c, 1) != 1 and n not in (1, size[c]):
-                raise ValueError(f"einsum: operand {k} has {n} elements along {c!r}, another {size[c]}")
-            size[c] = n if size.get(c, 1) == 1 else size[c]
-    shapes = [tuple(size[c] for c in t) for t in terms]
-    arrays = [x if x.shape == n else broadcast_to(x, n) for x, n in zip(arrays, shapes, strict=True)]
-    result_dtype = _np.result_type(*[x.dtype for x in arrays])
-    arrays = [x if x.dtype == result_dtype else x.astype(result_dtype) for x in arrays]
-    t, acc = terms[0], arrays[0]
-    for k in range(1, len(terms)):
-        needed = set(output).union(*terms[k + 1 :])
-        keep = [c for c in dict.fromkeys(t + terms[k]) if c in needed]
-        t, acc = _einsum_pair(t, acc, terms[k], arrays[k], keep)
-    drop = [c for c in t if c not in output]
-    if drop:
-        acc = _reductions.sum(acc, axis=tuple(t.index(c) for c in drop), dtype=result_dtype)
-        t = "".join(c for c in t if c not in drop)
-    return _permuted(acc, [t.index(c) for c in output]) if output else acc
+    return _einsum_run(plan, arrays)
 
 
 def correlate(a, v, mode="valid"):
