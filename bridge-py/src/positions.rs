@@ -14,35 +14,75 @@ use std::sync::Arc;
 use vm_ir::view::same_shape;
 use vm_ir::{DType, Instruction, Opcode, Operand, View};
 
-/// The row-major positions of the true elements of `mask` (a contiguous run of bool bytes).
-fn true_positions(mask: &[u8]) -> Result<Vec<i64>, TryReserveError> {
-    /// The high bit of each byte of `w` set when the byte is nonzero (the rest clear).
-    fn nonzero_bytes(w: u64) -> u64 {
-        const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-        (((w & LOW7) + LOW7) | w) & !LOW7
-    }
-    let word = |w: &[u8]| nonzero_bytes(u64::from_le_bytes(w.try_into().expect("chunks of 8")));
+/// How many bytes of `mask` (a contiguous run of bool bytes) are true: a popcount per 8.
+fn count_true(mask: &[u8]) -> usize {
     let words = mask.chunks_exact(8);
     let tail = words.remainder();
-    // Counted first (a popcount per 8 elements), so that the positions are allocated once.
-    let count =
-        words.clone().map(|w| word(w).count_ones() as usize).sum::<usize>() + tail.iter().filter(|&&b| b != 0).count();
-    let mut out: Vec<i64> = Vec::new();
-    out.try_reserve_exact(count)?;
-    let mut push = |at: usize| out.push(at as i64);
+    words.map(|w| nonzero_bytes(w).count_ones() as usize).sum::<usize>() + tail.iter().filter(|&&b| b != 0).count()
+}
+
+/// The high bit of each of the 8 bytes of `w` set when the byte is nonzero (the rest clear).
+#[inline(always)]
+fn nonzero_bytes(w: &[u8]) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let w = u64::from_le_bytes(w.try_into().expect("chunks of 8"));
+    (((w & LOW7) + LOW7) | w) & !LOW7
+}
+
+/// Calls `f` with the position of each true byte of `mask`, in order.
+#[inline(always)]
+fn for_each_true(mask: &[u8], mut f: impl FnMut(usize)) {
+    let words = mask.chunks_exact(8);
+    let tail = words.remainder();
     for (w, bytes) in words.enumerate() {
         // One test per 8 elements: sparse masks (a bin of a histogram) are mostly zero words.
-        let mut bits = word(bytes);
+        let mut bits = nonzero_bytes(bytes);
         while bits != 0 {
-            push(w * 8 + bits.trailing_zeros() as usize / 8);
+            f(w * 8 + bits.trailing_zeros() as usize / 8);
             bits &= bits - 1;
         }
     }
     let done = mask.len() - tail.len();
     for (j, &b) in tail.iter().enumerate() {
         if b != 0 {
-            push(done + j);
+            f(done + j);
         }
+    }
+}
+
+/// The row-major positions of the true elements of `mask` (a contiguous run of bool bytes),
+/// counted first so that they are allocated once.
+fn true_positions(mask: &[u8]) -> Result<Vec<i64>, TryReserveError> {
+    let mut out: Vec<i64> = Vec::new();
+    out.try_reserve_exact(count_true(mask))?;
+    for_each_true(mask, |at| out.push(at as i64));
+    Ok(out)
+}
+
+/// The bytes of the elements of `width` bytes where `mask` is true, of the run of as many
+/// elements starting at element `start` of `data`, in order: `x[mask]` in one pass over the
+/// mask, without its positions.
+fn compress_bytes(mask: &[u8], data: &[u8], start: usize, width: usize) -> Result<Vec<u8>, TryReserveError> {
+    /// The copy loop, inlined into each arm below so that a constant width becomes one load
+    /// and store per element.
+    #[inline(always)]
+    fn copy(mask: &[u8], data: &[u8], start: usize, width: usize, out: &mut [u8]) {
+        let mut dst = out.chunks_exact_mut(width);
+        for_each_true(mask, |at| {
+            let src = (start + at) * width;
+            dst.next().expect("one element per true byte").copy_from_slice(&data[src..src + width]);
+        });
+    }
+    let n = count_true(mask) * width;
+    let mut out = Vec::new();
+    out.try_reserve_exact(n)?;
+    out.resize(n, 0);
+    match width {
+        1 => copy(mask, data, start, 1, &mut out),
+        2 => copy(mask, data, start, 2, &mut out),
+        4 => copy(mask, data, start, 4, &mut out),
+        8 => copy(mask, data, start, 8, &mut out),
+        _ => copy(mask, data, start, width, &mut out),
     }
     Ok(out)
 }
@@ -162,58 +202,32 @@ pub(crate) fn _compress(py: Python<'_>, a: &Bound<'_, NdArray>, mask: &Bound<'_,
     vm()?.run(py, "computing a mask", |rt| {
         rt.sync(mask.base.id)?;
         let start = mask.start as usize;
-        let positions = true_positions(&rt.host_data(mask.base.id)?[start..start + n]);
-        let values = match &positions {
-            Ok(positions) if rt.is_in_host(a.base.id)? => {
-                rt.sync(a.base.id)?;
-                Some(elements_at(rt.host_data(a.base.id)?, a.start as usize, width, positions))
-            }
-            _ => None,
-        };
-        scanned = Some((positions, values));
+        scanned = Some(if rt.is_in_host(a.base.id)? {
+            rt.sync(a.base.id)?;
+            let (mask_bytes, data) = rt.host_data_pair(mask.base.id, a.base.id)?;
+            Ok(compress_bytes(&mask_bytes[start..start + n], data, a.start as usize, width))
+        } else {
+            Err(true_positions(&rt.host_data(mask.base.id)?[start..start + n]))
+        });
         Ok(())
     })?;
-    let (positions, values) = scanned.expect("run calls its closure");
-    let positions = positions.map_err(|_| no_memory(n))?;
-    let Some(values) = values else {
-        // Gathered where the data lie.
-        let (index, _index_handle) = positions_array(py, positions, n)?;
-        let (out, h) = new_array(&index.shape, a.dtype())?;
-        let gather = [Operand::View(out.clone()), Operand::View(a), Operand::View(index)];
-        vm()?.submit(py, Instruction::new(Opcode::Gather, gather))?;
-        return wrap(py, out, h);
+    let values = match scanned.expect("run calls its closure") {
+        Ok(values) => values.map_err(|_| no_memory(n))?,
+        Err(positions) => {
+            // Gathered where the data lie.
+            let (index, _index_handle) = positions_array(py, positions.map_err(|_| no_memory(n))?, n)?;
+            let (out, h) = new_array(&index.shape, a.dtype())?;
+            let gather = [Operand::View(out.clone()), Operand::View(a), Operand::View(index)];
+            vm()?.submit(py, Instruction::new(Opcode::Gather, gather))?;
+            return wrap(py, out, h);
+        }
     };
-    let values = values.map_err(|_| no_memory(n))?;
-    let (out, h) = new_array(&[positions.len()], a.dtype())?;
+    let (out, h) = new_array(&[values.len() / width], a.dtype())?;
     if !values.is_empty() {
         let id = out.base.id;
         vm()?.run(py, "writing host data", move |rt| rt.write(id, 0, &values))?;
     }
     wrap(py, out, h)
-}
-
-/// The bytes of the elements of `width` bytes at `positions` (row-major, non-negative) of the
-/// run of elements starting at element `start` of `data`, in a vector allocated fallibly.
-fn elements_at(data: &[u8], start: usize, width: usize, positions: &[i64]) -> Result<Vec<u8>, TryReserveError> {
-    /// The copy loop, inlined into each arm below so that a constant width becomes one load
-    /// and store per element.
-    #[inline(always)]
-    fn copy(data: &[u8], start: usize, width: usize, positions: &[i64], out: &mut Vec<u8>) {
-        for &p in positions {
-            let at = (start + p as usize) * width;
-            out.extend_from_slice(&data[at..at + width]);
-        }
-    }
-    let mut out = Vec::new();
-    out.try_reserve_exact(positions.len() * width)?;
-    match width {
-        1 => copy(data, start, 1, positions, &mut out),
-        2 => copy(data, start, 2, positions, &mut out),
-        4 => copy(data, start, 4, positions, &mut out),
-        8 => copy(data, start, 8, positions, &mut out),
-        _ => copy(data, start, width, positions, &mut out),
-    }
-    Ok(out)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -225,7 +239,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::true_positions;
+    use super::{compress_bytes, true_positions};
 
     fn positions(mask: &[u8]) -> Vec<i64> {
         true_positions(mask).unwrap()
@@ -244,5 +258,21 @@ mod tests {
         // Any nonzero byte is true, in every position of a word.
         let bytes: Vec<u8> = (0..64).map(|i| if i % 3 == 0 { [1, 0x80, 0x7f, 0xff][i % 4] } else { 0 }).collect();
         assert_eq!(positions(&bytes), (0..64).filter(|i| i % 3 == 0).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn compress_copies_the_elements_at_the_true_positions() {
+        for len in [0, 1, 7, 8, 9, 23, 64] {
+            let mask: Vec<u8> = (0..len).map(|i| u8::from(i % 3 != 1 && i % 5 != 0)).collect();
+            for width in [1, 2, 4, 8, 3] {
+                let start = 2;
+                let data: Vec<u8> = (0..(start + len) * width).map(|b| (b * 7 % 251) as u8).collect();
+                let want: Vec<u8> = positions(&mask)
+                    .iter()
+                    .flat_map(|&p| data[(start + p as usize) * width..][..width].to_vec())
+                    .collect();
+                assert_eq!(compress_bytes(&mask, &data, start, width).unwrap(), want, "len {len}, width {width}");
+            }
+        }
     }
 }

@@ -984,6 +984,16 @@ impl Runtime {
         Ok(self.memory.ensure(&state.base)?.bytes())
     }
 
+    /// [`Runtime::host_data`] of two bases at once (a mask and the data it selects from).
+    pub fn host_data_pair(&mut self, a: BaseId, b: BaseId) -> Result<(&[u8], &[u8])> {
+        self.host_data(a)?;
+        self.host_data(b)?;
+        let bytes = |id: BaseId| {
+            self.memory.get(id).map(|b| b.bytes()).ok_or_else(|| Error::Internal(format!("no buffer of base {}", id.0)))
+        };
+        Ok((bytes(a)?, bytes(b)?))
+    }
+
     /// [`Runtime::host_data`], with the buffer pinned: it stays allocated at the same address
     /// until the base is freed, whatever runs meanwhile (its contents are current only after
     /// a sync). For frontends that lend the memory out without knowing for how long.
