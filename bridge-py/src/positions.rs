@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use std::collections::TryReserveError;
 use std::sync::Arc;
 use vm_ir::view::same_shape;
-use vm_ir::{DType, Instruction, Opcode, Operand, View};
+use vm_ir::{DType, Instruction, Opcode, Operand, Scalar, View};
 
 /// How many bytes of `mask` (a contiguous run of bool bytes) are true: a popcount per 8.
 fn count_true(mask: &[u8]) -> usize {
@@ -98,6 +98,23 @@ fn _true_positions(py: Python<'_>, mask: &Bound<'_, NdArray>) -> PyResult<Py<NdA
     let n = v.nelem();
     let (out, h) = positions_array(py, mask_positions(py, v)?, n)?;
     wrap(py, out, h)
+}
+
+/// The number of true elements of a contiguous bool array (computed: one flush), counted in
+/// host memory as a popcount per 8 elements (`np.count_nonzero(mask)`: a NumPy int64); `None`
+/// for any other array.
+#[pyfunction]
+fn _count_true(py: Python<'_>, mask: &Bound<'_, NdArray>) -> PyResult<Option<Py<PyAny>>> {
+    let v = mask.get().view().clone();
+    let (start, n) = (v.start as usize, v.nelem());
+    if v.dtype() != DType::Bool || (n > 0 && !v.is_contiguous()) {
+        return Ok(None);
+    }
+    let mut count = 0;
+    if n > 0 {
+        crate::session::host_bytes(py, v.base.id, |bytes| count = count_true(&bytes[start..start + n]))?;
+    }
+    crate::array::numpy_scalar_of(py, Scalar::I64(count as i64)).map(Some)
 }
 
 /// The row-major positions of the true elements of bool view `mask` (computed: one flush).
@@ -232,6 +249,7 @@ pub(crate) fn _compress(py: Python<'_>, a: &Bound<'_, NdArray>, mask: &Bound<'_,
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_true_positions, m)?)?;
+    m.add_function(wrap_pyfunction!(_count_true, m)?)?;
     m.add_function(wrap_pyfunction!(_compress, m)?)?;
     m.add_function(wrap_pyfunction!(_masked_store, m)?)?;
     Ok(())

@@ -390,6 +390,21 @@ def test_einsum_on_the_vm_is_numpys(case):
     close(vmnp.einsum(subscripts, *map(vmnp.asarray, arrays)), np.einsum(subscripts, *arrays))
 
 
+@FAST
+@given(arrays(["bool", "int32", "float64"], max_dims=3), st.data())
+def test_count_nonzero_is_numpys(a, data):
+    """Counts of whole arrays (bool ones counted in host memory) and along an axis, of the array
+    and of a strided view of it: values and types as NumPy's."""
+    x = vmnp.asarray(a)
+    views = [(x, a), (x[..., ::2], a[..., ::2])] if a.ndim else [(x, a)]
+    for got, want in views:
+        n, m = vmnp.count_nonzero(got), np.count_nonzero(want)
+        assert (type(n), n) == (type(m), m)
+        if want.ndim:
+            axis = data.draw(st.integers(0, want.ndim - 1), label="axis")
+            np.testing.assert_array_equal(np.asarray(vmnp.count_nonzero(got, axis=axis)), np.count_nonzero(want, axis))
+
+
 @st.composite
 def matmul_cases(draw):
     """Operands of ``@`` of rank 1 to 4: vectors, matrices and stacks of matrices whose stack
