@@ -405,6 +405,23 @@ def test_count_nonzero_is_numpys(a, data):
             np.testing.assert_array_equal(np.asarray(vmnp.count_nonzero(got, axis=axis)), np.count_nonzero(want, axis))
 
 
+@FAST
+@given(arrays(["int32", "float64", "bool"], max_dims=3), st.integers(0, 3), st.data())
+def test_repeat_and_tile_are_numpys(a, n, data):
+    """Of arrays and of strided views of them: ``repeat`` along no axis (flattened) or any,
+    ``tile`` by a count or by a tuple of any length."""
+    for x, want in [(vmnp.asarray(a), a)] + ([(vmnp.asarray(a)[::-2], a[::-2])] if a.ndim else []):
+        axis = data.draw(st.one_of(st.none(), st.integers(-x.ndim, x.ndim - 1)) if x.ndim else st.none(), label="axis")
+        reps = data.draw(st.one_of(st.integers(0, 3), st.tuples(*[st.integers(0, 3)] * data.draw(st.integers(0, 4)))))
+        for got, expected in [
+            (vmnp.repeat(x, n, axis), np.repeat(want, n, axis)),
+            (vmnp.tile(x, reps), np.tile(want, reps)),
+        ]:
+            g = np.asarray(got)
+            assert (g.shape, g.dtype) == (expected.shape, expected.dtype)
+            np.testing.assert_array_equal(g, expected)
+
+
 @st.composite
 def matmul_cases(draw):
     """Operands of ``@`` of rank 1 to 4: vectors, matrices and stacks of matrices whose stack

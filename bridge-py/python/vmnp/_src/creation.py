@@ -316,9 +316,9 @@ def broadcast_to(a, shape, subok=False):
         raise ValueError("cannot broadcast a non-scalar to a scalar array")
     if a.ndim > len(shape):
         raise ValueError("input operand has more dimensions than allowed by the axis remapping")
-    from .manip import _shape_text as _manip_shape_text
-
     if _b.any(n != m and n != 1 for n, m in zip(a.shape, shape[len(shape) - a.ndim :])):
+        from .manip import _shape_text as _manip_shape_text  # (a call-time import: manip builds on this module)
+
         raise ValueError(
             "operands could not be broadcast together with remapped shapes [original->remapped]: "
             f"{_manip_shape_text(a.shape)}  and requested shape {_manip_shape_text(shape)}"

@@ -515,14 +515,14 @@ def repeat(a, repeats, axis=None):
     if axis is None:
         a, axis = ravel(a), 0
     axis = _norm_axis(axis, a.ndim)
-    x = expand_dims(a, axis + 1)
-    shape = list(x.shape)
-    shape[axis + 1] = int(repeats)
-
-    r = broadcast_to(x, shape).copy()
+    n = int(repeats)
+    # Each element `n` times: a view with an axis of stride 0 after `axis`, copied.
+    shape, strides = list(a.shape), list(a._strides)
+    shape.insert(axis + 1, n)
+    strides.insert(axis + 1, 0)
     out_shape = list(a.shape)
-    out_shape[axis] *= int(repeats)
-    return reshape(r, out_shape)
+    out_shape[axis] *= n
+    return _vmnp._view(a, a._start, shape, strides).copy().reshape(out_shape)
 
 
 def tile(a, reps):
@@ -535,9 +535,12 @@ def tile(a, reps):
     a = a.reshape((1,) * (nd - a.ndim) + a.shape)
     reps = (1,) * (nd - len(reps)) + reps
 
-    x = a.reshape(tuple(v for n in a.shape for v in (1, n)))
-    big = broadcast_to(x, tuple(v for r, n in zip(reps, a.shape) for v in (r, n))).copy()
-    return reshape(big, [r * n for r, n in zip(reps, a.shape)])
+    # The whole array `r` times along each axis: a view with an axis of stride 0 before each
+    # of its axes, copied.
+    shape = [v for r, n in zip(reps, a.shape) for v in (r, n)]
+    strides = [v for s in a._strides for v in (0, s)]
+    big = _vmnp._view(a, a._start, shape, strides).copy()
+    return big.reshape([r * n for r, n in zip(reps, a.shape)])
 
 
 def roll(a, shift, axis=None):
