@@ -49,8 +49,7 @@ profile="$target/pgo-profile"
 rm -rf "$profile"
 mkdir -p "$profile/raw"
 echo "build-vmnp: instrumented build" >&2
-# Python's own dependencies (NumPy) come with the plain install first; the profiled builds
-# replace only vmnp.
+# The profiled builds install vmnp alone (--no-deps): its dependency, NumPy, first.
 "$py" -c 'import numpy' 2>/dev/null || "$py" -m pip install -q --disable-pip-version-check numpy
 install_vmnp "-Cprofile-generate=$profile/raw" "$target/pgo-generate"
 echo "build-vmnp: profiling bridge-py/pgo/train.py" >&2

@@ -100,21 +100,22 @@ fn _true_positions(py: Python<'_>, mask: &Bound<'_, NdArray>) -> PyResult<Py<NdA
     wrap(py, out, h)
 }
 
-/// The number of true elements of a contiguous bool array (computed: one flush), counted in
-/// host memory as a popcount per 8 elements (`np.count_nonzero(mask)`: a NumPy int64); `None`
-/// for any other array.
+/// The number of true elements of bool array `mask` (computed: one flush; a strided view in a
+/// row-major copy), counted in host memory as a popcount per 8 elements
+/// (`np.count_nonzero(mask)`: a NumPy int64).
 #[pyfunction]
-fn _count_true(py: Python<'_>, mask: &Bound<'_, NdArray>) -> PyResult<Option<Py<PyAny>>> {
+fn _count_true(py: Python<'_>, mask: &Bound<'_, NdArray>) -> PyResult<Py<PyAny>> {
     let v = mask.get().view().clone();
-    let (start, n) = (v.start as usize, v.nelem());
-    if v.dtype() != DType::Bool || (n > 0 && !v.is_contiguous()) {
-        return Ok(None);
+    if v.dtype() != DType::Bool {
+        return Err(value_err(format!("a count of true elements of a {} array; a bool one was expected", v.dtype())));
     }
     let mut count = 0;
-    if n > 0 {
+    if v.nelem() > 0 {
+        let (v, _copy) = row_major(py, v)?;
+        let (start, n) = (v.start as usize, v.nelem());
         crate::session::host_bytes(py, v.base.id, |bytes| count = count_true(&bytes[start..start + n]))?;
     }
-    crate::array::numpy_scalar_of(py, Scalar::I64(count as i64)).map(Some)
+    crate::array::numpy_scalar_of(py, Scalar::I64(count as i64))
 }
 
 /// The row-major positions of the true elements of bool view `mask` (computed: one flush).
@@ -197,6 +198,13 @@ fn positions_array(py: Python<'_>, positions: Vec<i64>, n: usize) -> PyResult<(V
     Ok((out, h))
 }
 
+/// What `_compress` found in host memory: the selected elements' bytes (the data was there), or
+/// the mask's positions to gather the data with where it lies.
+enum Scanned {
+    Values(Result<Vec<u8>, TryReserveError>),
+    Positions(Result<Vec<i64>, TryReserveError>),
+}
+
 /// `a[mask]` for a bool `mask` of `a`'s shape: `a`'s elements where the mask is true, in
 /// row-major order, as a new 1-d array. Computes the mask (one flush). Where `a`'s data is in
 /// host memory (always, on a stack computing there) the elements are copied out of it in one
@@ -222,15 +230,15 @@ pub(crate) fn _compress(py: Python<'_>, a: &Bound<'_, NdArray>, mask: &Bound<'_,
         scanned = Some(if rt.is_in_host(a.base.id)? {
             rt.sync(a.base.id)?;
             let (mask_bytes, data) = rt.host_data_pair(mask.base.id, a.base.id)?;
-            Ok(compress_bytes(&mask_bytes[start..start + n], data, a.start as usize, width))
+            Scanned::Values(compress_bytes(&mask_bytes[start..start + n], data, a.start as usize, width))
         } else {
-            Err(true_positions(&rt.host_data(mask.base.id)?[start..start + n]))
+            Scanned::Positions(true_positions(&rt.host_data(mask.base.id)?[start..start + n]))
         });
         Ok(())
     })?;
     let values = match scanned.expect("run calls its closure") {
-        Ok(values) => values.map_err(|_| no_memory(n))?,
-        Err(positions) => {
+        Scanned::Values(values) => values.map_err(|_| no_memory(n))?,
+        Scanned::Positions(positions) => {
             // Gathered where the data lie.
             let (index, _index_handle) = positions_array(py, positions.map_err(|_| no_memory(n))?, n)?;
             let (out, h) = new_array(&index.shape, a.dtype())?;

@@ -298,9 +298,7 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     a = asarray(a)
     nz = a if _dtype_name(a.dtype) == "bool" else a != 0
     if axis is None and not keepdims:
-        count = _vmnp._count_true(nz)
-        # (A strided view of a mask is counted in a contiguous copy.)
-        return count if count is not None else _vmnp._count_true(nz.copy())
+        return _vmnp._count_true(nz)
     return _vmnp._reduce("sum", nz, axis, _b.bool(keepdims), "int64")
 
 
