@@ -105,6 +105,18 @@ fn products_of_every_layout_agree_with_interp() {
         let at = Mat { base: x, start: 3, shape: vec![1, 40], stride: vec![0, 7] };
         let bt = Mat { base: y, start: 39 * 2200, shape: vec![40, 1100], stride: vec![-2200, 2] };
         check(&format!("{dtype} strided, one row"), at, bt, dtype, false);
+        // A transposed matrix times a vector (`A.T @ x`) and a vector times one (`x @ A.T`),
+        // small and in more than one task, the vector contiguous or not. (Float32 sums of
+        // hundreds of terms of both signs differ from interp's float32 sums past the tolerance.)
+        let large: &[_] = if dtype == DType::F64 { &[(2000, 300, 1), (700, 130, 2)] } else { &[] };
+        for &(rows, k, step) in [(3, 5, 1), (90, 40, 3)].iter().chain(large) {
+            let at = Mat { base: x, start: 0, shape: vec![rows, k], stride: vec![1, rows as i64] };
+            let v = Mat { base: y, start: 0, shape: vec![k, 1], stride: vec![step, 0] };
+            check(&format!("{dtype} transposed {rows}x{k} @ vector"), at, v, dtype, false);
+            let v = Mat { base: y, start: 0, shape: vec![1, k], stride: vec![0, 1] };
+            let bt = Mat { base: x, start: 0, shape: vec![k, rows], stride: vec![1, k as i64] };
+            check(&format!("{dtype} vector @ transposed {k}x{rows}"), v, bt, dtype, false);
+        }
         // A stack of 2 x 3 products against one shared b (its batch strides 0).
         let a3 = dense(x, &[2, 3, 33, 21]);
         let b3 = Mat { base: y, start: 0, shape: vec![2, 3, 21, 17], stride: vec![0, 0, 17, 1] };

@@ -140,8 +140,9 @@ const COLS: usize = 1024;
 /// a vector times a matrix), for each batch index: GEMM would pack (copy) the matrix, which such
 /// a product reads once, and cut a single row into one task. A column is computed by dot
 /// products, rows of `c` in tasks of [`ROWS`], each summing its `k` products in eight running
-/// sums; a row by scaled rows of `b` added in order of `p`, columns in tasks of [`COLS`].
-/// `origin` holds each operand's element `(0, .., 0)` as an address and `strides` its strides
+/// sums; a row by scaled rows of `b` added in order of `p`, columns in tasks of [`COLS`]. A
+/// factor that is a transposed matrix (contiguous columns) swaps the two ways: a column by
+/// scaled rows of the matrix, a row by dot products. `origin` holds each operand's element `(0, .., 0)` as an address and `strides` its strides
 /// in elements over the product's `(..., n, k, m)` space (the factors' broadcast axes 0); `out`
 /// is `c`'s base.
 fn gemv<T: Real>(
@@ -157,6 +158,35 @@ fn gemv<T: Real>(
     let column = m == 1;
     if !column && nbatch == 1 && sb[r - 1] == 1 && sc[r - 2] == 1 && kk * m >= 1 << 16 {
         return vector_times_matrix::<T>(out, tasks, [kk, m], origin, [sa[r - 2], sb[r - 2]]);
+    }
+    if column && nbatch == 1 && n > 1 && kk > 0 && sa[r - 3] == 1 && sc[r - 3] == 1 {
+        // A transposed matrix times a vector (`A.T @ x`): `a`'s columns are the contiguous rows
+        // of `A`, so `c` is `x @ A`, which streams `A` once (by columns it would read every
+        // row of `A` for every element of `c`).
+        let swapped = [origin[1], origin[0], origin[2]];
+        return vector_times_matrix::<T>(out, tasks, [kk, n], swapped, [sb[r - 2], sa[r - 2]]);
+    }
+    if !column && nbatch == 1 && kk > 0 && sb[r - 2] == 1 && sa[r - 2] == 1 {
+        // A vector times a transposed matrix (`x @ A.T`): `b`'s columns are the contiguous rows
+        // of `A`, so `c` is `A @ x`, dot products by rows, in tasks of [`ROWS`] of them.
+        let size = std::mem::size_of::<T>() as isize;
+        let task = |t: usize| {
+            let (j0, j1) = (t * ROWS, ((t + 1) * ROWS).min(m));
+            let rows = Dots {
+                a: (origin[1] as isize + j0 as isize * sb[r - 1] * size) as *const T,
+                rsa: sb[r - 1],
+                x: origin[0] as *const T,
+                c: (origin[2] as isize + j0 as isize * sc[r - 2] * size) as *mut T,
+                rsc: sc[r - 2],
+                n: j1 - j0,
+                k: kk,
+            };
+            // SAFETY: the views were checked to lie inside their buffers: columns `j0..j1` of
+            // `b` (each `kk` contiguous elements), the contiguous `a` and elements `j0..j1` of
+            // `c`, which tasks write disjointly and none reads.
+            unsafe { dots::widest(rows) }
+        };
+        return tasks.run(m.div_ceil(ROWS), &task);
     }
     let per_batch = if column { n.div_ceil(ROWS) } else { m.div_ceil(COLS) };
     let count =
