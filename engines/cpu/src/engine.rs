@@ -496,6 +496,80 @@ impl CpuEngine {
         Ok(())
     }
 
+    /// Runs step `i`, a large matrix-vector product (the `matmul` extension method), together
+    /// with the products after it that read the same matrix and may run before the steps
+    /// between (they read nothing those write and write nothing those touch): one pass over
+    /// the matrix for all (`r @ A, A @ p`). The others join `ran_early`; false when step `i` is
+    /// no such product or none joins it.
+    fn matrix_vector_group(
+        &mut self,
+        steps: &[Step],
+        i: usize,
+        ran_early: &mut Vec<usize>,
+        batch: &[Instruction],
+        origin: &[usize],
+        mem: &mut HostMemory,
+    ) -> Result<bool> {
+        let product = |step: &Step| match step {
+            Step::Single(p) if self.matmul == Some(batch[*p].opcode) => {
+                let (out, a, b) = vm_ir::extension::matmul_operands(&batch[*p]).ok()?;
+                gemm::of_extension(out, a, b)?.matrix_vector()
+            }
+            _ => None,
+        };
+        let Some(first) = product(&steps[i]) else { return Ok(false) };
+        let touched = |s: usize| {
+            let instrs: Vec<usize> = match &steps[s] {
+                Step::Kernel(k) => k.instrs.iter().chain(&k.after).copied().collect(),
+                Step::Single(p) | Step::System(p) => vec![*p],
+            };
+            let (mut reads, mut writes) = (Vec::new(), Vec::new());
+            for instr in instrs.iter().map(|&p| &batch[p]) {
+                let out = instr.output().map(|v| v.base.id);
+                writes.extend(out);
+                if instr.opcode.kind() == Kind::System && instr.opcode != Opcode::Sync {
+                    writes.extend(instr.views().map(|v| v.base.id)); // freed, discarded
+                } else {
+                    reads.extend(instr.inputs().iter().filter_map(Operand::as_view).map(|v| v.base.id));
+                }
+            }
+            (reads, writes)
+        };
+        let mut members = vec![(i, first)];
+        for (j, step) in steps.iter().enumerate().take(i + 1 + MATRIX_VECTOR_LOOKAHEAD).skip(i + 1) {
+            if ran_early.contains(&j) {
+                continue;
+            }
+            let Some(next) = product(step).filter(|p| p.same_matrix(&members[0].1)) else { continue };
+            let (reads, writes) = touched(j);
+            let movable = (i..j).filter(|s| !ran_early.contains(s)).all(|s| {
+                let (r, w) = touched(s);
+                !reads.iter().any(|b| w.contains(b)) && !writes.iter().any(|b| r.contains(b) || w.contains(b))
+            });
+            if movable {
+                members.push((j, next));
+            }
+        }
+        if members.len() < 2 {
+            return Ok(false);
+        }
+        self.profile.native += members.len() as u64;
+        self.profile.matrix_products += members.len() as u64;
+        self.profile.shared_matrix += members.len() as u64;
+        ran_early.extend(members[1..].iter().map(|&(j, _)| j));
+        let group: Vec<gemm::MatrixVector> = members.into_iter().map(|(_, p)| p).collect();
+        let begun = vm_runtime::trace::begin();
+        let first_instr = match &steps[i] {
+            Step::Single(p) => *p,
+            _ => 0,
+        };
+        gemm::run_matrix_vector_group(&group, mem, &self.pool, self.config.min_parallel)
+            .map_err(|e| tag(e, origin.get(first_instr).copied().unwrap_or(first_instr)))?;
+        let n = group.len() as u64;
+        vm_runtime::trace::end(begun, "kernel", || "matrix-vector products sharing a matrix", || vec![("products", n)]);
+        Ok(true)
+    }
+
     /// Runs an element-wise instruction whose output partially overlaps an input: such inputs
     /// are copied first, so every input is read in full before the output is written.
     fn run_isolated(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
@@ -599,6 +673,9 @@ impl CpuEngine {
     }
 }
 
+/// Steps after a large matrix-vector product looked at for products reading its matrix.
+const MATRIX_VECTOR_LOOKAHEAD: usize = 8;
+
 /// The engine's costs for the passes: an operation is costly where the generated code calls a
 /// block routine for it ([`crate::routines::calls::block_fn`]).
 struct CallCosts;
@@ -675,11 +752,18 @@ impl Component for CpuEngine {
         let mut result = Ok(());
         let mut bound: Vec<Option<Bound>> = Vec::new(); // kernels bound while looking for groups
         let mut i = 0;
+        let mut ran_early: Vec<usize> = Vec::new(); // steps run with a group of products before
         while i < steps.len() {
-            let grouped = mem
-                .interrupt()
-                .check()
-                .and_then(|()| self.row_group(&steps, i, &mut bound, work.batch(), work.origin(), mem));
+            if !ran_early.is_empty() && ran_early.contains(&i) {
+                i += 1;
+                continue;
+            }
+            let grouped = mem.interrupt().check().and_then(|()| {
+                if self.matrix_vector_group(&steps, i, &mut ran_early, work.batch(), work.origin(), mem)? {
+                    return Ok(1);
+                }
+                self.row_group(&steps, i, &mut bound, work.batch(), work.origin(), mem)
+            });
             result = match grouped {
                 Ok(0) => match (&steps[i], bound.get_mut(i).and_then(Option::take)) {
                     // Bound already when looking for a group: run as bound.

@@ -33,6 +33,8 @@ pub struct Profile {
     pub hoisted: u64,
     /// Kernels run as matrix products ([`crate::routines::gemm`]).
     pub matrix_products: u64,
+    /// Matrix-vector products run in one pass over the matrix they share with others.
+    pub shared_matrix: u64,
     /// Kernels run in row-blocked groups ([`crate::run::rows`]).
     pub row_grouped: u64,
     /// Temporaries of row-blocked groups kept in per-block scratch memory, never in a buffer.
@@ -86,7 +88,11 @@ impl fmt::Display for Profile {
         writeln!(f, "  batches on child     {} (small batches, run whole)", self.batches_on_child)?;
         writeln!(f, "  deferred / replayed  {} / {}", self.deferred, self.replayed)?;
         writeln!(f, "  hoisted              {} (loop-invariant results read, not computed)", self.hoisted)?;
-        writeln!(f, "  matrix products      {} (run as blocked GEMM)", self.matrix_products)?;
+        writeln!(
+            f,
+            "  matrix products      {} (run as blocked GEMM; {} sharing passes over a matrix)",
+            self.matrix_products, self.shared_matrix
+        )?;
         writeln!(
             f,
             "  row-blocked          {} (kernels run together by blocks of rows; {} temporaries in scratch)",

@@ -158,3 +158,81 @@ fn the_matmul_extension_of_floats_runs_as_gemm() {
         assert_eq!((cpu.profile().matrix_products, cpu.profile().fallback), (1, 0));
     }
 }
+
+/// Matrix-vector products of one matrix in a batch (`A @ p`, `r @ A`, `A.T @ s`, `p @ A.T`)
+/// share one pass over it, also past steps between that they may run before; a product reading
+/// what a step between or a product of the group writes waits for its turn. Each gives the
+/// bits it gives alone, and interp's results within the tolerance.
+#[test]
+fn products_sharing_a_matrix_run_in_one_pass_with_the_bits_they_get_alone() {
+    let matmul = Opcode::Extension(0);
+    let (rows, cols) = (300usize, 250usize);
+    let (r, c) = (rows as i64, cols as i64);
+    let dtype = DType::F64;
+    let a = base(1, dtype, rows * cols);
+    let (p, q) = (base(2, dtype, cols), base(3, dtype, cols));
+    let (rv, s) = (base(4, dtype, rows), base(5, dtype, rows));
+    let x = base(6, dtype, rows);
+    let outs: Vec<Base> =
+        [rows, cols, cols, cols, rows, rows].iter().enumerate().map(|(i, &n)| base(10 + i as u64, dtype, n)).collect();
+    let [c1, c2, c3, c4, c5, c6] = outs[..] else { unreachable!() };
+    let mat = view(a, 0, &[rows, cols], &[c, 1]);
+    let ext = |out: Operand, x: Operand, y: Operand| Instruction::new(matmul, [out, x, y]);
+    let batch = vec![
+        // A @ p (dot products by rows)
+        ext(view(c1, 0, &[rows, 1], &[1, 1]), mat.clone(), view(p, 0, &[cols, 1], &[1, 0])),
+        // a step between, touching none of the others' operands
+        Instruction::new(
+            Opcode::Add,
+            [view(x, 0, &[rows], &[1]), view(x, 0, &[rows], &[1]), view(c1, 0, &[rows], &[1])],
+        ),
+        // r @ A (rows scaled and summed)
+        ext(view(c2, 0, &[1, cols], &[c, 1]), view(rv, 0, &[1, rows], &[0, 1]), mat.clone()),
+        // A.T @ s (rows scaled and summed)
+        ext(view(c3, 0, &[cols, 1], &[1, 1]), view(a, 0, &[cols, rows], &[1, c]), view(s, 0, &[rows, 1], &[1, 0])),
+        // c1 @ A reads the first product's output: not in the group
+        ext(view(c4, 0, &[1, cols], &[c, 1]), view(c1, 0, &[1, rows], &[0, 1]), mat.clone()),
+        // q doubled, then A @ q reads it: not in the group
+        Instruction::new(
+            Opcode::Multiply,
+            [view(q, 0, &[cols], &[1]), view(q, 0, &[cols], &[1]), Scalar::F64(2.0).into()],
+        ),
+        ext(view(c5, 0, &[rows, 1], &[1, 1]), mat.clone(), view(q, 0, &[cols, 1], &[1, 0])),
+        // p @ A.T (dot products by rows)
+        ext(view(c6, 0, &[1, rows], &[r, 1]), view(p, 0, &[1, cols], &[0, 1]), view(a, 0, &[cols, rows], &[1, c])),
+    ];
+    let inputs = [a, p, q, rv, s, x];
+    let mut cpu = engine(2);
+    let mut alone = engine(2);
+    let mut interp = Interp::new(None);
+    for e in [&mut cpu as &mut dyn Component, &mut alone, &mut interp] {
+        assert!(e.register_extension(vm_interp::MATMUL, matmul).unwrap());
+    }
+    let (mut got, mut each, mut want) = (HostMemory::new(), HostMemory::new(), HostMemory::new());
+    for mem in [&mut got, &mut each, &mut want] {
+        // Inexact values (thirds, sevenths), so that sums in another order round otherwise.
+        for (seed, b) in inputs.iter().enumerate() {
+            let data = mem.ensure(b).unwrap().as_mut_slice::<f64>();
+            for (i, v) in data.iter_mut().enumerate() {
+                *v = ((i * 7919 + seed * 104_729) % 211) as f64 / 21.0 - 5.0;
+            }
+        }
+    }
+    cpu.execute(&batch, &mut got).unwrap();
+    for instr in &batch {
+        alone.execute(std::slice::from_ref(instr), &mut each).unwrap();
+    }
+    interp.execute(&batch, &mut want).unwrap();
+    let mut all = outs.clone();
+    all.extend(inputs);
+    compare(&got, &want, &all, "products sharing a matrix");
+    for b in &all {
+        let values = |mem: &HostMemory| mem.get(b.id).unwrap().as_slice::<f64>().to_vec();
+        let (grouped, single) = (values(&got), values(&each));
+        let differ = grouped.iter().zip(&single).position(|(g, s)| g.to_bits() != s.to_bits());
+        assert_eq!(differ, None, "base {}: an element differs in a group and alone", b.id.0);
+    }
+    let (grouped, products) = (cpu.profile().shared_matrix, cpu.profile().matrix_products);
+    assert_eq!((grouped, products), (4, 6), "A @ p, r @ A, A.T @ s and p @ A.T share a pass");
+    assert_eq!(alone.profile().shared_matrix, 0);
+}

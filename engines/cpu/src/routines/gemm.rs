@@ -297,6 +297,7 @@ fn vector_times_matrix<T: Real>(
             n: 1,
             k: p1 - p0,
             width: m,
+            accumulate: false,
         };
         // SAFETY: the views were checked to lie inside their buffers: elements `p0..p1` of `a`
         // and the `m` contiguous elements of rows `p0..p1` of `b` are in bounds; the partial
@@ -343,6 +344,8 @@ struct Stream<T> {
     n: usize,
     k: usize,
     width: usize,
+    /// Adds to `c` instead of overwriting it.
+    accumulate: bool,
 }
 
 /// `c = a @ b` for one block of columns (see [`few_rows_times_matrix`]): each element of `c`
@@ -358,7 +361,9 @@ unsafe fn stream_block<T: Real>(s: Stream<T>) {
         let x = |i: usize, p: usize| *s.a.offset(i as isize * s.rsa + p as isize * s.csa);
         let row = |p: usize| std::slice::from_raw_parts(s.b.offset(p as isize * s.rsb), s.width);
         for i in 0..s.n {
-            std::slice::from_raw_parts_mut(s.c.offset(i as isize * s.rsc), s.width).fill(T::default());
+            if !s.accumulate {
+                std::slice::from_raw_parts_mut(s.c.offset(i as isize * s.rsc), s.width).fill(T::default());
+            }
         }
         let mut p = 0;
         while p + 4 <= s.k {
@@ -539,6 +544,7 @@ fn few_rows_times_matrix<T: Real>(
             n,
             k: kk,
             width: j1 - j0,
+            accumulate: false,
         };
         // SAFETY: the views were checked to lie inside their buffers, so every element of `a`,
         // of `b`'s columns `j0..j1` and of `c`'s is in bounds; tasks write disjoint columns of
@@ -693,6 +699,207 @@ impl Gemm {
     }
 }
 
+/// How a matrix-vector product reads its matrix `M` (contiguous rows): by dot products of
+/// its rows with the vector, or by its rows scaled by the vector's elements and summed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reads {
+    /// `c[i] = M[i, :] . x`, for every row `i`.
+    Dots,
+    /// `c = sum_p x[p] * M[p, :]`.
+    Rows,
+}
+
+/// A matrix-vector product (`A @ x`, `x @ A`, `A.T @ x`, `x @ A.T`) in terms of the matrix with
+/// contiguous rows it reads, `M` (`rows x cols`, row stride `row_stride`, element 0 at
+/// `start` of `base`), its vector `x` (stride `x_stride`) and its output `c` (stride
+/// `c_stride`): the matrix products whose passes over `M` [`run_matrix_vector_group`] shares.
+#[derive(Debug)]
+pub struct MatrixVector {
+    reads: Reads,
+    matrix: View,
+    x: View,
+    c: View,
+}
+
+/// Elements of a matrix, at least, whose matrix-vector products share their passes over it:
+/// as many as a vector-matrix product of this size reads its matrix in parts
+/// ([`vector_times_matrix`]), which the group cuts the same way (smaller matrices sit in the
+/// caches, where a second pass costs little).
+const GROUP_ELEMENTS: usize = 1 << 16;
+
+impl Gemm {
+    /// This product as a [`MatrixVector`]: one product (no stack), of a matrix with contiguous
+    /// rows or columns of at least [`GROUP_ELEMENTS`], in the way [`gemv`] computes it (so that
+    /// a group gives each product the bits it gives alone).
+    pub fn matrix_vector(&self) -> Option<MatrixVector> {
+        let r = self.a.ndim();
+        let (n, kk, m) = (self.a.shape[r - 3], self.a.shape[r - 2], self.b.shape[r - 1]);
+        if self.widen || self.c.shape[..r - 3].iter().product::<usize>() != 1 || (n == 1) == (m == 1) {
+            return None;
+        }
+        if n * kk * m < GROUP_ELEMENTS || !matches!(self.c.dtype(), DType::F32 | DType::F64) {
+            return None;
+        }
+        let (sa, sb, sc) = (&self.a.stride, &self.b.stride, &self.c.stride);
+        let line = |v: &View, start: i64, len: usize, stride: i64| View {
+            base: v.base,
+            start,
+            shape: [len][..].into(),
+            stride: [stride][..].into(),
+        };
+        let matrix = |v: &View, rows: usize, cols: usize, row_stride: i64| View {
+            base: v.base,
+            start: v.start,
+            shape: [rows, cols][..].into(),
+            stride: [row_stride, 1][..].into(),
+        };
+        let (a, b, c) = (&self.a, &self.b, &self.c);
+        let (reads, mat, x, out) = if m == 1 {
+            // A column: `a` transposed is streamed by rows, `a`'s contiguous rows dotted.
+            if sa[r - 3] == 1 && sc[r - 3] == 1 {
+                (Reads::Rows, matrix(a, kk, n, sa[r - 2]), line(b, b.start, kk, sb[r - 2]), line(c, c.start, n, 1))
+            } else if sa[r - 2] == 1 && sb[r - 2] == 1 {
+                (Reads::Dots, matrix(a, n, kk, sa[r - 3]), line(b, b.start, kk, 1), line(c, c.start, n, sc[r - 3]))
+            } else {
+                return None;
+            }
+        } else if sb[r - 1] == 1 && sc[r - 2] == 1 {
+            // A row: `b`'s contiguous rows streamed, `b` transposed dotted.
+            (Reads::Rows, matrix(b, kk, m, sb[r - 2]), line(a, a.start, kk, sa[r - 2]), line(c, c.start, m, 1))
+        } else if sb[r - 2] == 1 && sa[r - 2] == 1 {
+            (Reads::Dots, matrix(b, m, kk, sb[r - 1]), line(a, a.start, kk, 1), line(c, c.start, m, sc[r - 2]))
+        } else {
+            return None;
+        };
+        Some(MatrixVector { reads, matrix: mat, x, c: out })
+    }
+}
+
+impl MatrixVector {
+    /// True when `other` reads the same matrix (the same elements, laid out the same way).
+    pub fn same_matrix(&self, other: &MatrixVector) -> bool {
+        self.matrix == other.matrix
+    }
+}
+
+/// Rows of a group's matrix per pass of its products, at most: a block of rows that the
+/// second-level cache holds while every product of the group reads it.
+const GROUP_BLOCK_BYTES: usize = 256 << 10;
+
+/// Runs matrix-vector products that read the same matrix (checked by the caller with
+/// [`MatrixVector::same_matrix`]; none writes what another reads) in one pass over it: the
+/// matrix is cut into the parts [`vector_times_matrix`] would cut it into, each part in blocks
+/// of rows (a multiple of four) that every product reads in turn while they are in the cache.
+/// Each product gets the bits it gets alone: dot products do not depend on the blocks, and a
+/// part's partial row sums its rows in the same groups of four, in order.
+pub fn run_matrix_vector_group(
+    group: &[MatrixVector],
+    mem: &mut HostMemory,
+    pool: &Pool,
+    min_parallel: usize,
+) -> Result<()> {
+    let Some(first) = group.first() else { return Ok(()) };
+    match first.matrix.dtype() {
+        DType::F64 => group_of::<f64>(group, mem, pool, min_parallel),
+        _ => group_of::<f32>(group, mem, pool, min_parallel),
+    }
+}
+
+fn group_of<T: Real>(group: &[MatrixVector], mem: &mut HostMemory, pool: &Pool, min_parallel: usize) -> Result<()> {
+    let size = std::mem::size_of::<T>();
+    let address = |mem: &mut HostMemory, v: &View| -> Result<isize> {
+        let buf = views::buffer(mem, v)?;
+        Ok(buf.as_mut_ptr() as isize + v.start as isize * size as isize)
+    };
+    let m0 = &group[0].matrix;
+    let (rows, cols, row_stride) = (m0.shape[0], m0.shape[1], m0.stride[0] as isize);
+    let matrix = address(mem, m0)?;
+    let mut ends = Vec::with_capacity(group.len());
+    for p in group {
+        ends.push((address(mem, &p.x)?, p.x.stride[0] as isize, address(mem, &p.c)?, p.c.stride[0] as isize));
+    }
+    // The parts of `vector_times_matrix`, and each streamed product's partial rows.
+    let parts = ((rows * cols) >> 16).clamp(1, PARTS).min(rows);
+    let per_part = rows.div_ceil(parts);
+    let mut partials: Vec<Vec<T>> = Vec::new();
+    for p in group.iter().filter(|p| p.reads == Reads::Rows) {
+        let mut partial = try_vec(parts * cols, p.c.base.id, "the partial rows of a vector-matrix product into")?;
+        partial.resize(parts * cols, T::default());
+        partials.push(partial);
+    }
+    let slots: Vec<std::sync::Mutex<Vec<&mut [T]>>> =
+        (0..parts).map(|_| std::sync::Mutex::new(Vec::with_capacity(partials.len()))).collect();
+    for partial in partials.iter_mut() {
+        for (slot, row) in slots.iter().zip(partial.chunks_mut(cols)) {
+            slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(row);
+        }
+    }
+    let block = (GROUP_BLOCK_BYTES / (cols * size).max(1)).max(4) / 4 * 4;
+    let task = |t: usize| {
+        let mut rows_out = slots[t].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (p0, p1) = (t * per_part, ((t + 1) * per_part).min(rows));
+        let mut q0 = p0;
+        while q0 < p1 {
+            let q1 = (q0 + block).min(p1);
+            let at = |q: usize| (matrix + q as isize * row_stride * size as isize) as *const T;
+            let mut streamed = 0;
+            for (p, &(x, xs, c, cs)) in group.iter().zip(&ends) {
+                // SAFETY: the views were checked to lie inside their buffers: rows `q0..q1` of
+                // the matrix, the vector's elements and the output's; each part writes its own
+                // partial rows and its own rows' dot products, which nothing reads meanwhile.
+                unsafe {
+                    match p.reads {
+                        Reads::Dots => dots::widest(Dots {
+                            a: at(q0),
+                            rsa: row_stride,
+                            x: x as *const T,
+                            c: (c + q0 as isize * cs * size as isize) as *mut T,
+                            rsc: cs,
+                            n: q1 - q0,
+                            k: cols,
+                        }),
+                        Reads::Rows => {
+                            stream::widest(Stream {
+                                a: (x + q0 as isize * xs * size as isize) as *const T,
+                                rsa: 0,
+                                csa: xs,
+                                b: at(q0),
+                                rsb: row_stride,
+                                c: rows_out[streamed].as_mut_ptr(),
+                                rsc: 0,
+                                n: 1,
+                                k: q1 - q0,
+                                width: cols,
+                                accumulate: true,
+                            });
+                            streamed += 1;
+                        }
+                    }
+                }
+            }
+            q0 = q1;
+        }
+    };
+    let work = (rows * cols).saturating_mul(group.len());
+    let tasks = Tasks { pool, interrupt: mem.interrupt(), here: work <= min_parallel };
+    tasks.run(parts, &task)?;
+    drop(slots);
+    // Each streamed product's partial rows added in order of the parts, as alone.
+    for (p, partial) in group.iter().filter(|p| p.reads == Reads::Rows).zip(&partials) {
+        let c = ends[group.iter().position(|q| std::ptr::eq(q, p)).expect("a member")].2;
+        // SAFETY: `c` is a checked contiguous view of `cols` elements, which nothing else
+        // touches now.
+        let c = unsafe { std::slice::from_raw_parts_mut(c as *mut T, cols) };
+        c.copy_from_slice(&partial[..cols]);
+        for part in partial.chunks(cols).skip(1) {
+            for (o, &x) in c.iter_mut().zip(part) {
+                *o = *o + x;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// `c = a @ b` by the `gemm` crate on one thread, for `[n, m, k]` (rows of `c`, its columns, the
 /// summed extent); each operand as its address and its row and column strides in elements;
 /// `(alpha, beta)` are `gemm`'s factors (`c = alpha * c + beta * a @ b`, `c` not read).
@@ -822,6 +1029,7 @@ mod tests {
                 n,
                 k,
                 width: m,
+                accumulate: false,
             };
             // SAFETY: the stream describes the three vectors above, which outlive the call;
             // the variants run are those this CPU has the features of.
