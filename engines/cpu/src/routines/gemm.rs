@@ -18,6 +18,8 @@
 //! it: dot products by rows, or rows of the matrix scaled and added into rows of `c` (or
 //! partial rows summed in order at the end). These loops are compiled for AVX-512 and AVX2
 //! beside the 128-bit code and chosen at run time; they give the same bits at every width.
+//! Matrix-vector products of one large matrix in a batch (`r @ A, A @ p`) share one pass over
+//! it ([`run_matrix_vector_group`]), each with the bits it gets alone.
 //!
 //! Each element of `c` sums its `k` products in the order GEMM's blocking gives, which depends
 //! on the sizes and the processor's vector width, never on the threads or the rows of a block:
