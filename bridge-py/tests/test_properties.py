@@ -568,6 +568,25 @@ def test_histogram_with_equal_bins_is_numpys(a, bins, range_, weighted, density)
         same_bits(got[0], want[0])
 
 
+@FAST
+@given(st.integers(1, 40), st.floats(-1e3, 1e3), st.floats(1e-3, 1e3), st.booleans(), st.booleans())
+def test_histogram_bins_values_at_and_next_to_every_edge_as_numpy(bins, first, width, ranged, weighted):
+    # Edges of inexact steps, each with the values on it and one ulp to either side: the bin of
+    # every value exactly as NumPy finds it, with the range given or taken from the data.
+    range_ = (first, first + width)
+    edges = np.histogram_bin_edges(np.array(range_), bins)
+    a = np.concatenate([edges, np.nextafter(edges, -np.inf), np.nextafter(edges, np.inf)])
+    w = np.cos(np.arange(a.size, dtype=np.float64)) if weighted else None
+    r = range_ if ranged else None
+    want = np.histogram(a, bins, r, weights=w)
+    got = vmnp.histogram(vmnp.asarray(a), bins, r, weights=None if w is None else vmnp.asarray(w))
+    same_bits(got[1], want[1])
+    if weighted:
+        agree(got[0], want[0])
+    else:
+        same_bits(got[0], want[0])
+
+
 def test_histogram_drops_what_the_range_leaves_out_and_counts_the_last_edge():
     a = np.array([-3.0, 0.0, 0.5, 1.0, 2.0, np.inf, np.nan, 4.0, 4.0 - 1e-15])
     for bins, range_ in [(4, (0.0, 4.0)), (3, (0.5, 2.0)), (1, (4.0, 4.0))]:

@@ -73,8 +73,13 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
             raise ValueError("weights should have the same shape as a.")
         w = w.ravel()
     x = x.ravel()
-    # The edges depend on the data only through its extremes (and whether it has any).
-    extremes = _np.array([x.min().item(), x.max().item()] if x.size else [], dtype=x.dtype)
+    # The edges depend on the data only through its extremes (and whether it has any), both
+    # computed in one flush.
+    extremes = _np.array([], dtype=x.dtype)
+    if x.size:
+        low, high = x.min(), x.max()
+        _vmnp.flush()
+        extremes = _np.array([low.item(), high.item()], dtype=x.dtype)
     edges = _np.histogram_bin_edges(extremes, bins, range)
     if range is not None:
         first, last = range
@@ -101,9 +106,9 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     # Positions in 0..bins-1 by construction, so the edges are gathered unchecked.
     index = ((values - first) / width * bins).astype(_np.int64)
     index = where(index == bins, bins - 1, index)
-    e = asarray(edges)
-    index = where(values < _vmnp._gather(e, index), index - 1, index)
-    index = where((values >= _vmnp._gather(e, index + 1)) & (index != bins - 1), index + 1, index)
+    edge = _edge_of_index(edges, bins)
+    index = where(values < edge(index), index - 1, index)
+    index = where((values >= edge(index + 1)) & (index != bins - 1), index + 1, index)
     if keep is not None:
         index = where(keep, index, bins)
     if w is None:
@@ -114,6 +119,19 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
             _vmnp._scatter(part, index[start : start + _BLOCK], w[start : start + _BLOCK], True)
             counts += part
     return _finish(counts[:bins].copy() if range is not None else counts, edges, density)
+
+
+def _edge_of_index(edges, bins):
+    """A function of an index array (``0..bins-1``) to NumPy's ``bins`` equal-bin ``edges`` at
+    it: computed as ``linspace`` computes them (``k * step + first``, a product and a sum per
+    element, so fused with what reads them) when that gives these edges exactly, else gathered
+    from them."""
+    first, step = edges[0], (edges[-1] - edges[0]) / bins
+    if _np.array_equal(_np.arange(bins, dtype=_np.float64) * step + first, edges[:-1]):
+        first, step = float(first), float(step)
+        return lambda index: index.astype(_np.float64) * step + first
+    table = asarray(edges)
+    return lambda index: _vmnp._gather(table, index)
 
 
 def _histogram_of_edges(x, edges, density):
