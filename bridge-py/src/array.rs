@@ -145,11 +145,16 @@ fn offset_along(i: &Bound<'_, PyAny>, v: &View, axis: usize) -> Option<i64> {
 /// The most elements `a[index]` gathers in host memory ([`gather_in_range`]).
 const HOST_GATHER_ELEMENTS: usize = 1 << 15;
 
-/// `a[index]` of a vector `a` by a contiguous integer vector `index` whose values are in host
-/// memory and in `0..len(a)` (a loop gathering `x[cols]` for slices `cols` of an input): made
-/// in host memory when that holds `a` too and the result is small, else the gather recorded at
-/// once, without the Python layer's range check; `None` for anything else.
+/// `a[index]` (or `a[(index,)]`) of a vector `a` by a contiguous integer vector `index` whose
+/// values are in host memory and in `0..len(a)` (a loop gathering `x[cols]` for slices `cols`
+/// of an input): made in host memory when that holds `a` too and the result is small, else the
+/// gather recorded at once, without the Python layer's range check; `None` for anything else.
 fn gather_in_range(py: Python<'_>, a: &Bound<'_, NdArray>, key: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
+    // `a[(index,)]` (np.take's) is `a[index]`.
+    let key = match key.cast::<PyTuple>() {
+        Ok(t) if t.len() == 1 => t.get_item(0)?,
+        _ => key.clone(),
+    };
     let Ok(index) = key.cast::<NdArray>() else { return Ok(None) };
     let (av, iv) = (a.get().view().clone(), index.get().view().clone());
     if av.ndim() != 1 || iv.ndim() != 1 || !iv.dtype().is_integer() || !iv.is_contiguous() {

@@ -395,7 +395,32 @@ pub fn host_element(py: Python<'_>, id: BaseId, index: usize, observe: bool) -> 
 /// True when the integer elements `run` of base `id` are in host memory and all lie in
 /// `range` (nothing is run to find out: false when they are not in host memory).
 pub fn in_host_within(id: BaseId, run: std::ops::Range<usize>, range: std::ops::Range<i64>) -> PyResult<bool> {
-    vm()?.with(|rt| Ok(rt.is_in_host(id)? && positions_in_host(rt, id, run, &range)?.is_some()))
+    vm()?.with(|rt| {
+        if !rt.is_in_host(id)? {
+            return Ok(false);
+        }
+        rt.sync(id)?; // (runs nothing: host memory holds it)
+        let (lo, hi) = (i128::from(range.start), i128::from(range.end));
+        // The run's extremes (a loop the compiler vectorises), then their range.
+        macro_rules! within {
+            ($t:ty) => {{
+                let values = rt.host_slice::<$t>(id)?.get(run).unwrap_or_default();
+                let (min, max) = values.iter().fold((<$t>::MAX, <$t>::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+                values.is_empty() || (lo <= min as i128 && (max as i128) < hi)
+            }};
+        }
+        Ok(match rt.base(id)?.dtype {
+            DType::I8 => within!(i8),
+            DType::I16 => within!(i16),
+            DType::I32 => within!(i32),
+            DType::I64 => within!(i64),
+            DType::U8 => within!(u8),
+            DType::U16 => within!(u16),
+            DType::U32 => within!(u32),
+            DType::U64 => within!(u64),
+            _ => false,
+        })
+    })
 }
 
 /// The integer elements `run` of base `id`, which host memory holds, when all lie in `range`.

@@ -214,13 +214,13 @@ fn allocate(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
 
 fn gather(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let (out, src, index) = (view(instr, 0)?, view(instr, 1)?, view(instr, 2)?);
-    allocate(instr, mem)?;
     let len = src.nelem();
     // A row-major source holds position `k` at `start + k`; any other is unravelled.
     let dense = src.is_contiguous();
     if dense && index.dtype() == DType::I64 && index.is_contiguous() && out.is_contiguous() {
         return with_dtype!(out.dtype(), T => gather_dense::<T>(instr, mem, (out, src, index)));
     }
+    allocate(instr, mem)?;
     with_dtype!(out.dtype(), T => {
         // The source is indexed where it lies (a broadcast source may visit far more elements
         // than its base holds); the values are staged, every index checked before anything is
@@ -245,16 +245,36 @@ fn gather_dense<T: Element>(
     (out, src, index): (&View, &View, &View),
 ) -> Result<()> {
     let (n, len) = (index.nelem(), src.nelem());
+    views::buffer(mem, src)?;
+    views::buffer(mem, index)?;
+    // An output of its own base, all of it, is written in place, not zeroed first; else the
+    // values are staged (the output may overlap the source or the index).
+    let apart = out.base.id != src.base.id && out.base.id != index.base.id;
+    let whole = out.start == 0 && n as u64 == out.base.nelem;
     if n == 0 {
         // Nothing to read; an empty view may start past the end of its (empty) base.
-        return Ok(());
+        return views::buffer(mem, out).map(|_| ());
     }
+    // Every index checked before the output is touched.
     let idx = &views::data::<i64>(mem, index)?[index.start as usize..][..n];
     if let Some(i) = idx.iter().position(|&k| k < 0 || k as usize >= len) {
         return Err(out_of_range(instr, i, i128::from(idx[i]), len));
     }
+    let to = if apart && whole { views::buffer_overwritten(mem, out)? } else { views::buffer(mem, out)? };
+    let to = to.as_mut_slice::<T>()[out.start as usize..][..n].as_mut_ptr();
+    let idx = &views::data::<i64>(mem, index)?[index.start as usize..][..n];
     let from = &views::data::<T>(mem, src)?[src.start as usize..][..len];
-    // Staged: the output may overlap the source or the index.
+    if apart {
+        // SAFETY: `to` addresses the output's `n` elements in its base's buffer, its own
+        // allocation apart from the buffers read here (other bases) and from the table of
+        // buffers; nothing allocates or frees a buffer while it is written, and this slice is
+        // the only access to that memory.
+        let to = unsafe { std::slice::from_raw_parts_mut(to, n) };
+        for (o, &k) in to.iter_mut().zip(idx) {
+            *o = from[k as usize];
+        }
+        return Ok(());
+    }
     let mut values = try_vec(n, out.base.id, "the values gather writes to")?;
     values.extend(idx.iter().map(|&k| from[k as usize]));
     views::buffer(mem, out)?.as_mut_slice::<T>()[out.start as usize..][..n].copy_from_slice(&values);

@@ -20,6 +20,13 @@ pub fn buffer<'m>(mem: &'m mut HostMemory, v: &View) -> Result<&'m mut Buffer> {
     Ok(buf)
 }
 
+/// [`buffer`] for an output whose every element of its base the caller writes before anything
+/// reads it ([`HostMemory::ensure_overwritten`]: a pooled buffer is not zeroed first).
+pub fn buffer_overwritten<'m>(mem: &'m mut HostMemory, v: &View) -> Result<&'m mut Buffer> {
+    mem.ensure_overwritten(&v.base)?;
+    buffer(mem, v)
+}
+
 /// The elements of `v`, in row-major order, in a copy allocated fallibly (naming `v`'s base).
 pub fn read<T: Element>(mem: &mut HostMemory, v: &View) -> Result<Vec<T>> {
     let data = buffer(mem, v)?.as_slice::<T>();
