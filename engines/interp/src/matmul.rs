@@ -5,7 +5,7 @@
 
 use crate::elem::Elem;
 use crate::elementwise::not_defined;
-use crate::iterate::{data, prepare, result, write_view};
+use crate::iterate::{data, prepare_overwriting, result, write_view};
 use vm_ir::{BinaryOp, DType, Instruction, Opcode, ReduceOp, Result, View, with_dtype};
 use vm_math::dot::{DotFloat, dot, lane_sum};
 use vm_runtime::HostMemory;
@@ -92,7 +92,7 @@ fn try_vec_for<T>(v: &mut Vec<T>, k: usize) -> Result<()> {
 pub fn matmul(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     // The runtime checked the operands at submit; a stack driven without one gets the same check.
     let (out, a, b) = vm_ir::extension::matmul_operands(instr)?;
-    prepare(mem, instr)?;
+    prepare_overwriting(mem, instr)?;
     // The values are computed from data borrowed from `mem`, then written into it: one value
     // (a dot product of vectors) is kept as it is, more are collected first.
     macro_rules! store {

@@ -14,7 +14,7 @@
 
 use crate::elem::{Elem, to_bool_binary, truth};
 use crate::elementwise::{expect_operands, not_defined, output};
-use crate::iterate::{data, elements, prepare, room, write_view};
+use crate::iterate::{data, elements, prepare_overwriting, room, write_view};
 use vm_ir::{AccumulateOp, DType, Error, Instruction, Opcode, ReduceOp, Result, TypeRule, View, semantics, with_dtype};
 use vm_runtime::{HostMemory, Interrupt};
 
@@ -342,7 +342,7 @@ pub fn reduce(instr: &Instruction, reduction: ReduceOp, mem: &mut HostMemory) ->
     let (input, axis) = input_and_axis(instr)?;
     let out = output(instr)?;
     let dt = input.dtype();
-    prepare(mem, instr)?;
+    prepare_overwriting(mem, instr)?;
     match op.type_rule() {
         TypeRule::Same(_) => {
             // Sums, products and extremes of floats, most reductions of a NumPy program, inlined.
@@ -403,7 +403,7 @@ pub fn accumulate(instr: &Instruction, scan: AccumulateOp, mem: &mut HostMemory)
     let (input, axis) = input_and_axis(instr)?;
     let out = output(instr)?;
     let dt = input.dtype();
-    prepare(mem, instr)?;
+    prepare_overwriting(mem, instr)?;
     with_dtype!(dt, T => {
         let f = T::binary(scan.combiner()).ok_or_else(|| not_defined(op, dt))?;
         let values = elements::<T>(mem, input)?;

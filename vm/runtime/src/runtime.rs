@@ -1063,10 +1063,12 @@ impl Runtime {
     }
 
     /// Copies `bytes` into host memory of `base` from element `offset` on (a "copy" span of the
-    /// trace).
+    /// trace); a base without a buffer that the bytes fill is not zeroed first.
     fn write_host_bytes(&mut self, base: &Base, offset: u64, bytes: &[u8]) -> Result<()> {
         let begun = crate::trace::begin();
-        self.memory.ensure(base)?.write_bytes(offset as usize * base.dtype.size(), bytes)?;
+        let whole = offset == 0 && bytes.len() as u64 == base.nelem.saturating_mul(base.dtype.size() as u64);
+        let buffer = if whole { self.memory.ensure_overwritten(base)? } else { self.memory.ensure(base)? };
+        buffer.write_bytes(offset as usize * base.dtype.size(), bytes)?;
         let id = base.id;
         crate::trace::end(begun, "copy", || format!("host write to base {id}"), || vec![("bytes", bytes.len() as u64)]);
         Ok(())
