@@ -708,8 +708,18 @@ def test_unique_and_its_indices_inverse_and_counts_are_numpys(a, index, inverse,
         want, got = (want,), (got,)
     assert len(got) == len(want)
     same_order(got[0], want[0])
-    for g, w in zip(got[1:], want[1:], strict=True):
-        same_bits(g, w)
+    names = [name for name, on in (("index", index), ("inverse", inverse), ("counts", counts)) if on]
+    nan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.shape, bool)
+    for name, g, w in zip(names, got[1:], want[1:], strict=True):
+        if name == "inverse" and not equal_nan and nan.sum() > 1:
+            # Each NaN is a value of its own, and NumPy numbers them in the order of its unstable
+            # sort: any numbering of them is right, the rest NumPy's.
+            g = np.asarray(g)
+            assert (g.shape, g.dtype) == (w.shape, w.dtype)
+            same_bits(g[~nan], w[~nan])
+            assert sorted(g[nan].tolist()) == sorted(w[nan].tolist()), (g, w)
+        else:
+            same_bits(g, w)
 
 
 # ---------------------------------------------------------------------------- searching
