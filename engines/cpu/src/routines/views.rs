@@ -6,7 +6,7 @@
 //! need to look at a view read it in place ([`elements`], [`data`] with [`View::offset_at`] or [`View::offsets`]).
 
 use vm_ir::{Element, Error, Result, View};
-use vm_runtime::memory::try_collect;
+use vm_runtime::memory::{try_collect, try_vec};
 use vm_runtime::{Buffer, HostMemory};
 
 /// The buffer of `v`'s base, allocated (zero-filled) when absent, checked to hold the view.
@@ -30,6 +30,13 @@ pub fn buffer_overwritten<'m>(mem: &'m mut HostMemory, v: &View) -> Result<&'m m
 /// The elements of `v`, in row-major order, in a copy allocated fallibly (naming `v`'s base).
 pub fn read<T: Element>(mem: &mut HostMemory, v: &View) -> Result<Vec<T>> {
     let data = buffer(mem, v)?.as_slice::<T>();
+    if v.is_contiguous() && v.nelem() > 0 {
+        // One run of the base: a copy of the slice.
+        let run = &data[v.start as usize..][..v.nelem()];
+        let mut copy = try_vec(run.len(), v.base.id, "a copy of a view of")?;
+        copy.extend_from_slice(run);
+        return Ok(copy);
+    }
     try_collect(v.offsets().map(|o| data[o as usize]), v.base.id, "a copy of a view of")
 }
 
@@ -51,6 +58,10 @@ pub fn elements<'m, T: Element>(mem: &'m HostMemory, v: &'m View) -> Result<impl
 /// Writes `values` (row-major) into `v`.
 pub fn write<T: Element>(mem: &mut HostMemory, v: &View, values: &[T]) -> Result<()> {
     let data = buffer(mem, v)?.as_mut_slice::<T>();
+    if v.is_contiguous() && v.nelem() > 0 && values.len() >= v.nelem() {
+        data[v.start as usize..][..v.nelem()].copy_from_slice(&values[..v.nelem()]);
+        return Ok(());
+    }
     for (o, &x) in v.offsets().zip(values) {
         data[o as usize] = x;
     }
