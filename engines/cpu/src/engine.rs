@@ -510,14 +510,15 @@ impl CpuEngine {
         origin: &[usize],
         mem: &mut HostMemory,
     ) -> Result<bool> {
+        // The product of a step, with its position in the batch.
         let product = |step: &Step| match step {
             Step::Single(p) if self.matmul == Some(batch[*p].opcode) => {
                 let (out, a, b) = vm_ir::extension::matmul_operands(&batch[*p]).ok()?;
-                gemm::of_extension(out, a, b)?.matrix_vector()
+                Some((*p, gemm::of_extension(out, a, b)?.matrix_vector()?))
             }
             _ => None,
         };
-        let Some(first) = product(&steps[i]) else { return Ok(false) };
+        let Some((first_instr, first)) = product(&steps[i]) else { return Ok(false) };
         let touched = |s: usize| {
             let instrs: Vec<usize> = match &steps[s] {
                 Step::Kernel(k) => k.instrs.iter().chain(&k.after).copied().collect(),
@@ -540,7 +541,7 @@ impl CpuEngine {
             if ran_early.contains(&j) {
                 continue;
             }
-            let Some(next) = product(step).filter(|p| p.same_matrix(&members[0].1)) else { continue };
+            let Some((_, next)) = product(step).filter(|(_, p)| p.same_matrix(&members[0].1)) else { continue };
             let (reads, writes) = touched(j);
             let movable = (i..j).filter(|s| !ran_early.contains(s)).all(|s| {
                 let (r, w) = touched(s);
@@ -559,10 +560,6 @@ impl CpuEngine {
         ran_early.extend(members[1..].iter().map(|&(j, _)| j));
         let group: Vec<gemm::MatrixVector> = members.into_iter().map(|(_, p)| p).collect();
         let begun = vm_runtime::trace::begin();
-        let first_instr = match &steps[i] {
-            Step::Single(p) => *p,
-            _ => 0,
-        };
         gemm::run_matrix_vector_group(&group, mem, &self.pool, self.config.min_parallel)
             .map_err(|e| tag(e, origin.get(first_instr).copied().unwrap_or(first_instr)))?;
         let n = group.len() as u64;

@@ -887,8 +887,8 @@ fn group_of<T: Real>(group: &[MatrixVector], mem: &mut HostMemory, pool: &Pool, 
     tasks.run(parts, &task)?;
     drop(slots);
     // Each streamed product's partial rows added in order of the parts, as alone.
-    for (p, partial) in group.iter().filter(|p| p.reads == Reads::Rows).zip(&partials) {
-        let c = ends[group.iter().position(|q| std::ptr::eq(q, p)).expect("a member")].2;
+    let streamed_outputs = group.iter().zip(&ends).filter(|(p, _)| p.reads == Reads::Rows).map(|(_, end)| end.2);
+    for (c, partial) in streamed_outputs.zip(&partials) {
         // SAFETY: `c` is a checked contiguous view of `cols` elements, which nothing else
         // touches now.
         let c = unsafe { std::slice::from_raw_parts_mut(c as *mut T, cols) };

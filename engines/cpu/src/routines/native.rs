@@ -260,11 +260,11 @@ fn gather_dense<T: Element>(
     if let Some(i) = idx.iter().position(|&k| k < 0 || k as usize >= len) {
         return Err(out_of_range(instr, i, i128::from(idx[i]), len));
     }
-    let to = if apart && whole { views::buffer_overwritten(mem, out)? } else { views::buffer(mem, out)? };
-    let to = to.as_mut_slice::<T>()[out.start as usize..][..n].as_mut_ptr();
-    let idx = &views::data::<i64>(mem, index)?[index.start as usize..][..n];
-    let from = &views::data::<T>(mem, src)?[src.start as usize..][..len];
     if apart {
+        let to = if whole { views::buffer_overwritten(mem, out)? } else { views::buffer(mem, out)? };
+        let to = to.as_mut_slice::<T>()[out.start as usize..][..n].as_mut_ptr();
+        let idx = &views::data::<i64>(mem, index)?[index.start as usize..][..n];
+        let from = &views::data::<T>(mem, src)?[src.start as usize..][..len];
         // SAFETY: `to` addresses the output's `n` elements in its base's buffer, its own
         // allocation apart from the buffers read here (other bases) and from the table of
         // buffers; nothing allocates or frees a buffer while it is written, and this slice is
@@ -275,6 +275,8 @@ fn gather_dense<T: Element>(
         }
         return Ok(());
     }
+    let idx = &views::data::<i64>(mem, index)?[index.start as usize..][..n];
+    let from = &views::data::<T>(mem, src)?[src.start as usize..][..len];
     let mut values = try_vec(n, out.base.id, "the values gather writes to")?;
     values.extend(idx.iter().map(|&k| from[k as usize]));
     views::buffer(mem, out)?.as_mut_slice::<T>()[out.start as usize..][..n].copy_from_slice(&values);
