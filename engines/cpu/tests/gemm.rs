@@ -117,6 +117,11 @@ fn products_of_every_layout_agree_with_interp() {
             let bt = Mat { base: x, start: 0, shape: vec![k, rows], stride: vec![1, k as i64] };
             check(&format!("{dtype} vector @ transposed {k}x{rows}"), v, bt, dtype, false);
         }
+        if dtype == DType::F64 {
+            // One long dot product: its parts summed on the pool, then in order.
+            let k = 100_003;
+            check("f64 long dot", dense(x, &[1, k]), dense(y, &[k, 1]), dtype, false);
+        }
         // A stack of 2 x 3 products against one shared b (its batch strides 0).
         let a3 = dense(x, &[2, 3, 33, 21]);
         let b3 = Mat { base: y, start: 0, shape: vec![2, 3, 21, 17], stride: vec![0, 0, 17, 1] };

@@ -190,6 +190,9 @@ fn gemv<T: Real>(
         };
         return tasks.run(m.div_ceil(ROWS), &task);
     }
+    if column && n == 1 && nbatch == 1 && kk >= 2 * DOT_PART && sa[r - 2] == 1 && sb[r - 2] == 1 {
+        return long_dot::<T>(out, tasks, kk, origin);
+    }
     let per_batch = if column { n.div_ceil(ROWS) } else { m.div_ceil(COLS) };
     let count =
         nbatch.checked_mul(per_batch).ok_or_else(|| Error::Internal("a matrix product of too many rows".into()))?;
@@ -261,6 +264,41 @@ fn gemv<T: Real>(
         }
     };
     tasks.run(count, &task)
+}
+
+/// Elements of each part of a long dot product ([`long_dot`]).
+const DOT_PART: usize = 1 << 14;
+
+/// One dot product of two contiguous vectors of `k` elements (`origin`: the first elements of
+/// `a` and `b`, then `c`): the vectors are cut into parts of [`DOT_PART`], each part's dot
+/// product computed as a row of [`dot_rows`] on the pool, and the partial sums added in order
+/// of the parts, so that the bits depend neither on the threads nor on how they are scheduled.
+fn long_dot<T: Real>(out: vm_ir::BaseId, tasks: &Tasks<'_>, k: usize, origin: [usize; 3]) -> Result<()> {
+    let parts = k.div_ceil(DOT_PART);
+    let mut partial: Vec<T> = try_vec(parts, out, "the partial sums of a dot product")?;
+    partial.resize(parts, T::default());
+    let at = partial.as_mut_ptr() as usize;
+    let size = std::mem::size_of::<T>();
+    let task = |t: usize| {
+        let (p0, p1) = (t * DOT_PART, ((t + 1) * DOT_PART).min(k));
+        let part = Dots {
+            a: (origin[0] + p0 * size) as *const T,
+            rsa: 0,
+            x: (origin[1] + p0 * size) as *const T,
+            c: (at + t * size) as *mut T,
+            rsc: 0,
+            n: 1,
+            k: p1 - p0,
+        };
+        // SAFETY: elements `p0..p1` of both contiguous vectors lie in their checked views; each
+        // task writes its own partial sum, which nothing else reads until the tasks are done.
+        unsafe { dots::widest(part) }
+    };
+    tasks.run(parts, &task)?;
+    let total = partial.iter().copied().reduce(|sum, x| sum + x).unwrap_or_default();
+    // SAFETY: `c` (one element) lies in its checked view.
+    unsafe { *(origin[2] as *mut T) = total };
+    Ok(())
 }
 
 /// Parts of `p` a vector-matrix product is cut into, at most.

@@ -1,7 +1,7 @@
 //! The built-in instructions that do not become generated kernels, in plain Rust: scans,
 //! gathers, scatters, sorts, searches, float products (in order) and reductions of nothing.
 
-use crate::routines::reduce::{Reducible, scan};
+use crate::routines::reduce::{Reducible, scan, scan_into};
 use crate::routines::views;
 use crate::run::pool::Pool;
 use std::sync::{Mutex, PoisonError};
@@ -33,6 +33,23 @@ fn accumulate(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let axis = instr.axis().ok_or_else(|| Error::invalid(Some(2), "missing axis"))?;
     // The output first: its base bounds the copy of the input (same shape), and when it cannot
     // be allocated the error names it.
+    let n = input.nelem();
+    if out.is_contiguous() && input.is_contiguous() && out.base.id != input.base.id && n > 0 {
+        // Straight from the input's run into the output's, which nothing else reads meanwhile.
+        let whole = out.start == 0 && n as u64 == out.base.nelem;
+        views::buffer(mem, input)?;
+        let to = if whole { views::buffer_overwritten(mem, out)? } else { views::buffer(mem, out)? };
+        return with_dtype!(out.dtype(), T => {
+            let to = to.as_mut_slice::<T>()[out.start as usize..][..n].as_mut_ptr();
+            let from = &views::data::<T>(mem, input)?[input.start as usize..][..n];
+            // SAFETY: `to` addresses the output's `n` elements in its base's buffer, an
+            // allocation apart from the input's (another base) and from the table of buffers;
+            // nothing allocates or frees a buffer meanwhile, and this is its only access.
+            let to = unsafe { std::slice::from_raw_parts_mut(to, n) };
+            scan_into(instr.opcode, from, to, &input.shape, axis);
+            Ok(())
+        });
+    }
     views::buffer(mem, out)?;
     with_dtype!(out.dtype(), T => {
         let mut data = views::read::<T>(mem, input)?;

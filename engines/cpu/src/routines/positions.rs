@@ -144,6 +144,11 @@ impl<T: Copy + PartialOrd> Lines<'_, T> {
         if self.by_line || slot.len() == 1 {
             for (i, best) in slot.iter_mut().enumerate() {
                 let mut off = start(i);
+                if step == 1 {
+                    let line = &data[off as usize..off as usize + (hi - lo)];
+                    *best = if max { best_of::<T, true>(line, lo) } else { best_of::<T, false>(line, lo) };
+                    continue;
+                }
                 let mut b = (data[off as usize], lo as i64);
                 for k in lo + 1..hi {
                     off += step;
@@ -174,6 +179,51 @@ impl<T: Copy + PartialOrd> Lines<'_, T> {
     }
 }
 
+/// Elements per block of [`best_of`].
+const BLOCK: usize = 256;
+
+/// The (value, position) a walk of [`semantics::arg_replaces`] along contiguous `xs` (positions
+/// from `first`) ends with, by blocks: each block's best value found by a lane-wise fold the
+/// compiler vectorises, and the block searched only when that value beats the best so far. The
+/// first element equal to the block's best (or its first NaN) is where the walk would have
+/// taken it, so the result is the walk's, bit for bit.
+fn best_of<T: Copy + PartialOrd, const MAX: bool>(xs: &[T], first: usize) -> (T, i64) {
+    let nan = |v: &T| v.partial_cmp(v).is_none();
+    let mut best = (xs[0], first as i64);
+    for (b, block) in xs.chunks(BLOCK).enumerate() {
+        let found = match block_best::<T, MAX>(block) {
+            Some(top) if semantics::arg_replaces(MAX, best.0, top) => block.iter().position(|x| *x == top),
+            Some(_) => None,
+            None if !nan(&best.0) => block.iter().position(nan),
+            None => None,
+        };
+        if let Some(i) = found {
+            best = (block[i], (first + b * BLOCK + i) as i64);
+        }
+    }
+    best
+}
+
+/// The greatest (`MAX`) or least value of a non-empty `block`, or `None` when it holds a NaN.
+#[inline(always)]
+fn block_best<T: Copy + PartialOrd, const MAX: bool>(block: &[T]) -> Option<T> {
+    let better = |x: T, y: T| if MAX { x > y } else { x < y };
+    let mut lanes = [block[0]; 8];
+    let mut nans = false;
+    let (chunks, rest) = block.as_chunks::<8>();
+    for c in chunks {
+        for l in 0..8 {
+            nans |= c[l].partial_cmp(&c[l]).is_none();
+            lanes[l] = if better(c[l], lanes[l]) { c[l] } else { lanes[l] };
+        }
+    }
+    for &x in rest {
+        nans |= x.partial_cmp(&x).is_none();
+        lanes[0] = if better(x, lanes[0]) { x } else { lanes[0] };
+    }
+    (!nans).then(|| lanes.into_iter().reduce(|a, b| if better(b, a) { b } else { a }).unwrap_or(block[0]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -197,5 +247,39 @@ mod tests {
         let v = View::new(b, 5, &[2, 3, 4], &[12, 4, 1]).unwrap();
         assert_eq!((0..8).map(|j| line_start(&v, 1, j)).collect::<Vec<_>>(), vec![5, 6, 7, 8, 17, 18, 19, 20]);
         assert!(line_major(&v, 2) && !line_major(&v, 0));
+    }
+
+    /// The walk [`best_of`] must reproduce: [`semantics::arg_replaces`] element by element.
+    fn walk<T: Copy + PartialOrd>(max: bool, xs: &[T], first: usize) -> (T, i64) {
+        let mut best = (xs[0], first as i64);
+        for (i, &x) in xs.iter().enumerate().skip(1) {
+            if semantics::arg_replaces(max, best.0, x) {
+                best = (x, (first + i) as i64);
+            }
+        }
+        best
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn blocked_search_finds_the_walks_value_and_position(
+            picks in proptest::collection::vec(0usize..7, 1..1200),
+            first in 0usize..5,
+            nans in proptest::bool::ANY,
+        ) {
+            // Few distinct values, so that ties (0.0 and -0.0 among them), NaNs and infinities
+            // fall in every block and across block edges.
+            let palette = [0.0, -0.0, 1.5, -2.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY];
+            let xs: Vec<f64> = picks.iter().map(|&i| if i == 4 && !nans { 3.0 } else { palette[i] }).collect();
+            for max in [true, false] {
+                let got = if max { best_of::<f64, true>(&xs, first) } else { best_of::<f64, false>(&xs, first) };
+                let want = walk(max, &xs, first);
+                proptest::prop_assert_eq!(got.1, want.1);
+                proptest::prop_assert_eq!(got.0.to_bits(), want.0.to_bits());
+            }
+            let ints: Vec<i64> = picks.iter().map(|&i| i as i64 % 4 - 2).collect();
+            proptest::prop_assert_eq!(best_of::<i64, true>(&ints, first), walk(true, &ints, first));
+            proptest::prop_assert_eq!(best_of::<i64, false>(&ints, first), walk(false, &ints, first));
+        }
     }
 }

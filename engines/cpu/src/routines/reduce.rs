@@ -26,7 +26,7 @@ macro_rules! int_reducible {
                     _ => 0,
                 }
             }
-            #[inline]
+            #[inline(always)]
             fn combine(op: Opcode, a: $t, b: $t) -> $t {
                 match op {
                     Opcode::AddReduce | Opcode::AddAccumulate => a.wrapping_add(b),
@@ -54,7 +54,7 @@ macro_rules! float_reducible {
                     _ => 0.0,
                 }
             }
-            #[inline]
+            #[inline(always)]
             fn combine(op: Opcode, a: $t, b: $t) -> $t {
                 match op {
                     Opcode::AddReduce | Opcode::AddAccumulate => a + b,
@@ -72,7 +72,7 @@ impl Reducible for bool {
     fn identity(op: Opcode) -> bool {
         matches!(op, Opcode::LogicalAndReduce | Opcode::BitwiseAndReduce)
     }
-    #[inline]
+    #[inline(always)]
     fn combine(op: Opcode, a: bool, b: bool) -> bool {
         match op {
             Opcode::LogicalAndReduce | Opcode::BitwiseAndReduce => a & b,
@@ -110,14 +110,64 @@ pub fn fold(op: Opcode, dtype: DType, acc: &mut [u8], part: &[u8]) {
 
 /// A running reduction along `axis` of row-major `data` of `shape` (scan), in place.
 pub fn scan<T: Reducible>(op: Opcode, data: &mut [T], shape: &[usize], axis: usize) {
-    let outer: usize = shape[..axis].iter().product();
-    let len = shape[axis];
-    let inner: usize = shape[axis + 1..].iter().product();
-    for o in 0..outer {
+    // The opcode matched once, not per element: each arm is a loop of its own combiner.
+    match op {
+        Opcode::AddAccumulate => scan_with(data, shape, axis, |a, b| T::combine(Opcode::AddAccumulate, a, b)),
+        Opcode::MultiplyAccumulate => scan_with(data, shape, axis, |a, b| T::combine(Opcode::MultiplyAccumulate, a, b)),
+        _ => scan_with(data, shape, axis, |a, b| T::combine(op, a, b)),
+    }
+}
+
+/// [`scan`] of row-major `src` into `dst` (both of `shape`'s size, apart in memory).
+pub fn scan_into<T: Reducible>(op: Opcode, src: &[T], dst: &mut [T], shape: &[usize], axis: usize) {
+    match op {
+        Opcode::AddAccumulate => scan_into_with(src, dst, shape, axis, |a, b| T::combine(Opcode::AddAccumulate, a, b)),
+        Opcode::MultiplyAccumulate => {
+            scan_into_with(src, dst, shape, axis, |a, b| T::combine(Opcode::MultiplyAccumulate, a, b))
+        }
+        _ => scan_into_with(src, dst, shape, axis, |a, b| T::combine(op, a, b)),
+    }
+}
+
+#[inline(always)]
+fn scan_with<T: Copy>(data: &mut [T], shape: &[usize], axis: usize, combine: impl Fn(T, T) -> T) {
+    let (len, inner) = (shape[axis], shape[axis + 1..].iter().product::<usize>());
+    if len == 0 || inner == 0 {
+        return;
+    }
+    for line in data.chunks_exact_mut(len * inner) {
         for k in 1..len {
-            let (prev, here) = ((o * len + k - 1) * inner, (o * len + k) * inner);
-            for i in 0..inner {
-                data[here + i] = T::combine(op, data[prev + i], data[here + i]);
+            let (done, rest) = line.split_at_mut(k * inner);
+            for (x, &p) in rest[..inner].iter_mut().zip(&done[(k - 1) * inner..]) {
+                *x = combine(p, *x);
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn scan_into_with<T: Copy>(src: &[T], dst: &mut [T], shape: &[usize], axis: usize, combine: impl Fn(T, T) -> T) {
+    let (len, inner) = (shape[axis], shape[axis + 1..].iter().product::<usize>());
+    if len == 0 || inner == 0 {
+        return;
+    }
+    for (from, to) in src.chunks_exact(len * inner).zip(dst.chunks_exact_mut(len * inner)) {
+        if inner == 1 {
+            // One running value along each line.
+            let mut run = from[0];
+            to[0] = run;
+            for (t, &x) in to[1..].iter_mut().zip(&from[1..]) {
+                run = combine(run, x);
+                *t = run;
+            }
+            continue;
+        }
+        to[..inner].copy_from_slice(&from[..inner]);
+        for k in 1..len {
+            let (done, rest) = to.split_at_mut(k * inner);
+            let row = rest[..inner].iter_mut().zip(&done[(k - 1) * inner..]).zip(&from[k * inner..]);
+            for ((t, &p), &x) in row {
+                *t = combine(p, x);
             }
         }
     }
