@@ -572,7 +572,45 @@ pub fn argsort_lines<T: SortKey>(values: &[T], shape: &[usize], axis: usize, pos
 /// [`SortKey::position_key`] (NaNs last, `-0.0` equal to `0.0`): what `searchsorted_left` and
 /// `searchsorted_right` compute (see [`SearchTable`]).
 pub fn search_sorted<T: SortKey>(sorted: &[T], keys: &[T], right: bool, out: &mut [i64]) {
-    SearchTable::new(sorted).search(keys, right, out);
+    if keys.len().saturating_mul(FEW_KEYS) <= sorted.len() {
+        // Few keys: their searches read fewer values than the table's keys would.
+        numpy_search(sorted.len(), |i| sorted[i].position_key(), keys, right, out);
+    } else {
+        SearchTable::new(sorted).search(keys, right, out);
+    }
+}
+
+/// Keys per value below which [`search_sorted`] searches the values as they are: a table
+/// costs a few passes over all values, a search about `log2` of their number steps.
+pub const FEW_KEYS: usize = 32;
+
+/// NumPy's binary search of each key among `n` values whose keys `at` gives, step for step:
+/// each search starts from the bounds the previous key left where the keys ascend, so that
+/// values out of order give NumPy's positions too.
+fn numpy_search<T: SortKey>(n: usize, at: impl Fn(usize) -> u64, keys: &[T], right: bool, out: &mut [i64]) {
+    let goes_after = |value: u64, key: u64| if right { value <= key } else { value < key };
+    let Some(first) = keys.first() else { return };
+    let (mut lo, mut hi) = (0, n);
+    let mut last = first.position_key();
+    for (key, slot) in keys.iter().zip(out) {
+        let key = key.position_key();
+        if goes_after(last, key) {
+            hi = n;
+        } else {
+            lo = 0;
+            hi = if hi < n { hi + 1 } else { n };
+        }
+        last = key;
+        while lo < hi {
+            let mid = lo + ((hi - lo) >> 1);
+            if goes_after(at(mid), key) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        *slot = lo as i64;
+    }
 }
 
 /// The values a search looks in, as their order's keys. NumPy's binary search step for step:
@@ -617,28 +655,7 @@ impl SearchTable {
             }
             return;
         }
-        let Some(first) = keys.first() else { return };
-        let (mut lo, mut hi) = (0, n);
-        let mut last = first.position_key();
-        for (key, slot) in keys.iter().zip(out) {
-            let key = key.position_key();
-            if goes_after(last, key) {
-                hi = n;
-            } else {
-                lo = 0;
-                hi = if hi < n { hi + 1 } else { n };
-            }
-            last = key;
-            while lo < hi {
-                let mid = lo + ((hi - lo) >> 1);
-                if goes_after(order[mid], key) {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            *slot = lo as i64;
-        }
+        numpy_search(n, |i| order[i], keys, right, out);
     }
 }
 
@@ -849,11 +866,13 @@ mod tests {
     fn check_search<T: SortKey + PartialOrd + std::fmt::Debug>(pool: &[T]) {
         let nan = |v: &T| v.partial_cmp(v).is_none();
         let less = |a: &T, b: &T| if nan(a) { false } else { nan(b) || a < b };
-        for (n, seed) in [(0, 4), (1, 5), (37, 6), (700, 7)] {
+        for (n, seed) in [(0, 4), (1, 5), (37, 6), (700, 7), (20_000, 8)] {
             let mut sorted = drawn(pool, n, seed);
             sort_lines(&mut sorted, &[n], 0);
-            let keys = drawn(pool, 300, seed + 10);
-            for right in [false, true] {
+            let drawn_keys = drawn(pool, 300, seed + 10);
+            // All keys (a table of the values, but for 20,000 of them) and a few (searched
+            // among the values as they are, but for the shortest).
+            for (keys, right) in [(&drawn_keys[..], false), (&drawn_keys[..], true), (&drawn_keys[..5], true)] {
                 let mut got = vec![0i64; keys.len()];
                 search_sorted(&sorted, &keys, right, &mut got);
                 let want: Vec<i64> = keys
@@ -885,6 +904,15 @@ mod tests {
         assert_eq!(got, [2, 0, 3, 0, 0, 3, 0, 3]);
         search_sorted(&a, &k, true, &mut got);
         assert_eq!(got, [3, 0, 3, 2, 5, 7, 0, 3]);
+        // Few keys among many values out of order: searched as they are, with the table's
+        // positions (NumPy's).
+        let many: Vec<f64> = (0..3000).map(|i| ((i * 7919) % 1000) as f64 * 0.5).collect();
+        for right in [false, true] {
+            let (mut direct, mut table) = ([0i64; 8], [0i64; 8]);
+            search_sorted(&many, &k, right, &mut direct);
+            SearchTable::new(&many).search(&k, right, &mut table);
+            assert_eq!(direct, table, "right {right}");
+        }
     }
 
     #[test]

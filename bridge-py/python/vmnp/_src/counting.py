@@ -45,10 +45,11 @@ def bincount(x, /, weights=None, minlength=0):
         raise ValueError("The weights and list don't have the same length.")
     if xs.size == 0:
         return zeros(minlength, _np.int64)  # NumPy's, weights or not
-    if int(xs.min()) < 0:
+    low, high = xs.min(), xs.max()  # read back in one flush
+    if int(low) < 0:
         raise ValueError("'list' argument must have no negative elements")
-    counts = zeros(max(int(xs.max()) + 1, minlength), _np.int64 if w is None else _np.float64)
-    _vmnp._scatter(counts, xs, 1 if w is None else w.astype(_np.float64), True)
+    counts = zeros(max(int(high) + 1, minlength), _np.int64 if w is None else _np.float64)
+    _vmnp._scatter(counts, xs, 1 if w is None else w.astype(_np.float64, copy=False), True)
     return counts
 
 
@@ -98,7 +99,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     counts = zeros(bins + (range is not None), _np.int64 if w is None else _np.float64)
     if x.size == 0:
         return _finish(counts[:bins], edges, density)
-    values = x.astype(_np.float64)
+    values = x.astype(_np.float64, copy=False)
     keep = None
     if range is not None:
         keep = (values >= first) & (values <= float(last))

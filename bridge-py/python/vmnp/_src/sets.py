@@ -25,12 +25,24 @@ def _plain(*xs):
     return None if any(a is None for a in arrays) else arrays
 
 
+#: Test elements up to which ``isin`` compares each element with each of them (NumPy does so
+#: below about ``10 * x.size ** 0.145`` of them), not sorted and searched.
+_FEW_TEST_ELEMENTS = 16
+
+
 def _isin(x, t, invert):
     """``isin`` of vmnp arrays: each element of ``x`` searched for in ``t`` sorted, both in the
     dtype they promote to (NumPy compares them concatenated, in that dtype)."""
     dtype = _np.promote_types(x.dtype, t.dtype)
-    s = _vmnp._sort(ravel(t).astype(dtype), 0)
-    values = x.astype(dtype)
+    if 0 < t.size <= _FEW_TEST_ELEMENTS:
+        # One comparison per test element, all fused into one pass over ``x``.
+        values, tests = x.astype(dtype, copy=False), ravel(t).astype(dtype, copy=False)
+        found = values == tests[0]
+        for k in range(1, tests.shape[0]):
+            found = found | (values == tests[k])
+        return ~found if invert else found
+    s = _vmnp._sort(ravel(t).astype(dtype, copy=False), 0)
+    values = x.astype(dtype, copy=False)
     if s.shape[0] == 0:
         found = zeros(x.shape, _np.bool_)
     else:

@@ -331,7 +331,7 @@ def searchsorted(a, v, side="left", sorter=None):
             raise ValueError("Sorter index out of range.")
         x = x[order]
     dtype = _np.promote_types(x.dtype, keys.dtype)
-    r = _vmnp._search(x.astype(dtype), keys.astype(dtype), right)
+    r = _vmnp._search(x.astype(dtype, copy=False), keys.astype(dtype, copy=False), right)
     return r[()] if r.ndim == 0 else r
 
 
@@ -386,7 +386,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         raise ValueError("array of sample points is empty")
     if dy.shape[0] != n:
         raise ValueError("fp and xp are not of the same length.")
-    xs, dx, dy = xs.astype(_np.float64), dx.astype(_np.float64), dy.astype(_np.float64)
+    xs, dx, dy = (t.astype(_np.float64, copy=False) for t in (xs, dx, dy))
     lval = dy[0] if left is None else float(left)
     rval = dy[n - 1] if right is None else float(right)
     if n == 1:

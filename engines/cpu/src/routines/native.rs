@@ -126,8 +126,17 @@ fn search(instr: &Instruction, mem: &mut HostMemory, pool: &Pool) -> Result<()> 
     views::buffer(mem, out)?;
     let right = instr.opcode == Opcode::SearchsortedRight;
     with_dtype!(sorted.dtype(), T => {
-        let table = vm_ir::semantics::SearchTable::new(&views::read::<T>(mem, sorted)?);
         let mut wanted = views::read::<T>(mem, keys)?;
+        if sorted.is_contiguous() && sorted.nelem() > 0 && wanted.len().saturating_mul(vm_ir::semantics::FEW_KEYS) <= sorted.nelem() {
+            // Few keys: searched among the values in place (no table of all of them).
+            views::buffer(mem, sorted)?;
+            let values = &views::data::<T>(mem, sorted)?[sorted.start as usize..][..sorted.nelem()];
+            let mut positions = try_vec::<i64>(wanted.len(), out.base.id, "searchsorted's positions")?;
+            positions.resize(wanted.len(), 0);
+            vm_ir::semantics::search_sorted(values, &wanted, right, &mut positions);
+            return views::write(mem, out, &positions);
+        }
+        let table = vm_ir::semantics::SearchTable::new(&views::read::<T>(mem, sorted)?);
         let mut positions = try_vec::<i64>(wanted.len(), out.base.id, "searchsorted's positions")?;
         positions.resize(wanted.len(), 0);
         if table.is_sorted() && wanted.len() >= 2 * PARALLEL_ELEMENTS {
@@ -327,17 +336,27 @@ fn scatter_dense<T: Element + Reducible>(
     let at = views::data::<i64>(mem, index)?[index.start as usize..][..n].iter().map(|&k| k as usize);
     match (constant, combine) {
         (Some(x), None) => at.for_each(|k| out[k] = x),
-        (Some(x), Some(op)) => at.for_each(|k| out[k] = T::combine(op, out[k], x)),
+        (Some(x), Some(op)) => combine_at(op, out, at.map(|k| (k, x))),
         (None, combine) => {
             let v = view(instr, 1)?;
             let src = &views::data::<T>(mem, v)?[v.start as usize..][..n];
             match combine {
                 None => at.zip(src).for_each(|(k, &x)| out[k] = x),
-                Some(op) => at.zip(src).for_each(|(k, &x)| out[k] = T::combine(op, out[k], x)),
+                Some(op) => combine_at(op, out, at.zip(src.iter().copied())),
             }
         }
     }
     Ok(())
+}
+
+/// `out[k] = out[k] op x` for each position `k` and value `x` in turn, the combiner of `op`
+/// matched once (a sum, the common case, in a loop of its own).
+fn combine_at<T: Reducible>(op: Opcode, out: &mut [T], at: impl Iterator<Item = (usize, T)>) {
+    if op == Opcode::AddReduce {
+        at.for_each(|(k, x)| out[k] = T::combine(Opcode::AddReduce, out[k], x));
+    } else {
+        at.for_each(|(k, x)| out[k] = T::combine(op, out[k], x));
+    }
 }
 
 /// The error of index `k`, at position `i` of the index, outside `len` elements.
