@@ -53,9 +53,31 @@ fn for_each_true(mask: &[u8], mut f: impl FnMut(usize)) {
 /// The row-major positions of the true elements of `mask` (a contiguous run of bool bytes),
 /// counted first so that they are allocated once.
 fn true_positions(mask: &[u8]) -> Result<Vec<i64>, TryReserveError> {
+    let n = count_true(mask);
     let mut out: Vec<i64> = Vec::new();
-    out.try_reserve_exact(count_true(mask))?;
-    for_each_true(mask, |at| out.push(at as i64));
+    // One slot more than the positions: every byte of a word with a true one writes its
+    // position at the next slot, which only a true byte keeps (no branch to mispredict on a
+    // random mask); words of false bytes are skipped whole.
+    out.try_reserve_exact(n + 1)?;
+    out.resize(n + 1, 0);
+    let mut k = 0;
+    let words = mask.chunks_exact(8);
+    let tail = words.remainder();
+    for (w, bytes) in words.enumerate() {
+        if nonzero_bytes(bytes) == 0 {
+            continue;
+        }
+        for (j, &b) in bytes.iter().enumerate() {
+            out[k] = (w * 8 + j) as i64;
+            k += usize::from(b != 0);
+        }
+    }
+    let done = mask.len() - tail.len();
+    for (j, &b) in tail.iter().enumerate() {
+        out[k] = (done + j) as i64;
+        k += usize::from(b != 0);
+    }
+    out.truncate(n);
     Ok(out)
 }
 

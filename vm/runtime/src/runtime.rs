@@ -243,7 +243,7 @@ impl Runtime {
 
     /// The live base with handle `id`.
     pub fn base(&self, id: BaseId) -> Result<Base> {
-        self.bases.get(&id).map(|s| s.base).ok_or(Error::UnknownBase(id.0))
+        self.bases.get(&id).map(|s| s.base).ok_or_else(|| Error::UnknownBase(id.0))
     }
 
     /// A handle on the request to stop this runtime's flush in progress: [`Interrupt::request`]
@@ -811,7 +811,7 @@ impl Runtime {
     /// Ends base `id` (queues a FREE). The handle is invalid from now on.
     pub fn free(&mut self, id: BaseId) -> Result<()> {
         // The FREE of a live base's whole view is valid by construction: no check needed.
-        let state = self.bases.remove(&id).ok_or(Error::UnknownBase(id.0))?;
+        let state = self.bases.remove(&id).ok_or_else(|| Error::UnknownBase(id.0))?;
         self.forget_failure(id);
         self.memory.unpin(id);
         self.stats.instructions += 1;
@@ -842,7 +842,7 @@ impl Runtime {
     /// order), copied to the start of `out`; returns the dtype. The element read of a loop,
     /// without building a [`vm_ir::Scalar`] on its way to a frontend's own scalar.
     pub fn read_bytes_in_host(&mut self, id: BaseId, index: usize, out: &mut [u8; 8]) -> Result<Option<DType>> {
-        let state = self.bases.get_mut(&id).ok_or(Error::UnknownBase(id.0))?;
+        let state = self.bases.get_mut(&id).ok_or_else(|| Error::UnknownBase(id.0))?;
         if !state.in_host {
             return Ok(None);
         }
@@ -947,19 +947,19 @@ impl Runtime {
 
     /// True when an instruction of the pending batch (other than a DISCARD) names base `id`.
     pub fn is_queued(&self, id: BaseId) -> Result<bool> {
-        self.bases.get(&id).map(|s| !s.unused_by(self.left_queue)).ok_or(Error::UnknownBase(id.0))
+        self.bases.get(&id).map(|s| !s.unused_by(self.left_queue)).ok_or_else(|| Error::UnknownBase(id.0))
     }
 
     /// True when host memory holds the current value of base `id` ([`Runtime::sync`] of it
     /// runs nothing).
     pub fn is_in_host(&self, id: BaseId) -> Result<bool> {
-        self.bases.get(&id).map(|s| s.in_host).ok_or(Error::UnknownBase(id.0))
+        self.bases.get(&id).map(|s| s.in_host).ok_or_else(|| Error::UnknownBase(id.0))
     }
 
     /// True when the host copy of base `id` is current (a SYNC of it executed and nothing has
     /// written it since): [`Runtime::host_data`] may read it.
     pub fn is_host_current(&self, id: BaseId) -> Result<bool> {
-        self.bases.get(&id).map(|s| s.host_current).ok_or(Error::UnknownBase(id.0))
+        self.bases.get(&id).map(|s| s.host_current).ok_or_else(|| Error::UnknownBase(id.0))
     }
 
     /// True when an instruction of the pending batch computes more than one element of base `id`
@@ -973,7 +973,7 @@ impl Runtime {
 
     /// The host bytes of base `id`, which must be synced and not written since.
     pub fn host_data(&mut self, id: BaseId) -> Result<&[u8]> {
-        let state = *self.bases.get(&id).ok_or(Error::UnknownBase(id.0))?;
+        let state = *self.bases.get(&id).ok_or_else(|| Error::UnknownBase(id.0))?;
         self.check_failed(id)?;
         if !state.host_current {
             return Err(Error::Protocol(format!(
@@ -1019,7 +1019,7 @@ impl Runtime {
         if self.write_in_host(id, offset, bytes)? {
             return Ok(());
         }
-        let state = *self.bases.get(&id).ok_or(Error::UnknownBase(id.0))?;
+        let state = *self.bases.get(&id).ok_or_else(|| Error::UnknownBase(id.0))?;
         let len = written_elements(&state.base, offset, bytes)?;
         let whole = offset == 0 && len == state.base.nelem;
         // Queued instructions that use the base run first, so that they see what it held
@@ -1047,7 +1047,7 @@ impl Runtime {
     /// element stores of a Python loop): the bytes are written at once, with one table lookup
     /// before the write; false, with nothing done, for any other base.
     pub fn write_in_host(&mut self, id: BaseId, offset: u64, bytes: &[u8]) -> Result<bool> {
-        let state = self.bases.get(&id).ok_or(Error::UnknownBase(id.0))?;
+        let state = self.bases.get(&id).ok_or_else(|| Error::UnknownBase(id.0))?;
         if !state.in_host || !state.unused_by(self.left_queue) {
             return Ok(false);
         }
