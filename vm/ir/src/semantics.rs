@@ -874,7 +874,7 @@ mod tests {
             // among the values as they are, but for the shortest).
             for (keys, right) in [(&drawn_keys[..], false), (&drawn_keys[..], true), (&drawn_keys[..5], true)] {
                 let mut got = vec![0i64; keys.len()];
-                search_sorted(&sorted, &keys, right, &mut got);
+                search_sorted(&sorted, keys, right, &mut got);
                 let want: Vec<i64> = keys
                     .iter()
                     .map(|k| sorted.iter().filter(|v| if right { !less(k, v) } else { less(v, k) }).count() as i64)
