@@ -467,11 +467,12 @@ sort_key_floats!(f32, u32; f64, u64);
 const RADIX_FROM: usize = 1024;
 
 /// Sorts `values` by `key`, stably: a comparison sort for short slices, else a radix sort of
-/// the keys' 11-bit digits from the least significant (one counting pass for all six digits,
-/// then one pass each, skipped where every key has the same digit): a few passes over the data
-/// instead of `log2 n` comparisons per value.
+/// the keys' bytes from the least significant (one counting pass for all eight, then one pass
+/// each, skipped where every key has the same byte): a few passes over the data instead of
+/// `log2 n` comparisons per value. (Bytes, not wider digits: each pass scatters into 256
+/// places, which the caches hold; 2048 of them, fewer passes, measured slower.)
 pub fn sort_by_key<T: Copy>(values: &mut [T], key: impl Fn(&T) -> u64) {
-    const BITS: usize = 11;
+    const BITS: usize = 8;
     const DIGITS: usize = 64usize.div_ceil(BITS);
     const MASK: u64 = (1 << BITS) - 1;
     let n = values.len();
