@@ -221,3 +221,26 @@ fn many_lines_sort_and_many_keys_search_in_parallel_as_interp_does() {
         }
     }
 }
+
+#[test]
+fn long_lines_sort_in_parts_and_merge_as_one_sort() {
+    // Fewer lines than threads, each of more than 65,536 values: a part per thread sorted
+    // apart, then merged (two rounds of merges for three parts), as interp sorts them whole:
+    // the kit's values repeat (zeros of both signs, NaNs, small integers), so argsort's
+    // positions show whether equal keys kept their order.
+    let len = 150_001;
+    for dtype in [DType::F64, DType::F32, DType::I16] {
+        for (lines, threads) in [(1, 2), (1, 3), (2, 3)] {
+            let x = base(1, dtype, lines * len);
+            for op in [Opcode::Sort, Opcode::Argsort] {
+                let out = base(2, if op == Opcode::Argsort { DType::I64 } else { dtype }, lines * len);
+                let batch = [
+                    Instruction::new(op, [tv(out, &[lines, len]), tv(x, &[lines, len]), Scalar::I64(1).into()]),
+                    Instruction::new(Opcode::Sync, [tv(out, &[lines, len])]),
+                ];
+                let what = format!("{op} of {lines} x {len} {dtype} on {threads} threads");
+                differential(&batch, &[x], &[out], threads, false, &what);
+            }
+        }
+    }
+}

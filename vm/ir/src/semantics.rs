@@ -516,6 +516,50 @@ pub fn sort_by_key<T: Copy>(values: &mut [T], key: impl Fn(&T) -> u64) {
     }
 }
 
+/// Merges the consecutive runs of `run` items (the last may be shorter) that make up `items`,
+/// each in ascending order of `key`, into one run in that order, stably: of equal keys, the
+/// items of an earlier run first. Sorting the runs apart (in parallel) and merging them gives
+/// what one stable sort of the whole gives.
+pub fn merge_runs<E: Copy, K: Ord>(items: &mut [E], mut run: usize, key: impl Fn(&E) -> K) {
+    let n = items.len();
+    if run == 0 || run >= n {
+        return;
+    }
+    let mut scratch: Vec<E> = items.to_vec();
+    let (mut from, mut to): (&mut [E], &mut [E]) = (items, &mut scratch);
+    let mut in_scratch = false;
+    while run < n {
+        for (start, out) in (0..n).step_by(2 * run).zip(to.chunks_mut(2 * run)) {
+            let (left, right) = from[start..(start + 2 * run).min(n)].split_at(run.min(out.len()));
+            let (mut i, mut j, mut k) = (0, 0, 0);
+            // Both runs have items left: the smaller first, chosen without a branch.
+            while i < left.len() && j < right.len() {
+                let take_left = key(&left[i]) <= key(&right[j]);
+                out[k] = if take_left { left[i] } else { right[j] };
+                i += usize::from(take_left);
+                j += usize::from(!take_left);
+                k += 1;
+            }
+            out[k..k + left.len() - i].copy_from_slice(&left[i..]);
+            out[k + left.len() - i..].copy_from_slice(&right[j..]);
+        }
+        std::mem::swap(&mut from, &mut to);
+        in_scratch = !in_scratch;
+        run *= 2;
+    }
+    if in_scratch {
+        to.copy_from_slice(from);
+    }
+}
+
+/// The order [`sort_lines`] puts values in, as a key for [`merge_runs`]: numbers by
+/// [`SortKey::key`], then the NaNs, equal to each other (so they keep their order). (No number
+/// of a float dtype has the NaNs' key; an integer dtype has no NaNs.)
+#[inline]
+pub fn sorted_order<T: SortKey>(v: &T) -> u64 {
+    if v.is_nan_value() { u64::MAX } else { v.key() }
+}
+
 /// Sorts each line along `axis` of `values` (row-major, of `shape`): what `sort` computes. The
 /// numbers ascend (`-0.0` before `0.0`), the NaNs follow in their order.
 pub fn sort_lines<T: SortKey>(values: &mut [T], shape: &[usize], axis: usize) {
@@ -843,6 +887,20 @@ mod tests {
             let mut got = vec![0i64; n];
             argsort_lines(&xs, &[n], 0, &mut got);
             assert_eq!(got, positions.iter().map(|&p| p as i64).collect::<Vec<_>>(), "argsort of {n}");
+            // Runs sorted apart, then merged: the same values and positions.
+            for run in [1, 7, n / 3 + 1, n / 2] {
+                let mut merged = xs.clone();
+                merged.chunks_mut(run).for_each(|part| sort_lines(part, &[part.len()], 0));
+                merge_runs(&mut merged, run, sorted_order);
+                assert!(merged.iter().zip(&want).all(|(g, w)| g == w || (nan(g) && nan(w))), "merged sort of {n}");
+                let mut merged = vec![0i64; n];
+                for (r, (part, at)) in xs.chunks(run).zip(merged.chunks_mut(run)).enumerate() {
+                    argsort_lines(part, &[part.len()], 0, at);
+                    at.iter_mut().for_each(|p| *p += (r * run) as i64);
+                }
+                merge_runs(&mut merged, run, |&p| xs[p as usize].position_key());
+                assert_eq!(merged, got, "merged argsort of {n} in runs of {run}");
+            }
         }
     }
 

@@ -5,6 +5,7 @@ use crate::routines::reduce::{Reducible, scan, scan_into};
 use crate::routines::views;
 use crate::run::pool::Pool;
 use std::sync::{Mutex, PoisonError};
+use vm_ir::semantics::SortKey;
 use vm_ir::{DType, Element, Error, Instruction, Kind, Opcode, Operand, Result, View, with_dtype};
 use vm_runtime::HostMemory;
 use vm_runtime::memory::{try_collect, try_vec};
@@ -92,8 +93,41 @@ fn sort(instr: &Instruction, mem: &mut HostMemory, pool: &Pool) -> Result<()> {
     } else {
         None
     };
+    // Fewer long lines than threads (one line of a 1-d array): each line cut into a part per
+    // thread, the parts sorted in parallel, then merged (what one stable sort gives).
+    let threads = pool.threads();
+    let long_lines =
+        axis + 1 == input.ndim() && threads > 1 && len >= 2 * PARALLEL_ELEMENTS && input.nelem() / len < threads;
     with_dtype!(input.dtype(), T => {
         let mut data = views::read::<T>(mem, input)?;
+        if long_lines {
+            let part = len.div_ceil(threads);
+            if instr.opcode == Opcode::Argsort {
+                let mut positions = try_vec::<i64>(data.len(), out.base.id, "argsort's positions")?;
+                positions.resize(data.len(), 0);
+                // Each value's (order key, position), sorted by key in parts, merged.
+                let mut keyed: Vec<(u64, i64)> = try_vec(len, out.base.id, "argsort's keys")?;
+                let mut nothing = vec![(); len]; // (zero-sized: no memory)
+                for (line, at) in data.chunks(len).zip(positions.chunks_mut(len)) {
+                    keyed.clear();
+                    keyed.extend(line.iter().enumerate().map(|(p, &v)| (SortKey::position_key(v), p as i64)));
+                    in_parts(pool, mem, (&mut keyed, part), (&mut nothing, part), |run, _| {
+                        vm_ir::semantics::sort_by_key(run, |&(key, _)| key)
+                    })?;
+                    vm_ir::semantics::merge_runs(&mut keyed, part, |&(key, _)| key);
+                    at.iter_mut().zip(&keyed).for_each(|(p, &(_, q))| *p = q);
+                }
+                return views::write(mem, out, &positions);
+            }
+            let mut nothing = vec![(); len]; // (zero-sized: no memory)
+            for line in data.chunks_mut(len) {
+                in_parts(pool, mem, (line, part), (&mut nothing, part), |x, _| {
+                    vm_ir::semantics::sort_lines(x, &[x.len()], 0)
+                })?;
+                vm_ir::semantics::merge_runs(line, part, vm_ir::semantics::sorted_order);
+            }
+            return views::write(mem, out, &data);
+        }
         if instr.opcode == Opcode::Argsort {
             let mut positions = try_vec::<i64>(data.len(), out.base.id, "argsort's positions")?;
             positions.resize(data.len(), 0);
