@@ -625,8 +625,9 @@ pub fn search_sorted<T: SortKey>(sorted: &[T], keys: &[T], right: bool, out: &mu
     }
 }
 
-/// Keys per value below which [`search_sorted`] searches the values as they are: a table
-/// costs a few passes over all values, a search about `log2` of their number steps.
+/// Values per key from which [`search_sorted`] searches the values as they are (at most one
+/// key per this many values): a table costs a few passes over all values, a search about
+/// `log2` of their number steps.
 pub const FEW_KEYS: usize = 32;
 
 /// NumPy's binary search of each key among `n` values whose keys `at` gives, step for step:

@@ -32,8 +32,6 @@ pub fn execute(instr: &Instruction, mem: &mut HostMemory, pool: &Pool) -> Result
 fn accumulate(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     let (out, input) = (view(instr, 0)?, view(instr, 1)?);
     let axis = instr.axis().ok_or_else(|| Error::invalid(Some(2), "missing axis"))?;
-    // The output first: its base bounds the copy of the input (same shape), and when it cannot
-    // be allocated the error names it.
     let n = input.nelem();
     if out.is_contiguous() && input.is_contiguous() && out.base.id != input.base.id && n > 0 {
         // Straight from the input's run into the output's, which nothing else reads meanwhile.
@@ -51,6 +49,8 @@ fn accumulate(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
             Ok(())
         });
     }
+    // The output first: its base bounds the copy of the input (same shape), and when it cannot
+    // be allocated the error names it.
     views::buffer(mem, out)?;
     with_dtype!(out.dtype(), T => {
         let mut data = views::read::<T>(mem, input)?;
@@ -82,7 +82,8 @@ fn in_parts<A: Send, B: Send>(
 }
 
 /// `sort` and `argsort` (the whole input read before the output is written); the lines of a
-/// sort along the last axis in parallel, whole lines to a task.
+/// sort along the last axis in parallel, whole lines to a task, or, when fewer long lines than
+/// threads, parts of each line sorted in parallel and merged.
 fn sort(instr: &Instruction, mem: &mut HostMemory, pool: &Pool) -> Result<()> {
     let (out, input) = (view(instr, 0)?, view(instr, 1)?);
     let axis = instr.axis().ok_or_else(|| Error::invalid(Some(2), "missing axis"))?;
@@ -161,7 +162,8 @@ fn search(instr: &Instruction, mem: &mut HostMemory, pool: &Pool) -> Result<()> 
     let right = instr.opcode == Opcode::SearchsortedRight;
     with_dtype!(sorted.dtype(), T => {
         let mut wanted = views::read::<T>(mem, keys)?;
-        if sorted.is_contiguous() && sorted.nelem() > 0 && wanted.len().saturating_mul(vm_ir::semantics::FEW_KEYS) <= sorted.nelem() {
+        let few = wanted.len().saturating_mul(vm_ir::semantics::FEW_KEYS) <= sorted.nelem();
+        if few && sorted.is_contiguous() && sorted.nelem() > 0 {
             // Few keys: searched among the values in place (no table of all of them).
             views::buffer(mem, sorted)?;
             let values = &views::data::<T>(mem, sorted)?[sorted.start as usize..][..sorted.nelem()];
