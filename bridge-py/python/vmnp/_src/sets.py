@@ -31,8 +31,9 @@ _FEW_TEST_ELEMENTS = 16
 
 
 def _isin(x, t, invert):
-    """``isin`` of vmnp arrays: each element of ``x`` searched for in ``t`` sorted, both in the
-    dtype they promote to (NumPy compares them concatenated, in that dtype)."""
+    """``isin`` of vmnp arrays: each element of ``x`` compared with each of a few test elements,
+    or searched for in ``t`` sorted, both in the dtype they promote to (NumPy compares them
+    concatenated, in that dtype)."""
     dtype = _np.promote_types(x.dtype, t.dtype)
     if 0 < t.size <= _FEW_TEST_ELEMENTS:
         # One comparison per test element, all fused into one pass over ``x``.
