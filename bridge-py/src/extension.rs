@@ -1,4 +1,5 @@
-//! Extension methods of the stack that vmnp records as one instruction each: `matmul`.
+//! Extension methods of the stack that vmnp records as one instruction each: `matmul`,
+//! `partition` and `argpartition`.
 //!
 //! A matrix product recorded as a broadcast multiply and a sum (vmnp's general form, which the
 //! cpu engine recognises as GEMM) makes an engine without fusion, the reference interpreter,
@@ -13,7 +14,7 @@ use crate::session::vm;
 use pyo3::prelude::*;
 use smallvec::smallvec;
 use std::sync::OnceLock;
-use vm_ir::{DType, Opcode, Operand, View};
+use vm_ir::{DType, Opcode, Operand, Scalar, View};
 
 /// The opcode the stack gave `matmul`, or `None` when no component implements it.
 fn matmul_opcode() -> PyResult<Option<Opcode>> {
@@ -23,6 +24,38 @@ fn matmul_opcode() -> PyResult<Option<Opcode>> {
     }
     let op = vm()?.with(|rt| Ok(rt.register_extension(vm_ir::extension::MATMUL).ok()))?;
     Ok(*OPCODE.get_or_init(|| op))
+}
+
+/// The opcode the stack gave `partition` (`positions` false) or `argpartition`, or `None` when
+/// no component implements it.
+fn partition_opcode(positions: bool) -> PyResult<Option<Opcode>> {
+    static OPCODES: [OnceLock<Option<Opcode>>; 2] = [OnceLock::new(), OnceLock::new()];
+    let cell = &OPCODES[usize::from(positions)];
+    if let Some(op) = cell.get() {
+        return Ok(*op);
+    }
+    let name = if positions { vm_ir::extension::ARGPARTITION } else { vm_ir::extension::PARTITION };
+    let op = vm()?.with(|rt| Ok(rt.register_extension(name).ok()))?;
+    Ok(*cell.get_or_init(|| op))
+}
+
+/// Each line along the last axis of `a` partitioned around positions `lo..=hi` (the stack's
+/// `partition` extension), or the positions that partition it (`argpartition`); `None` when
+/// the stack lacks the method (the caller sorts instead).
+#[pyfunction]
+fn _partition(
+    py: Python<'_>,
+    a: &Bound<'_, NdArray>,
+    lo: i64,
+    hi: i64,
+    positions: bool,
+) -> PyResult<Option<Py<NdArray>>> {
+    let a = a.get().view().clone();
+    let Some(op) = partition_opcode(positions)? else { return Ok(None) };
+    let (shape, dtype) = (a.shape.to_vec(), if positions { DType::I64 } else { a.dtype() });
+    let mut operands = smallvec![Operand::View(a), Operand::Const(Scalar::I64(lo)), Operand::Const(Scalar::I64(hi))];
+    let (view, handle) = vm()?.submit_new(py, &shape, dtype, op, &mut operands)?;
+    wrap(py, view, handle).map(Some)
 }
 
 /// `a @ b` for 2-d float arrays of one dtype as the stack's `matmul` extension; `None` when the
@@ -120,5 +153,6 @@ pub(crate) fn _dot(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -
 /// Adds this module's functions to `m`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_matmul, m)?)?;
+    m.add_function(wrap_pyfunction!(_partition, m)?)?;
     m.add_function(wrap_pyfunction!(_dot, m)?)
 }

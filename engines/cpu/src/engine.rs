@@ -36,6 +36,8 @@ pub struct CpuEngine {
     replays: HashMap<ReplayKey, Replay>,
     /// The opcode of the `matmul` extension method, once registered.
     matmul: Option<Opcode>,
+    /// The opcodes of the `partition` and `argpartition` extension methods, once registered.
+    partition: [Option<Opcode>; 2],
     /// Runs of small batches by structure hash ([`CHILD_BATCH_WORK`]).
     small_batches: HashMap<u64, u32>,
     /// True when the child is the built-in interpreter (it takes the engine's own bases).
@@ -196,6 +198,7 @@ impl CpuEngine {
             passes,
             replays: HashMap::default(),
             matmul: None,
+            partition: [None; 2],
             small_batches: HashMap::default(),
             child_is_interp,
             shut_down: false,
@@ -622,6 +625,10 @@ impl CpuEngine {
                 return g.run(mem, &self.pool, self.config.min_parallel);
             }
         }
+        if let Some(positions) = self.partition.iter().position(|&op| op == Some(instr.opcode)) {
+            self.profile.native += 1;
+            return native::partition(instr, positions == 1, mem, &self.pool);
+        }
         if instr.opcode.kind() == Kind::Extension {
             self.profile.fallback += 1;
             return match &mut self.child {
@@ -779,15 +786,19 @@ impl Component for CpuEngine {
         result
     }
 
-    /// Implements `matmul` for floats (as GEMM); integer products and the other methods go to
-    /// the child (without one, they are [`Error::Unsupported`]).
+    /// Implements `matmul` for floats (as GEMM), `partition` and `argpartition`; integer
+    /// products and the other methods go to the child (without one, they are
+    /// [`Error::Unsupported`]).
     fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
+        use vm_ir::extension::{ARGPARTITION, MATMUL, PARTITION};
         let below = vm_runtime::component::forward_extension(self, name, opcode)?;
-        if name == vm_ir::extension::MATMUL {
-            self.matmul = Some(opcode);
-            return Ok(true);
+        match name {
+            MATMUL => self.matmul = Some(opcode),
+            PARTITION => self.partition[0] = Some(opcode),
+            ARGPARTITION => self.partition[1] = Some(opcode),
+            _ => return Ok(below),
         }
-        Ok(below)
+        Ok(true)
     }
 
     fn child(&self) -> Option<&(dyn Component + 'static)> {

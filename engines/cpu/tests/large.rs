@@ -244,3 +244,52 @@ fn long_lines_sort_in_parts_and_merge_as_one_sort() {
         }
     }
 }
+
+#[test]
+fn partitions_of_many_lines_and_of_one_long_line_are_interps() {
+    // The partial sorts, over many lines in parallel, over one long line, and over a transposed
+    // view, against interp bit for bit (the kit's values repeat: zeros of both signs, NaNs and
+    // equal integers show whether argpartition orders equal keys by position).
+    let (partition, argpartition) = (Opcode::Extension(0), Opcode::Extension(1));
+    let cases: [(usize, usize, i64, i64); 4] =
+        [(1, 150_001, 75_000, 75_000), (1, 150_001, 10, 140_000), (40, 2_001, 0, 3), (40, 2_001, 2_000, 2_000)];
+    for dtype in [DType::F64, DType::F32, DType::I16, DType::U8] {
+        for (lines, len, lo, hi) in cases {
+            for transposed in [false, true] {
+                let x = base(1, dtype, lines * len);
+                let input = match transposed {
+                    true => view(x, 0, &[lines, len], &[1, lines as i64]),
+                    false => tv(x, &[lines, len]),
+                };
+                for (op, positions) in [(partition, false), (argpartition, true)] {
+                    let out = base(2, if positions { DType::I64 } else { dtype }, lines * len);
+                    let bounds: [Operand; 2] = [Scalar::I64(lo).into(), Scalar::I64(hi).into()];
+                    let batch = vec![
+                        Instruction::new(
+                            op,
+                            [tv(out, &[lines, len]), input.clone(), bounds[0].clone(), bounds[1].clone()],
+                        ),
+                        Instruction::new(Opcode::Sync, [tv(out, &[lines, len])]),
+                    ];
+                    let mut cpu = engine(2);
+                    let mut interp = Interp::new(None);
+                    for engine in [&mut cpu as &mut dyn Component, &mut interp] {
+                        assert!(engine.register_extension(vm_interp::PARTITION, partition).unwrap());
+                        assert!(engine.register_extension(vm_interp::ARGPARTITION, argpartition).unwrap());
+                    }
+                    let program = vm_testkit::Program {
+                        inputs: vec![x],
+                        bases: vec![out],
+                        steps: vec![vm_testkit::Step::Batch(batch)],
+                    };
+                    let data = vm_testkit::Data::small_if(false);
+                    if let Err(e) =
+                        vm_testkit::differential(&mut cpu, &mut interp, &program, data, vm_testkit::Agree::Bits)
+                    {
+                        panic!("{op} of {lines} x {len} {dtype} around {lo}..={hi} (transposed {transposed}): {e}");
+                    }
+                }
+            }
+        }
+    }
+}

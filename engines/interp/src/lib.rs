@@ -23,8 +23,9 @@
 //!
 //! Host memory is the only memory: bases are allocated lazily (zero-filled) by the first
 //! instruction that touches them, `sync` and `discard` have nothing to do, `free` releases the
-//! buffer. Of the extension methods it implements `matmul` (see [`MATMUL`]); any other extension
-//! goes to the optional child given at construction, the fallback.
+//! buffer. Of the extension methods it implements `matmul` (see [`MATMUL`]), `partition` and
+//! `argpartition` ([`PARTITION`], [`ARGPARTITION`]); any other extension goes to the optional
+//! child given at construction, the fallback.
 
 mod elem;
 mod elementwise;
@@ -44,11 +45,19 @@ use vm_runtime::{Component, ComponentInfo, HostMemory, Implementation, Statistic
 /// `b` (K x N) and `out` (M x N) of one numeric dtype; `out[m, n] = sum_k a[m, k] * b[k, n]`.
 pub const MATMUL: &str = matmul::NAME;
 
+/// The name of the `partition` extension method ([`vm_ir::extension::PARTITION`]).
+pub const PARTITION: &str = vm_ir::extension::PARTITION;
+
+/// The name of the `argpartition` extension method ([`vm_ir::extension::ARGPARTITION`]).
+pub const ARGPARTITION: &str = vm_ir::extension::ARGPARTITION;
+
 /// How this engine runs an extension opcode it has been told about.
 #[derive(Debug, Clone)]
 enum Extension {
     /// The built-in `matmul`.
     Matmul,
+    /// The built-in `partition` (`false`) or `argpartition` (`true`).
+    Partition(bool),
     /// Some other method, by name: the child's business.
     Other(String),
 }
@@ -142,6 +151,7 @@ impl Interp {
     fn extension(&mut self, instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
         match self.extensions.get(&instr.opcode) {
             Some(Extension::Matmul) => matmul::matmul(instr, mem),
+            Some(&Extension::Partition(positions)) => sort::partition(instr, positions, mem),
             other => match &mut self.child {
                 Some(child) => {
                     self.statistics.fallbacks += 1;
@@ -204,8 +214,14 @@ impl Component for Interp {
     }
 
     fn register_extension(&mut self, name: &str, opcode: Opcode) -> Result<bool> {
-        if name == MATMUL {
-            self.extensions.insert(opcode, Extension::Matmul);
+        let known = match name {
+            MATMUL => Some(Extension::Matmul),
+            PARTITION => Some(Extension::Partition(false)),
+            ARGPARTITION => Some(Extension::Partition(true)),
+            _ => None,
+        };
+        if let Some(known) = known {
+            self.extensions.insert(opcode, known);
             return Ok(true);
         }
         self.extensions.insert(opcode, Extension::Other(name.to_string()));
@@ -221,8 +237,15 @@ impl Component for Interp {
         let mut methods: Vec<String> = self
             .extensions
             .iter()
-            .filter(|(_, e)| matches!(e, Extension::Matmul))
-            .map(|(op, _)| format!("{MATMUL} as opcode {}", op.id()))
+            .filter_map(|(op, e)| {
+                let name = match e {
+                    Extension::Matmul => MATMUL,
+                    Extension::Partition(false) => PARTITION,
+                    Extension::Partition(true) => ARGPARTITION,
+                    Extension::Other(_) => return None,
+                };
+                Some(format!("{name} as opcode {}", op.id()))
+            })
             .collect();
         methods.sort();
         notes.extend(methods.into_iter().map(|m| format!("extension {m}")));

@@ -6,7 +6,9 @@
 //! A stack may implement methods this table lacks (a component of its own); they register by
 //! name as any other, and the engine that runs them checks their operands.
 
-use crate::instr::{Instruction, visits_each_element_once};
+use crate::dtype::DType;
+use crate::instr::{Instruction, Operand, visits_each_element_once};
+use crate::scalar::Scalar;
 use crate::view::View;
 use crate::{Error, Result};
 
@@ -27,8 +29,26 @@ pub struct ExtensionRule {
 /// and `out` (M x N) of one numeric dtype; `out[m, n] = sum_k a[m, k] * b[k, n]`.
 pub const MATMUL: &str = "matmul";
 
+/// The name of the partial sort: `partition out, a, lo, hi` with views `out` and `a` of one
+/// shape (at least 1-d) and dtype and `i64` constants `0 <= lo <= hi < n`, `n` the last extent.
+/// Each line along the last axis of `out` holds the values of `a`'s line with positions
+/// `lo..=hi` as `sort` orders them, every value before those at most, every value after at
+/// least the value at that end ([`crate::semantics::partition_line`]; NumPy's `partition`
+/// with `kth` in `lo..=hi`). `a` is read whole before `out` is written (`out` may be `a`).
+pub const PARTITION: &str = "partition";
+
+/// The name of [`PARTITION`]'s positions: `argpartition out, a, lo, hi` with `out` of `i64`:
+/// each line of `out` holds positions along the line that order it as `partition` orders its
+/// values, positions `lo..=hi` those a stable `argsort` puts there
+/// ([`crate::semantics::argpartition_line`]).
+pub const ARGPARTITION: &str = "argpartition";
+
 /// Every extension method the VM knows the rules of.
-pub const RULES: &[ExtensionRule] = &[ExtensionRule { name: MATMUL, operands: "out, a, b", validate: validate_matmul }];
+pub const RULES: &[ExtensionRule] = &[
+    ExtensionRule { name: MATMUL, operands: "out, a, b", validate: validate_matmul },
+    ExtensionRule { name: PARTITION, operands: "out, a, lo, hi", validate: validate_partition },
+    ExtensionRule { name: ARGPARTITION, operands: "out, a, lo, hi", validate: validate_argpartition },
+];
 
 /// The rule of the extension method called `name`, when the VM knows it.
 pub fn rule(name: &str) -> Option<&'static ExtensionRule> {
@@ -86,6 +106,61 @@ pub fn matmul_operands(instr: &Instruction) -> Result<(&View, &View, &View)> {
     Ok((out, a, b))
 }
 
+/// Checks a `partition` instruction (see [`PARTITION`]).
+pub fn validate_partition(instr: &Instruction) -> Result<()> {
+    partition_operands(instr, false).map(|_| ())
+}
+
+/// Checks an `argpartition` instruction (see [`ARGPARTITION`]).
+pub fn validate_argpartition(instr: &Instruction) -> Result<()> {
+    partition_operands(instr, true).map(|_| ())
+}
+
+/// The operands of a valid `partition` (`positions` false) or `argpartition` instruction, as
+/// `(out, a, lo, hi)`; the errors of [`validate_partition`] otherwise.
+pub fn partition_operands(instr: &Instruction, positions: bool) -> Result<(&View, &View, usize, usize)> {
+    let name = if positions { ARGPARTITION } else { PARTITION };
+    if instr.operands.len() != 4 {
+        return Err(Error::invalid(
+            None,
+            format!("{name} takes 4 operands (out, a, lo, hi), got {}", instr.operands.len()),
+        ));
+    }
+    let view = |i: usize| {
+        instr.operands[i].as_view().ok_or_else(|| Error::invalid(Some(i), format!("{name}'s out and a are views")))
+    };
+    let (out, a) = (view(0)?, view(1)?);
+    if a.ndim() == 0 {
+        return Err(Error::invalid(Some(1), format!("{name} needs a view of at least one dimension")));
+    }
+    if out.shape != a.shape {
+        return Err(Error::invalid(
+            Some(0),
+            format!("{name}: output shape {:?} is not the input's {:?}", &out.shape[..], &a.shape[..]),
+        ));
+    }
+    let want = if positions { DType::I64 } else { a.dtype() };
+    if out.dtype() != want {
+        return Err(Error::invalid(Some(0), format!("{name} writes {want}, the output is {}", out.dtype())));
+    }
+    let n = a.shape[a.ndim() - 1];
+    let bound = |i: usize| match instr.operands[i] {
+        Operand::Const(Scalar::I64(k)) if k >= 0 && (k as u64) < n as u64 => Ok(k as usize),
+        Operand::Const(Scalar::I64(k)) => {
+            Err(Error::invalid(Some(i), format!("{name}: position {k} is outside the lines of {n}")))
+        }
+        _ => Err(Error::invalid(Some(i), format!("{name}'s lo and hi are i64 constants"))),
+    };
+    let (lo, hi) = (bound(2)?, bound(3)?);
+    if lo > hi {
+        return Err(Error::invalid(Some(3), format!("{name}: hi ({hi}) is below lo ({lo})")));
+    }
+    if !visits_each_element_once(out) {
+        return Err(Error::invalid(Some(0), format!("output view {out} visits some element more than once")));
+    }
+    Ok((out, a, lo, hi))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +210,32 @@ mod tests {
         assert_invalid(matmul(vec![a.clone().into(), a.into(), b.into()]), Some(0), "expected 2x4");
         assert!(rule("matmul").is_some_and(|r| r.operands == "out, a, b"));
         assert!(rule("warp_drive").is_none());
+    }
+
+    #[test]
+    fn partition_rules() {
+        let (f, i) = (DType::F64, DType::I64);
+        let check = |positions: bool, ops: Vec<crate::instr::Operand>| {
+            partition_operands(&Instruction::new(Opcode::Extension(0), ops), positions).map(|_| ())
+        };
+        let k = |v: i64| crate::instr::Operand::Const(Scalar::I64(v));
+        let (out, a, at) = (view(1, f, 2, 5), view(2, f, 2, 5), view(3, i, 2, 5));
+        assert!(check(false, vec![out.clone().into(), a.clone().into(), k(1), k(3)]).is_ok());
+        assert!(check(true, vec![at.clone().into(), a.clone().into(), k(4), k(4)]).is_ok());
+        assert_invalid(check(false, vec![out.clone().into(), a.clone().into(), k(1)]), None, "takes 4 operands");
+        assert_invalid(check(true, vec![out.clone().into(), a.clone().into(), k(0), k(0)]), Some(0), "writes i64");
+        assert_invalid(check(false, vec![at.clone().into(), a.clone().into(), k(0), k(0)]), Some(0), "writes f64");
+        assert_invalid(check(false, vec![out.clone().into(), a.clone().into(), k(0), k(5)]), Some(3), "outside");
+        assert_invalid(check(false, vec![out.clone().into(), a.clone().into(), k(-1), k(2)]), Some(2), "outside");
+        assert_invalid(check(false, vec![out.clone().into(), a.clone().into(), k(3), k(2)]), Some(3), "below lo");
+        let f32k = crate::instr::Operand::Const(Scalar::F32(1.0));
+        assert_invalid(check(false, vec![out.clone().into(), a.clone().into(), f32k, k(2)]), Some(2), "i64 constants");
+        let other = view(4, f, 5, 2);
+        assert_invalid(check(false, vec![other.into(), a.clone().into(), k(0), k(1)]), Some(0), "shape");
+        let scalar = View::new(Base { id: BaseId(5), dtype: f, nelem: 1 }, 0, &[], &[]).unwrap();
+        assert_invalid(check(false, vec![scalar.clone().into(), scalar.into(), k(0), k(0)]), Some(1), "one dimension");
+        let repeated = View::new(Base { id: BaseId(6), dtype: f, nelem: 5 }, 0, &[2, 5], &[0, 1]).unwrap();
+        assert_invalid(check(false, vec![repeated.into(), a.into(), k(0), k(0)]), Some(0), "more than once");
+        assert!(rule("partition").is_some() && rule("argpartition").is_some());
     }
 }

@@ -612,6 +612,35 @@ pub fn argsort_lines<T: SortKey>(values: &[T], shape: &[usize], axis: usize, pos
     }
 }
 
+/// Reorders `items` so that positions `lo..=hi` (`lo <= hi < items.len()`) hold the items an
+/// ascending sort by `key` puts there, every item before them with a key at most `lo`'s and
+/// every item after with a key at least `hi`'s: two selections (NumPy's introselect's job) and
+/// a sort of what lies between. The order elsewhere is unspecified but fixed: the same input
+/// gives the same output on every engine.
+pub fn select_range<E: Copy, K: Ord>(items: &mut [E], lo: usize, hi: usize, key: impl Fn(&E) -> K) {
+    let (_, _, after) = items.select_nth_unstable_by_key(lo, &key);
+    if hi > lo {
+        after.select_nth_unstable_by_key(hi - lo - 1, &key);
+        items[lo + 1..hi].sort_unstable_by_key(&key);
+    }
+}
+
+/// What `partition` makes of a line: its values with positions `lo..=hi` as [`sort_lines`]
+/// orders them (numbers ascending, `-0.0` before `0.0`, NaNs last), the values before them at
+/// most and those after at least their neighbour in that order.
+pub fn partition_line<T: SortKey>(line: &mut [T], lo: usize, hi: usize) {
+    select_range(line, lo, hi, sorted_order);
+}
+
+/// What `argpartition` makes of a line: into `positions` (of its length) positions along the
+/// line that order it as [`partition_line`] orders its values, those at `lo..=hi` the ones
+/// [`argsort_lines`] puts there (equal values, `-0.0` and `0.0` among them, by position).
+pub fn argpartition_line<T: SortKey>(line: &[T], lo: usize, hi: usize, positions: &mut [i64]) {
+    let mut keyed: Vec<(u64, i64)> = line.iter().enumerate().map(|(p, v)| (v.position_key(), p as i64)).collect();
+    select_range(&mut keyed, lo, hi, |&pair| pair);
+    positions.iter_mut().zip(&keyed).for_each(|(p, &(_, q))| *p = q);
+}
+
 /// Into `out` (of `keys`' length), for each key in turn, its position in `sorted`: before the
 /// values equal to it (`right` false) or after them (`right` true), in the order of
 /// [`SortKey::position_key`] (NaNs last, `-0.0` equal to `0.0`): what `searchsorted_left` and
@@ -901,6 +930,29 @@ mod tests {
                 }
                 merge_runs(&mut merged, run, |&p| xs[p as usize].position_key());
                 assert_eq!(merged, got, "merged argsort of {n} in runs of {run}");
+            }
+            // Partitions around lo..=hi: the sorted values (positions) there, the order's
+            // neighbours on each side, the same values as the input.
+            let key = |v: &T| sorted_order(v);
+            for (lo, hi) in [(0, 0), (n / 2, n / 2), (n / 3, n / 2 + 1), (n - 1, n - 1), (0, n - 1), (n / 5, n - 2)] {
+                let mut parted = xs.clone();
+                partition_line(&mut parted, lo, hi);
+                let same = |g: &T, w: &T| g == w || (nan(g) && nan(w));
+                assert!(parted[lo..=hi].iter().zip(&want[lo..=hi]).all(|(g, w)| same(g, w)), "partition of {n}");
+                assert!(parted[..lo].iter().all(|v| key(v) <= key(&parted[lo])), "before {lo} of {n}");
+                assert!(parted[hi + 1..].iter().all(|v| key(v) >= key(&parted[hi])), "after {hi} of {n}");
+                let mut again = parted.clone();
+                sort_lines(&mut again, &[n], 0);
+                assert!(again.iter().zip(&want).all(|(g, w)| same(g, w)), "partition of {n} keeps the values");
+                let mut at = vec![0i64; n];
+                argpartition_line(&xs, lo, hi, &mut at);
+                assert_eq!(at[lo..=hi], got[lo..=hi], "argpartition of {n} around {lo}..={hi}");
+                let pkey = |p: &i64| (xs[*p as usize].position_key(), *p);
+                assert!(at[..lo].iter().all(|p| pkey(p) < pkey(&at[lo])), "positions before {lo} of {n}");
+                assert!(at[hi + 1..].iter().all(|p| pkey(p) > pkey(&at[hi])), "positions after {hi} of {n}");
+                let mut seen = at.clone();
+                seen.sort_unstable();
+                assert!(seen.iter().enumerate().all(|(i, &p)| p == i as i64), "argpartition of {n} is a permutation");
             }
         }
     }

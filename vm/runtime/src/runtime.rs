@@ -437,13 +437,17 @@ impl Runtime {
             return false;
         }
         if kind == Kind::Extension {
-            // Of the extension methods, the matrix product the interpreter implements, when
-            // small in multiply-adds too (`m * n * k`).
-            let known = self.extension_name(instr.opcode) == Some(vm_ir::extension::MATMUL);
-            let small = vm_ir::extension::matmul_operands(instr).is_ok_and(|(out, a, _)| {
-                (out.nelem() as u64).saturating_mul(a.shape[1] as u64) <= self.direct_elements()
-            });
-            if !known || !small {
+            // Of the extension methods, those the interpreter implements: the matrix product
+            // when small in multiply-adds too (`m * n * k`), the partial sorts.
+            use vm_ir::extension::{ARGPARTITION, MATMUL, PARTITION};
+            let small = match self.extension_name(instr.opcode) {
+                Some(MATMUL) => vm_ir::extension::matmul_operands(instr).is_ok_and(|(out, a, _)| {
+                    (out.nelem() as u64).saturating_mul(a.shape[1] as u64) <= self.direct_elements()
+                }),
+                Some(PARTITION | ARGPARTITION) => true,
+                _ => false,
+            };
+            if !small {
                 return false;
             }
         }

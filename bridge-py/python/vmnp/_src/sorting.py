@@ -1,9 +1,11 @@
 """Sorting and searching: ``sort``, ``argsort`` and ``ndarray.sort`` as the VM's ``sort`` and
 ``argsort`` instructions (each line along the axis ascending, NaNs last, stable: the order
-NumPy's every ``kind`` gives the values, and its ``kind="stable"`` the positions); ``median``,
-``percentile`` and ``quantile`` (NumPy's default ``linear`` method) and ``unique`` built on
-them; ``searchsorted`` as the VM's ``searchsorted_left`` and ``searchsorted_right`` (NumPy's
-binary search), and ``digitize`` and ``interp`` built on it."""
+NumPy's every ``kind`` gives the values, and its ``kind="stable"`` the positions);
+``partition`` and ``argpartition`` as the stack's ``partition`` and ``argpartition`` extension
+methods (a sort where it lacks them); ``median``, ``percentile`` and ``quantile`` (NumPy's
+default ``linear`` method) built on the partition, ``unique`` on the sort; ``searchsorted`` as
+the VM's ``searchsorted_left`` and ``searchsorted_right`` (NumPy's binary search), and
+``digitize`` and ``interp`` built on it."""
 
 import builtins as _b
 import operator as _operator
@@ -12,10 +14,10 @@ import numpy as _np
 
 from .. import _vmnp
 from .._vmnp import ndarray
-from .convert import asarray, asnumpy
+from .convert import asarray, ascontiguousarray, asnumpy
 from .creation import empty, full, ones, zeros
 from .fallback import _fallback
-from .manip import _norm_axes, _norm_axis, clip, concatenate, ravel, stack, transpose, where
+from .manip import _norm_axes, _norm_axis, clip, concatenate, moveaxis, ravel, stack, transpose, where
 from .public import _foreign, export
 from .reductions import cumsum, mean, nonzero
 from .ufunc import _is_scalar, _store, isnan
@@ -95,9 +97,10 @@ def sort_in_place(a, axis=-1, kind=None, order=None, *, stable=None):
 
 
 def _partition_lines(a, kth, axis, kind):
-    """``a`` and the axis to partition along, after NumPy's checks of ``kind``, ``axis`` and
-    ``kth`` (integers, negative ones from the end, within the axis unless there is nothing to
-    partition); None for a ``kth`` of more than one dimension (NumPy's own error)."""
+    """``a``, the axis to partition along and the ``kth`` positions (from the start), after
+    NumPy's checks of ``kind``, ``axis`` and ``kth`` (integers, negative ones from the end,
+    within the axis unless there is nothing to partition); None for a ``kth`` of more than one
+    dimension (NumPy's own error)."""
     if kind != "introselect":
         raise ValueError(f"select kind must be 'introselect' (got {kind!r})")
     if axis is None:
@@ -111,27 +114,43 @@ def _partition_lines(a, kth, axis, kind):
     if k.ndim > 1:
         return None
     n = a.shape[axis]
+    ks = []
     for v in k.reshape(-1).tolist():
         v = v + n if v < 0 else v
         if a.size and not 0 <= v < n:
             raise ValueError(f"kth(={v}) out of bounds ({n})")
-    return a, axis
+        ks.append(v)
+    return a, axis, ks
+
+
+def _partitioned(a, axis, ks, positions=False):
+    """``a`` partitioned along ``axis`` around each of the positions ``ks``, or the positions
+    that partition it: the lines between the least and the greatest of them in sorted order,
+    by the stack's partial sort (the whole line sorted where the stack lacks it, or where there
+    is nothing to partition)."""
+    if a.size and ks:
+        last = moveaxis(a, axis, -1)
+        r = _vmnp._partition(last, _b.min(ks), _b.max(ks), positions)
+        if r is not None:
+            return r if axis == a.ndim - 1 else ascontiguousarray(moveaxis(r, -1, axis))
+    return _vmnp._sort(a, axis, positions)
 
 
 def partition(a, kth, axis=-1, kind="introselect", order=None):
-    """``a`` partitioned along ``axis`` around each ``kth`` position: sorted, which is a
-    partition for every ``kth`` (NumPy leaves the order within each part unspecified)."""
+    """``a`` partitioned along ``axis`` around each ``kth`` position: each there holds the value
+    a sort puts there, the values before it are not greater and those after not smaller (NumPy
+    leaves the order within each part unspecified; so does the VM)."""
     x = _sortable(a)
     lines = None if x is None or order is not None else _partition_lines(x, kth, axis, kind)
     if lines is None:
         kwargs = {"axis": axis, "kind": kind, "order": order}
         return _fallback("partition", _np.partition, (a, kth), kwargs)
-    return _vmnp._sort(*lines)
+    return _partitioned(*lines)
 
 
 def argpartition(a, kth, axis=-1, kind="introselect", order=None):
-    """Positions that partition ``a`` along ``axis`` around each ``kth``: those that sort it
-    (stable), a valid answer for every ``kth``."""
+    """Positions that partition ``a`` along ``axis`` around each ``kth``: at each ``kth`` the
+    one a stable argsort puts there."""
     x = _sortable(a)
     if x is not None and x.ndim == 0:
         x = x.reshape(1)  # NumPy's: a 0-d array's positions as of a 1-d one
@@ -139,17 +158,17 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     if lines is None:
         kwargs = {"axis": axis, "kind": kind, "order": order}
         return _fallback("argpartition", _np.argpartition, (a, kth), kwargs)
-    return _vmnp._sort(*lines, True)
+    return _partitioned(*lines, positions=True)
 
 
 def partition_in_place(a, kth, axis=-1, kind="introselect", order=None):
-    """``ndarray.partition``: ``a`` partitioned in place (sorted along ``axis``)."""
+    """``ndarray.partition``: ``a`` partitioned in place along ``axis``."""
     axis = _operator.index(axis)  # NumPy's TypeError for None
     lines = None if order is not None else _partition_lines(a, kth, axis, kind)
     if lines is None:
         a[...] = partition(a, kth, axis, kind, order)
         return
-    _vmnp._sort(a, lines[1], False, True)
+    a[...] = _partitioned(*lines)
 
 
 def _lines_last(a, axis):
@@ -193,7 +212,8 @@ def _quantile(name, func, a, q, qs, weak, kwargs):
     virtual index ``(n - 1) * q``; an integer one picks its element; otherwise its two
     neighbours interpolated by NumPy's ``_lerp`` from the nearer side, with the weight a Python
     float for a Python number ``q`` (``weak``: a float32 input stays float32) and a float64
-    otherwise; a line holding a NaN gives NaN."""
+    otherwise; a line holding a NaN gives NaN. The elements picked come from one partition of
+    each line around all of them."""
     x = _sortable(a)
     plain = kwargs["method"] == "linear" and kwargs["weights"] is None and qs.dtype.kind in "biuf"
     if x is None or not plain or x.dtype.kind not in "biuf":
@@ -203,17 +223,24 @@ def _quantile(name, func, a, q, qs, weak, kwargs):
     n = lines.shape[-1]
     if n == 0:
         return _fallback(name, func, (a, q), kwargs)
-    s = _vmnp._sort(lines, -1)
-    last = s[..., -1]
     virtual = (n - 1) * qs  # NumPy's, dtype and all
-    results = []
+    picks = []  # per quantile: (below, above, gamma), above None for an integer index
     for v in _np.asarray(virtual).reshape(-1):
         if virtual.dtype.kind in "iu":
-            r = s[..., int(v)]
+            picks.append((int(v), None, None))
         else:
-            below = -1 if v >= n - 1 else _b.max(int(_np.floor(v)), 0)
-            above = -1 if below == -1 else below + 1
-            gamma = _np.float64(v) - below
+            below = n - 1 if v >= n - 1 else _b.max(int(_np.floor(v)), 0)
+            picks.append((below, _b.min(below + 1, n - 1), _np.float64(v) - below))
+    ks = [k for p in picks for k in p[:2] if k is not None]
+    s = _partitioned(lines, lines.ndim - 1, ks)
+    if s.dtype.kind == "f":
+        # NaN where the line holds one, in the input's dtype (NumPy's result then).
+        last = where(isnan(lines).any(axis=-1), _np.nan, s[..., ks[0]])
+    results = []
+    for below, above, gamma in picks:
+        if above is None:
+            r = s[..., below]
+        else:
             t = float(gamma) if weak else gamma
             lo, hi = s[..., below], s[..., above]
             diff = hi - lo
@@ -221,8 +248,6 @@ def _quantile(name, func, a, q, qs, weak, kwargs):
             if gamma >= 0.5:
                 r = (hi - diff * (1 - t)).astype(r.dtype)
         if s.dtype.kind == "f":
-            # A line holding a NaN sorts it last: that NaN is the result (a 0-d one in the
-            # input's dtype, as NumPy returns its last element then).
             if r.ndim == 0 and not qs.ndim and r.dtype != s.dtype and bool(isnan(last)):
                 r = last
             else:
@@ -233,8 +258,8 @@ def _quantile(name, func, a, q, qs, weak, kwargs):
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    """The middle of each sorted line (the mean of the two middle values for an even count),
-    NaN for a line holding a NaN, as NumPy's."""
+    """The middle of each line in sorted order (the mean of the two middle values for an even
+    count; each line partitioned around them), NaN for a line holding a NaN, as NumPy's."""
     x = _sortable(a)
     if x is None or x.dtype.kind not in "biuf":
         kwargs = {"axis": axis, "out": out, "overwrite_input": overwrite_input, "keepdims": keepdims}
@@ -243,10 +268,10 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     n = lines.shape[-1]
     if n == 0:
         return mean(x, axis=axis, out=out, keepdims=keepdims)  # NumPy's NaN and warning
-    s = _vmnp._sort(lines, -1)
-    mid = s[..., n // 2 - 1 : n // 2 + 1] if n % 2 == 0 else s[..., n // 2 : n // 2 + 1]
-    r = mean(mid, axis=-1)
-    r = where(isnan(s[..., -1]), s[..., -1], r) if s.dtype.kind == "f" else r
+    lo, hi = (n - 1) // 2, n // 2
+    s = _partitioned(lines, lines.ndim - 1, [lo, hi])
+    r = mean(s[..., lo : hi + 1], axis=-1)
+    r = where(isnan(lines).any(axis=-1), _np.nan, r) if s.dtype.kind == "f" else r
     return _store(r.reshape(kept) if keepdims else r, out)
 
 

@@ -59,6 +59,15 @@ fn accumulate(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     })
 }
 
+/// Readies the buffer of `out` for a routine that reads `input` whole, then writes every element
+/// of `out`: not zeroed first when `out` is its whole base and `input` lies in another.
+fn output_buffer(mem: &mut HostMemory, out: &View, input: &View) -> Result<()> {
+    match out.is_whole_base() && out.base.id != input.base.id {
+        true => views::buffer_overwritten(mem, out).map(|_| ()),
+        false => views::buffer(mem, out).map(|_| ()),
+    }
+}
+
 /// Elements per task of a parallel sort or search: below twice this, one thread does it all.
 const PARALLEL_ELEMENTS: usize = 1 << 15;
 
@@ -87,7 +96,7 @@ fn in_parts<A: Send, B: Send>(
 fn sort(instr: &Instruction, mem: &mut HostMemory, pool: &Pool) -> Result<()> {
     let (out, input) = (view(instr, 0)?, view(instr, 1)?);
     let axis = instr.axis().ok_or_else(|| Error::invalid(Some(2), "missing axis"))?;
-    views::buffer(mem, out)?;
+    output_buffer(mem, out, input)?;
     let len = input.shape[axis];
     let lines_per_task = if axis + 1 == input.ndim() && len > 0 && input.nelem() >= 2 * PARALLEL_ELEMENTS {
         Some(PARALLEL_ELEMENTS.div_ceil(len))
@@ -148,6 +157,44 @@ fn sort(instr: &Instruction, mem: &mut HostMemory, pool: &Pool) -> Result<()> {
                     })?
                 }
                 None => vm_ir::semantics::sort_lines(&mut data, &input.shape, axis),
+            }
+            views::write(mem, out, &data)
+        }
+    })
+}
+
+/// The extension methods `partition` (`positions` false) and `argpartition` (true): the input
+/// read whole before the output is written, lines along the last axis in parallel, whole lines
+/// to a task.
+pub fn partition(instr: &Instruction, positions: bool, mem: &mut HostMemory, pool: &Pool) -> Result<()> {
+    let (out, input, lo, hi) = vm_ir::extension::partition_operands(instr, positions)?;
+    output_buffer(mem, out, input)?;
+    let len = input.shape[input.ndim() - 1];
+    let part = PARALLEL_ELEMENTS.div_ceil(len) * len;
+    let parallel = input.nelem() >= 2 * PARALLEL_ELEMENTS && input.nelem() > len;
+    with_dtype!(input.dtype(), T => {
+        let mut data = views::read::<T>(mem, input)?;
+        if positions {
+            let mut at = try_vec::<i64>(data.len(), out.base.id, "argpartition's positions")?;
+            at.resize(data.len(), 0);
+            let lines = |x: &mut [T], p: &mut [i64]| {
+                for (line, q) in x.chunks_exact(len).zip(p.chunks_exact_mut(len)) {
+                    vm_ir::semantics::argpartition_line(line, lo, hi, q);
+                }
+            };
+            match parallel {
+                true => in_parts(pool, mem, (&mut data, part), (&mut at, part), lines)?,
+                false => lines(&mut data, &mut at),
+            }
+            views::write(mem, out, &at)
+        } else {
+            let lines = |x: &mut [T], _: &mut [()]| {
+                x.chunks_exact_mut(len).for_each(|line| vm_ir::semantics::partition_line(line, lo, hi));
+            };
+            let mut nothing = vec![(); data.len()]; // (zero-sized: no memory)
+            match parallel {
+                true => in_parts(pool, mem, (&mut data, part), (&mut nothing, part), lines)?,
+                false => lines(&mut data, &mut nothing),
             }
             views::write(mem, out, &data)
         }
