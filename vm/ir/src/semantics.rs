@@ -466,85 +466,152 @@ sort_key_floats!(f32, u32; f64, u64);
 /// Slices at least this long are sorted by radix ([`sort_by_key`]).
 const RADIX_FROM: usize = 1024;
 
-/// Slices at least this long are first split by their most significant varying byte
-/// ([`sort_by_key`]).
+/// Slices at least this long are first split into places of about [`PLACE_LEN`] values by
+/// sampled key bounds ([`sort_by_key`]).
 const SPLIT_FROM: usize = 1 << 16;
+
+/// About how many values a place of a long slice holds ([`sort_by_key`]): its radix passes
+/// stay in cache.
+const PLACE_LEN: usize = 1 << 15;
 
 /// Sorts `values` by `key`, stably: a comparison sort for short slices, else a radix sort of
 /// the keys' bytes (one counting pass for all eight, then one pass per byte on which the keys
 /// differ): a few passes over the data instead of `log2 n` comparisons per value. A long slice
-/// is first split by its most significant varying byte into 256 places, each then sorted
-/// alone by the bytes below while it stays in cache (a pass over all of a long slice scatters
-/// its values to 256 places far apart: it waits on memory). (Bytes, not wider digits: 2048
-/// places, fewer passes, measured slower.)
+/// is first split into places by key ([`split_by_key`]), each then sorted alone while it stays
+/// in cache: a radix pass over all of a long slice scatters its values to 256 places far
+/// apart, and waits on memory. (Bytes, not wider digits: 2048 places, fewer passes, measured
+/// slower.)
 pub fn sort_by_key<T: Copy>(values: &mut [T], key: impl Fn(&T) -> u64) {
-    if values.len() < RADIX_FROM {
-        values.sort_by_key(key);
-        return;
-    }
-    let mut scratch: Vec<T> = values.to_vec();
-    radix_sort(values, &mut scratch, &key);
-}
-
-/// [`sort_by_key`] of `values` by `key` with `scratch` (as long, contents unspecified) to work
-/// in; the result ends in `values`.
-fn radix_sort<T: Copy, K: Fn(&T) -> u64>(values: &mut [T], scratch: &mut [T], key: &K) {
-    const BITS: usize = 8;
-    const DIGITS: usize = 64usize.div_ceil(BITS);
-    const MASK: u64 = (1 << BITS) - 1;
     let n = values.len();
     if n < RADIX_FROM {
         values.sort_by_key(key);
         return;
     }
+    let mut scratch: Vec<T> = values.to_vec();
+    if n < SPLIT_FROM {
+        radix_sort(values, &mut scratch, &key);
+        return;
+    }
+    let mut from = 0;
+    for count in split_by_key(values, &mut scratch, n.div_ceil(PLACE_LEN), &key) {
+        let place = from..from + count;
+        radix_sort(&mut scratch[place.clone()], &mut values[place], &key);
+        from += count;
+    }
+    values.copy_from_slice(&scratch);
+}
+
+/// Bits per radix digit: a byte.
+const BITS: usize = 8;
+/// Digits per key.
+const DIGITS: usize = 64usize.div_ceil(BITS);
+/// One digit's mask.
+const MASK: u64 = (1 << BITS) - 1;
+/// How many keys hold each value of each digit.
+type DigitCounts = [[usize; 1 << BITS]; DIGITS];
+
+/// [`DigitCounts`] of the keys of `values`, in one pass.
+fn digit_counts<T>(values: &[T], key: &impl Fn(&T) -> u64) -> DigitCounts {
     let mut counts = [[0usize; 1 << BITS]; DIGITS];
-    for v in values.iter() {
+    for v in values {
         let k = key(v);
         for (digit, count) in counts.iter_mut().enumerate() {
             count[((k >> (BITS * digit)) & MASK) as usize] += 1;
         }
     }
-    // Where the places of digit `digit` start, in order.
-    let starts = |digit: usize| {
-        let mut next = [0usize; 1 << BITS];
-        let mut sum = 0;
-        for (slot, &c) in next.iter_mut().zip(&counts[digit]) {
-            *slot = sum;
-            sum += c;
+    counts
+}
+
+/// Where the places of digit `digit` start, in order.
+fn place_starts(counts: &DigitCounts, digit: usize) -> [usize; 1 << BITS] {
+    let mut next = [0usize; 1 << BITS];
+    let mut sum = 0;
+    for (slot, &c) in next.iter_mut().zip(&counts[digit]) {
+        *slot = sum;
+        sum += c;
+    }
+    next
+}
+
+/// Copies `values` into `scratch` split stably by digit `digit` of their keys.
+fn scatter_by_digit<T: Copy>(
+    values: &[T],
+    scratch: &mut [T],
+    key: &impl Fn(&T) -> u64,
+    counts: &DigitCounts,
+    digit: usize,
+) {
+    let mut next = place_starts(counts, digit);
+    for v in values {
+        let d = ((key(v) >> (BITS * digit)) & MASK) as usize;
+        scratch[next[d]] = *v;
+        next[d] += 1;
+    }
+}
+
+/// Keys sampled per place by [`split_by_key`] to choose where places end.
+const SAMPLES_PER_PLACE: usize = 64;
+
+/// The most places [`split_by_key`] makes (a byte numbers them).
+const MAX_PLACES: usize = 256;
+
+/// The first step of [`sort_by_key`] on a long slice, and of a parallel sort: `values` copied
+/// into `scratch` (as long) in up to `places` (at most 256) places by key, stably: every key of a place below every key of the next (equal
+/// keys share a place), the bounds chosen from an evenly spaced sample of the keys so that the
+/// places hold about as many values each, whatever their distribution. Returns the places'
+/// lengths, in order; each place then sorted by `key` apart (in parallel, say) leaves `scratch`
+/// as [`sort_by_key`] leaves `values`.
+pub fn split_by_key<T: Copy>(values: &[T], scratch: &mut [T], places: usize, key: impl Fn(&T) -> u64) -> Vec<usize> {
+    let (n, places) = (values.len(), places.clamp(1, MAX_PLACES));
+    let samples = (places * SAMPLES_PER_PLACE).clamp(1, n.max(1));
+    let mut sample: Vec<u64> = (0..samples).map(|i| key(&values[i * n / samples])).collect();
+    sample.sort_unstable();
+    // A place ends before each bound; a key equal to a bound goes after it.
+    let mut bounds: Vec<u64> = (1..places).map(|p| sample[p * samples / places]).collect();
+    bounds.dedup();
+    // Each value's place (a binary search without branches: nothing to mispredict), counted.
+    let mut counts = vec![0usize; bounds.len() + 1];
+    let mut place_of: Vec<u8> = Vec::with_capacity(n);
+    for v in values {
+        let k = key(v);
+        let (mut lo, mut size) = (0, bounds.len());
+        while size > 0 {
+            let half = size / 2;
+            let after = bounds[lo + half] <= k;
+            lo = if after { lo + half + 1 } else { lo };
+            size = if after { size - half - 1 } else { half };
         }
-        next
-    };
-    let varying = |digit: &usize| !counts[*digit].contains(&n);
-    if n >= SPLIT_FROM
-        && let Some(top) = (0..DIGITS).rev().find(varying)
-    {
-        // Split by the top varying byte (stably), then each place sorted by the bytes below,
-        // with its stretch of `values` to work in, its result copied back.
-        let mut next = starts(top);
-        for v in values.iter() {
-            let d = ((key(v) >> (BITS * top)) & MASK) as usize;
-            scratch[next[d]] = *v;
-            next[d] += 1;
-        }
-        let mut from = 0;
-        for &count in &counts[top] {
-            let place = from..from + count;
-            radix_sort(&mut scratch[place.clone()], &mut values[place], key);
-            from += count;
-        }
-        values.copy_from_slice(scratch);
+        counts[lo] += 1;
+        place_of.push(lo as u8);
+    }
+    let mut next: Vec<usize> = counts
+        .iter()
+        .scan(0, |sum, &c| {
+            *sum += c;
+            Some(*sum - c)
+        })
+        .collect();
+    for (v, &p) in values.iter().zip(&place_of) {
+        scratch[next[p as usize]] = *v;
+        next[p as usize] += 1;
+    }
+    counts
+}
+
+/// The radix sort of [`sort_by_key`]: `values` by `key`, with `scratch` (as long, contents
+/// unspecified) to work in; the result ends in `values`.
+fn radix_sort<T: Copy, K: Fn(&T) -> u64>(values: &mut [T], scratch: &mut [T], key: &K) {
+    let n = values.len();
+    if n < RADIX_FROM {
+        values.sort_by_key(key);
         return;
     }
+    let counts = digit_counts(values, key);
     let mut in_scratch = false;
     {
         let (mut from, mut to): (&mut [T], &mut [T]) = (&mut *values, &mut *scratch);
-        for digit in (0..DIGITS).filter(varying) {
-            let mut next = starts(digit);
-            for v in from.iter() {
-                let d = ((key(v) >> (BITS * digit)) & MASK) as usize;
-                to[next[d]] = *v;
-                next[d] += 1;
-            }
+        for digit in (0..DIGITS).filter(|&d| !counts[d].contains(&n)) {
+            scatter_by_digit(from, to, key, &counts, digit);
             std::mem::swap(&mut from, &mut to);
             in_scratch = !in_scratch;
         }
@@ -554,48 +621,30 @@ fn radix_sort<T: Copy, K: Fn(&T) -> u64>(values: &mut [T], scratch: &mut [T], ke
     }
 }
 
-/// Merges the consecutive runs of `run` items (the last may be shorter) that make up `items`,
-/// each in ascending order of `key`, into one run in that order, stably: of equal keys, the
-/// items of an earlier run first. Sorting the runs apart (in parallel) and merging them gives
-/// what one stable sort of the whole gives.
-pub fn merge_runs<E: Copy, K: Ord>(items: &mut [E], mut run: usize, key: impl Fn(&E) -> K) {
-    let n = items.len();
-    if run == 0 || run >= n {
-        return;
-    }
-    let mut scratch: Vec<E> = items.to_vec();
-    let (mut from, mut to): (&mut [E], &mut [E]) = (items, &mut scratch);
-    let mut in_scratch = false;
-    while run < n {
-        for (start, out) in (0..n).step_by(2 * run).zip(to.chunks_mut(2 * run)) {
-            let (left, right) = from[start..(start + 2 * run).min(n)].split_at(run.min(out.len()));
-            let (mut i, mut j, mut k) = (0, 0, 0);
-            // Both runs have items left: the smaller first, chosen without a branch.
-            while i < left.len() && j < right.len() {
-                let take_left = key(&left[i]) <= key(&right[j]);
-                out[k] = if take_left { left[i] } else { right[j] };
-                i += usize::from(take_left);
-                j += usize::from(!take_left);
-                k += 1;
-            }
-            out[k..k + left.len() - i].copy_from_slice(&left[i..]);
-            out[k + left.len() - i..].copy_from_slice(&right[j..]);
-        }
-        std::mem::swap(&mut from, &mut to);
-        in_scratch = !in_scratch;
-        run *= 2;
-    }
-    if in_scratch {
-        to.copy_from_slice(from);
-    }
-}
-
-/// The order [`sort_lines`] puts values in, as a key for [`merge_runs`]: numbers by
-/// [`SortKey::key`], then the NaNs, equal to each other (so they keep their order). (No number
-/// of a float dtype has the NaNs' key; an integer dtype has no NaNs.)
+/// The order [`sort_lines`] puts values in, as a key: numbers by [`SortKey::key`], then the
+/// NaNs, equal to each other (so they keep their order). (No number of a float dtype has the
+/// NaNs' key; an integer dtype has no NaNs.)
 #[inline]
 pub fn sorted_order<T: SortKey>(v: &T) -> u64 {
     if v.is_nan_value() { u64::MAX } else { v.key() }
+}
+
+/// Moves the NaNs of `line` after its numbers, each part in its order (`nans` holds them on
+/// the way); returns how many numbers there are. What [`sort_lines`] does before it sorts the
+/// numbers by [`SortKey::key`].
+pub fn nans_last<T: SortKey>(line: &mut [T], nans: &mut Vec<T>) -> usize {
+    nans.clear();
+    let mut numbers = 0;
+    for k in 0..line.len() {
+        if line[k].is_nan_value() {
+            nans.push(line[k]);
+        } else {
+            line[numbers] = line[k];
+            numbers += 1;
+        }
+    }
+    line[numbers..].copy_from_slice(nans);
+    numbers
 }
 
 /// Sorts each line along `axis` of `values` (row-major, of `shape`): what `sort` computes. The
@@ -604,17 +653,7 @@ pub fn sort_lines<T: SortKey>(values: &mut [T], shape: &[usize], axis: usize) {
     let (len, inner) = (shape[axis], shape[axis + 1..].iter().product::<usize>());
     let mut nans: Vec<T> = Vec::new();
     let mut sort = |line: &mut [T]| {
-        nans.clear();
-        let mut numbers = 0;
-        for k in 0..line.len() {
-            if line[k].is_nan_value() {
-                nans.push(line[k]);
-            } else {
-                line[numbers] = line[k];
-                numbers += 1;
-            }
-        }
-        line[numbers..].copy_from_slice(&nans);
+        let numbers = nans_last(line, &mut nans);
         sort_by_key(&mut line[..numbers], |v| v.key());
     };
     if inner == 1 {
@@ -955,19 +994,28 @@ mod tests {
             let mut got = vec![0i64; n];
             argsort_lines(&xs, &[n], 0, &mut got);
             assert_eq!(got, positions.iter().map(|&p| p as i64).collect::<Vec<_>>(), "argsort of {n}");
-            // Runs sorted apart, then merged: the same values and positions.
-            for run in [1, 7, n / 3 + 1, n / 2] {
-                let mut merged = xs.clone();
-                merged.chunks_mut(run).for_each(|part| sort_lines(part, &[part.len()], 0));
-                merge_runs(&mut merged, run, sorted_order);
-                assert!(merged.iter().zip(&want).all(|(g, w)| g == w || (nan(g) && nan(w))), "merged sort of {n}");
-                let mut merged = vec![0i64; n];
-                for (r, (part, at)) in xs.chunks(run).zip(merged.chunks_mut(run)).enumerate() {
-                    argsort_lines(part, &[part.len()], 0, at);
-                    at.iter_mut().for_each(|p| *p += (r * run) as i64);
+            // Split into places by sampled bounds, each place sorted apart: the same values,
+            // and of (key, position) pairs the same positions.
+            for places in [1, 2, 7, 16] {
+                let mut numbers = xs.clone();
+                let count = nans_last(&mut numbers, &mut Vec::new());
+                let mut split = numbers.clone();
+                let lengths = split_by_key(&numbers[..count], &mut split[..count], places, |v| v.key());
+                assert!(lengths.len() <= places && lengths.iter().sum::<usize>() == count, "places of {n}");
+                let mut from = 0;
+                for c in lengths {
+                    sort_by_key(&mut split[from..from + c], |v| v.key());
+                    from += c;
                 }
-                merge_runs(&mut merged, run, |&p| xs[p as usize].position_key());
-                assert_eq!(merged, got, "merged argsort of {n} in runs of {run}");
+                assert!(split.iter().zip(&want).all(|(g, w)| g == w || (nan(g) && nan(w))), "split sort of {n}");
+                let keyed: Vec<(u64, i64)> = xs.iter().enumerate().map(|(p, v)| (v.position_key(), p as i64)).collect();
+                let mut split = keyed.clone();
+                let mut from = 0;
+                for c in split_by_key(&keyed, &mut split, places, |&(k, _)| k) {
+                    sort_by_key(&mut split[from..from + c], |&(k, _)| k);
+                    from += c;
+                }
+                assert!(split.iter().map(|&(_, p)| p).eq(got.iter().copied()), "split argsort of {n}");
             }
             // Partitions around lo..=hi: the sorted values (positions) there, the order's
             // neighbours on each side, the same values as the input.

@@ -92,7 +92,7 @@ fn in_parts<A: Send, B: Send>(
 
 /// `sort` and `argsort` (the whole input read before the output is written); the lines of a
 /// sort along the last axis in parallel, whole lines to a task, or, when fewer long lines than
-/// threads, parts of each line sorted in parallel and merged.
+/// threads, each line split by its keys' top varying byte and the places sorted in parallel.
 fn sort(instr: &Instruction, mem: &mut HostMemory, pool: &Pool) -> Result<()> {
     let (out, input) = (view(instr, 0)?, view(instr, 1)?);
     let axis = instr.axis().ok_or_else(|| Error::invalid(Some(2), "missing axis"))?;
@@ -103,38 +103,31 @@ fn sort(instr: &Instruction, mem: &mut HostMemory, pool: &Pool) -> Result<()> {
     } else {
         None
     };
-    // Fewer long lines than threads (one line of a 1-d array): each line cut into a part per
-    // thread, the parts sorted in parallel, then merged (what one stable sort gives).
+    // Fewer long lines than threads (one line of a 1-d array): each line split by the top byte
+    // of its keys, the places sorted in parallel (what one stable sort gives).
     let threads = pool.threads();
     let long_lines =
         axis + 1 == input.ndim() && threads > 1 && len >= 2 * PARALLEL_ELEMENTS && input.nelem() / len < threads;
     with_dtype!(input.dtype(), T => {
         let mut data = views::read::<T>(mem, input)?;
         if long_lines {
-            let part = len.div_ceil(threads);
             if instr.opcode == Opcode::Argsort {
                 let mut positions = try_vec::<i64>(data.len(), out.base.id, "argsort's positions")?;
                 positions.resize(data.len(), 0);
-                // Each value's (order key, position), sorted by key in parts, merged.
+                // Each value's (order key, position), sorted by key.
                 let mut keyed: Vec<(u64, i64)> = try_vec(len, out.base.id, "argsort's keys")?;
-                let mut nothing = vec![(); len]; // (zero-sized: no memory)
                 for (line, at) in data.chunks(len).zip(positions.chunks_mut(len)) {
                     keyed.clear();
                     keyed.extend(line.iter().enumerate().map(|(p, &v)| (SortKey::position_key(v), p as i64)));
-                    in_parts(pool, mem, (&mut keyed, part), (&mut nothing, part), |run, _| {
-                        vm_ir::semantics::sort_by_key(run, |&(key, _)| key)
-                    })?;
-                    vm_ir::semantics::merge_runs(&mut keyed, part, |&(key, _)| key);
+                    sort_in_places(pool, mem, &mut keyed, |&(key, _)| key, out)?;
                     at.iter_mut().zip(&keyed).for_each(|(p, &(_, q))| *p = q);
                 }
                 return views::write(mem, out, &positions);
             }
-            let mut nothing = vec![(); len]; // (zero-sized: no memory)
+            let mut nans = Vec::new();
             for line in data.chunks_mut(len) {
-                in_parts(pool, mem, (line, part), (&mut nothing, part), |x, _| {
-                    vm_ir::semantics::sort_lines(x, &[x.len()], 0)
-                })?;
-                vm_ir::semantics::merge_runs(line, part, vm_ir::semantics::sorted_order);
+                let numbers = vm_ir::semantics::nans_last(line, &mut nans);
+                sort_in_places(pool, mem, &mut line[..numbers], |&v| SortKey::key(v), out)?;
             }
             return views::write(mem, out, &data);
         }
@@ -200,6 +193,40 @@ pub fn partition(instr: &Instruction, positions: bool, mem: &mut HostMemory, poo
         }
     })
 }
+
+/// Sorts `items` by `key` stably ([`vm_ir::semantics::sort_by_key`]'s result), in parallel on
+/// `pool`: split into places of about as many values by sampled key bounds
+/// ([`vm_ir::semantics::split_by_key`], [`PLACES_PER_THREAD`] a thread), the places sorted apart.
+/// `out` names the output when the scratch cannot be allocated.
+fn sort_in_places<E: Copy + Send>(
+    pool: &Pool,
+    mem: &HostMemory,
+    items: &mut [E],
+    key: impl Fn(&E) -> u64 + Sync,
+    out: &View,
+) -> Result<()> {
+    let mut scratch = try_vec::<E>(items.len(), out.base.id, "a sort's scratch")?;
+    scratch.extend_from_slice(items);
+    let lengths = vm_ir::semantics::split_by_key(items, &mut scratch, PLACES_PER_THREAD * pool.threads(), &key);
+    let mut places: Vec<Mutex<&mut [E]>> = Vec::with_capacity(lengths.len());
+    let mut rest = &mut scratch[..];
+    for count in lengths {
+        let (place, tail) = std::mem::take(&mut rest).split_at_mut(count);
+        places.push(Mutex::new(place));
+        rest = tail;
+    }
+    let task = |t: usize| {
+        let mut place = places[t].lock().unwrap_or_else(PoisonError::into_inner);
+        vm_ir::semantics::sort_by_key(&mut place, &key);
+    };
+    pool.run(places.len(), &task, mem.interrupt())?;
+    items.copy_from_slice(&scratch);
+    Ok(())
+}
+
+/// Places per thread of a long line's parallel sort ([`sort_in_places`]): enough that the
+/// threads finish about together when some places come out larger.
+const PLACES_PER_THREAD: usize = 4;
 
 /// `searchsorted_left` and `searchsorted_right` (the inputs read whole before the output is
 /// written); many keys into sorted values in parallel.
