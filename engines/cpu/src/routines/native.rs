@@ -92,7 +92,7 @@ fn in_parts<A: Send, B: Send>(
 
 /// `sort` and `argsort` (the whole input read before the output is written); the lines of a
 /// sort along the last axis in parallel, whole lines to a task, or, when fewer long lines than
-/// threads, each line split by its keys' top varying byte and the places sorted in parallel.
+/// threads, each line split into places by key ([`sort_in_places`]), sorted in parallel.
 fn sort(instr: &Instruction, mem: &mut HostMemory, pool: &Pool) -> Result<()> {
     let (out, input) = (view(instr, 0)?, view(instr, 1)?);
     let axis = instr.axis().ok_or_else(|| Error::invalid(Some(2), "missing axis"))?;
@@ -103,8 +103,8 @@ fn sort(instr: &Instruction, mem: &mut HostMemory, pool: &Pool) -> Result<()> {
     } else {
         None
     };
-    // Fewer long lines than threads (one line of a 1-d array): each line split by the top byte
-    // of its keys, the places sorted in parallel (what one stable sort gives).
+    // Fewer long lines than threads (one line of a 1-d array): each line split into places by
+    // key, the places sorted in parallel (what one stable sort gives).
     let threads = pool.threads();
     let long_lines =
         axis + 1 == input.ndim() && threads > 1 && len >= 2 * PARALLEL_ELEMENTS && input.nelem() / len < threads;
