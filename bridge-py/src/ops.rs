@@ -1503,9 +1503,13 @@ pub fn axes(py: Python<'_>, axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyR
     let raw: Vec<isize> = match axis {
         None => return Ok((0..ndim).collect()),
         Some(a) if a.is_none() => return Ok((0..ndim).collect()),
-        Some(a) => match a.extract::<isize>() {
-            Ok(i) => vec![i],
-            Err(_) => a.extract::<Vec<isize>>()?,
+        // A tuple first: an int's failed extraction would build an exception to throw away.
+        Some(a) => match a.cast::<PyTuple>() {
+            Ok(t) => t.iter().map(|i| i.extract::<isize>()).collect::<PyResult<_>>()?,
+            Err(_) => match a.extract::<isize>() {
+                Ok(i) => vec![i],
+                Err(_) => a.extract::<Vec<isize>>()?,
+            },
         },
     };
     let mut out = Vec::with_capacity(raw.len());

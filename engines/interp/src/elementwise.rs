@@ -4,7 +4,7 @@
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
 use crate::iterate::{
-    Lane, PIECE, fill_at, fill_run, fill_runs, for_each_row, for_each_row2, for_each_view_row, lane,
+    Lane, PIECE, fill_at, fill_run, fill_runs, for_each_row, for_each_row_of, for_each_view_row_of, lane,
     prepare_overwriting, reads_base_of, room, rows, update_at, update_run, write_view,
 };
 use vm_ir::scalar::Cast;
@@ -92,7 +92,7 @@ fn in_place<R: Elem>(
 /// All of the buffer of `out`'s base, for writing the output's rows where they lie: when `out`
 /// is not one contiguous run (that is [`in_place`]) but its last axis is (`v[1:-1, 1:-1] = ...`),
 /// and no input reads its base. `compute` gets host memory for reading the inputs and the
-/// base's elements, of which it writes only `out`'s rows ([`for_each_view_row`]); `Ok(false)`
+/// base's elements, of which it writes only `out`'s rows ([`for_each_view_row_of`]); `Ok(false)`
 /// when the output does not qualify.
 fn in_place_rows<R: Elem>(
     mem: &mut HostMemory,
@@ -244,14 +244,14 @@ fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
             return row1(dst, a, f, interrupt);
         }
         let a = rows::<A>(mem, &instr.operands[1], &out.shape)?;
-        for_each_row(&out.shape, dst, |idx, row| row1(row, a.row(idx), f, interrupt))
+        for_each_row_of(&out.shape, dst, [&a], |row, [a]| row1(row, a, f, interrupt))
     };
     if in_place::<R>(mem, instr, out, compute)? {
         return Ok(());
     }
     let by_rows = |mem: &HostMemory, base: &mut [R]| -> Result<()> {
         let a = rows::<A>(mem, &instr.operands[1], &out.shape)?;
-        for_each_view_row(out, base, |idx, row| row1(row, a.row(idx), f, mem.interrupt()))
+        for_each_view_row_of(out, base, [&a], |row, [a]| row1(row, a, f, mem.interrupt()))
     };
     if in_place_rows::<R>(mem, instr, out, by_rows)? {
         return Ok(());
@@ -303,7 +303,7 @@ fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
             return row2(dst, (a, b), f, interrupt);
         }
         let (a, b) = (rows::<A>(mem, x, &out.shape)?, rows::<A>(mem, y, &out.shape)?);
-        for_each_row2(&out.shape, dst, (&a, &b), |row, a, b| row2(row, (a, b), f, interrupt))
+        for_each_row_of(&out.shape, dst, [&a, &b], |row, [a, b]| row2(row, (a, b), f, interrupt))
     };
     if in_place::<R>(mem, instr, out, compute)? {
         return Ok(());
@@ -344,7 +344,7 @@ fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
     let by_rows = |mem: &HostMemory, base: &mut [R]| -> Result<()> {
         let (x, y) = (&instr.operands[1], &instr.operands[2]);
         let (a, b) = (rows::<A>(mem, x, &out.shape)?, rows::<A>(mem, y, &out.shape)?);
-        for_each_view_row(out, base, |idx, row| row2(row, (a.row(idx), b.row(idx)), f, mem.interrupt()))
+        for_each_view_row_of(out, base, [&a, &b], |row, [a, b]| row2(row, (a, b), f, mem.interrupt()))
     };
     if in_place_rows::<R>(mem, instr, out, by_rows)? {
         return Ok(());
@@ -368,7 +368,7 @@ fn update_rows<A: Elem, R: Elem>(
         return update_row(dst, b, f, interrupt);
     }
     let b = rows::<A>(mem, other, shape)?;
-    for_each_row(shape, dst, |idx, row| update_row(row, b.row(idx), f, interrupt))
+    for_each_row_of(shape, dst, [&b], |row, [b]| update_row(row, b, f, interrupt))
 }
 
 /// One row of [`update_rows`]: `dst[k] = f(dst[k], other[k])`.
@@ -494,7 +494,7 @@ fn map_slices<T: Elem + Default>(mem: &mut HostMemory, instr: &Instruction, f: f
         Some(a) => row(&mut values, a)?,
         None => {
             let a = rows::<T>(mem, &instr.operands[1], &out.shape)?;
-            for_each_row(&out.shape, &mut values, |idx, dst| row(dst, a.row(idx)))?;
+            for_each_row_of(&out.shape, &mut values, [&a], |dst, [a]| row(dst, a))?;
         }
     }
     write_view(mem, out, values)

@@ -290,26 +290,23 @@ pub fn rows<'m, T: Elem>(mem: &'m HostMemory, operand: &'m Operand, shape: &[usi
 impl<'m, T: Copy> Rows<'m, T> {
     /// The row at index `outer` of all axes but the last, as a [`Lane`].
     pub fn row(&self, outer: &[usize]) -> Lane<'m, T> {
-        match *self {
-            Rows::Const(x) => Lane::Const(x),
-            Rows::View(_, v) => {
-                self.row_at(v.start + outer.iter().zip(&v.stride).map(|(&i, &s)| i as i64 * s).sum::<i64>())
-            }
-        }
+        let start = match self {
+            Rows::Const(_) => 0,
+            Rows::View(_, v) => v.start + outer.iter().zip(&v.stride).map(|(&i, &s)| i as i64 * s).sum::<i64>(),
+        };
+        self.reader().at(start)
     }
 
-    /// The row whose first element is at base offset `start`, as a [`Lane`].
-    #[inline]
-    fn row_at(&self, start: i64) -> Lane<'m, T> {
+    /// How to read a row from its start: the same for every row of the operand.
+    fn reader(&self) -> RowReader<'m, T> {
         match *self {
-            Rows::Const(x) => Lane::Const(x),
+            Rows::Const(x) => RowReader::Const(x),
             Rows::View(data, v) => {
                 let last = v.ndim() - 1;
                 match v.stride[last] {
-                    1 => Lane::Run(&data[start as usize..start as usize + v.shape[last]]),
-                    // A row broadcast from one element (`x[..., None] * w`): a constant.
-                    0 => Lane::Const(data[start as usize]),
-                    stride => Lane::Line { data, start: start as isize, stride: stride as isize },
+                    1 => RowReader::Run(data, v.shape[last]),
+                    0 => RowReader::Broadcast(data),
+                    stride => RowReader::Line(data, stride as isize),
                 }
             }
         }
@@ -333,38 +330,153 @@ impl<'m, T: Copy> Rows<'m, T> {
     }
 }
 
-/// [`for_each_row`] with the rows of two operands: calls `f(row, a_row, b_row)` for each row of
-/// `dst`, an array of `shape` (at least one axis), the operands' rows found by stepping their
-/// offsets along the outer axes (short rows, `x[:, i:i+5, None] * w`, are many).
-pub fn for_each_row2<'m, A: Copy, B: Copy, R>(
+/// [`Rows`] read one row at a time ([`Rows::reader`]): what a row's last axis is, decided once
+/// for all rows of an operand (every row of a view has the same extent and stride).
+#[derive(Clone, Copy)]
+enum RowReader<'m, T> {
+    /// A constant.
+    Const(T),
+    /// Rows of this many consecutive elements.
+    Run(&'m [T], usize),
+    /// Rows broadcast from one element (`x[..., None] * w`): constants.
+    Broadcast(&'m [T]),
+    /// Rows of elements this far apart.
+    Line(&'m [T], isize),
+}
+
+impl<'m, T: Copy> RowReader<'m, T> {
+    /// The row whose first element is at base offset `start`.
+    #[inline(always)]
+    fn at(self, start: i64) -> Lane<'m, T> {
+        match self {
+            RowReader::Const(x) => Lane::Const(x),
+            RowReader::Run(data, n) => Lane::Run(&data[start as usize..start as usize + n]),
+            RowReader::Broadcast(data) => Lane::Const(data[start as usize]),
+            RowReader::Line(data, stride) => Lane::Line { data, start: start as isize, stride },
+        }
+    }
+}
+
+/// [`for_each_row`] with the rows of `K` operands of one element type: calls `f(row, lanes)`
+/// for each row of `dst`, an array of `shape` (at least one axis), `lanes[k]` operand `k`'s row
+/// (short rows, `x[:, i:i+5, None] * w`, are many: each costs a few steps of [`walk_rows`]).
+pub fn for_each_row_of<'m, A: Copy, R, const K: usize>(
     shape: &[usize],
     dst: &mut [R],
-    (a, b): (&Rows<'m, A>, &Rows<'m, B>),
-    mut f: impl FnMut(&mut [R], Lane<'m, A>, Lane<'m, B>) -> Result<()>,
+    operands: [&Rows<'m, A>; K],
+    mut f: impl FnMut(&mut [R], [Lane<'m, A>; K]) -> Result<()>,
 ) -> Result<()> {
     let (outer_shape, inner) = match shape.split_last() {
         Some((&inner, outer)) if inner > 0 => (outer, inner),
         _ => return Ok(()),
     };
-    let mut outer = vec![0usize; outer_shape.len()];
-    let (mut at_a, mut at_b) = (a.first_row(), b.first_row());
-    for row in dst.chunks_mut(inner) {
-        f(row, a.row_at(at_a), b.row_at(at_b))?;
-        // Odometer step over the outer axes, the offsets along.
-        for d in (0..outer.len()).rev() {
-            outer[d] += 1;
-            at_a += a.outer_stride(d);
-            at_b += b.outer_stride(d);
-            if outer[d] < outer_shape[d] {
-                break;
+    let readers = operands.map(Rows::reader);
+    let axes = outer_shape.iter().enumerate().map(|(d, &n)| (n, operands.map(|o| o.outer_stride(d))));
+    let mut rows = dst.chunks_mut(inner);
+    walk_rows(axes, operands.map(Rows::first_row), |starts| {
+        let row = rows.next().ok_or_else(|| Error::Internal("more rows than the output holds".into()))?;
+        f(row, std::array::from_fn(|k| readers[k].at(starts[k])))
+    })
+}
+
+/// [`for_each_row_of`] writing into `view`'s rows in place: calls `f(row, lanes)` for each row
+/// of `view` in row-major order, `row` its last axis as a slice of `data`, its base's elements
+/// (the axis is contiguous there: stride 1, or one element).
+pub fn for_each_view_row_of<'m, A: Copy, R, const K: usize>(
+    view: &View,
+    data: &mut [R],
+    operands: [&Rows<'m, A>; K],
+    mut f: impl FnMut(&mut [R], [Lane<'m, A>; K]) -> Result<()>,
+) -> Result<()> {
+    let (outer_shape, inner) = match view.shape.split_last() {
+        Some((&inner, outer)) if inner > 0 => (outer, inner),
+        _ => return Ok(()),
+    };
+    if K >= VIEW_WALK {
+        return Err(Error::Internal(format!("{K} operands written into a view row by row")));
+    }
+    let readers = operands.map(Rows::reader);
+    // Slot 0 is the view's row start, slot `k + 1` operand `k`'s; the slots after are unused.
+    let slot = |d: usize, k: usize| match k {
+        0 => view.stride[d],
+        k if k <= K => operands[k - 1].outer_stride(d),
+        _ => 0,
+    };
+    let axes = outer_shape.iter().enumerate().map(|(d, &n)| (n, std::array::from_fn(|k| slot(d, k))));
+    let first: [i64; VIEW_WALK] = std::array::from_fn(|k| {
+        if k == 0 {
+            view.start
+        } else if k <= K {
+            operands[k - 1].first_row()
+        } else {
+            0
+        }
+    });
+    walk_rows(axes, first, |starts| {
+        let start = starts[0] as usize;
+        f(&mut data[start..start + inner], std::array::from_fn(|k| readers[k].at(starts[k + 1])))
+    })
+}
+
+/// The row starts [`for_each_view_row_of`] walks: the view's and up to three operands'.
+const VIEW_WALK: usize = 4;
+
+/// Calls `f(starts)` for each row of an array whose outer axes (all but the last) are `axes`,
+/// in row-major order: each axis's extent and how far each of `K` operands' row start moves
+/// along it; `starts[k]` is operand `k`'s row start, `first[k]` at the first row. Adjacent axes
+/// along which every operand moves evenly are walked as one (`x[:, :, :, None]`'s rows of a
+/// 4-d array: one axis where it can), the innermost in a plain loop; an empty array has no
+/// rows.
+fn walk_rows<const K: usize>(
+    axes: impl Iterator<Item = (usize, [i64; K])>,
+    first: [i64; K],
+    mut f: impl FnMut([i64; K]) -> Result<()>,
+) -> Result<()> {
+    let mut merged: Vec<(usize, [i64; K])> = Vec::with_capacity(axes.size_hint().0);
+    for (n, step) in axes {
+        match merged.last_mut() {
+            _ if n == 0 => return Ok(()),
+            _ if n == 1 => {}
+            // The axis before moves each operand as far as this whole axis does: one axis.
+            Some((m, outer)) if (0..K).all(|k| outer[k] == step[k] * n as i64) => {
+                *m *= n;
+                *outer = step;
             }
-            let n = outer_shape[d] as i64;
-            at_a -= a.outer_stride(d) * n;
-            at_b -= b.outer_stride(d) * n;
-            outer[d] = 0;
+            _ => merged.push((n, step)),
         }
     }
-    Ok(())
+    let Some((inner_n, inner_step)) = merged.pop() else { return f(first) };
+    let mut index = vec![0usize; merged.len()];
+    let mut start = first;
+    loop {
+        let mut at = start;
+        for _ in 0..inner_n {
+            f(at)?;
+            for k in 0..K {
+                at[k] += inner_step[k];
+            }
+        }
+        // Odometer step over the other axes, the starts along.
+        let mut d = merged.len();
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            let (n, step) = merged[d];
+            index[d] += 1;
+            if index[d] < n {
+                for k in 0..K {
+                    start[k] += step[k];
+                }
+                break;
+            }
+            index[d] = 0;
+            for k in 0..K {
+                start[k] -= step[k] * (n as i64 - 1);
+            }
+        }
+    }
 }
 
 /// Calls `f(outer, row)` for each row of `dst`, an array of `shape` (at least one axis) in
@@ -391,45 +503,6 @@ pub fn for_each_row<R>(
         }
     }
     Ok(())
-}
-
-/// Calls `f(outer, row)` for each row of `view` in row-major order: `row` is the view's last
-/// axis as a slice of `data`, its base's elements (the axis is contiguous there: stride 1, or
-/// one element), `outer` the row's index over the other axes.
-pub fn for_each_view_row<R>(
-    view: &View,
-    data: &mut [R],
-    mut f: impl FnMut(&[usize], &mut [R]) -> Result<()>,
-) -> Result<()> {
-    let (outer_shape, inner) = match view.shape.split_last() {
-        Some((&inner, outer)) if inner > 0 => (outer, inner),
-        _ => return Ok(()),
-    };
-    if outer_shape.contains(&0) {
-        return Ok(());
-    }
-    let outer_stride = &view.stride[..outer_shape.len()];
-    let mut outer = vec![0usize; outer_shape.len()];
-    let mut offset = view.start;
-    loop {
-        let start = offset as usize;
-        f(&outer, &mut data[start..start + inner])?;
-        // Odometer step over the outer axes, the offset along.
-        let mut d = outer.len();
-        loop {
-            if d == 0 {
-                return Ok(());
-            }
-            d -= 1;
-            outer[d] += 1;
-            offset += outer_stride[d];
-            if outer[d] < outer_shape[d] {
-                break;
-            }
-            offset -= outer_stride[d] * outer_shape[d] as i64;
-            outer[d] = 0;
-        }
-    }
 }
 
 /// Writes `f(k)` into `dst[k]` for every `k`, in pieces between looks at the flush's
@@ -481,7 +554,7 @@ pub fn update_at<R>(dst: &mut [R], f: impl Fn(usize, &R) -> R, interrupt: &Inter
 
 /// Rows shorter than this take the plain loop: choosing the vectorised one costs more than it
 /// saves (a broadcast product `x[:, i:i+5, :, None] * w` has rows of a few elements).
-const SHORT_ROW: usize = 16;
+const SHORT_ROW: usize = 64;
 
 /// Writes `f(x[k], y[k])` into `dst[k]` for runs `x` and `y` as long as `dst` (where `y` is
 /// `None`, `f(x[k], c)` with the constant `c`; where `x` is, `f(c, y[k])`), in pieces between
@@ -676,6 +749,43 @@ mod tests {
                 assert!(fill_runs(&mut got, lanes, op, &interrupt).unwrap());
                 assert!(got.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits()));
             }
+        }
+    }
+    /// Row starts walked with merged axes are those of each row's index, in row-major order.
+    #[test]
+    fn rows_are_walked_in_order_with_axes_merged() {
+        // Extents and two operands' steps: evenly stepping axes (merged), broadcasts, axes of
+        // one element, reversed steps, an empty axis.
+        let cases: [&[(usize, [i64; 2])]; 7] = [
+            &[],
+            &[(3, [5, 0])],
+            &[(2, [12, 0]), (3, [4, 0]), (4, [1, 0])],
+            &[(2, [3072, 0]), (2, [96, 96]), (2, [3, 48]), (3, [1, 16])],
+            &[(4, [-7, 2]), (1, [100, 100]), (3, [2, -1]), (2, [1, 0])],
+            &[(3, [6, 0]), (0, [2, 1]), (2, [1, 1])],
+            &[(1, [9, 9]), (1, [4, 4])],
+        ];
+        for axes in cases {
+            let first = [1000, 2000];
+            let mut want = Vec::new();
+            let rows: usize = axes.iter().map(|a| a.0).product();
+            for flat in 0..rows {
+                let (mut rem, mut at) = (flat, first);
+                for &(n, step) in axes.iter().rev() {
+                    for k in 0..2 {
+                        at[k] += (rem % n) as i64 * step[k];
+                    }
+                    rem /= n;
+                }
+                want.push(at);
+            }
+            let mut got = Vec::new();
+            walk_rows(axes.iter().copied(), first, |at| {
+                got.push(at);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(got, want, "{axes:?}");
         }
     }
 }
