@@ -421,6 +421,24 @@ pub fn for_each_view_row_of<'m, A: Copy, R, const K: usize>(
 /// The row starts [`for_each_view_row_of`] walks: the view's and up to three operands'.
 const VIEW_WALK: usize = 4;
 
+/// Appends the elements of `view`, whose last axis is contiguous (stride 1), to `run` in
+/// row-major order, a row at a time (`run` has room for them: the caller allocates fallibly);
+/// the flush's [`Interrupt`] is looked at after each row.
+pub fn gather_rows<T: Copy>(run: &mut Vec<T>, view: &View, data: &[T], interrupt: &Interrupt) -> Result<()> {
+    let (outer_shape, inner) = match view.shape.split_last() {
+        Some((&inner, outer)) if inner > 0 => (outer, inner),
+        _ => return Ok(()),
+    };
+    if view.stride.last() != Some(&1) {
+        return Err(Error::Internal(format!("rows of {view} gathered, its last axis not contiguous")));
+    }
+    let axes = outer_shape.iter().zip(&view.stride).map(|(&n, &s)| (n, [s]));
+    walk_rows(axes, [view.start], |[start]| {
+        run.extend_from_slice(&data[start as usize..start as usize + inner]);
+        interrupt.check()
+    })
+}
+
 /// Calls `f(starts)` for each row of an array whose outer axes (all but the last) are `axes`,
 /// in row-major order: each axis's extent and how far each of `K` operands' row start moves
 /// along it; `starts[k]` is operand `k`'s row start, `first[k]` at the first row. Adjacent axes

@@ -14,8 +14,10 @@
 
 use crate::elem::{Elem, to_bool_binary, truth};
 use crate::elementwise::{expect_operands, not_defined, output};
-use crate::iterate::{data, elements, prepare_overwriting, room, write_view};
+use crate::iterate::{data, elements, gather_rows, prepare_overwriting, room, write_view};
+use std::borrow::Cow;
 use vm_ir::{AccumulateOp, DType, Error, Instruction, Opcode, ReduceOp, Result, TypeRule, View, semantics, with_dtype};
+use vm_runtime::memory::try_vec;
 use vm_runtime::{HostMemory, Interrupt};
 
 /// The shape split at `axis`: (product of the dims before, the axis' extent, product after).
@@ -247,18 +249,35 @@ fn logical(op: ReduceOp) -> Option<(Logical, bool)> {
     Some((to_bool_binary::<bool>(op.combiner()?)?, identity))
 }
 
-/// [`reduce_run`] of a contiguous `input` into a result for `out`.
+/// The elements of `input` in row-major order as one slice: its base's own where the view is
+/// contiguous, else gathered row by row where its rows are runs (`A[1:-1, 1:-1]`: a copy per
+/// row, then the reduction of a contiguous input, the same combinations in the same order as
+/// element by element); `None` for other views.
+fn input_run<'m, T: Elem>(mem: &'m HostMemory, input: &View) -> Result<Option<Cow<'m, [T]>>> {
+    let data = data::<T>(mem, input)?;
+    let n = input.nelem();
+    if input.is_contiguous() {
+        let start = input.start as usize;
+        return Ok(Some(Cow::Borrowed(&data[start..start + n])));
+    }
+    if input.stride.last() != Some(&1) {
+        return Ok(None);
+    }
+    let mut run = try_vec::<T>(n, input.base.id, "the gathered rows of a reduction's input")?;
+    gather_rows(&mut run, input, data, mem.interrupt())?;
+    Ok(Some(Cow::Owned(run)))
+}
+
+/// [`reduce_run`] of `run`, `input`'s elements ([`input_run`]), into a result for `out`.
 fn reduce_contiguous<T: Elem>(
     mem: &HostMemory,
-    input: &View,
+    (input, run): (&View, &[T]),
     out: &View,
     axis: usize,
     (op, reduction): (Opcode, ReduceOp),
     f: impl Fn(T, T) -> T,
 ) -> Result<Vec<T>> {
     let identity = T::reduce_identity(reduction).ok_or_else(|| not_defined(op, T::DTYPE))?;
-    let start = input.start as usize;
-    let run = &data::<T>(mem, input)?[start..start + input.nelem()];
     reduce_run(run, &input.shape, axis, identity, f, room(out, out.nelem())?, mem.interrupt())
 }
 
@@ -266,15 +285,13 @@ fn reduce_contiguous<T: Elem>(
 /// folded by [`fold_extreme`].
 fn reduce_contiguous_extreme<T: Elem + semantics::Float>(
     mem: &HostMemory,
-    input: &View,
+    (input, run): (&View, &[T]),
     out: &View,
     axis: usize,
     (op, reduction): (Opcode, ReduceOp),
 ) -> Result<Vec<T>> {
     let max = reduction == ReduceOp::MaximumReduce;
     let identity = T::reduce_identity(reduction).ok_or_else(|| not_defined(op, T::DTYPE))?;
-    let start = input.start as usize;
-    let run = &data::<T>(mem, input)?[start..start + input.nelem()];
     let f = if max { semantics::float_maximum::<T> } else { semantics::float_minimum::<T> };
     let acc = room(out, out.nelem())?;
     reduce_run_folding(
@@ -348,31 +365,35 @@ pub fn reduce(instr: &Instruction, reduction: ReduceOp, mem: &mut HostMemory) ->
             // Sums, products and extremes of floats, most reductions of a NumPy program, inlined.
             macro_rules! inlined {
                 ($t:ty, $f:expr) => {{
-                    let r = reduce_contiguous::<$t>(mem, input, out, axis, (op, reduction), $f)?;
-                    return write_view(mem, out, r);
+                    if let Some(run) = input_run::<$t>(mem, input)? {
+                        let r = reduce_contiguous::<$t>(mem, (input, &run), out, axis, (op, reduction), $f)?;
+                        drop(run);
+                        return write_view(mem, out, r);
+                    }
                 }};
             }
-            if input.is_contiguous() {
-                match (reduction, dt) {
-                    (ReduceOp::AddReduce, DType::F64) => inlined!(f64, |a, b| a + b),
-                    (ReduceOp::AddReduce, DType::F32) => inlined!(f32, |a, b| a + b),
-                    (ReduceOp::MultiplyReduce, DType::F64) => inlined!(f64, |a, b| a * b),
-                    (ReduceOp::MultiplyReduce, DType::F32) => inlined!(f32, |a, b| a * b),
-                    (ReduceOp::MaximumReduce | ReduceOp::MinimumReduce, DType::F64) => {
-                        let r = reduce_contiguous_extreme::<f64>(mem, input, out, axis, (op, reduction))?;
+            macro_rules! extreme {
+                ($t:ty) => {{
+                    if let Some(run) = input_run::<$t>(mem, input)? {
+                        let r = reduce_contiguous_extreme::<$t>(mem, (input, &run), out, axis, (op, reduction))?;
+                        drop(run);
                         return write_view(mem, out, r);
                     }
-                    (ReduceOp::MaximumReduce | ReduceOp::MinimumReduce, DType::F32) => {
-                        let r = reduce_contiguous_extreme::<f32>(mem, input, out, axis, (op, reduction))?;
-                        return write_view(mem, out, r);
-                    }
-                    _ => {}
-                }
+                }};
+            }
+            match (reduction, dt) {
+                (ReduceOp::AddReduce, DType::F64) => inlined!(f64, |a, b| a + b),
+                (ReduceOp::AddReduce, DType::F32) => inlined!(f32, |a, b| a + b),
+                (ReduceOp::MultiplyReduce, DType::F64) => inlined!(f64, |a, b| a * b),
+                (ReduceOp::MultiplyReduce, DType::F32) => inlined!(f32, |a, b| a * b),
+                (ReduceOp::MaximumReduce | ReduceOp::MinimumReduce, DType::F64) => extreme!(f64),
+                (ReduceOp::MaximumReduce | ReduceOp::MinimumReduce, DType::F32) => extreme!(f32),
+                _ => {}
             }
             with_dtype!(dt, T => {
                 let f = reduction.combiner().and_then(T::binary).ok_or_else(|| not_defined(op, dt))?;
-                let r = if input.is_contiguous() {
-                    reduce_contiguous::<T>(mem, input, out, axis, (op, reduction), f)?
+                let r = if let Some(run) = input_run::<T>(mem, input)? {
+                    reduce_contiguous::<T>(mem, (input, &run), out, axis, (op, reduction), f)?
                 } else {
                     let identity = T::reduce_identity(reduction).ok_or_else(|| not_defined(op, dt))?;
                     let values = elements::<T>(mem, input)?;
@@ -454,6 +475,34 @@ mod tests {
                 assert_eq!(got, want, "{shape:?} along {axis}");
             }
         }
+    }
+
+    /// A view whose rows are runs is gathered into its elements in row-major order; a
+    /// contiguous one is read where it lies; others are left to the element walk.
+    #[test]
+    fn inputs_are_gathered_row_by_row_where_rows_are_runs() {
+        use vm_ir::{Base, BaseId};
+        let base = Base { id: BaseId(1), dtype: DType::F64, nelem: 64 };
+        let mut mem = HostMemory::new();
+        let buf = mem.ensure(&base).unwrap().as_mut_slice::<f64>();
+        buf.iter_mut().enumerate().for_each(|(k, x)| *x = k as f64 * 0.5 - 3.0);
+        let gathered = [
+            View::new(base, 2, &[3, 4], &[6, 1]).unwrap(),
+            View::new(base, 40, &[2, 3, 5], &[-20, 6, 1]).unwrap(),
+            View::new(base, 1, &[3, 2, 4], &[0, 9, 1]).unwrap(),
+            View::new(base, 7, &[2, 1, 3], &[30, 0, 1]).unwrap(),
+        ];
+        for v in &gathered {
+            let want: Vec<f64> = elements::<f64>(&mem, v).unwrap().collect();
+            let got = input_run::<f64>(&mem, v).unwrap().expect("rows that are runs");
+            assert!(matches!(got, Cow::Owned(_)), "{v}");
+            assert_eq!(&got[..], &want[..], "{v}");
+        }
+        let whole = View::new(base, 4, &[5, 6], &[6, 1]).unwrap();
+        let got = input_run::<f64>(&mem, &whole).unwrap().unwrap();
+        assert!(matches!(got, Cow::Borrowed(_)));
+        assert_eq!(&got[..], &elements::<f64>(&mem, &whole).unwrap().collect::<Vec<_>>()[..]);
+        assert!(input_run::<f64>(&mem, &View::new(base, 0, &[4, 3], &[8, 2]).unwrap()).unwrap().is_none());
     }
 
     #[test]
