@@ -249,10 +249,15 @@ fn logical(op: ReduceOp) -> Option<(Logical, bool)> {
     Some((to_bool_binary::<bool>(op.combiner()?)?, identity))
 }
 
+/// The most elements [`input_run`] gathers (8 MiB of float64): a larger view is walked element
+/// by element rather than copied whole.
+const GATHER_LIMIT: usize = 1 << 20;
+
 /// The elements of `input` in row-major order as one slice: its base's own where the view is
 /// contiguous, else gathered row by row where its rows are runs (`A[1:-1, 1:-1]`: a copy per
 /// row, then the reduction of a contiguous input, the same combinations in the same order as
-/// element by element); `None` for other views.
+/// element by element) and it is neither broadcast nor over [`GATHER_LIMIT`]; `None` for other
+/// views.
 fn input_run<'m, T: Elem>(mem: &'m HostMemory, input: &View) -> Result<Option<Cow<'m, [T]>>> {
     let data = data::<T>(mem, input)?;
     let n = input.nelem();
@@ -260,7 +265,10 @@ fn input_run<'m, T: Elem>(mem: &'m HostMemory, input: &View) -> Result<Option<Co
         let start = input.start as usize;
         return Ok(Some(Cow::Borrowed(&data[start..start + n])));
     }
-    if input.stride.last() != Some(&1) {
+    // A broadcast view may visit far more elements than its base holds: gathered, they would
+    // all be in memory at once.
+    let broadcast = input.shape.iter().zip(&input.stride).any(|(&n, &s)| n > 1 && s == 0);
+    if input.stride.last() != Some(&1) || broadcast || n > GATHER_LIMIT {
         return Ok(None);
     }
     let mut run = try_vec::<T>(n, input.base.id, "the gathered rows of a reduction's input")?;
@@ -402,16 +410,41 @@ pub fn reduce(instr: &Instruction, reduction: ReduceOp, mem: &mut HostMemory) ->
                 write_view(mem, out, r)
             })
         }
+        TypeRule::ToBool(_) if dt == DType::Bool => {
+            // `any` and `all` of a mask (`(A > 0.5).any()`): folds of its run with the logic
+            // inlined.
+            let (_, identity) = logical(reduction).ok_or_else(|| not_defined(op, dt))?;
+            let Some(run) = input_run::<bool>(mem, input)? else {
+                let values = elements::<bool>(mem, input)?;
+                let (f, _) = logical(reduction).ok_or_else(|| not_defined(op, dt))?;
+                let r = reduce_axis(values, &input.shape, axis, identity, f, room(out, out.nelem())?);
+                return write_view(mem, out, r);
+            };
+            let (acc, interrupt, shape) = (room(out, out.nelem())?, mem.interrupt(), &input.shape);
+            let r = match reduction {
+                ReduceOp::LogicalAndReduce => reduce_run(&run, shape, axis, identity, |a, b| a & b, acc, interrupt)?,
+                ReduceOp::LogicalOrReduce => reduce_run(&run, shape, axis, identity, |a, b| a | b, acc, interrupt)?,
+                _ => reduce_run(&run, shape, axis, identity, |a, b| a ^ b, acc, interrupt)?,
+            };
+            drop(run);
+            write_view(mem, out, r)
+        }
         TypeRule::ToBool(_) => with_dtype!(dt, T => {
             let (f, identity) = logical(reduction).ok_or_else(|| not_defined(op, dt))?;
-            let values = elements::<T>(mem, input)?.map(truth);
-            let r = reduce_axis(values, &input.shape, axis, identity, f, room(out, out.nelem())?);
+            let acc = room(out, out.nelem())?;
+            let r = match input_run::<T>(mem, input)? {
+                Some(run) => reduce_axis(run.iter().copied().map(truth), &input.shape, axis, identity, f, acc),
+                None => reduce_axis(elements::<T>(mem, input)?.map(truth), &input.shape, axis, identity, f, acc),
+            };
             write_view(mem, out, r)
         }),
         TypeRule::ToPosition(_) => with_dtype!(dt, T => {
             let max = reduction == ReduceOp::ArgmaxReduce;
-            let values = elements::<T>(mem, input)?;
-            let best = position_axis(values, &input.shape, axis, max, room(out, out.nelem())?);
+            let acc = room(out, out.nelem())?;
+            let best = match input_run::<T>(mem, input)? {
+                Some(run) => position_axis(run.iter().copied(), &input.shape, axis, max, acc),
+                None => position_axis(elements::<T>(mem, input)?, &input.shape, axis, max, acc),
+            };
             write_view(mem, out, best.into_iter().map(|(_, k)| k))
         }),
         rule => Err(Error::Internal(format!("reduction {op} with type rule {rule:?}"))),
@@ -427,8 +460,11 @@ pub fn accumulate(instr: &Instruction, scan: AccumulateOp, mem: &mut HostMemory)
     prepare_overwriting(mem, instr)?;
     with_dtype!(dt, T => {
         let f = T::binary(scan.combiner()).ok_or_else(|| not_defined(op, dt))?;
-        let values = elements::<T>(mem, input)?;
-        let r = accumulate_axis(values, &input.shape, axis, f, room(out, input.nelem())?);
+        let acc = room(out, input.nelem())?;
+        let r = match input_run::<T>(mem, input)? {
+            Some(run) => accumulate_axis(run.iter().copied(), &input.shape, axis, f, acc),
+            None => accumulate_axis(elements::<T>(mem, input)?, &input.shape, axis, f, acc),
+        };
         write_view(mem, out, r)
     })
 }
@@ -489,7 +525,6 @@ mod tests {
         let gathered = [
             View::new(base, 2, &[3, 4], &[6, 1]).unwrap(),
             View::new(base, 40, &[2, 3, 5], &[-20, 6, 1]).unwrap(),
-            View::new(base, 1, &[3, 2, 4], &[0, 9, 1]).unwrap(),
             View::new(base, 7, &[2, 1, 3], &[30, 0, 1]).unwrap(),
         ];
         for v in &gathered {
@@ -502,7 +537,10 @@ mod tests {
         let got = input_run::<f64>(&mem, &whole).unwrap().unwrap();
         assert!(matches!(got, Cow::Borrowed(_)));
         assert_eq!(&got[..], &elements::<f64>(&mem, &whole).unwrap().collect::<Vec<_>>()[..]);
-        assert!(input_run::<f64>(&mem, &View::new(base, 0, &[4, 3], &[8, 2]).unwrap()).unwrap().is_none());
+        // Rows apart, a broadcast (its elements could outnumber its base's many times over).
+        for v in [View::new(base, 0, &[4, 3], &[8, 2]).unwrap(), View::new(base, 1, &[3, 2, 4], &[0, 9, 1]).unwrap()] {
+            assert!(input_run::<f64>(&mem, &v).unwrap().is_none(), "{v}");
+        }
     }
 
     #[test]
