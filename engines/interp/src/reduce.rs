@@ -189,6 +189,27 @@ pub fn position_axis<T: Copy + PartialOrd>(
     best
 }
 
+/// [`position_axis`] along the last axis of a contiguous `run`: each line of `len` values
+/// (at least one) folded on its own, with the same choices.
+pub fn position_lines<T: Copy + PartialOrd>(
+    run: &[T],
+    len: usize,
+    max: bool,
+    mut best: Vec<(T, i64)>,
+) -> Vec<(T, i64)> {
+    best.clear();
+    for line in run.chunks_exact(len) {
+        let mut b = (line[0], 0);
+        for (k, &v) in line.iter().enumerate().skip(1) {
+            if semantics::arg_replaces(max, b.0, v) {
+                b = (v, k as i64);
+            }
+        }
+        best.push(b);
+    }
+    best
+}
+
 /// The running reduction of the row-major `values` of an array of `shape` along `axis` with
 /// `f` (same shape), built in `acc` (emptied first), which must have room for it.
 pub fn accumulate_axis<T: Copy>(
@@ -442,6 +463,9 @@ pub fn reduce(instr: &Instruction, reduction: ReduceOp, mem: &mut HostMemory) ->
             let max = reduction == ReduceOp::ArgmaxReduce;
             let acc = room(out, out.nelem())?;
             let best = match input_run::<T>(mem, input)? {
+                Some(run) if axis + 1 == input.ndim() && input.shape[axis] > 0 => {
+                    position_lines(&run, input.shape[axis], max, acc)
+                }
                 Some(run) => position_axis(run.iter().copied(), &input.shape, axis, max, acc),
                 None => position_axis(elements::<T>(mem, input)?, &input.shape, axis, max, acc),
             };
@@ -558,6 +582,23 @@ mod tests {
         assert_eq!(pos(&[2, 3], 0, false), vec![1, 1, 1]);
         assert_eq!(pos(&[6], 0, false), vec![3]);
         assert_eq!(pos(&[3, 1, 2], 1, true), vec![0; 6]);
+    }
+
+    /// Positions along the last axis, line by line, are those of the general walk (NaNs, ties).
+    #[test]
+    fn positions_of_lines_are_the_general_walks() {
+        let nan = f64::NAN;
+        let data = [3.0, nan, 1.0, 3.0, -0.0, 0.0, 7.0, 7.0, 2.0, nan, nan, 5.0];
+        for (shape, len) in [(&[3, 4][..], 4), (&[2, 6], 6), (&[12], 12), (&[12, 1], 1), (&[2, 2, 3], 3)] {
+            for max in [true, false] {
+                let axis = shape.len() - 1;
+                let room = || Vec::with_capacity(16);
+                let want = position_axis(data.iter().copied(), shape, axis, max, room());
+                let got = position_lines(&data, len, max, room());
+                let key = |b: &[(f64, i64)]| b.iter().map(|&(v, k)| (v.to_bits(), k)).collect::<Vec<_>>();
+                assert_eq!(key(&got), key(&want), "{shape:?} max {max}");
+            }
+        }
     }
 
     /// The fold in lanes gives what the fold element after element gives, bit for bit: the
