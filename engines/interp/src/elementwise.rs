@@ -4,9 +4,10 @@
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
 use crate::iterate::{
-    Lane, PIECE, fill_at, fill_run, fill_runs, for_each_row, for_each_row_of, for_each_view_row_of, lane,
+    LINE_PIECE, Lane, PIECE, fill_at, fill_run, fill_runs, for_each_row, for_each_row_of, for_each_view_row_of, lane,
     prepare_overwriting, reads_base_of, room, rows, update_at, update_run, write_view,
 };
+use std::mem::MaybeUninit;
 use vm_ir::scalar::Cast;
 use vm_ir::semantics;
 use vm_ir::{BinaryOp, DType, Error, Instruction, Opcode, Operand, Result, TypeRule, UnaryOp, View, with_dtype};
@@ -90,7 +91,7 @@ fn in_place<R: Elem>(
 }
 
 /// All of the buffer of `out`'s base, for writing the output's rows where they lie: when `out`
-/// is not one contiguous run (that is [`in_place`]) but its last axis is (`v[1:-1, 1:-1] = ...`),
+/// is not one contiguous run (that is [`in_place`]: `v[1:-1, 1:-1] = ...`, `v[1:-1, j] = ...`)
 /// and no input reads its base. `compute` gets host memory for reading the inputs and the
 /// base's elements, of which it writes only `out`'s rows ([`for_each_view_row_of`]); `Ok(false)`
 /// when the output does not qualify.
@@ -100,8 +101,7 @@ fn in_place_rows<R: Elem>(
     out: &View,
     compute: impl FnOnce(&HostMemory, &mut [R]) -> Result<()>,
 ) -> Result<bool> {
-    let Some((&inner, &stride)) = out.shape.last().zip(out.stride.last()) else { return Ok(false) };
-    if reads_base_of(instr, out) || (stride != 1 && inner > 1) || out.dtype() != R::DTYPE || out.nelem() == 0 {
+    if out.ndim() == 0 || reads_base_of(instr, out) || out.dtype() != R::DTYPE || out.nelem() == 0 {
         return Ok(false);
     }
     let all = crate::iterate::buffer(mem, &out.base)?.as_mut_slice::<R>();
@@ -265,6 +265,18 @@ fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
 fn row1<A: Copy, R>(dst: &mut [R], a: Lane<'_, A>, f: impl Fn(A) -> R, interrupt: &Interrupt) -> Result<()> {
     match a {
         Lane::Run(xs) => fill_run(dst, xs, f, interrupt),
+        Lane::Line { .. } if !dst.is_empty() => {
+            // A line is gathered a piece at a time onto the stack and read as a run (as in `row2`).
+            let mut xs = [MaybeUninit::uninit(); LINE_PIECE];
+            for (k, piece) in dst.chunks_mut(LINE_PIECE).enumerate() {
+                let n = piece.len();
+                let Lane::Run(run) = a.part(k * LINE_PIECE, n).gathered(&mut xs[..n]) else {
+                    return Err(Error::Internal("a gathered line not read as a run".into()));
+                };
+                fill_run(piece, run, &f, interrupt)?;
+            }
+            Ok(())
+        }
         a => with_lane!(a, |x| fill_at(dst, |k| f(x(k)), interrupt)),
     }
 }
@@ -392,6 +404,19 @@ fn row2<A: Copy, R>(
     interrupt: &Interrupt,
 ) -> Result<()> {
     if fill_runs(dst, (a, b), f, interrupt)? {
+        return Ok(());
+    }
+    if !dst.is_empty() && (a.is_line() || b.is_line()) {
+        // Lines (strided rows: `x[:, :, k]`, a column) are gathered a piece at a time onto the
+        // stack and read as runs.
+        let (mut xs, mut ys) = ([MaybeUninit::uninit(); LINE_PIECE], [MaybeUninit::uninit(); LINE_PIECE]);
+        for (k, piece) in dst.chunks_mut(LINE_PIECE).enumerate() {
+            let (from, n) = (k * LINE_PIECE, piece.len());
+            let lanes = (a.part(from, n).gathered(&mut xs[..n]), b.part(from, n).gathered(&mut ys[..n]));
+            if !fill_runs(piece, lanes, f, interrupt)? {
+                return Err(Error::Internal("gathered lines not read as runs".into()));
+            }
+        }
         return Ok(());
     }
     with_lane!(a, |x| with_lane!(b, |y| fill_at(dst, |k| f(x(k), y(k)), interrupt)))

@@ -15,6 +15,7 @@
 //! [`vm_ir::Error::Interrupted`], as the engine does after any instruction that saw a request.
 
 use crate::elem::Elem;
+use std::mem::MaybeUninit;
 use vm_ir::{Base, Error, Instruction, Operand, Result, View};
 use vm_runtime::memory::{COPY_PIECE_BYTES, try_vec};
 use vm_runtime::{Buffer, HostMemory, Interrupt};
@@ -230,7 +231,53 @@ pub enum Lane<'m, T> {
     Const(T),
 }
 
-impl<T: Copy> Lane<'_, T> {
+impl<'m, T: Copy> Lane<'m, T> {
+    /// The `n` elements from element `k` on, as a lane of their own.
+    #[inline]
+    pub fn part(self, k: usize, n: usize) -> Lane<'m, T> {
+        match self {
+            Lane::Run(run) => Lane::Run(&run[k..k + n]),
+            Lane::Line { data, start, stride } => Lane::Line { data, start: start + k as isize * stride, stride },
+            Lane::Const(x) => Lane::Const(x),
+        }
+    }
+
+    /// True for a [`Lane::Line`].
+    #[inline]
+    pub fn is_line(&self) -> bool {
+        matches!(self, Lane::Line { .. })
+    }
+
+    /// This lane, a line's first `buf.len()` elements gathered into `buf` and read from there as
+    /// a run (the fast loops take runs); a run or a constant as it is.
+    #[inline]
+    pub fn gathered<'b>(self, buf: &'b mut [MaybeUninit<T>]) -> Lane<'b, T>
+    where
+        'm: 'b,
+    {
+        let Lane::Line { data, start, stride } = self else { return self };
+        let n = buf.len();
+        if n == 0 {
+            return Lane::Run(&[]);
+        }
+        let last = start + (n as isize - 1) * stride;
+        let inside = |at: isize| at >= 0 && (at as usize) < data.len();
+        // (So each of the zips below writes all of `buf`.)
+        assert!(inside(start) && inside(last), "a line past its data");
+        let start = start as usize;
+        match stride {
+            0 => buf.fill(MaybeUninit::new(data[start])),
+            s if s > 0 => buf.iter_mut().zip(data[start..].iter().step_by(s as usize)).for_each(|(b, &x)| {
+                b.write(x);
+            }),
+            s => buf.iter_mut().zip(data[..=start].iter().rev().step_by(s.unsigned_abs())).for_each(|(b, &x)| {
+                b.write(x);
+            }),
+        }
+        // SAFETY: every element of `buf` was written just now; `MaybeUninit<T>` has `T`'s layout.
+        Lane::Run(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<T>(), n) })
+    }
+
     /// Element `k`.
     #[inline]
     pub fn at(&self, k: usize) -> T {
@@ -380,9 +427,11 @@ pub fn for_each_row_of<'m, A: Copy, R, const K: usize>(
 }
 
 /// [`for_each_row_of`] writing into `view`'s rows in place: calls `f(row, lanes)` for each row
-/// of `view` in row-major order, `row` its last axis as a slice of `data`, its base's elements
-/// (the axis is contiguous there: stride 1, or one element).
-pub fn for_each_view_row_of<'m, A: Copy, R, const K: usize>(
+/// of `view` in row-major order, `row` its last axis as a slice of `data`, its base's elements,
+/// where the axis is contiguous there (stride 1, or one element); where it is not (a column,
+/// `x[1:-1, j] = ...`), `row` is a piece of up to [`STRIDED_PIECE`] elements on the stack that
+/// is stored into the view's elements after `f` has filled it (`f` only writes `row`).
+pub fn for_each_view_row_of<'m, A: Copy, R: Copy, const K: usize>(
     view: &View,
     data: &mut [R],
     operands: [&Rows<'m, A>; K],
@@ -412,11 +461,33 @@ pub fn for_each_view_row_of<'m, A: Copy, R, const K: usize>(
             0
         }
     });
+    let step = view.stride[view.ndim() - 1] as isize;
+    if step == 1 || inner == 1 {
+        return walk_rows(axes, first, |starts| {
+            let start = starts[0] as usize;
+            f(&mut data[start..start + inner], std::array::from_fn(|k| readers[k].at(starts[k + 1])))
+        });
+    }
     walk_rows(axes, first, |starts| {
-        let start = starts[0] as usize;
-        f(&mut data[start..start + inner], std::array::from_fn(|k| readers[k].at(starts[k + 1])))
+        let lanes: [Lane<'m, A>; K] = std::array::from_fn(|k| readers[k].at(starts[k + 1]));
+        // (Any element will do as the piece's filler: `f` overwrites what it is given.)
+        let mut piece = [data[starts[0] as usize]; STRIDED_PIECE];
+        for from in (0..inner).step_by(STRIDED_PIECE) {
+            let n = STRIDED_PIECE.min(inner - from);
+            f(&mut piece[..n], lanes.map(|lane| lane.part(from, n)))?;
+            let mut at = starts[0] as isize + from as isize * step;
+            for &x in &piece[..n] {
+                data[at as usize] = x;
+                at += step;
+            }
+        }
+        Ok(())
     })
 }
+
+/// The most elements of a strided row [`for_each_view_row_of`] computes on the stack at once
+/// (512 bytes of float64).
+const STRIDED_PIECE: usize = 64;
 
 /// The row starts [`for_each_view_row_of`] walks: the view's and up to three operands'.
 const VIEW_WALK: usize = 4;
@@ -573,6 +644,10 @@ pub fn update_at<R>(dst: &mut [R], f: impl Fn(usize, &R) -> R, interrupt: &Inter
 /// Rows shorter than this take the plain loop: choosing the vectorised one costs more than it
 /// saves (a broadcast product `x[:, i:i+5, :, None] * w` has rows of a few elements).
 const SHORT_ROW: usize = 64;
+
+/// The most elements of a line (a strided row) gathered onto the stack at once, to be read as a
+/// run ([`Lane::gathered`]).
+pub const LINE_PIECE: usize = 64;
 
 /// Writes `f(x[k], y[k])` into `dst[k]` for runs `x` and `y` as long as `dst` (where `y` is
 /// `None`, `f(x[k], c)` with the constant `c`; where `x` is, `f(c, y[k])`), in pieces between
@@ -769,6 +844,42 @@ mod tests {
             }
         }
     }
+    /// Writing a view's rows in place, whatever its last axis's step (a run, a column, reversed,
+    /// rows longer than a stack piece), puts each element where the index formula says and
+    /// touches nothing else.
+    #[test]
+    fn view_rows_are_written_where_the_view_lies() {
+        let out_base = Base { id: BaseId(1), dtype: DType::F64, nelem: 400 };
+        let in_base = Base { id: BaseId(2), dtype: DType::F64, nelem: 400 };
+        let cases = [
+            (View::new(out_base, 3, &[4, 5], &[20, 1]).unwrap(), View::new(in_base, 0, &[4, 5], &[5, 1]).unwrap()),
+            (View::new(out_base, 3, &[48], &[7]).unwrap(), View::new(in_base, 10, &[48], &[1]).unwrap()),
+            (
+                View::new(out_base, 399, &[3, 130], &[-1, -3]).unwrap(),
+                View::new(in_base, 5, &[3, 130], &[0, 2]).unwrap(),
+            ),
+            (
+                View::new(out_base, 2, &[2, 3, 70], &[1, 2, 5]).unwrap(),
+                View::new(in_base, 0, &[2, 3, 70], &[70, 0, 1]).unwrap(),
+            ),
+        ];
+        let input: Vec<f64> = (0..400).map(|i| i as f64).collect();
+        for (out, inp) in &cases {
+            let mut want = vec![-1.0; 400];
+            for (o, i) in by_division(out).into_iter().zip(by_division(inp)) {
+                want[o] = input[i] * 2.0 + 0.5;
+            }
+            let mut got = vec![-1.0; 400];
+            let rows = [Rows::View(&input[..], inp), Rows::Const(0.5)];
+            for_each_view_row_of(out, &mut got, [&rows[0], &rows[1]], |row, [a, c]| {
+                row.iter_mut().enumerate().for_each(|(k, x)| *x = a.at(k) * 2.0 + c.at(k));
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(got, want, "{out} <- {inp}");
+        }
+    }
+
     /// Row starts walked with merged axes are those of each row's index, in row-major order.
     #[test]
     fn rows_are_walked_in_order_with_axes_merged() {
