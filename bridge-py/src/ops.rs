@@ -585,8 +585,8 @@ fn _ufunc(
 }
 
 /// The native half of vmnp's `ufunc` class (the Python class derives from it): a call with
-/// just its inputs, vmnp arrays with Python numbers (`np.exp(x)`, `np.maximum(x, 0.0)`), is
-/// recorded here; any other call goes to the Python class's `_call_any` (keywords, NumPy's
+/// just its inputs, vmnp arrays with Python numbers (`np.exp(x)`, `np.maximum(x, 0.0)`), and
+/// maybe a vmnp array as `out=`, is recorded here; any other call goes to the Python class's `_call_any` (keywords, NumPy's
 /// arrays and scalars, overrides, the fallback). A NumPy program calls ufuncs more than
 /// anything else.
 #[pyclass(subclass, frozen, module = "vmnp", name = "_UfuncBase")]
@@ -616,6 +616,30 @@ impl UfuncBase {
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let me = slf.get();
+        // `out=` alone, a vmnp array (`np.add(a, b, out=c)`): recorded here too.
+        let only_out = match kwargs {
+            Some(k) if k.len() == 1 => k
+                .get_item(pyo3::intern!(py, "out"))?
+                .filter(|o| o.is_exact_instance_of::<NdArray>())
+                .map(|o| o.cast_into::<NdArray>())
+                .transpose()?,
+            _ => None,
+        };
+        if let Some(out) = &only_out
+            && args.len() == me.nin
+        {
+            let number = |x: &Bound<'_, PyAny>| {
+                x.is_exact_instance_of::<NdArray>()
+                    || x.is_exact_instance_of::<PyFloat>()
+                    || x.is_exact_instance_of::<PyInt>()
+                    || x.is_exact_instance_of::<PyBool>()
+            };
+            if args.iter().all(|x| number(&x))
+                && let Some(r) = _ufunc(py, &me.op, args, Some(out))?
+            {
+                return Ok(r);
+            }
+        }
         if kwargs.is_none_or(|k| k.is_empty()) && args.len() == me.nin {
             let array = |x: &Bound<'_, PyAny>| x.is_exact_instance_of::<NdArray>();
             let number = |x: &Bound<'_, PyAny>| {
