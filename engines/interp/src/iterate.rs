@@ -880,6 +880,28 @@ mod tests {
         }
     }
 
+    /// A line gathered onto the stack holds its elements in order, whatever its step; runs and
+    /// constants pass as they are.
+    #[test]
+    fn gathered_lines_are_runs_of_their_elements() {
+        let data: Vec<f64> = (0..50).map(|i| i as f64).collect();
+        for (start, stride, n) in [(3, 7, 7), (49, -6, 9), (10, 0, 5), (0, 1, 50), (20, -1, 21), (5, 3, 0)] {
+            let line = Lane::Line { data: &data[..], start, stride };
+            let want: Vec<f64> = (0..n).map(|k| line.at(k)).collect();
+            let mut buf = [MaybeUninit::uninit(); 64];
+            let Lane::Run(run) = line.gathered(&mut buf[..n]) else { panic!("a line gathered into no run") };
+            assert_eq!(run, &want[..], "start {start} stride {stride} n {n}");
+        }
+        let mut buf = [MaybeUninit::uninit(); 4];
+        assert!(matches!(Lane::Const(2.5).gathered(&mut buf), Lane::Const(2.5)));
+        assert!(matches!(Lane::Run(&data[..3]).gathered(&mut buf), Lane::Run(r) if r == &data[..3]));
+        let past = std::panic::catch_unwind(|| {
+            let mut buf = [MaybeUninit::uninit(); 8];
+            let _ = Lane::Line { data: &data[..], start: 40, stride: 2 }.gathered(&mut buf);
+        });
+        assert!(past.is_err(), "a line leaving its data is refused");
+    }
+
     /// Row starts walked with merged axes are those of each row's index, in row-major order.
     #[test]
     fn rows_are_walked_in_order_with_axes_merged() {
