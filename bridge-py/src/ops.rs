@@ -616,6 +616,13 @@ impl UfuncBase {
     ) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let me = slf.get();
+        let array = |x: &Bound<'_, PyAny>| x.is_exact_instance_of::<NdArray>();
+        let number = |x: &Bound<'_, PyAny>| {
+            array(x)
+                || x.is_exact_instance_of::<PyFloat>()
+                || x.is_exact_instance_of::<PyInt>()
+                || x.is_exact_instance_of::<PyBool>()
+        };
         // `out=` alone, a vmnp array (`np.add(a, b, out=c)`): recorded here too.
         let only_out = match kwargs {
             Some(k) if k.len() == 1 => k
@@ -627,27 +634,12 @@ impl UfuncBase {
         };
         if let Some(out) = &only_out
             && args.len() == me.nin
+            && args.iter().all(|x| number(&x))
+            && let Some(r) = _ufunc(py, &me.op, args, Some(out))?
         {
-            let number = |x: &Bound<'_, PyAny>| {
-                x.is_exact_instance_of::<NdArray>()
-                    || x.is_exact_instance_of::<PyFloat>()
-                    || x.is_exact_instance_of::<PyInt>()
-                    || x.is_exact_instance_of::<PyBool>()
-            };
-            if args.iter().all(|x| number(&x))
-                && let Some(r) = _ufunc(py, &me.op, args, Some(out))?
-            {
-                return Ok(r);
-            }
+            return Ok(r);
         }
         if kwargs.is_none_or(|k| k.is_empty()) && args.len() == me.nin {
-            let array = |x: &Bound<'_, PyAny>| x.is_exact_instance_of::<NdArray>();
-            let number = |x: &Bound<'_, PyAny>| {
-                array(x)
-                    || x.is_exact_instance_of::<PyFloat>()
-                    || x.is_exact_instance_of::<PyInt>()
-                    || x.is_exact_instance_of::<PyBool>()
-            };
             let direct = match me.nin {
                 1 => array(&args.get_item(0)?),
                 2 => {
@@ -662,10 +654,7 @@ impl UfuncBase {
             // Numbers only (`np.sqrt(a[i])` in an element loop): NumPy's scalar, as NumPy
             // computes it.
             let scalar = |x: Bound<'_, PyAny>| -> PyResult<bool> {
-                Ok(x.is_exact_instance_of::<PyFloat>()
-                    || x.is_exact_instance_of::<PyInt>()
-                    || x.is_exact_instance_of::<PyBool>()
-                    || crate::array::is_numpy_scalar(&x)?)
+                Ok((number(&x) && !array(&x)) || crate::array::is_numpy_scalar(&x)?)
             };
             let numpy = me.numpy.bind(py);
             if !direct && !numpy.is_none() && args.iter().try_fold(true, |all, x| Ok::<_, PyErr>(all && scalar(x)?))? {

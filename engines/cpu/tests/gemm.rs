@@ -79,6 +79,10 @@ fn products_of_every_layout_agree_with_interp() {
             (200, 37, 1),
             (1, 37, 2500),
             (1, 300, 2000),
+            // A row of `c` too small to cut along `k`: `b` streamed four rows a pass, then the
+            // rest.
+            (1, 50, 700),
+            (1, 7, 129),
             (8, 50, 700),
             (2, 3, 1000),
             // Up to 16 rows stream `b` (four rows of it a pass, then the rest), in column

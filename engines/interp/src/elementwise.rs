@@ -4,10 +4,9 @@
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
 use crate::iterate::{
-    LINE_PIECE, Lane, PIECE, fill_at, fill_run, fill_runs, for_each_row, for_each_row_of, for_each_view_row_of, lane,
+    Lane, PIECE, fill_at, fill_run, fill_runs, for_each_row, for_each_row_of, for_each_view_row_of, lane,
     prepare_overwriting, reads_base_of, room, rows, update_at, update_run, write_view,
 };
-use std::mem::MaybeUninit;
 use vm_ir::scalar::Cast;
 use vm_ir::semantics;
 use vm_ir::{BinaryOp, DType, Error, Instruction, Opcode, Operand, Result, TypeRule, UnaryOp, View, with_dtype};
@@ -265,18 +264,9 @@ fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
 fn row1<A: Copy, R>(dst: &mut [R], a: Lane<'_, A>, f: impl Fn(A) -> R, interrupt: &Interrupt) -> Result<()> {
     match a {
         Lane::Run(xs) => fill_run(dst, xs, f, interrupt),
-        Lane::Line { .. } if !dst.is_empty() => {
-            // A line is gathered a piece at a time onto the stack and read as a run (as in `row2`).
-            let mut xs = [MaybeUninit::uninit(); LINE_PIECE];
-            for (k, piece) in dst.chunks_mut(LINE_PIECE).enumerate() {
-                let n = piece.len();
-                let Lane::Run(run) = a.part(k * LINE_PIECE, n).gathered(&mut xs[..n]) else {
-                    return Err(Error::Internal("a gathered line not read as a run".into()));
-                };
-                fill_run(piece, run, &f, interrupt)?;
-            }
-            Ok(())
-        }
+        Lane::Line { .. } => Lane::for_each_gathered_piece(dst, [a], |piece, [run]| {
+            with_lane!(run, |x| fill_at(piece, |k| f(x(k)), interrupt))
+        }),
         a => with_lane!(a, |x| fill_at(dst, |k| f(x(k)), interrupt)),
     }
 }
@@ -406,18 +396,15 @@ fn row2<A: Copy, R>(
     if fill_runs(dst, (a, b), f, interrupt)? {
         return Ok(());
     }
-    if !dst.is_empty() && (a.is_line() || b.is_line()) {
+    if a.is_line() || b.is_line() {
         // Lines (strided rows: `x[:, :, k]`, a column) are gathered a piece at a time onto the
         // stack and read as runs.
-        let (mut xs, mut ys) = ([MaybeUninit::uninit(); LINE_PIECE], [MaybeUninit::uninit(); LINE_PIECE]);
-        for (k, piece) in dst.chunks_mut(LINE_PIECE).enumerate() {
-            let (from, n) = (k * LINE_PIECE, piece.len());
-            let lanes = (a.part(from, n).gathered(&mut xs[..n]), b.part(from, n).gathered(&mut ys[..n]));
-            if !fill_runs(piece, lanes, f, interrupt)? {
+        return Lane::for_each_gathered_piece(dst, [a, b], |piece, [a, b]| {
+            if !fill_runs(piece, (a, b), f, interrupt)? {
                 return Err(Error::Internal("gathered lines not read as runs".into()));
             }
-        }
-        return Ok(());
+            Ok(())
+        });
     }
     with_lane!(a, |x| with_lane!(b, |y| fill_at(dst, |k| f(x(k), y(k)), interrupt)))
 }

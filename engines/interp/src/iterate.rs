@@ -278,6 +278,27 @@ impl<'m, T: Copy> Lane<'m, T> {
         Lane::Run(unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<T>(), n) })
     }
 
+    /// Calls `f(piece, lanes)` over `dst` a piece of up to [`LINE_PIECE`] elements at a time,
+    /// `lanes` the pieces' parts of `all`, each line among them [`gathered`](Lane::gathered) onto
+    /// the stack (so the fast loops read every lane as a run or a constant).
+    pub fn for_each_gathered_piece<R, const K: usize>(
+        dst: &mut [R],
+        all: [Lane<'m, T>; K],
+        mut f: impl FnMut(&mut [R], [Lane<'_, T>; K]) -> Result<()>,
+    ) -> Result<()> {
+        let mut bufs = [[MaybeUninit::uninit(); LINE_PIECE]; K];
+        for (k, piece) in dst.chunks_mut(LINE_PIECE).enumerate() {
+            let (from, n) = (k * LINE_PIECE, piece.len());
+            let mut bufs = bufs.iter_mut();
+            let lanes = all.map(|lane| {
+                let buf = bufs.next().expect("one buffer per lane");
+                lane.part(from, n).gathered(&mut buf[..n])
+            });
+            f(piece, lanes)?;
+        }
+        Ok(())
+    }
+
     /// Element `k`.
     #[inline]
     pub fn at(&self, k: usize) -> T {
@@ -429,7 +450,7 @@ pub fn for_each_row_of<'m, A: Copy, R, const K: usize>(
 /// [`for_each_row_of`] writing into `view`'s rows in place: calls `f(row, lanes)` for each row
 /// of `view` in row-major order, `row` its last axis as a slice of `data`, its base's elements,
 /// where the axis is contiguous there (stride 1, or one element); where it is not (a column,
-/// `x[1:-1, j] = ...`), `row` is a piece of up to [`STRIDED_PIECE`] elements on the stack that
+/// `x[1:-1, j] = ...`), `row` is a piece of up to [`LINE_PIECE`] elements on the stack that
 /// is stored into the view's elements after `f` has filled it (`f` only writes `row`).
 pub fn for_each_view_row_of<'m, A: Copy, R: Copy, const K: usize>(
     view: &View,
@@ -471,23 +492,24 @@ pub fn for_each_view_row_of<'m, A: Copy, R: Copy, const K: usize>(
     walk_rows(axes, first, |starts| {
         let lanes: [Lane<'m, A>; K] = std::array::from_fn(|k| readers[k].at(starts[k + 1]));
         // (Any element will do as the piece's filler: `f` overwrites what it is given.)
-        let mut piece = [data[starts[0] as usize]; STRIDED_PIECE];
-        for from in (0..inner).step_by(STRIDED_PIECE) {
-            let n = STRIDED_PIECE.min(inner - from);
+        let mut piece = [data[starts[0] as usize]; LINE_PIECE];
+        for from in (0..inner).step_by(LINE_PIECE) {
+            let n = LINE_PIECE.min(inner - from);
             f(&mut piece[..n], lanes.map(|lane| lane.part(from, n)))?;
-            let mut at = starts[0] as isize + from as isize * step;
-            for &x in &piece[..n] {
-                data[at as usize] = x;
-                at += step;
-            }
+            scatter(&piece[..n], data, starts[0] as isize + from as isize * step, step);
         }
         Ok(())
     })
 }
 
-/// The most elements of a strided row [`for_each_view_row_of`] computes on the stack at once
-/// (512 bytes of float64).
-const STRIDED_PIECE: usize = 64;
+/// Stores `values` into `data[start + k * stride]` (the inverse of [`Lane::gathered`]).
+fn scatter<R: Copy>(values: &[R], data: &mut [R], start: isize, stride: isize) {
+    let mut at = start;
+    for &x in values {
+        data[at as usize] = x;
+        at += stride;
+    }
+}
 
 /// The row starts [`for_each_view_row_of`] walks: the view's and up to three operands'.
 const VIEW_WALK: usize = 4;
@@ -645,8 +667,9 @@ pub fn update_at<R>(dst: &mut [R], f: impl Fn(usize, &R) -> R, interrupt: &Inter
 /// saves (a broadcast product `x[:, i:i+5, :, None] * w` has rows of a few elements).
 const SHORT_ROW: usize = 64;
 
-/// The most elements of a line (a strided row) gathered onto the stack at once, to be read as a
-/// run ([`Lane::gathered`]).
+/// The most elements of a line (a strided row) held on the stack at once: gathered to be read as
+/// a run ([`Lane::gathered`]), or computed before being stored ([`for_each_view_row_of`]); 512
+/// bytes of float64.
 pub const LINE_PIECE: usize = 64;
 
 /// Writes `f(x[k], y[k])` into `dst[k]` for runs `x` and `y` as long as `dst` (where `y` is

@@ -239,16 +239,20 @@ fn gemv<T: Real>(
             } else {
                 let (j0, j1) = (part * COLS, ((part + 1) * COLS).min(m));
                 if sb[r - 1] == 1 && sc[r - 2] == 1 {
-                    // Contiguous rows of `b` and `c`: slices the compiler vectorises.
-                    let out = std::slice::from_raw_parts_mut(c(0, j0), j1 - j0);
-                    out.fill(T::default());
-                    for p in 0..kk {
-                        let x = *a(0, p);
-                        let row = std::slice::from_raw_parts(b(p, j0), j1 - j0);
-                        for (o, &y) in out.iter_mut().zip(row) {
-                            *o = *o + x * y;
-                        }
-                    }
+                    // Contiguous rows of `b` and `c`: streamed, four rows of `b` a pass.
+                    stream::widest(Stream {
+                        a: a(0, 0),
+                        rsa: 0,
+                        csa: sa[r - 2],
+                        b: b(0, j0),
+                        rsb: sb[r - 2],
+                        c: c(0, j0),
+                        rsc: 0,
+                        n: 1,
+                        k: kk,
+                        width: j1 - j0,
+                        accumulate: false,
+                    });
                 } else {
                     for j in j0..j1 {
                         *c(0, j) = T::default();
@@ -318,13 +322,13 @@ fn vector_times_matrix<T: Real>(
 ) -> Result<()> {
     let parts = ((kk * m) >> 16).clamp(1, PARTS).min(kk);
     let rows = kk.div_ceil(parts);
-    let mut partial: Vec<T> = try_vec(parts * m, out, "the partial rows of a vector-matrix product into")?;
-    partial.resize(parts * m, T::default());
-    let slots: Vec<std::sync::Mutex<&mut [T]>> = partial.chunks_mut(m).map(std::sync::Mutex::new).collect();
+    // Part 0 sums straight into `c`, each later part into a partial row of its own.
+    let mut partial: Vec<T> = try_vec((parts - 1) * m, out, "the partial rows of a vector-matrix product into")?;
+    let partial_at = partial.spare_capacity_mut().as_mut_ptr() as usize;
     let size = std::mem::size_of::<T>() as isize;
     let task = |t: usize| {
-        let mut out = slots[t].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let (p0, p1) = (t * rows, ((t + 1) * rows).min(kk));
+        let into = if t == 0 { origin[2] } else { partial_at + (t - 1) * m * size as usize };
         // Rows `p0..p1` of `b` times elements `p0..p1` of `a`: a streamed product of one row.
         let s = Stream {
             a: (origin[0] as isize + p0 as isize * sa * size) as *const T,
@@ -332,7 +336,7 @@ fn vector_times_matrix<T: Real>(
             csa: sa,
             b: (origin[1] as isize + p0 as isize * sb * size) as *const T,
             rsb: sb,
-            c: out.as_mut_ptr(),
+            c: into as *mut T,
             rsc: 0,
             n: 1,
             k: p1 - p0,
@@ -340,16 +344,17 @@ fn vector_times_matrix<T: Real>(
             accumulate: false,
         };
         // SAFETY: the views were checked to lie inside their buffers: elements `p0..p1` of `a`
-        // and the `m` contiguous elements of rows `p0..p1` of `b` are in bounds; the partial
-        // row is this task's alone.
+        // and the `m` contiguous elements of rows `p0..p1` of `b` are in bounds, and so is the
+        // contiguous `c`, which overlaps neither; the partial row (allocated above, `m`
+        // elements) is this task's alone, and the stream writes all of it before reading it.
         unsafe { stream::widest(s) }
     };
     tasks.run(parts, &task)?;
-    drop(slots);
+    // SAFETY: the tasks have written every element of the partial rows.
+    unsafe { partial.set_len((parts - 1) * m) };
     // SAFETY: `c` is a checked contiguous view of `m` elements, which nothing else touches now.
     let c = unsafe { std::slice::from_raw_parts_mut(origin[2] as *mut T, m) };
-    c.copy_from_slice(&partial[..m]);
-    for part in partial.chunks(m).skip(1) {
+    for part in partial.chunks(m) {
         for (o, &x) in c.iter_mut().zip(part) {
             *o = *o + x;
         }

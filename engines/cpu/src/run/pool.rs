@@ -5,14 +5,24 @@
 //! A panic in a block never leaves the pool: it is caught where it happens (on a worker or on
 //! the caller), the remaining blocks are skipped, and `run` returns an error once no thread is
 //! inside the job any more, so the job on the caller's stack is never read after `run` returns
-//! and the pool stays usable. For tests, [`Pool::inject_panic`] (or `VM_INJECT_PANIC` =
+//! and the pool stays usable.
+//!
+//! A worker that has finished a job watches for the next one for [`WATCH_FOR`] before it
+//! sleeps: a batch runs its parallel pieces (matrix-vector products, kernels) back to back,
+//! often microseconds apart, and waking a sleeping thread takes longer than such a piece runs.
+//! (OpenBLAS's and OpenMP's workers do the same.) For tests, [`Pool::inject_panic`] (or `VM_INJECT_PANIC` =
 //! `worker` / `caller` when the pool is made) makes the next run panic on that side.
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long a worker that has finished a job watches for the next before it sleeps (yielding
+/// to any other thread that wants its core meanwhile).
+const WATCH_FOR: Duration = Duration::from_micros(200);
 use vm_ir::{Error, Result};
 use vm_runtime::Interrupt;
 
@@ -83,6 +93,9 @@ struct State {
 
 struct Shared {
     state: Mutex<State>,
+    /// `State::generation` as last published, read by watching workers without the lock (also
+    /// raised at shutdown, so that they stop watching).
+    published: AtomicU64,
     wake: Condvar,
     idle: Condvar,
     stealers: Vec<Stealer<usize>>,
@@ -189,6 +202,7 @@ impl Pool {
         let stealers = locals.iter().map(Worker::stealer).collect();
         let shared = Arc::new(Shared {
             state: Mutex::new(State { generation: 0, job: None, in_job: 0, shutdown: false }),
+            published: AtomicU64::new(0),
             wake: Condvar::new(),
             idle: Condvar::new(),
             stealers,
@@ -263,6 +277,7 @@ impl Pool {
             let mut st = self.shared.state.lock().unwrap_or_else(PoisonError::into_inner);
             st.generation += 1;
             st.job = Some(ptr);
+            self.shared.published.store(st.generation, Ordering::Release);
             if inject == PanicSite::Worker as u8 {
                 // Armed again for the first worker that takes the job (see `worker_main`).
                 self.shared.inject.store(inject, Ordering::Relaxed);
@@ -293,6 +308,11 @@ impl Pool {
 fn worker_main(shared: &Shared, local: &Worker<usize>) {
     let mut seen = 0;
     loop {
+        let watched = Instant::now();
+        while shared.published.load(Ordering::Acquire) == seen && watched.elapsed() < WATCH_FOR {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        }
         let job = {
             let mut st = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
             while st.generation == seen && !st.shutdown {
@@ -329,6 +349,7 @@ fn worker_main(shared: &Shared, local: &Worker<usize>) {
 impl Drop for Pool {
     fn drop(&mut self) {
         self.shared.state.lock().unwrap_or_else(PoisonError::into_inner).shutdown = true;
+        self.shared.published.fetch_add(1, Ordering::Release);
         self.shared.wake.notify_all();
         for h in self.handles.drain(..) {
             let _ = h.join();
