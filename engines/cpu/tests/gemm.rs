@@ -77,6 +77,8 @@ fn products_of_every_layout_agree_with_interp() {
             (64, 1, 200),
             (3, 0, 4),
             (200, 37, 1),
+            // A tall column: a few stretches of rows per thread.
+            (1003, 33, 1),
             (1, 37, 2500),
             (1, 300, 2000),
             // A row of `c` too small to cut along `k`: `b` streamed four rows a pass, then the

@@ -193,7 +193,11 @@ fn gemv<T: Real>(
     if column && n == 1 && nbatch == 1 && kk >= 2 * DOT_PART && sa[r - 2] == 1 && sb[r - 2] == 1 {
         return long_dot::<T>(out, tasks, kk, origin);
     }
-    let per_batch = if column { n.div_ceil(ROWS) } else { m.div_ceil(COLS) };
+    // Rows of `c` per task of a column: [`ROWS`], or more for a single tall product, which is
+    // then cut into a few contiguous stretches of rows per thread (each thread streams long
+    // runs of `a`, as memory serves best).
+    let col_rows = if nbatch == 1 { ROWS.max(n.div_ceil(2 * tasks.threads())) } else { ROWS };
+    let per_batch = if column { n.div_ceil(col_rows) } else { m.div_ceil(COLS) };
     let count =
         nbatch.checked_mul(per_batch).ok_or_else(|| Error::Internal("a matrix product of too many rows".into()))?;
     let size = std::mem::size_of::<T>() as isize;
@@ -216,12 +220,12 @@ fn gemv<T: Real>(
         unsafe {
             if column && sa[r - 2] == 1 && sb[r - 2] == 1 {
                 // Contiguous rows of `a` and a contiguous `b`: slices the compiler vectorises.
-                let (i0, i1) = (part * ROWS, ((part + 1) * ROWS).min(n));
+                let (i0, i1) = (part * col_rows, ((part + 1) * col_rows).min(n));
                 let rows =
                     Dots { a: a(i0, 0), rsa: sa[r - 3], x: b(0, 0), c: c(i0, 0), rsc: sc[r - 3], n: i1 - i0, k: kk };
                 dots::widest(rows);
             } else if column {
-                for i in part * ROWS..((part + 1) * ROWS).min(n) {
+                for i in part * col_rows..((part + 1) * col_rows).min(n) {
                     let mut sums = [T::default(); 8];
                     let whole = kk - kk % 8;
                     for p in (0..whole).step_by(8) {
