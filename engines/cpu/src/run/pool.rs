@@ -10,8 +10,10 @@
 //! A worker that has finished a job watches for the next one for [`WATCH_FOR`] before it
 //! sleeps: a batch runs its parallel pieces (matrix-vector products, kernels) back to back,
 //! often microseconds apart, and waking a sleeping thread takes longer than such a piece runs.
-//! (OpenBLAS's and OpenMP's workers do the same.) For tests, [`Pool::inject_panic`] (or `VM_INJECT_PANIC` =
-//! `worker` / `caller` when the pool is made) makes the next run panic on that side.
+//! (OpenBLAS's and OpenMP's workers do the same.)
+//!
+//! For tests, [`Pool::inject_panic`] (or `VM_INJECT_PANIC` = `worker` / `caller` when the pool
+//! is made) makes the next run panic on that side.
 
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -19,12 +21,12 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use vm_ir::{Error, Result};
+use vm_runtime::Interrupt;
 
 /// How long a worker that has finished a job watches for the next before it sleeps (yielding
 /// to any other thread that wants its core meanwhile).
 const WATCH_FOR: Duration = Duration::from_micros(200);
-use vm_ir::{Error, Result};
-use vm_runtime::Interrupt;
 
 /// One parallel loop: blocks `0..n` of `f`.
 struct Job<'a> {
