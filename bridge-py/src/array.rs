@@ -1592,8 +1592,7 @@ impl NdArray {
                 if element && at.is_none() && store_element(py, (v.base.id, v.start as usize, dt), value)? {
                     return Ok(());
                 }
-                let target = Bound::new(py, NdArray::new(v, slf.get().handle()))?;
-                ops::_assign(py, &target, value)
+                ops::assign_into(py, &NdArray::new(v, slf.get().handle()), value)
             }
             None => {
                 // `x[x > 0] = y` of `x`'s dtype, or of a Python number: in one call.

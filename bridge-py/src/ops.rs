@@ -739,25 +739,30 @@ fn integer_element(c: Scalar, dt: DType) -> PyResult<Scalar> {
 /// Writes `value` (broadcast, cast unsafely as NumPy's assignment does) into `dst`'s view.
 #[pyfunction]
 pub fn _assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    assign(py, dst.get(), value, true)
+}
+
+/// [`_assign`] into an array that Python need not see (a view `a[key] = value` selects).
+pub fn assign_into(py: Python<'_>, dst: &NdArray, value: &Bound<'_, PyAny>) -> PyResult<()> {
     assign(py, dst, value, true)
 }
 
 /// [`_assign`]; `checked`: a float scalar stored into integers must convert exactly as a Python
 /// int (NumPy's assignment), else it is cast as NumPy's `full` and `copyto` cast it.
-fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, checked: bool) -> PyResult<()> {
-    dst.get().check_writeable("assignment destination")?;
+fn assign(py: Python<'_>, dst: &NdArray, value: &Bound<'_, PyAny>, checked: bool) -> PyResult<()> {
+    dst.check_writeable("assignment destination")?;
     if value.is_instance_of::<pyo3::types::PyString>() {
         // NumPy parses a string as the element type does: `a[0] = "2.5"`.
-        let kind = if dst.get().view().dtype().is_float() { "float" } else { "int" };
+        let kind = if dst.view().dtype().is_float() { "float" } else { "int" };
         let parsed = py.import("builtins")?.getattr(kind)?.call1((value,))?;
         return assign(py, dst, &parsed, checked);
     }
-    let dt = dst.get().view().dtype();
+    let dt = dst.view().dtype();
     let sequence = value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>();
     // NumPy converts a sequence with at most the destination's dimensions (an array may have
     // more, if unit ones: they are dropped below).
     let too_deep = |ndim: usize| {
-        let max = dst.get().view().ndim();
+        let max = dst.view().ndim();
         (sequence && ndim > max).then(|| {
             value_err(format!(
                 "setting an array element with a sequence. The requested array would exceed the maximum number of dimension of {max}."
@@ -783,7 +788,7 @@ fn assign(py: Python<'_>, dst: &Bound<'_, NdArray>, value: &Bound<'_, PyAny>, ch
         }
         return assign(py, dst, &converted, checked);
     };
-    let d = dst.get();
+    let d = dst;
     if let Arg::Arr(v) = &a
         && *v == *d.view()
     {
@@ -918,7 +923,7 @@ fn new_filled<'py>(
     let (v, h) = new_array(shape, dtype)?;
     let a = Bound::new(py, NdArray::new(v, h))?;
     if let Some(value) = value {
-        assign(py, &a, value, false)?;
+        assign(py, a.get(), value, false)?;
     }
     Ok(a)
 }
@@ -1467,7 +1472,7 @@ fn _scatter(
         (None, Some(v)) => Operand::View(v),
         (None, None) => {
             let (src, h) = new_array(&index.view().shape, dtype)?;
-            _assign(py, &Bound::new(py, NdArray::new(src.clone(), h.clone()))?, values)?;
+            assign_into(py, &NdArray::new(src.clone(), h.clone()), values)?;
             _temp = Some(h);
             Operand::View(src)
         }

@@ -117,7 +117,7 @@ fn in_place_rows<R: Elem>(
 /// `out` is all of its base (row-major from element 0) and no input reads that base (a new
 /// result: `a + b`). The buffer is taken as it is (from the pool, not cleared) when the base
 /// has none yet. `compute` gets host memory for the inputs and the slice; it answers
-/// `Ok(false)`, having written nothing, when it cannot read the inputs as runs of their bases
+/// `Ok(false)`, having written nothing, when it cannot read the inputs as lanes of their bases
 /// ([`run_input`]), as does this function when `out` does not qualify.
 fn into_whole_output<R: Elem>(
     mem: &mut HostMemory,
@@ -128,8 +128,8 @@ fn into_whole_output<R: Elem>(
     if out.dtype() != R::DTYPE || !out.is_whole_base() || reads_base_of(instr, out) {
         return Ok(false);
     }
-    // (Inputs that cannot be runs are known before the output's buffer is taken.)
-    if instr.operands[1..].iter().any(|o| o.as_view().is_some_and(|v| !v.is_contiguous())) {
+    // (Inputs that cannot be lanes are known before the output's buffer is taken.)
+    if instr.operands[1..].iter().any(|o| o.as_view().is_some_and(|v| v.line_stride().is_none())) {
         return Ok(false);
     }
     let all = mem.ensure_overwritten(&out.base)?;
@@ -146,18 +146,31 @@ fn into_whole_output<R: Elem>(
 }
 
 /// Input `o` of an instruction writing `n` elements in row-major order as a [`Lane`] of its
-/// elements in that order: a constant, or a contiguous view of an allocated base of `T`'s
-/// dtype (a run of its data); `None` for anything else (the general path reads it).
+/// elements in that order: a constant, or a view of an allocated base of `T`'s dtype whose
+/// elements lie on one line of its data (a run, a strided line: a column, or one element
+/// broadcast); `None` for anything else (the general path reads it).
 fn run_input<'m, T: Elem>(mem: &'m HostMemory, o: &Operand, n: usize) -> Option<Lane<'m, T>> {
     match o {
         Operand::Const(c) => (c.dtype() == T::DTYPE).then(|| Lane::Const(T::from_scalar(*c))),
         Operand::View(v) => {
-            if v.dtype() != T::DTYPE || v.nelem() != n || !v.is_contiguous() {
+            if v.dtype() != T::DTYPE || v.nelem() != n {
                 return None;
             }
-            let buf = mem.get(v.base.id).filter(|b| b.dtype() == T::DTYPE)?;
+            let stride = v.line_stride()?;
+            let data = mem.get(v.base.id).filter(|b| b.dtype() == T::DTYPE)?.as_slice::<T>();
             let start = usize::try_from(v.start).ok()?;
-            buf.as_slice::<T>().get(start..start.checked_add(n)?).map(Lane::Run)
+            if stride == 1 || n <= 1 {
+                return data.get(start..start.checked_add(n)?).map(Lane::Run);
+            }
+            if stride == 0 {
+                return data.get(start).map(|&x| Lane::Const(x));
+            }
+            let last = i64::try_from(start).ok()?.checked_add(stride.checked_mul(n as i64 - 1)?)?;
+            (start < data.len() && usize::try_from(last).is_ok_and(|l| l < data.len())).then_some(Lane::Line {
+                data,
+                start: start as isize,
+                stride: stride as isize,
+            })
         }
     }
 }
@@ -246,6 +259,33 @@ fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
         for_each_row_of(&out.shape, dst, [&a], |row, [a]| row1(row, a, f, interrupt))
     };
     if in_place::<R>(mem, instr, out, compute)? {
+        return Ok(());
+    }
+    let along_line = |mem: &HostMemory, base: &mut [R], (start, stride): (usize, isize), itself_inputs| {
+        if itself_inputs != 0 && A::DTYPE != R::DTYPE {
+            return Err(itself_mismatch(instr));
+        }
+        // The input as a lane (`None`: the output itself).
+        let a = match itself_inputs {
+            0 => match lane::<A>(mem, &instr.operands[1], &out.shape)? {
+                Some(l) => Some(l),
+                None => return Ok(false),
+            },
+            _ => None,
+        };
+        let at = |k: usize| (start as isize + k as isize * stride) as usize;
+        for (c, first) in (0..out.nelem()).step_by(PIECE).enumerate() {
+            if c > 0 {
+                mem.interrupt().check()?;
+            }
+            for k in first..(first + PIECE).min(out.nelem()) {
+                let i = at(k);
+                base[i] = f(a.as_ref().map_or_else(|| itself(&base[i]), |a| a.at(k)));
+            }
+        }
+        Ok(true)
+    };
+    if in_place_line::<R>(mem, instr, out, along_line)? {
         return Ok(());
     }
     let by_rows = |mem: &HostMemory, base: &mut [R]| -> Result<()> {

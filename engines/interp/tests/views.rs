@@ -420,6 +420,49 @@ fn strided_lines_are_computed_where_they_lie() {
     assert_eq!([got[1], got[4], got[7], got[10]], [203.0, 209.0, 215.0, 221.0]);
 }
 
+/// Unary instructions along strided lines: a column written from another array's column, run
+/// or constant, from itself (`A[:, j] = -A[:, j]`), cast into another dtype's column; and a new
+/// array computed from a column read bottom up. Only the line changes.
+#[test]
+fn unary_instructions_along_strided_lines() {
+    let mut env = Env::new();
+    let m0: Vec<f64> = (0..12).map(|k| 100.0 + k as f64).collect(); // a 4 x 3 matrix
+    let y = env.array(&iota_f64(12));
+    let y_col = View::new(y.base, 2, &[4], &[3]).unwrap(); // 2, 5, 8, 11
+    let y_run = View::new(y.base, 4, &[4], &[1]).unwrap(); // 4, 5, 6, 7
+    let col1 = [101.0, 104.0, 107.0, 110.0];
+    // (input: `None` for the output itself, opcode, expected column values)
+    type Case = (Option<vm_ir::Operand>, Opcode, [f64; 4]);
+    let cases: Vec<Case> = vec![
+        (Some(v(&y_col)), Opcode::Negative, [-2.0, -5.0, -8.0, -11.0]),
+        (Some(v(&y_run)), Opcode::Sqrt, [4f64.sqrt(), 5f64.sqrt(), 6f64.sqrt(), 7f64.sqrt()]),
+        (Some(c(-1.5f64)), Opcode::Absolute, [1.5; 4]),
+        (None, Opcode::Negative, col1.map(|x| -x)),
+        (None, Opcode::Square, col1.map(|x| x * x)),
+    ];
+    for (input, op, want) in cases {
+        let m = env.array(&m0);
+        let out = View::new(m.base, 1, &[4], &[3]).unwrap();
+        let input = input.unwrap_or_else(|| v(&out));
+        env.run1(op, vec![v(&out), input]).unwrap();
+        let got = env.base_data::<f64>(&m.base);
+        assert_eq!([got[1], got[4], got[7], got[10]], want, "{op}");
+        for (i, (&g, &m)) in got.iter().zip(&m0).enumerate().filter(|(i, _)| i % 3 != 1) {
+            assert_eq!(g, m, "{op}: element {i} is not the output's and kept its value");
+        }
+    }
+    // A cast into a column of float32s.
+    let f = env.array(&[0.0f32; 8]); // 4 x 2
+    let f_col = View::new(f.base, 1, &[4], &[2]).unwrap();
+    env.run1(Opcode::Identity, vec![v(&f_col), v(&y_col)]).unwrap();
+    assert_eq!(env.base_data::<f32>(&f.base), vec![0.0, 2.0, 0.0, 5.0, 0.0, 8.0, 0.0, 11.0]);
+    // A new array from a column read bottom up.
+    let fresh = env.empty(DType::F64, &[4]);
+    let up = View::new(y.base, 11, &[4], &[-3]).unwrap(); // 11, 8, 5, 2
+    env.run1(Opcode::Negative, vec![v(&fresh), v(&up)]).unwrap();
+    assert_eq!(env.read::<f64>(&fresh), vec![-11.0, -8.0, -5.0, -2.0]);
+}
+
 #[test]
 fn instructions_run_in_order_within_a_batch() {
     let mut env = Env::new();
