@@ -3,10 +3,12 @@
 # profile-guided optimisation: a first build instrumented for profiling runs the workload of
 # bridge-py/pgo/train.py, and the second build is laid out by what it measured. A program of
 # many small operations runs 15-30% faster that way (the path from a Python operator through the
-# runtime to the interpreter stays in the instruction cache and its branches predicted).
+# runtime to the interpreter stays in the instruction cache and its branches predicted). Every
+# build uses cargo's profile `vmnp` (the workspace's Cargo.toml: one optimisation unit, fat LTO).
 #
 # Usage: scripts/build-vmnp.sh PYTHON   (the interpreter of the environment to install into)
-# Environment: VMNP_PGO=0 builds once, without a profile (a quicker build for development);
+# Environment: VMNP_PGO=0 builds once, without a profile (a quicker build for development; with
+# CARGO_PROFILE_VMNP_LTO=off quicker still);
 # CARGO_TARGET_DIR as cargo's (the default is target/ of the workspace; the profiled builds use
 # target/pgo-generate and target/pgo-use, since their compiler flags differ from a plain build's).
 #
@@ -23,7 +25,7 @@ install_vmnp() { # RUSTFLAGS TARGET_DIR
 }
 
 plain() {
-  # In the workspace's target directory, so the crates it shares with the VM compile once.
+  # In the workspace's target directory (target/vmnp/), kept between builds.
   CARGO_TARGET_DIR="$target" "$py" -m pip install -q --disable-pip-version-check ./bridge-py
 }
 

@@ -22,7 +22,7 @@ mkdir -p "$out"
 rm -f "$out"/vmnp-*.whl "$out"/vmnp-*.tar.gz
 # maturin checks the wheel against the manylinux policies (its own auditwheel) and tags it with
 # the oldest one its glibc symbols allow.
-CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" .venv/bin/maturin build --quiet --release \
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" .venv/bin/maturin build --quiet --profile vmnp \
   --manifest-path bridge-py/Cargo.toml --features abi3 --out "$out"
 # (cargo package's notes on every crate's missing metadata are shown only when it fails)
 log=$(mktemp)
