@@ -788,20 +788,19 @@ fn assign(py: Python<'_>, dst: &NdArray, value: &Bound<'_, PyAny>, checked: bool
         }
         return assign(py, dst, &converted, checked);
     };
-    let d = dst;
     if let Arg::Arr(v) = &a
-        && *v == *d.view()
+        && *v == *dst.view()
     {
         return Ok(()); // `x[...] = x` after an in-place operator on the same view
     }
     // NumPy drops leading unit dimensions of a value with more dimensions than the destination
     // (`a[0] = row[None]`).
     let a = match a {
-        Arg::Arr(v) if v.ndim() > d.view().ndim() => {
+        Arg::Arr(v) if v.ndim() > dst.view().ndim() => {
             if let Some(e) = too_deep(v.ndim()) {
                 return Err(e);
             }
-            let extra = v.shape[..v.ndim() - d.view().ndim()].iter().take_while(|&&n| n == 1).count();
+            let extra = v.shape[..v.ndim() - dst.view().ndim()].iter().take_while(|&&n| n == 1).count();
             Arg::Arr(View {
                 base: v.base,
                 start: v.start,
@@ -812,32 +811,34 @@ fn assign(py: Python<'_>, dst: &NdArray, value: &Bound<'_, PyAny>, checked: bool
         other => other,
     };
     let shape = broadcast_shapes(std::slice::from_ref(&a))?;
-    if broadcast_shapes(&[Arg::Arr(d.view().clone()), a.clone()]).map(|s| s[..] != d.view().shape[..]).unwrap_or(true)
-        || shape.len() > d.view().ndim()
+    if broadcast_shapes(&[Arg::Arr(dst.view().clone()), a.clone()])
+        .map(|s| s[..] != dst.view().shape[..])
+        .unwrap_or(true)
+        || shape.len() > dst.view().ndim()
     {
         return Err(value_err(format!(
             "could not broadcast input array from shape {} into shape {}",
             shape_text(&shape),
-            shape_text(&d.view().shape)
+            shape_text(&dst.view().shape)
         )));
     }
     let src = match a {
-        Arg::Arr(v) => Operand::View(broadcast_view(&v, &d.view().shape)),
+        Arg::Arr(v) => Operand::View(broadcast_view(&v, &dst.view().shape)),
         scalar => Operand::Const(stored_constant(value, scalar, dt, checked)?),
     };
     // One element from a number: written in memory when the array's host copy is at hand.
     if let Operand::Const(c) = src
-        && d.view().nelem() == 1
+        && dst.view().nelem() == 1
         && crate::session::host_store(
             py,
-            d.view().base.id,
-            d.view().start as usize,
+            dst.view().base.id,
+            dst.view().start as usize,
             &c.to_ne_bytes()[..c.dtype().size()],
         )?
     {
         return Ok(());
     }
-    vm()?.submit(py, Instruction::new(Opcode::Identity, [Operand::View(d.view().clone()), src]))
+    vm()?.submit(py, Instruction::new(Opcode::Identity, [Operand::View(dst.view().clone()), src]))
 }
 
 /// Scalar `a` (the argument `value` read by [`arg`]) as the constant stored into an array of

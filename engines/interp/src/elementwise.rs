@@ -4,8 +4,8 @@
 
 use crate::elem::{Elem, to_bool_binary, to_bool_unary};
 use crate::iterate::{
-    Lane, PIECE, fill_at, fill_run, fill_runs, for_each_row, for_each_row_of, for_each_view_row_of, lane,
-    prepare_overwriting, reads_base_of, room, rows, update_at, update_run, write_view,
+    Lane, fill_at, fill_run, fill_runs, for_each_row, for_each_row_of, for_each_view_row_of, lane, prepare_overwriting,
+    reads_base_of, room, rows, update_at, update_line, update_run, write_view,
 };
 use vm_ir::scalar::Cast;
 use vm_ir::semantics;
@@ -145,34 +145,19 @@ fn into_whole_output<R: Elem>(
     compute(mem, dst)
 }
 
-/// Input `o` of an instruction writing `n` elements in row-major order as a [`Lane`] of its
-/// elements in that order: a constant, or a view of an allocated base of `T`'s dtype whose
+/// Input `o` of an instruction writing an array of `shape` as a [`Lane`] of its elements in
+/// row-major order ([`lane`]): a constant, or a view of an allocated base of `T`'s dtype whose
 /// elements lie on one line of its data (a run, a strided line: a column, or one element
 /// broadcast); `None` for anything else (the general path reads it).
-fn run_input<'m, T: Elem>(mem: &'m HostMemory, o: &Operand, n: usize) -> Option<Lane<'m, T>> {
-    match o {
-        Operand::Const(c) => (c.dtype() == T::DTYPE).then(|| Lane::Const(T::from_scalar(*c))),
-        Operand::View(v) => {
-            if v.dtype() != T::DTYPE || v.nelem() != n {
-                return None;
-            }
-            let stride = v.line_stride()?;
-            let data = mem.get(v.base.id).filter(|b| b.dtype() == T::DTYPE)?.as_slice::<T>();
-            let start = usize::try_from(v.start).ok()?;
-            if stride == 1 || n <= 1 {
-                return data.get(start..start.checked_add(n)?).map(Lane::Run);
-            }
-            if stride == 0 {
-                return data.get(start).map(|&x| Lane::Const(x));
-            }
-            let last = i64::try_from(start).ok()?.checked_add(stride.checked_mul(n as i64 - 1)?)?;
-            (start < data.len() && usize::try_from(last).is_ok_and(|l| l < data.len())).then_some(Lane::Line {
-                data,
-                start: start as isize,
-                stride: stride as isize,
-            })
-        }
+fn run_input<'m, T: Elem>(mem: &'m HostMemory, o: &'m Operand, shape: &[usize]) -> Option<Lane<'m, T>> {
+    let readable = match o {
+        Operand::Const(c) => c.dtype() == T::DTYPE,
+        Operand::View(v) => v.dtype() == T::DTYPE && mem.get(v.base.id).is_some_and(|b| b.dtype() == T::DTYPE),
+    };
+    if !readable {
+        return None;
     }
+    lane(mem, o, shape).ok().flatten()
 }
 
 /// All of the buffer of `out`'s base, with `out`'s first offset and stride, for computing the
@@ -237,7 +222,7 @@ fn itself_mismatch(instr: &Instruction) -> Error {
 fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(A) -> R + Copy) -> Result<()> {
     let out = output(instr)?;
     let new_result = |mem: &HostMemory, dst: &mut [R]| -> Result<bool> {
-        let Some(a) = run_input::<A>(mem, &instr.operands[1], dst.len()) else { return Ok(false) };
+        let Some(a) = run_input::<A>(mem, &instr.operands[1], &out.shape) else { return Ok(false) };
         row1(dst, a, f, mem.interrupt()).map(|()| true)
     };
     if into_whole_output::<R>(mem, instr, out, new_result)? {
@@ -261,7 +246,7 @@ fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
     if in_place::<R>(mem, instr, out, compute)? {
         return Ok(());
     }
-    let along_line = |mem: &HostMemory, base: &mut [R], (start, stride): (usize, isize), itself_inputs| {
+    let along_line = |mem: &HostMemory, base: &mut [R], line: (usize, isize), itself_inputs| {
         if itself_inputs != 0 && A::DTYPE != R::DTYPE {
             return Err(itself_mismatch(instr));
         }
@@ -273,16 +258,8 @@ fn map1<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
             },
             _ => None,
         };
-        let at = |k: usize| (start as isize + k as isize * stride) as usize;
-        for (c, first) in (0..out.nelem()).step_by(PIECE).enumerate() {
-            if c > 0 {
-                mem.interrupt().check()?;
-            }
-            for k in first..(first + PIECE).min(out.nelem()) {
-                let i = at(k);
-                base[i] = f(a.as_ref().map_or_else(|| itself(&base[i]), |a| a.at(k)));
-            }
-        }
+        let value = |k: usize, d: &R| f(a.as_ref().map_or_else(|| itself(d), |a| a.at(k)));
+        update_line(base, line, out.nelem(), value, mem.interrupt())?;
         Ok(true)
     };
     if in_place_line::<R>(mem, instr, out, along_line)? {
@@ -315,9 +292,8 @@ fn row1<A: Copy, R>(dst: &mut [R], a: Lane<'_, A>, f: impl Fn(A) -> R, interrupt
 fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(A, A) -> R + Copy) -> Result<()> {
     let out = output(instr)?;
     let new_result = |mem: &HostMemory, dst: &mut [R]| -> Result<bool> {
-        let n = dst.len();
         let (Some(a), Some(b)) =
-            (run_input::<A>(mem, &instr.operands[1], n), run_input::<A>(mem, &instr.operands[2], n))
+            (run_input::<A>(mem, &instr.operands[1], &out.shape), run_input::<A>(mem, &instr.operands[2], &out.shape))
         else {
             return Ok(false);
         };
@@ -350,9 +326,8 @@ fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
     if in_place::<R>(mem, instr, out, compute)? {
         return Ok(());
     }
-    let along_line = |mem: &HostMemory, base: &mut [R], (start, stride): (usize, isize), itself_inputs| {
+    let along_line = |mem: &HostMemory, base: &mut [R], line: (usize, isize), itself_inputs| {
         let (x, y) = (&instr.operands[1], &instr.operands[2]);
-        let at = |k: usize| (start as isize + k as isize * stride) as usize;
         if itself_inputs != 0 && A::DTYPE != R::DTYPE {
             return Err(itself_mismatch(instr));
         }
@@ -367,17 +342,12 @@ fn map2<A: Elem, R: Elem>(mem: &mut HostMemory, instr: &Instruction, f: impl Fn(
             }
         }
         let [a, b] = lanes;
-        for (c, first) in (0..out.nelem()).step_by(PIECE).enumerate() {
-            if c > 0 {
-                mem.interrupt().check()?;
-            }
-            for k in first..(first + PIECE).min(out.nelem()) {
-                let i = at(k);
-                let p = a.as_ref().map_or_else(|| itself(&base[i]), |a| a.at(k));
-                let q = b.as_ref().map_or_else(|| itself(&base[i]), |b| b.at(k));
-                base[i] = f(p, q);
-            }
-        }
+        let value = |k: usize, d: &R| {
+            let p = a.as_ref().map_or_else(|| itself(d), |a| a.at(k));
+            let q = b.as_ref().map_or_else(|| itself(d), |b| b.at(k));
+            f(p, q)
+        };
+        update_line(base, line, out.nelem(), value, mem.interrupt())?;
         Ok(true)
     };
     if in_place_line::<R>(mem, instr, out, along_line)? {

@@ -627,6 +627,27 @@ pub fn fill_at<R>(dst: &mut [R], f: impl Fn(usize) -> R, interrupt: &Interrupt) 
     Ok(())
 }
 
+/// Replaces `base[start + k * stride]` by `f(k, &base[start + k * stride])` for `k < n`: one
+/// strided line of `base` (a column) updated where it lies, in pieces between looks at the
+/// flush's [`Interrupt`] (as [`update_at`], for an output that is not a run).
+pub fn update_line<R>(
+    base: &mut [R],
+    (start, stride): (usize, isize),
+    n: usize,
+    f: impl Fn(usize, &R) -> R,
+    interrupt: &Interrupt,
+) -> Result<()> {
+    let at = |k: usize| (start as isize + k as isize * stride) as usize;
+    for first in (0..n).step_by(PIECE) {
+        for k in first..(first + PIECE).min(n) {
+            let i = at(k);
+            base[i] = f(k, &base[i]);
+        }
+        interrupt.check()?;
+    }
+    Ok(())
+}
+
 /// Writes `f(xs[k])` into `dst[k]` for a run `xs` as long as `dst`, in pieces between looks at
 /// the flush's [`Interrupt`]: slices walked together, which the compiler vectorises. (A copy,
 /// which the compiler makes a `memcpy`, goes in pieces of [`COPY_PIECE_BYTES`], for the reason
