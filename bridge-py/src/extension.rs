@@ -1,5 +1,5 @@
 //! Extension methods of the stack that vmnp records as one instruction each: `matmul`,
-//! `partition` and `argpartition`.
+//! `partition`, `argpartition` and `cholesky`.
 //!
 //! A matrix product recorded as a broadcast multiply and a sum (vmnp's general form, which the
 //! cpu engine recognises as GEMM) makes an engine without fusion, the reference interpreter,
@@ -16,27 +16,46 @@ use smallvec::smallvec;
 use std::sync::OnceLock;
 use vm_ir::{DType, Opcode, Operand, Scalar, View};
 
+/// The opcode the stack gave extension method `name` (registered once, at the first call with
+/// `cell`), or `None` when no component implements it.
+fn registered(cell: &OnceLock<Option<Opcode>>, name: &str) -> PyResult<Option<Opcode>> {
+    if let Some(op) = cell.get() {
+        return Ok(*op);
+    }
+    let op = vm()?.with(|rt| Ok(rt.register_extension(name).ok()))?;
+    Ok(*cell.get_or_init(|| op))
+}
+
 /// The opcode the stack gave `matmul`, or `None` when no component implements it.
 fn matmul_opcode() -> PyResult<Option<Opcode>> {
     static OPCODE: OnceLock<Option<Opcode>> = OnceLock::new();
-    if let Some(op) = OPCODE.get() {
-        return Ok(*op);
-    }
-    let op = vm()?.with(|rt| Ok(rt.register_extension(vm_ir::extension::MATMUL).ok()))?;
-    Ok(*OPCODE.get_or_init(|| op))
+    registered(&OPCODE, vm_ir::extension::MATMUL)
 }
 
 /// The opcode the stack gave `partition` (`positions` false) or `argpartition`, or `None` when
 /// no component implements it.
 fn partition_opcode(positions: bool) -> PyResult<Option<Opcode>> {
     static OPCODES: [OnceLock<Option<Opcode>>; 2] = [OnceLock::new(), OnceLock::new()];
-    let cell = &OPCODES[usize::from(positions)];
-    if let Some(op) = cell.get() {
-        return Ok(*op);
-    }
     let name = if positions { vm_ir::extension::ARGPARTITION } else { vm_ir::extension::PARTITION };
-    let op = vm()?.with(|rt| Ok(rt.register_extension(name).ok()))?;
-    Ok(*cell.get_or_init(|| op))
+    registered(&OPCODES[usize::from(positions)], name)
+}
+
+/// The lower-triangular Cholesky factor of each matrix of the float array `a` (shape `(..., n,
+/// n)`, read from its lower triangle) as the stack's `cholesky` extension, a matrix of NaN for
+/// one that is not positive definite; `None` when the stack lacks the method or `a` is not of
+/// that kind (the caller goes to NumPy).
+#[pyfunction]
+fn _cholesky(py: Python<'_>, a: &Bound<'_, NdArray>) -> PyResult<Option<Py<NdArray>>> {
+    static OPCODE: OnceLock<Option<Opcode>> = OnceLock::new();
+    let a = a.get().view().clone();
+    let d = a.ndim();
+    if d < 2 || a.shape[d - 1] != a.shape[d - 2] || !matches!(a.dtype(), DType::F32 | DType::F64) {
+        return Ok(None);
+    }
+    let Some(op) = registered(&OPCODE, vm_ir::extension::CHOLESKY)? else { return Ok(None) };
+    let (shape, dtype) = (a.shape.to_vec(), a.dtype());
+    let (view, handle) = vm()?.submit_new(py, &shape, dtype, op, &mut smallvec![Operand::View(a)])?;
+    wrap(py, view, handle).map(Some)
 }
 
 /// Each line along the last axis of `a` partitioned around positions `lo..=hi` (the stack's
@@ -154,5 +173,6 @@ pub(crate) fn _dot(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_matmul, m)?)?;
     m.add_function(wrap_pyfunction!(_partition, m)?)?;
+    m.add_function(wrap_pyfunction!(_cholesky, m)?)?;
     m.add_function(wrap_pyfunction!(_dot, m)?)
 }

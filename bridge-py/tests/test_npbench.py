@@ -38,7 +38,6 @@ needs_npbench = pytest.mark.skipif(
 # The programs that need NumPy for part of their work (a fallback), and what for. They run with
 # fallbacks allowed; every other NPBench program runs with VMNP_FALLBACK=error.
 NEEDS_FALLBACK = {
-    "cholesky2": "np.linalg.cholesky",
     "contour_integral": "complex numbers",
     "mandelbrot1": "complex numbers",
     "mandelbrot2": "complex numbers",

@@ -24,13 +24,14 @@
 //! Host memory is the only memory: bases are allocated lazily (zero-filled) by the first
 //! instruction that touches them, `sync` and `discard` have nothing to do, `free` releases the
 //! buffer. Of the extension methods it implements `matmul` (see [`MATMUL`]), `partition` and
-//! `argpartition` ([`PARTITION`], [`ARGPARTITION`]); any other extension goes to the optional
-//! child given at construction, the fallback.
+//! `argpartition` ([`PARTITION`], [`ARGPARTITION`]) and `cholesky` ([`CHOLESKY`]); any other
+//! extension goes to the optional child given at construction, the fallback.
 
 mod elem;
 mod elementwise;
 mod index;
 mod iterate;
+mod linalg;
 mod matmul;
 mod reduce;
 mod sort;
@@ -51,6 +52,9 @@ pub const PARTITION: &str = vm_ir::extension::PARTITION;
 /// The name of the `argpartition` extension method ([`vm_ir::extension::ARGPARTITION`]).
 pub const ARGPARTITION: &str = vm_ir::extension::ARGPARTITION;
 
+/// The name of the `cholesky` extension method ([`vm_ir::extension::CHOLESKY`]).
+pub const CHOLESKY: &str = linalg::NAME;
+
 /// How this engine runs an extension opcode it has been told about.
 #[derive(Debug, Clone)]
 enum Extension {
@@ -58,6 +62,8 @@ enum Extension {
     Matmul,
     /// The built-in `partition` (`false`) or `argpartition` (`true`).
     Partition(bool),
+    /// The built-in `cholesky`.
+    Cholesky,
     /// Some other method, by name: the child's business.
     Other(String),
 }
@@ -152,6 +158,7 @@ impl Interp {
         match self.extensions.get(&instr.opcode) {
             Some(Extension::Matmul) => matmul::matmul(instr, mem),
             Some(&Extension::Partition(positions)) => sort::partition(instr, positions, mem),
+            Some(Extension::Cholesky) => linalg::cholesky(instr, mem),
             other => match &mut self.child {
                 Some(child) => {
                     self.statistics.fallbacks += 1;
@@ -218,6 +225,7 @@ impl Component for Interp {
             MATMUL => Some(Extension::Matmul),
             PARTITION => Some(Extension::Partition(false)),
             ARGPARTITION => Some(Extension::Partition(true)),
+            CHOLESKY => Some(Extension::Cholesky),
             _ => None,
         };
         if let Some(known) = known {
@@ -242,6 +250,7 @@ impl Component for Interp {
                     Extension::Matmul => MATMUL,
                     Extension::Partition(false) => PARTITION,
                     Extension::Partition(true) => ARGPARTITION,
+                    Extension::Cholesky => CHOLESKY,
                     Extension::Other(_) => return None,
                 };
                 Some(format!("{name} as opcode {}", op.id()))
@@ -263,7 +272,7 @@ fn construct(settings: &Settings, child: Option<Box<dyn Component>>) -> Result<B
 }
 
 /// The `interp` implementation, for the stack builder: no settings, no child needed; a child,
-/// when given, is the fallback for extension methods other than `matmul`.
+/// when given, is the fallback for extension methods other than its own.
 pub const IMPLEMENTATION: Implementation = Implementation {
     name: "interp",
     summary: "reference engine: executes one instruction at a time, obviously correct and slow; the test oracle",

@@ -1,11 +1,11 @@
-//! The component contract: the `matmul` extension, the fallback child for other extensions,
+//! The component contract: the `matmul` and `cholesky` extensions, the fallback child for other extensions,
 //! the implementation record and `describe`.
 
 mod common;
 
 use common::*;
 use std::sync::{Arc, Mutex};
-use vm_interp::{IMPLEMENTATION, Interp, MATMUL};
+use vm_interp::{CHOLESKY, IMPLEMENTATION, Interp, MATMUL};
 use vm_ir::opcode::EXTENSION_BASE;
 use vm_ir::{DType, Error, Instruction, Opcode, Result, View};
 use vm_runtime::component::Settings;
@@ -34,6 +34,31 @@ fn matmul_by_hand() {
     let out = env.empty(DType::I8, &[1, 1]);
     env.run1(MM, vec![v(&out), v(&a), v(&b)]).unwrap();
     assert_eq!(env.read::<i8>(&out), vec![44]); // 300 mod 256
+}
+
+#[test]
+fn cholesky_by_hand() {
+    const CH: Opcode = Opcode::Extension(4);
+    let mut env = Env::new();
+    assert!(env.interp.register_extension(CHOLESKY, CH).unwrap());
+    // [[4, 2], [2, 5]] = L L^T with L = [[2, 0], [1, 2]]; the upper triangle (99) is not read.
+    // The second matrix of the stack, [[1, 0], [0, -1]], is not positive definite: NaN.
+    let a = env.array_nd(&[4.0f64, 99.0, 2.0, 5.0, 1.0, 99.0, 0.0, -1.0], &[2, 2, 2]);
+    let out = env.empty(DType::F64, &[2, 2, 2]);
+    env.run1(CH, vec![v(&out), v(&a)]).unwrap();
+    let got = env.read::<f64>(&out);
+    assert_eq!(got[..4], [2.0, 0.0, 1.0, 2.0]);
+    assert!(got[4..].iter().all(|x| x.is_nan()), "{got:?}");
+    // In float32, read through a transposed view (its lower triangle is the base's upper one),
+    // written in place over the input: [[9, 3, 3], [3, 5, 1], [3, 1, 10]] = L L^T with
+    // L = [[3, 0, 0], [1, 2, 0], [1, 0, 3]].
+    let b = env.array_nd(&[9.0f32, 3.0, 3.0, -1.0, 5.0, 1.0, -1.0, -1.0, 10.0], &[3, 3]);
+    let bt = View::new(b.base, 0, &[3, 3], &[1, 3]).unwrap();
+    env.run1(CH, vec![v(&bt), v(&bt)]).unwrap();
+    assert_eq!(env.read::<f32>(&bt), vec![3.0, 0.0, 0.0, 1.0, 2.0, 0.0, 1.0, 0.0, 3.0]);
+    // Integers are refused when submitted.
+    let i = env.array_nd(&[1i64, 0, 0, 1], &[2, 2]);
+    assert!(env.run1(CH, vec![v(&i), v(&i)]).is_err());
 }
 
 #[test]

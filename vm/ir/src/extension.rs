@@ -43,11 +43,21 @@ pub const PARTITION: &str = "partition";
 /// ([`crate::semantics::argpartition_line`]).
 pub const ARGPARTITION: &str = "argpartition";
 
+/// The name of the Cholesky factorisation: `cholesky out, a` with views `out` and `a` of one
+/// float dtype and one shape `(..., n, n)`. Each matrix of `out` is the lower-triangular `L`
+/// with `L @ L.T == A` for the symmetric `A` that `a`'s matrix holds in its lower triangle
+/// (the upper triangle is not read), zero above the diagonal; a matrix that is not positive
+/// definite (a pivot not above zero, or NaN) gives a matrix of NaN, as NumPy's
+/// `linalg.cholesky` computes it before raising `LinAlgError`. `a` is read whole before `out`
+/// is written (`out` may be `a`).
+pub const CHOLESKY: &str = "cholesky";
+
 /// Every extension method the VM knows the rules of.
 pub const RULES: &[ExtensionRule] = &[
     ExtensionRule { name: MATMUL, operands: "out, a, b", validate: validate_matmul },
     ExtensionRule { name: PARTITION, operands: "out, a, lo, hi", validate: validate_partition },
     ExtensionRule { name: ARGPARTITION, operands: "out, a, lo, hi", validate: validate_argpartition },
+    ExtensionRule { name: CHOLESKY, operands: "out, a", validate: validate_cholesky },
 ];
 
 /// The rule of the extension method called `name`, when the VM knows it.
@@ -161,6 +171,48 @@ pub fn partition_operands(instr: &Instruction, positions: bool) -> Result<(&View
     Ok((out, a, lo, hi))
 }
 
+/// Checks a `cholesky` instruction (see [`CHOLESKY`]).
+pub fn validate_cholesky(instr: &Instruction) -> Result<()> {
+    cholesky_operands(instr).map(|_| ())
+}
+
+/// The operands of a valid `cholesky` instruction, as `(out, a)`; the errors of
+/// [`validate_cholesky`] otherwise.
+pub fn cholesky_operands(instr: &Instruction) -> Result<(&View, &View)> {
+    if instr.operands.len() != 2 {
+        return Err(Error::invalid(None, format!("cholesky takes 2 operands (out, a), got {}", instr.operands.len())));
+    }
+    let view =
+        |i: usize| instr.operands[i].as_view().ok_or_else(|| Error::invalid(Some(i), "cholesky's out and a are views"));
+    let (out, a) = (view(0)?, view(1)?);
+    let d = a.ndim();
+    if d < 2 || a.shape[d - 1] != a.shape[d - 2] {
+        return Err(Error::invalid(
+            Some(1),
+            format!("cholesky needs square matrices (shape (..., n, n)), got shape {:?}", &a.shape[..]),
+        ));
+    }
+    if !a.dtype().is_float() {
+        return Err(Error::invalid(Some(1), format!("cholesky needs a float dtype, got {}", a.dtype())));
+    }
+    if out.shape != a.shape || out.dtype() != a.dtype() {
+        return Err(Error::invalid(
+            Some(0),
+            format!(
+                "cholesky: the output ({} {:?}) is not of the input's dtype and shape ({} {:?})",
+                out.dtype(),
+                &out.shape[..],
+                a.dtype(),
+                &a.shape[..]
+            ),
+        ));
+    }
+    if !visits_each_element_once(out) {
+        return Err(Error::invalid(Some(0), format!("output view {out} visits some element more than once")));
+    }
+    Ok((out, a))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,6 +262,27 @@ mod tests {
         assert_invalid(matmul(vec![a.clone().into(), a.into(), b.into()]), Some(0), "expected 2x4");
         assert!(rule("matmul").is_some_and(|r| r.operands == "out, a, b"));
         assert!(rule("warp_drive").is_none());
+    }
+
+    #[test]
+    fn cholesky_rules() {
+        let f = DType::F64;
+        let check = |ops: Vec<crate::instr::Operand>| validate_cholesky(&Instruction::new(Opcode::Extension(0), ops));
+        assert!(check(vec![view(1, f, 3, 3).into(), view(2, f, 3, 3).into()]).is_ok());
+        assert_invalid(check(vec![view(1, f, 3, 3).into()]), None, "takes 2 operands");
+        assert_invalid(check(vec![view(1, f, 3, 3).into(), Scalar::F64(1.0).into()]), Some(1), "are views");
+        assert_invalid(check(vec![view(1, f, 2, 3).into(), view(2, f, 2, 3).into()]), Some(1), "square matrices");
+        let ints = (view(3, DType::I64, 3, 3), view(4, DType::I64, 3, 3));
+        assert_invalid(check(vec![ints.0.into(), ints.1.into()]), Some(1), "float dtype");
+        assert_invalid(
+            check(vec![view(5, DType::F32, 3, 3).into(), view(2, f, 3, 3).into()]),
+            Some(0),
+            "input's dtype",
+        );
+        let base = Base { id: BaseId(6), dtype: f, nelem: 3 };
+        let repeated = View::new(base, 0, &[3, 3], &[1, 0]).unwrap();
+        assert_invalid(check(vec![repeated.into(), view(2, f, 3, 3).into()]), Some(0), "more than once");
+        assert!(rule("cholesky").is_some_and(|r| r.operands == "out, a"));
     }
 
     #[test]

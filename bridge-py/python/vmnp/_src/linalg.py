@@ -18,9 +18,9 @@ from .convert import asarray
 from .creation import broadcast_to, zeros
 from .dtypes import _dtype_name, _UnsupportedDType
 from .fallback import _fallback
-from .manip import _shape_text, clip, concatenate, diagonal, pad, ravel, transpose
+from .manip import _shape_text, clip, concatenate, diagonal, pad, ravel, swapaxes, transpose
 from .public import export
-from .ufunc import _store, absolute, multiply, sqrt
+from .ufunc import _store, absolute, isfinite, isnan, multiply, sqrt
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
@@ -451,8 +451,44 @@ def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002 (NumPy's name)
     return r
 
 
+def _stacked_square(a):
+    """NumPy's ``LinAlgError`` unless ``a`` is a stack of square matrices."""
+    if a.ndim < 2:
+        raise _np.linalg.LinAlgError(f"{a.ndim}-dimensional array given. Array must be at least two-dimensional")
+    if a.shape[-1] != a.shape[-2]:
+        raise _np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
+
+
+def cholesky(a, /, *, upper=False):
+    """The Cholesky factor of each matrix of ``a`` (shape ``(..., n, n)``), as
+    ``numpy.linalg.cholesky`` computes it: the lower-triangular ``L`` with ``L @ L.T == a``
+    from ``a``'s lower triangle, or with ``upper`` the upper-triangular ``U`` with ``U.T @ U ==
+    a`` from its upper triangle; in float64 (a float32 result rounded to float32), integers as
+    float64, ``LinAlgError`` for a matrix that is not positive definite. Complex and float16
+    matrices, and matrices holding NaN or infinities that do not factorise, are NumPy's, through the
+    fallback, as on stacks without the ``cholesky`` method."""
+    a = asarray(a)
+    _stacked_square(a)
+    if a.dtype.kind not in "biuf" or a.dtype == _np.float16:
+        raise _UnsupportedDType(f"vmnp's linalg.cholesky does not support dtype {a.dtype}")
+    result = "float32" if a.dtype == _np.float32 else "float64"
+    x = a.astype("float64", copy=False)
+    r = _vmnp._cholesky(swapaxes(x, -1, -2) if upper else x)
+    if r is None:
+        raise _UnsupportedDType("linalg.cholesky on a stack without the cholesky method")
+    if r.size and bool(isnan(diagonal(r, 0, -2, -1)).any()):
+        if not bool(isfinite(x).all()):
+            # NumPy's LAPACK carries NaN and infinities through where the VM's factorisation
+            # stops at them.
+            raise _UnsupportedDType("linalg.cholesky of matrices holding NaN or infinities")
+        raise _np.linalg.LinAlgError("Matrix is not positive definite")
+    if upper:
+        r = swapaxes(r, -1, -2)
+    return r.astype(result, copy=False)
+
+
 #: ``numpy.linalg`` functions vmnp computes, by name.
-FUNCTIONS = {"norm": norm}
+FUNCTIONS = {"norm": norm, "cholesky": cholesky}
 
 
 # The public functions as programs call them (see ``public.export``); products of two vmnp
