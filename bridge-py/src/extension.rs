@@ -1,5 +1,5 @@
 //! Extension methods of the stack that vmnp records as one instruction each: `matmul`,
-//! `partition`, `argpartition` and `cholesky`.
+//! `partition`, `argpartition`, and the linear algebra of `cholesky`, `solve` and `det`.
 //!
 //! A matrix product recorded as a broadcast multiply and a sum (vmnp's general form, which the
 //! cpu engine recognises as GEMM) makes an engine without fusion, the reference interpreter,
@@ -12,7 +12,7 @@ use crate::array::NdArray;
 use crate::ops::wrap;
 use crate::session::vm;
 use pyo3::prelude::*;
-use smallvec::smallvec;
+use smallvec::{SmallVec, smallvec};
 use std::sync::OnceLock;
 use vm_ir::{DType, Opcode, Operand, Scalar, View};
 
@@ -40,21 +40,30 @@ fn partition_opcode(positions: bool) -> PyResult<Option<Opcode>> {
     registered(&OPCODES[usize::from(positions)], name)
 }
 
-/// The lower-triangular Cholesky factor of each matrix of the float array `a` (shape `(..., n,
-/// n)`, read from its lower triangle) as the stack's `cholesky` extension, a matrix of NaN for
-/// one that is not positive definite; `None` when the stack lacks the method or `a` is not of
-/// that kind (the caller goes to NumPy).
+/// Linear algebra method `name` (`cholesky`, `solve` or `det`) of the stack over the float
+/// arrays `inputs` of one dtype, writing a new array of `shape` (the operands as
+/// `vm_ir::extension` describes each method; the caller shapes them); `None` when the stack
+/// lacks the method or an input is not of a float dtype (the caller goes to NumPy).
 #[pyfunction]
-fn _cholesky(py: Python<'_>, a: &Bound<'_, NdArray>) -> PyResult<Option<Py<NdArray>>> {
-    static OPCODE: OnceLock<Option<Opcode>> = OnceLock::new();
-    let a = a.get().view().clone();
-    let d = a.ndim();
-    if d < 2 || a.shape[d - 1] != a.shape[d - 2] || !matches!(a.dtype(), DType::F32 | DType::F64) {
-        return Ok(None);
+fn _linalg(
+    py: Python<'_>,
+    name: &str,
+    shape: Vec<usize>,
+    inputs: Vec<Bound<'_, NdArray>>,
+) -> PyResult<Option<Py<NdArray>>> {
+    use vm_ir::extension::{CHOLESKY, DET, SOLVE};
+    static OPCODES: [OnceLock<Option<Opcode>>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let Some(k) = [CHOLESKY, SOLVE, DET].iter().position(|&m| m == name) else {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!("no linear algebra method {name}")));
+    };
+    let mut operands: SmallVec<[Operand; 3]> = SmallVec::new();
+    for a in &inputs {
+        operands.push(Operand::View(a.get().view().clone()));
     }
-    let Some(op) = registered(&OPCODE, vm_ir::extension::CHOLESKY)? else { return Ok(None) };
-    let (shape, dtype) = (a.shape.to_vec(), a.dtype());
-    let (view, handle) = vm()?.submit_new(py, &shape, dtype, op, &mut smallvec![Operand::View(a)])?;
+    let dtype = operands.first().map(|o| o.dtype());
+    let Some(dtype @ (DType::F32 | DType::F64)) = dtype else { return Ok(None) };
+    let Some(op) = registered(&OPCODES[k], name)? else { return Ok(None) };
+    let (view, handle) = vm()?.submit_new(py, &shape, dtype, op, &mut operands)?;
     wrap(py, view, handle).map(Some)
 }
 
@@ -173,6 +182,6 @@ pub(crate) fn _dot(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_matmul, m)?)?;
     m.add_function(wrap_pyfunction!(_partition, m)?)?;
-    m.add_function(wrap_pyfunction!(_cholesky, m)?)?;
+    m.add_function(wrap_pyfunction!(_linalg, m)?)?;
     m.add_function(wrap_pyfunction!(_dot, m)?)
 }

@@ -50,12 +50,12 @@ def test_cholesky_agrees_with_numpy(a, upper, garbage):
     assert not got[..., mask].any()
 
 
-def errors(a, **kwargs):
-    """(type, message) of what NumPy's and vmnp's ``linalg.cholesky`` raise for ``a``."""
+def errors(a, function=np.linalg.cholesky):
+    """(type, message) of what NumPy's and vmnp's ``function`` raise for ``a``."""
     raised = []
     for x in (a, vmnp.asarray(a)):
         with pytest.raises(np.linalg.LinAlgError) as e:
-            np.linalg.cholesky(x, **kwargs)
+            function(x)
         raised.append((type(e.value), str(e.value)))
     return raised
 
@@ -94,3 +94,69 @@ def test_cholesky_upper_reads_the_upper_triangle():
     np.testing.assert_allclose(np.asarray(np.linalg.cholesky(vmnp.asarray(a), upper=True)), [[2.0, 1.0], [0.0, 2.0]])
     want, got = errors(a)  # the lower triangle is indefinite
     assert got == want
+
+
+@st.composite
+def systems(draw):
+    """A stack of well-conditioned matrices (diagonally dominant, random signs, so that partial
+    pivoting exchanges rows) and right-hand sides of a shape ``linalg.solve`` takes: a vector,
+    or a stack of ``k`` columns whose stack dimensions broadcast against the matrices'."""
+    n = draw(st.integers(1, 6))
+    stack = tuple(draw(st.lists(st.integers(1, 3), max_size=2)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    a = rng.integers(-5, 6, (*stack, n, n)).astype("float64")
+    a += np.eye(n) * rng.choice([-1, 1], n) * (5 * n + 1)
+    a = a[..., rng.permutation(n), :]  # the large entries off the diagonal
+    dtype = draw(st.sampled_from(["float32", "float64", "int64"]))
+    if draw(st.booleans()):
+        b = rng.integers(-9, 10, n)
+    else:
+        b_stack = stack[len(stack) - draw(st.integers(0, len(stack))) :]
+        b = rng.integers(-9, 10, (*b_stack, n, draw(st.integers(1, 3))))
+    return a.astype(dtype), b.astype(draw(st.sampled_from([dtype, "float64"])))
+
+
+def close(got, want):
+    assert isinstance(got, (vmnp.ndarray, np.generic)), type(got)
+    got = np.asarray(got)
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
+    tol = 1e-4 if want.dtype == np.float32 else 1e-9
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * max(1.0, float(np.abs(want).max(initial=0))))
+
+
+@FAST
+@given(systems())
+def test_solve_inv_det_agree_with_numpy(system):
+    a, b = system
+    va, vb = vmnp.asarray(a), vmnp.asarray(b)
+    close(np.linalg.solve(va, vb), np.linalg.solve(a, b))
+    close(np.linalg.inv(va), np.linalg.inv(a))
+    want = np.linalg.det(a)
+    got = np.linalg.det(va)
+    if a.ndim == 2:
+        assert isinstance(got, np.generic) and not isinstance(got, np.ndarray)
+    close(got, np.asarray(want))
+
+
+@pytest.mark.parametrize(
+    "a",
+    [
+        np.array([[1.0, 2.0], [2.0, 4.0]]),  # singular
+        np.zeros((3, 3)),
+        np.array([[[2.0, 0.0], [0.0, 1.0]], [[1.0, 1.0], [1.0, 1.0]]]),  # the second of a stack
+        np.array([1.0, 2.0]),  # one dimension
+        np.ones((2, 3)),  # not square
+    ],
+)
+def test_solve_and_inv_errors_as_numpy(a):
+    for function in (np.linalg.inv, lambda x: np.linalg.solve(x, np.ones(x.shape[-1]))):
+        want, got = errors(a, function)
+        assert got == want
+
+
+def test_det_of_singular_and_empty_matrices():
+    for a in (np.array([[1.0, 2.0], [2.0, 4.0]]), np.zeros((2, 0, 0)), np.ones((0, 3, 3))):
+        want = np.linalg.det(a)
+        got = np.linalg.det(vmnp.asarray(a))
+        np.testing.assert_array_equal(np.asarray(got), want)
+        assert np.asarray(got).dtype == np.asarray(want).dtype

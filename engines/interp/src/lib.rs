@@ -24,7 +24,8 @@
 //! Host memory is the only memory: bases are allocated lazily (zero-filled) by the first
 //! instruction that touches them, `sync` and `discard` have nothing to do, `free` releases the
 //! buffer. Of the extension methods it implements `matmul` (see [`MATMUL`]), `partition` and
-//! `argpartition` ([`PARTITION`], [`ARGPARTITION`]) and `cholesky` ([`CHOLESKY`]); any other
+//! `argpartition` ([`PARTITION`], [`ARGPARTITION`]) and the linear algebra of `cholesky`,
+//! `solve` and `det` ([`CHOLESKY`], [`SOLVE`], [`DET`]); any other
 //! extension goes to the optional child given at construction, the fallback.
 
 mod elem;
@@ -53,7 +54,13 @@ pub const PARTITION: &str = vm_ir::extension::PARTITION;
 pub const ARGPARTITION: &str = vm_ir::extension::ARGPARTITION;
 
 /// The name of the `cholesky` extension method ([`vm_ir::extension::CHOLESKY`]).
-pub const CHOLESKY: &str = linalg::NAME;
+pub const CHOLESKY: &str = vm_ir::extension::CHOLESKY;
+
+/// The name of the `solve` extension method ([`vm_ir::extension::SOLVE`]).
+pub const SOLVE: &str = vm_ir::extension::SOLVE;
+
+/// The name of the `det` extension method ([`vm_ir::extension::DET`]).
+pub const DET: &str = vm_ir::extension::DET;
 
 /// How this engine runs an extension opcode it has been told about.
 #[derive(Debug, Clone)]
@@ -64,6 +71,10 @@ enum Extension {
     Partition(bool),
     /// The built-in `cholesky`.
     Cholesky,
+    /// The built-in `solve`.
+    Solve,
+    /// The built-in `det`.
+    Det,
     /// Some other method, by name: the child's business.
     Other(String),
 }
@@ -159,6 +170,8 @@ impl Interp {
             Some(Extension::Matmul) => matmul::matmul(instr, mem),
             Some(&Extension::Partition(positions)) => sort::partition(instr, positions, mem),
             Some(Extension::Cholesky) => linalg::cholesky(instr, mem),
+            Some(Extension::Solve) => linalg::solve(instr, mem),
+            Some(Extension::Det) => linalg::det(instr, mem),
             other => match &mut self.child {
                 Some(child) => {
                     self.statistics.fallbacks += 1;
@@ -226,6 +239,8 @@ impl Component for Interp {
             PARTITION => Some(Extension::Partition(false)),
             ARGPARTITION => Some(Extension::Partition(true)),
             CHOLESKY => Some(Extension::Cholesky),
+            SOLVE => Some(Extension::Solve),
+            DET => Some(Extension::Det),
             _ => None,
         };
         if let Some(known) = known {
@@ -251,6 +266,8 @@ impl Component for Interp {
                     Extension::Partition(false) => PARTITION,
                     Extension::Partition(true) => ARGPARTITION,
                     Extension::Cholesky => CHOLESKY,
+                    Extension::Solve => SOLVE,
+                    Extension::Det => DET,
                     Extension::Other(_) => return None,
                 };
                 Some(format!("{name} as opcode {}", op.id()))

@@ -1,11 +1,11 @@
-//! The component contract: the `matmul` and `cholesky` extensions, the fallback child for other extensions,
+//! The component contract: the `matmul` and linear algebra extensions, the fallback child for other extensions,
 //! the implementation record and `describe`.
 
 mod common;
 
 use common::*;
 use std::sync::{Arc, Mutex};
-use vm_interp::{CHOLESKY, IMPLEMENTATION, Interp, MATMUL};
+use vm_interp::{CHOLESKY, DET, IMPLEMENTATION, Interp, MATMUL, SOLVE};
 use vm_ir::opcode::EXTENSION_BASE;
 use vm_ir::{DType, Error, Instruction, Opcode, Result, View};
 use vm_runtime::component::Settings;
@@ -59,6 +59,40 @@ fn cholesky_by_hand() {
     // Integers are refused when submitted.
     let i = env.array_nd(&[1i64, 0, 0, 1], &[2, 2]);
     assert!(env.run1(CH, vec![v(&i), v(&i)]).is_err());
+}
+
+#[test]
+fn solve_and_det_by_hand() {
+    const SO: Opcode = Opcode::Extension(5);
+    const DE: Opcode = Opcode::Extension(6);
+    let mut env = Env::new();
+    assert!(env.interp.register_extension(SOLVE, SO).unwrap());
+    assert!(env.interp.register_extension(DET, DE).unwrap());
+    // [[0, 2], [1, 1]] needs a row exchange: x = [1, 2] solves it for the first column of b,
+    // [4, 3], and x = [1, 1] for the second, [2, 2]; its determinant is -2. The second matrix of
+    // the stack, [[1, 2], [2, 4]], is singular: NaN, determinant 0.
+    let a = env.array_nd(&[0.0f64, 2.0, 1.0, 1.0, 1.0, 2.0, 2.0, 4.0], &[2, 2, 2]);
+    let b = env.array_nd(&[4.0f64, 2.0, 3.0, 2.0, 1.0, 1.0, 1.0, 1.0], &[2, 2, 2]);
+    let x = env.empty(DType::F64, &[2, 2, 2]);
+    env.run1(SO, vec![v(&x), v(&a), v(&b)]).unwrap();
+    let got = env.read::<f64>(&x);
+    assert_eq!(got[..4], [1.0, 1.0, 2.0, 1.0]);
+    assert!(got[4..].iter().all(|x| x.is_nan()), "{got:?}");
+    let d = env.empty(DType::F64, &[2]);
+    env.run1(DE, vec![v(&d), v(&a)]).unwrap();
+    assert_eq!(env.read::<f64>(&d), vec![-2.0, 0.0]);
+    // Float32, an upper triangular matrix read transposed (lower triangular, no row exchanges
+    // needed): determinant 4 * 3 * 2.
+    let c = env.array_nd(&[4.0f32, 1.0, 1.0, 0.0, 3.0, 1.0, 0.0, 0.0, 2.0], &[3, 3]);
+    let ct = View::new(c.base, 0, &[3, 3], &[1, 3]).unwrap();
+    let d = env.empty(DType::F32, &[]);
+    env.run1(DE, vec![v(&d), v(&ct)]).unwrap();
+    assert_eq!(env.read::<f32>(&d), vec![24.0]);
+    // The determinant of 0 x 0 matrices is 1.
+    let e = env.empty(DType::F64, &[3, 0, 0]);
+    let d = env.empty(DType::F64, &[3]);
+    env.run1(DE, vec![v(&d), v(&e)]).unwrap();
+    assert_eq!(env.read::<f64>(&d), vec![1.0; 3]);
 }
 
 #[test]

@@ -52,12 +52,28 @@ pub const ARGPARTITION: &str = "argpartition";
 /// is written (`out` may be `a`).
 pub const CHOLESKY: &str = "cholesky";
 
+/// The name of the linear solve: `solve out, a, b` with views of one float dtype, `a` of shape
+/// `(..., n, n)`, `b` and `out` of shape `(..., n, k)` (the same `...`). Each matrix of `out` is
+/// the `x` with `A @ x == B` for the matrices `A` of `a` and `B` of `b`, by LU decomposition with
+/// partial pivoting; a singular `A` (a pivot exactly zero) gives a matrix of NaN, as NumPy's
+/// `linalg.solve` computes it before raising `LinAlgError`. The inputs are read whole before
+/// `out` is written.
+pub const SOLVE: &str = "solve";
+
+/// The name of the determinant: `det out, a` with views of one float dtype, `a` of shape `(...,
+/// n, n)` and `out` of shape `(...)`: each element of `out` the determinant of `a`'s matrix, the
+/// product of the pivots of its LU decomposition with partial pivoting (negated for an odd
+/// number of row exchanges; 1 for `n = 0`), as NumPy's `linalg.det`.
+pub const DET: &str = "det";
+
 /// Every extension method the VM knows the rules of.
 pub const RULES: &[ExtensionRule] = &[
     ExtensionRule { name: MATMUL, operands: "out, a, b", validate: validate_matmul },
     ExtensionRule { name: PARTITION, operands: "out, a, lo, hi", validate: validate_partition },
     ExtensionRule { name: ARGPARTITION, operands: "out, a, lo, hi", validate: validate_argpartition },
     ExtensionRule { name: CHOLESKY, operands: "out, a", validate: validate_cholesky },
+    ExtensionRule { name: SOLVE, operands: "out, a, b", validate: validate_solve },
+    ExtensionRule { name: DET, operands: "out, a", validate: validate_det },
 ];
 
 /// The rule of the extension method called `name`, when the VM knows it.
@@ -179,38 +195,99 @@ pub fn validate_cholesky(instr: &Instruction) -> Result<()> {
 /// The operands of a valid `cholesky` instruction, as `(out, a)`; the errors of
 /// [`validate_cholesky`] otherwise.
 pub fn cholesky_operands(instr: &Instruction) -> Result<(&View, &View)> {
-    if instr.operands.len() != 2 {
-        return Err(Error::invalid(None, format!("cholesky takes 2 operands (out, a), got {}", instr.operands.len())));
+    let [out, a] = linalg_views(instr, CHOLESKY, "out, a")?;
+    if out.shape != a.shape {
+        return Err(shape_error(CHOLESKY, 0, out, &a.shape));
     }
-    let view =
-        |i: usize| instr.operands[i].as_view().ok_or_else(|| Error::invalid(Some(i), "cholesky's out and a are views"));
-    let (out, a) = (view(0)?, view(1)?);
+    checked_output(CHOLESKY, out)?;
+    Ok((out, a))
+}
+
+/// Checks a `solve` instruction (see [`SOLVE`]).
+pub fn validate_solve(instr: &Instruction) -> Result<()> {
+    solve_operands(instr).map(|_| ())
+}
+
+/// The operands of a valid `solve` instruction, as `(out, a, b)`; the errors of
+/// [`validate_solve`] otherwise.
+pub fn solve_operands(instr: &Instruction) -> Result<(&View, &View, &View)> {
+    let [out, a, b] = linalg_views(instr, SOLVE, "out, a, b")?;
+    let d = a.ndim();
+    if b.ndim() != d || b.shape[..d - 1] != a.shape[..d - 1] {
+        let want = format!("{:?} with any last extent", &a.shape[..d - 1]);
+        return Err(Error::invalid(
+            Some(2),
+            format!("solve: b's shape {:?} does not start with a's {want}", &b.shape[..]),
+        ));
+    }
+    if out.shape != b.shape {
+        return Err(shape_error(SOLVE, 0, out, &b.shape));
+    }
+    checked_output(SOLVE, out)?;
+    Ok((out, a, b))
+}
+
+/// Checks a `det` instruction (see [`DET`]).
+pub fn validate_det(instr: &Instruction) -> Result<()> {
+    det_operands(instr).map(|_| ())
+}
+
+/// The operands of a valid `det` instruction, as `(out, a)`; the errors of [`validate_det`]
+/// otherwise.
+pub fn det_operands(instr: &Instruction) -> Result<(&View, &View)> {
+    let [out, a] = linalg_views(instr, DET, "out, a")?;
+    if out.shape[..] != a.shape[..a.ndim() - 2] {
+        return Err(shape_error(DET, 0, out, &a.shape[..a.ndim() - 2]));
+    }
+    checked_output(DET, out)?;
+    Ok((out, a))
+}
+
+/// The `N` view operands of linear algebra method `name` (`operands` names them), of one float
+/// dtype, operand 1 a stack of square matrices.
+fn linalg_views<'i, const N: usize>(instr: &'i Instruction, name: &str, operands: &str) -> Result<[&'i View; N]> {
+    if instr.operands.len() != N {
+        return Err(Error::invalid(
+            None,
+            format!("{name} takes {N} operands ({operands}), got {}", instr.operands.len()),
+        ));
+    }
+    let mut views = [None; N];
+    for (i, (o, v)) in instr.operands.iter().zip(&mut views).enumerate() {
+        *v = Some(o.as_view().ok_or_else(|| Error::invalid(Some(i), format!("{name}'s operands are views")))?);
+    }
+    let views = views.map(|v| v.expect("every operand was read"));
+    let a = views[1];
     let d = a.ndim();
     if d < 2 || a.shape[d - 1] != a.shape[d - 2] {
         return Err(Error::invalid(
             Some(1),
-            format!("cholesky needs square matrices (shape (..., n, n)), got shape {:?}", &a.shape[..]),
+            format!("{name} needs square matrices (shape (..., n, n)), got shape {:?}", &a.shape[..]),
         ));
     }
     if !a.dtype().is_float() {
-        return Err(Error::invalid(Some(1), format!("cholesky needs a float dtype, got {}", a.dtype())));
+        return Err(Error::invalid(Some(1), format!("{name} needs a float dtype, got {}", a.dtype())));
     }
-    if out.shape != a.shape || out.dtype() != a.dtype() {
+    if let Some(i) = views.iter().position(|v| v.dtype() != a.dtype()) {
         return Err(Error::invalid(
-            Some(0),
-            format!(
-                "cholesky: the output ({} {:?}) is not of the input's dtype and shape ({} {:?})",
-                out.dtype(),
-                &out.shape[..],
-                a.dtype(),
-                &a.shape[..]
-            ),
+            Some(i),
+            format!("{name}: dtype mismatch, operand 1 is {} but this is {}", a.dtype(), views[i].dtype()),
         ));
     }
+    Ok(views)
+}
+
+/// The error for output `out` of method `name` whose shape is not `want`.
+fn shape_error(name: &str, i: usize, out: &View, want: &[usize]) -> Error {
+    Error::invalid(Some(i), format!("{name}: the output's shape {:?} is not {want:?}", &out.shape[..]))
+}
+
+/// An error unless output `out` of method `name` visits each element once.
+fn checked_output(name: &str, out: &View) -> Result<()> {
     if !visits_each_element_once(out) {
-        return Err(Error::invalid(Some(0), format!("output view {out} visits some element more than once")));
+        return Err(Error::invalid(Some(0), format!("{name}: output view {out} visits some element more than once")));
     }
-    Ok((out, a))
+    Ok(())
 }
 
 #[cfg(test)]
@@ -270,7 +347,7 @@ mod tests {
         let check = |ops: Vec<crate::instr::Operand>| validate_cholesky(&Instruction::new(Opcode::Extension(0), ops));
         assert!(check(vec![view(1, f, 3, 3).into(), view(2, f, 3, 3).into()]).is_ok());
         assert_invalid(check(vec![view(1, f, 3, 3).into()]), None, "takes 2 operands");
-        assert_invalid(check(vec![view(1, f, 3, 3).into(), Scalar::F64(1.0).into()]), Some(1), "are views");
+        assert_invalid(check(vec![view(1, f, 3, 3).into(), Scalar::F64(1.0).into()]), Some(1), "operands are views");
         assert_invalid(check(vec![view(1, f, 2, 3).into(), view(2, f, 2, 3).into()]), Some(1), "square matrices");
         let ints = (view(3, DType::I64, 3, 3), view(4, DType::I64, 3, 3));
         assert_invalid(check(vec![ints.0.into(), ints.1.into()]), Some(1), "float dtype");
@@ -283,6 +360,30 @@ mod tests {
         let repeated = View::new(base, 0, &[3, 3], &[1, 0]).unwrap();
         assert_invalid(check(vec![repeated.into(), view(2, f, 3, 3).into()]), Some(0), "more than once");
         assert!(rule("cholesky").is_some_and(|r| r.operands == "out, a"));
+    }
+
+    #[test]
+    fn solve_and_det_rules() {
+        let f = DType::F64;
+        let solve = |ops: Vec<crate::instr::Operand>| validate_solve(&Instruction::new(Opcode::Extension(0), ops));
+        let det = |ops: Vec<crate::instr::Operand>| validate_det(&Instruction::new(Opcode::Extension(0), ops));
+        assert!(solve(vec![view(1, f, 3, 2).into(), view(2, f, 3, 3).into(), view(3, f, 3, 2).into()]).is_ok());
+        assert_invalid(solve(vec![view(1, f, 3, 2).into(), view(2, f, 3, 3).into()]), None, "takes 3 operands");
+        assert_invalid(
+            solve(vec![view(1, f, 2, 2).into(), view(2, f, 3, 3).into(), view(3, f, 2, 2).into()]),
+            Some(2),
+            "does not start with",
+        );
+        assert_invalid(
+            solve(vec![view(1, f, 3, 1).into(), view(2, f, 3, 3).into(), view(3, f, 3, 2).into()]),
+            Some(0),
+            "is not [3, 2]",
+        );
+        let out = View::of_base(Base { id: BaseId(4), dtype: f, nelem: 1 });
+        let scalar = View::new(out.base, 0, &[], &[]).unwrap();
+        assert!(det(vec![scalar.clone().into(), view(2, f, 3, 3).into()]).is_ok());
+        assert_invalid(det(vec![out.into(), view(2, f, 3, 3).into()]), Some(0), "is not []");
+        assert_invalid(det(vec![scalar.into(), view(2, f, 3, 2).into()]), Some(1), "square matrices");
     }
 
     #[test]

@@ -15,7 +15,7 @@ import numpy as _np
 from .. import _vmnp
 from . import reductions as _reductions
 from .convert import asarray
-from .creation import broadcast_to, zeros
+from .creation import broadcast_to, identity, zeros
 from .dtypes import _dtype_name, _UnsupportedDType
 from .fallback import _fallback
 from .manip import _shape_text, clip, concatenate, diagonal, pad, ravel, swapaxes, transpose
@@ -459,36 +459,103 @@ def _stacked_square(a):
         raise _np.linalg.LinAlgError("Last 2 dimensions of the array must be square")
 
 
+def _float64_inputs(*arrays):
+    """``arrays`` as float64 (NumPy's ``linalg`` computes real matrices in float64) and the dtype
+    NumPy returns for them: float32 when every one is float32, else float64. Complex and float16
+    inputs are NumPy's (``_UnsupportedDType``)."""
+    if any(x.dtype.kind not in "biuf" or x.dtype == _np.float16 for x in arrays):
+        raise _UnsupportedDType("vmnp's linalg computes real matrices of float32, float64, ints and bools")
+    result = "float32" if all(x.dtype == _np.float32 for x in arrays) else "float64"
+    return [x.astype("float64", copy=False) for x in arrays], result
+
+
+def _on_vm(name, shape, inputs):
+    """The stack's linear algebra method ``name`` over ``inputs`` into a new array of ``shape``
+    (``_UnsupportedDType`` on a stack without it)."""
+    r = _vmnp._linalg(name, list(shape), list(inputs))
+    if r is None:
+        raise _UnsupportedDType(f"linalg: the stack has no {name} method")
+    return r
+
+
+def _raise_if_failed(r, inputs, message):
+    """NumPy's ``LinAlgError(message)`` when the VM's method filled matrices of ``r`` with NaN
+    (a matrix that does not factorise) from finite ``inputs``; from inputs holding NaN or
+    infinities, which NumPy's LAPACK carries through where the VM's factorisation stops at
+    them, NumPy computes the result (``_UnsupportedDType``)."""
+    if r.size and bool(isnan(r).any()):
+        if not all(bool(isfinite(x).all()) for x in inputs):
+            raise _UnsupportedDType("linalg of matrices holding NaN or infinities")
+        raise _np.linalg.LinAlgError(message)
+
+
 def cholesky(a, /, *, upper=False):
     """The Cholesky factor of each matrix of ``a`` (shape ``(..., n, n)``), as
     ``numpy.linalg.cholesky`` computes it: the lower-triangular ``L`` with ``L @ L.T == a``
     from ``a``'s lower triangle, or with ``upper`` the upper-triangular ``U`` with ``U.T @ U ==
     a`` from its upper triangle; in float64 (a float32 result rounded to float32), integers as
-    float64, ``LinAlgError`` for a matrix that is not positive definite. Complex and float16
-    matrices, and matrices holding NaN or infinities that do not factorise, are NumPy's, through the
-    fallback, as on stacks without the ``cholesky`` method."""
+    float64, ``LinAlgError`` for a matrix that is not positive definite."""
     a = asarray(a)
     _stacked_square(a)
-    if a.dtype.kind not in "biuf" or a.dtype == _np.float16:
-        raise _UnsupportedDType(f"vmnp's linalg.cholesky does not support dtype {a.dtype}")
-    result = "float32" if a.dtype == _np.float32 else "float64"
-    x = a.astype("float64", copy=False)
-    r = _vmnp._cholesky(swapaxes(x, -1, -2) if upper else x)
-    if r is None:
-        raise _UnsupportedDType("linalg.cholesky on a stack without the cholesky method")
-    if r.size and bool(isnan(diagonal(r, 0, -2, -1)).any()):
-        if not bool(isfinite(x).all()):
-            # NumPy's LAPACK carries NaN and infinities through where the VM's factorisation
-            # stops at them.
-            raise _UnsupportedDType("linalg.cholesky of matrices holding NaN or infinities")
-        raise _np.linalg.LinAlgError("Matrix is not positive definite")
+    (x,), result = _float64_inputs(a)
+    if upper:
+        x = swapaxes(x, -1, -2)
+    r = _on_vm("cholesky", x.shape, [x])
+    _raise_if_failed(r, [x], "Matrix is not positive definite")
     if upper:
         r = swapaxes(r, -1, -2)
     return r.astype(result, copy=False)
 
 
+def solve(a, b):
+    """The solution ``x`` of ``a @ x == b`` for each matrix of ``a`` (shape ``(..., n, n)``) and
+    ``b`` (``(..., n, k)``, stacks broadcast; or ``(n,)``), as ``numpy.linalg.solve``: LU with
+    partial pivoting in float64, ``LinAlgError`` for a singular matrix. Shapes NumPy rejects
+    get NumPy's error through the fallback."""
+    a, b = asarray(a), asarray(b)
+    _stacked_square(a)
+    (a, b), result = _float64_inputs(a, b)
+    n, vector = a.shape[-1], b.ndim == 1
+    if vector:
+        b = b[:, None]
+    try:
+        stack = _np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        stack = None
+    if b.ndim < 2 or b.shape[-2] != n or stack is None:
+        raise _UnsupportedDType("linalg.solve of shapes that do not match (NumPy's error)")
+    k = b.shape[-1]
+    a, b = broadcast_to(a, (*stack, n, n)), broadcast_to(b, (*stack, n, k))
+    x = _on_vm("solve", (*stack, n, k), [a, b])
+    _raise_if_failed(x, [a, b], "Singular matrix")
+    return (x[..., 0] if vector else x).astype(result, copy=False)
+
+
+def inv(a):
+    """The inverse of each matrix of ``a`` (shape ``(..., n, n)``), as ``numpy.linalg.inv``: the
+    solution of ``a @ x == I``, ``LinAlgError`` for a singular matrix."""
+    a = asarray(a)
+    _stacked_square(a)
+    (a,), result = _float64_inputs(a)
+    eye = broadcast_to(identity(a.shape[-1]), a.shape)
+    x = _on_vm("solve", a.shape, [a, eye])
+    _raise_if_failed(x, [a], "Singular matrix")
+    return x.astype(result, copy=False)
+
+
+def det(a):
+    """The determinant of each matrix of ``a`` (shape ``(..., n, n)``), as ``numpy.linalg.det``:
+    the product of the pivots of its LU decomposition with partial pivoting, in float64; a
+    NumPy scalar for one matrix."""
+    a = asarray(a)
+    _stacked_square(a)
+    (a,), result = _float64_inputs(a)
+    d = _on_vm("det", a.shape[:-2], [a]).astype(result, copy=False)
+    return d[()] if d.ndim == 0 else d
+
+
 #: ``numpy.linalg`` functions vmnp computes, by name.
-FUNCTIONS = {"norm": norm, "cholesky": cholesky}
+FUNCTIONS = {"norm": norm, "cholesky": cholesky, "solve": solve, "inv": inv, "det": det}
 
 
 # The public functions as programs call them (see ``public.export``); products of two vmnp
