@@ -354,8 +354,9 @@ mod tests {
         assert_invalid(
             check(vec![view(5, DType::F32, 3, 3).into(), view(2, f, 3, 3).into()]),
             Some(0),
-            "input's dtype",
+            "dtype mismatch",
         );
+        assert_invalid(check(vec![view(5, f, 3, 1).into(), view(2, f, 3, 3).into()]), Some(0), "is not [3, 3]");
         let base = Base { id: BaseId(6), dtype: f, nelem: 3 };
         let repeated = View::new(base, 0, &[3, 3], &[1, 0]).unwrap();
         assert_invalid(check(vec![repeated.into(), view(2, f, 3, 3).into()]), Some(0), "more than once");
