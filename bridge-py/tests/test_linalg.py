@@ -160,3 +160,34 @@ def test_det_of_singular_and_empty_matrices():
         got = np.linalg.det(vmnp.asarray(a))
         np.testing.assert_array_equal(np.asarray(got), want)
         assert np.asarray(got).dtype == np.asarray(want).dtype
+
+
+@FAST
+@given(
+    st.integers(1, 4),
+    st.lists(st.integers(1, 2), max_size=1),
+    st.integers(-3, 9),
+    st.sampled_from(["int64", "float64"]),
+)
+def test_matrix_power_agrees_with_numpy(m, stack, n, dtype):
+    rng = np.random.default_rng(m * 100 + n)
+    a = rng.integers(-2, 3, (*stack, m, m)).astype(dtype)
+    if n < 0:
+        a = (a + np.eye(m) * (3 * m + 1)).astype("float64")  # invertible
+    want = np.linalg.matrix_power(a, n)
+    got = np.linalg.matrix_power(vmnp.asarray(a), n)
+    if a.dtype.kind == "i":
+        assert isinstance(got, vmnp.ndarray) and np.asarray(got).dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got), want)
+    else:
+        close(got, want)
+
+
+def test_matrix_power_errors_as_numpy():
+    for a, n, error in ((np.ones(3), 2, np.linalg.LinAlgError), (np.ones((2, 2)), 1.5, TypeError)):
+        raised = []
+        for x in (a, vmnp.asarray(a)):
+            with pytest.raises(error) as e:
+                np.linalg.matrix_power(x, n)
+            raised.append(str(e.value))
+        assert raised[0] == raised[1]

@@ -554,8 +554,47 @@ def det(a):
     return d[()] if d.ndim == 0 else d
 
 
+def matrix_power(a, n):
+    """Each matrix of ``a`` (shape ``(..., m, m)``) raised to the integer power ``n``, as
+    ``numpy.linalg.matrix_power``: by repeated squaring with ``matmul`` in ``a``'s dtype, the
+    identity for 0, the inverse's powers for negative ``n``."""
+    a = asarray(a)
+    _stacked_square(a)
+    try:
+        n = _operator.index(n)
+    except TypeError as e:
+        raise TypeError("exponent must be an integer") from e
+    if n == 0:
+        r = zeros(a.shape, a.dtype)
+        r[...] = identity(a.shape[-1], dtype=a.dtype)
+        return r
+    if n < 0:
+        a, n = inv(a), -n
+    if n <= 3:
+        r = a
+        for _ in range(n - 1):
+            r = matmul(r, a)
+        return r
+    # NumPy's order of products: the squares z of a, multiplied into the result where n's
+    # binary digits are 1, from the lowest.
+    z = r = None
+    while n > 0:
+        z = a if z is None else matmul(z, z)
+        n, bit = divmod(n, 2)
+        if bit:
+            r = z if r is None else matmul(r, z)
+    return r
+
+
 #: ``numpy.linalg`` functions vmnp computes, by name.
-FUNCTIONS = {"norm": norm, "cholesky": cholesky, "solve": solve, "inv": inv, "det": det}
+FUNCTIONS = {
+    "norm": norm,
+    "cholesky": cholesky,
+    "solve": solve,
+    "inv": inv,
+    "det": det,
+    "matrix_power": matrix_power,
+}
 
 
 # The public functions as programs call them (see ``public.export``); products of two vmnp
