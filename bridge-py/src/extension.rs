@@ -1,5 +1,6 @@
 //! Extension methods of the stack that vmnp records as one instruction each: `matmul`,
-//! `partition`, `argpartition`, and the linear algebra of `cholesky`, `solve` and `det`.
+//! `partition`, `argpartition`, and the linear algebra of `cholesky`, `solve`, `det` and
+//! `slogdet`.
 //!
 //! A matrix product recorded as a broadcast multiply and a sum (vmnp's general form, which the
 //! cpu engine recognises as GEMM) makes an engine without fusion, the reference interpreter,
@@ -40,7 +41,7 @@ fn partition_opcode(positions: bool) -> PyResult<Option<Opcode>> {
     registered(&OPCODES[usize::from(positions)], name)
 }
 
-/// Linear algebra method `name` (`cholesky`, `solve` or `det`) of the stack over the float
+/// Linear algebra method `name` (`cholesky`, `solve`, `det` or `slogdet`) of the stack over the float
 /// arrays `inputs` of one dtype, writing a new array of `shape` (the operands as
 /// `vm_ir::extension` describes each method; the caller shapes them); `None` when the stack
 /// lacks the method or an input is not of a float dtype (the caller goes to NumPy).
@@ -51,9 +52,10 @@ fn _linalg(
     shape: Vec<usize>,
     inputs: Vec<Bound<'_, NdArray>>,
 ) -> PyResult<Option<Py<NdArray>>> {
-    use vm_ir::extension::{CHOLESKY, DET, SOLVE};
-    static OPCODES: [OnceLock<Option<Opcode>>; 3] = [OnceLock::new(), OnceLock::new(), OnceLock::new()];
-    let Some(k) = [CHOLESKY, SOLVE, DET].iter().position(|&m| m == name) else {
+    use vm_ir::extension::{CHOLESKY, DET, SLOGDET, SOLVE};
+    const METHODS: [&str; 4] = [CHOLESKY, SOLVE, DET, SLOGDET];
+    static OPCODES: [OnceLock<Option<Opcode>>; METHODS.len()] = [const { OnceLock::new() }; METHODS.len()];
+    let Some(k) = METHODS.iter().position(|&m| m == name) else {
         return Err(pyo3::exceptions::PyValueError::new_err(format!("no linear algebra method {name}")));
     };
     let mut operands: SmallVec<[Operand; 3]> = SmallVec::new();

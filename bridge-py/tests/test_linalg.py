@@ -136,6 +136,10 @@ def test_solve_inv_det_agree_with_numpy(system):
     if a.ndim == 2:
         assert isinstance(got, np.generic) and not isinstance(got, np.ndarray)
     close(got, np.asarray(want))
+    want, got = np.linalg.slogdet(a), np.linalg.slogdet(va)
+    assert type(got) is type(want)
+    close(got.sign, np.asarray(want.sign))
+    close(got.logabsdet, np.asarray(want.logabsdet))
 
 
 @pytest.mark.parametrize(
@@ -154,12 +158,14 @@ def test_solve_and_inv_errors_as_numpy(a):
         assert got == want
 
 
-def test_det_of_singular_and_empty_matrices():
+def test_det_and_slogdet_of_singular_and_empty_matrices():
     for a in (np.array([[1.0, 2.0], [2.0, 4.0]]), np.zeros((2, 0, 0)), np.ones((0, 3, 3))):
         want = np.linalg.det(a)
         got = np.linalg.det(vmnp.asarray(a))
         np.testing.assert_array_equal(np.asarray(got), want)
         assert np.asarray(got).dtype == np.asarray(want).dtype
+        for got, want in zip(np.linalg.slogdet(vmnp.asarray(a)), np.linalg.slogdet(a), strict=True):
+            np.testing.assert_array_equal(np.asarray(got), want)
 
 
 @FAST

@@ -25,7 +25,7 @@
 //! instruction that touches them, `sync` and `discard` have nothing to do, `free` releases the
 //! buffer. Of the extension methods it implements `matmul` (see [`MATMUL`]), `partition` and
 //! `argpartition` ([`PARTITION`], [`ARGPARTITION`]) and the linear algebra of `cholesky`,
-//! `solve` and `det` ([`CHOLESKY`], [`SOLVE`], [`DET`]); any other
+//! `solve`, `det` and `slogdet` ([`CHOLESKY`], [`SOLVE`], [`DET`], [`SLOGDET`]); any other
 //! extension goes to the optional child given at construction, the fallback.
 
 mod elem;
@@ -62,6 +62,9 @@ pub const SOLVE: &str = vm_ir::extension::SOLVE;
 /// The name of the `det` extension method ([`vm_ir::extension::DET`]).
 pub const DET: &str = vm_ir::extension::DET;
 
+/// The name of the `slogdet` extension method ([`vm_ir::extension::SLOGDET`]).
+pub const SLOGDET: &str = vm_ir::extension::SLOGDET;
+
 /// How this engine runs an extension opcode it has been told about.
 #[derive(Debug, Clone)]
 enum Extension {
@@ -73,8 +76,8 @@ enum Extension {
     Cholesky,
     /// The built-in `solve`.
     Solve,
-    /// The built-in `det`.
-    Det,
+    /// The built-in `det` (`false`) or `slogdet` (`true`).
+    Det(bool),
     /// Some other method, by name: the child's business.
     Other(String),
 }
@@ -171,7 +174,7 @@ impl Interp {
             Some(&Extension::Partition(positions)) => sort::partition(instr, positions, mem),
             Some(Extension::Cholesky) => linalg::cholesky(instr, mem),
             Some(Extension::Solve) => linalg::solve(instr, mem),
-            Some(Extension::Det) => linalg::det(instr, mem),
+            Some(&Extension::Det(log)) => linalg::det(instr, log, mem),
             other => match &mut self.child {
                 Some(child) => {
                     self.statistics.fallbacks += 1;
@@ -240,7 +243,8 @@ impl Component for Interp {
             ARGPARTITION => Some(Extension::Partition(true)),
             CHOLESKY => Some(Extension::Cholesky),
             SOLVE => Some(Extension::Solve),
-            DET => Some(Extension::Det),
+            DET => Some(Extension::Det(false)),
+            SLOGDET => Some(Extension::Det(true)),
             _ => None,
         };
         if let Some(known) = known {
@@ -267,7 +271,8 @@ impl Component for Interp {
                     Extension::Partition(true) => ARGPARTITION,
                     Extension::Cholesky => CHOLESKY,
                     Extension::Solve => SOLVE,
-                    Extension::Det => DET,
+                    Extension::Det(false) => DET,
+                    Extension::Det(true) => SLOGDET,
                     Extension::Other(_) => return None,
                 };
                 Some(format!("{name} as opcode {}", op.id()))

@@ -1,6 +1,6 @@
-//! The linear algebra extension methods `cholesky`, `solve` and `det`
+//! The linear algebra extension methods `cholesky`, `solve`, `det` and `slogdet`
 //! ([`vm_ir::extension::CHOLESKY`], [`SOLVE`](vm_ir::extension::SOLVE),
-//! [`DET`](vm_ir::extension::DET)), computed by `faer`: each `n x n` matrix of the input is
+//! [`DET`](vm_ir::extension::DET), [`SLOGDET`](vm_ir::extension::SLOGDET)), computed by `faer`: each `n x n` matrix of the input is
 //! copied row-major into a buffer and factorised there (Cholesky; LU with partial pivoting),
 //! one matrix after another, with a look at the flush's interrupt between matrices.
 
@@ -52,11 +52,12 @@ pub fn solve(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
     with_float!(a.dtype(), solve_all(mem, out, a, b))
 }
 
-/// Runs `det out, a`.
-pub fn det(instr: &Instruction, mem: &mut HostMemory) -> Result<()> {
-    let (out, a) = vm_ir::extension::det_operands(instr)?;
+/// Runs `det out, a` (`log` false) or `slogdet out, a` (true).
+pub fn det(instr: &Instruction, log: bool, mem: &mut HostMemory) -> Result<()> {
+    let (out, a) =
+        if log { vm_ir::extension::slogdet_operands(instr)? } else { vm_ir::extension::det_operands(instr)? };
     prepare(mem, instr)?;
-    with_float!(a.dtype(), det_all(mem, out, a))
+    with_float!(a.dtype(), det_all(mem, out, a, log))
 }
 
 /// The elements of `view`, row-major, in a buffer of their own (allocated fallibly, for `out`).
@@ -142,13 +143,15 @@ fn solve_all<T: Float>(mem: &mut HostMemory, out: &View, a: &View, b: &View) -> 
     write_view(mem, out, x)
 }
 
-/// The determinant of every matrix of `a` into `out` (see [`vm_ir::extension::DET`]).
-fn det_all<T: Float>(mem: &mut HostMemory, out: &View, a: &View) -> Result<()> {
+/// The determinant of every matrix of `a` into `out` (see [`vm_ir::extension::DET`]), or with
+/// `log` its sign and the logarithm of its absolute value ([`vm_ir::extension::SLOGDET`]).
+fn det_all<T: Float>(mem: &mut HostMemory, out: &View, a: &View, log: bool) -> Result<()> {
     let n = a.shape[a.ndim() - 1];
     let mut lu = copied::<T>(mem, a, out)?;
     let mut dets: Vec<T> = room(out, out.nelem())?;
     if n == 0 {
-        dets.resize(out.nelem(), T::of(1.0));
+        let empty: &[f64] = if log { &[1.0, 0.0] } else { &[1.0] };
+        dets.extend((0..out.nelem()).map(|i| T::of(empty[i % empty.len()])));
         return write_view(mem, out, dets);
     }
     let (mut fwd, mut bwd) = permutations(n, out)?;
@@ -158,16 +161,25 @@ fn det_all<T: Float>(mem: &mut HostMemory, out: &View, a: &View) -> Result<()> {
         if i > 0 {
             mem.interrupt().check()?;
         }
-        let (info, _) = lu_in_place(
-            MatMut::from_row_major_slice_mut(matrix, n, n),
-            &mut fwd,
-            &mut bwd,
-            Par::Seq,
-            stack,
-            Default::default(),
-        );
-        let pivots = (0..n).fold(T::of(1.0), |d, j| d * matrix[j * n + j]);
-        dets.push(if info.transposition_count % 2 == 1 { -pivots } else { pivots });
+        let factors = MatMut::from_row_major_slice_mut(matrix, n, n);
+        let (info, _) = lu_in_place(factors, &mut fwd, &mut bwd, Par::Seq, stack, Default::default());
+        let pivots = (0..n).map(|j| matrix[j * n + j]);
+        let exchanged = info.transposition_count % 2 == 1;
+        if log {
+            let (mut sign, mut sum) = (if exchanged { -1.0 } else { 1.0 }, 0.0f64);
+            for p in pivots {
+                let p: f64 = p.into();
+                sign = if p == 0.0 { 0.0 } else { sign * p.signum() };
+                sum += p.abs().ln();
+            }
+            if sign == 0.0 {
+                sign = 0.0; // +0.0 however many negative pivots followed
+            }
+            dets.extend([T::of(sign), T::of(sum)]);
+        } else {
+            let product = pivots.fold(T::of(1.0), |d, p| d * p);
+            dets.push(if exchanged { -product } else { product });
+        }
     }
     write_view(mem, out, dets)
 }

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use std::sync::{Arc, Mutex};
-use vm_interp::{CHOLESKY, DET, IMPLEMENTATION, Interp, MATMUL, SOLVE};
+use vm_interp::{CHOLESKY, DET, IMPLEMENTATION, Interp, MATMUL, SLOGDET, SOLVE};
 use vm_ir::opcode::EXTENSION_BASE;
 use vm_ir::{DType, Error, Instruction, Opcode, Result, View};
 use vm_runtime::component::Settings;
@@ -81,6 +81,12 @@ fn solve_and_det_by_hand() {
     let d = env.empty(DType::F64, &[2]);
     env.run1(DE, vec![v(&d), v(&a)]).unwrap();
     assert_eq!(env.read::<f64>(&d), vec![-2.0, 0.0]);
+    // Its sign and logarithm: (-1, ln 2) and, singular, (0, -inf).
+    const SL: Opcode = Opcode::Extension(7);
+    assert!(env.interp.register_extension(SLOGDET, SL).unwrap());
+    let s = env.empty(DType::F64, &[2, 2]);
+    env.run1(SL, vec![v(&s), v(&a)]).unwrap();
+    assert_eq!(env.read::<f64>(&s), vec![-1.0, 2f64.ln(), 0.0, f64::NEG_INFINITY]);
     // Float32, an upper triangular matrix read transposed (lower triangular, no row exchanges
     // needed): determinant 4 * 3 * 2.
     let c = env.array_nd(&[4.0f32, 1.0, 1.0, 0.0, 3.0, 1.0, 0.0, 0.0, 2.0], &[3, 3]);
@@ -88,11 +94,14 @@ fn solve_and_det_by_hand() {
     let d = env.empty(DType::F32, &[]);
     env.run1(DE, vec![v(&d), v(&ct)]).unwrap();
     assert_eq!(env.read::<f32>(&d), vec![24.0]);
-    // The determinant of 0 x 0 matrices is 1.
+    // The determinant of 0 x 0 matrices is 1: sign 1, logarithm 0.
     let e = env.empty(DType::F64, &[3, 0, 0]);
     let d = env.empty(DType::F64, &[3]);
     env.run1(DE, vec![v(&d), v(&e)]).unwrap();
     assert_eq!(env.read::<f64>(&d), vec![1.0; 3]);
+    let s = env.empty(DType::F64, &[3, 2]);
+    env.run1(SL, vec![v(&s), v(&e)]).unwrap();
+    assert_eq!(env.read::<f64>(&s), vec![1.0, 0.0, 1.0, 0.0, 1.0, 0.0]);
 }
 
 #[test]

@@ -66,6 +66,14 @@ pub const SOLVE: &str = "solve";
 /// number of row exchanges; 1 for `n = 0`), as NumPy's `linalg.det`.
 pub const DET: &str = "det";
 
+/// The name of the determinant's sign and logarithm: `slogdet out, a` with views of one float
+/// dtype, `a` of shape `(..., n, n)` and `out` of shape `(..., 2)`: for each matrix of `a`,
+/// the sign of its determinant (-1, 0 or 1) and the natural logarithm of its absolute value,
+/// from the pivots of its LU decomposition with partial pivoting (the sum of their
+/// logarithms, which does not overflow where their product would); 0 and -inf for a singular
+/// matrix, 1 and 0 for `n = 0`, as NumPy's `linalg.slogdet`.
+pub const SLOGDET: &str = "slogdet";
+
 /// Every extension method the VM knows the rules of.
 pub const RULES: &[ExtensionRule] = &[
     ExtensionRule { name: MATMUL, operands: "out, a, b", validate: validate_matmul },
@@ -74,6 +82,7 @@ pub const RULES: &[ExtensionRule] = &[
     ExtensionRule { name: CHOLESKY, operands: "out, a", validate: validate_cholesky },
     ExtensionRule { name: SOLVE, operands: "out, a, b", validate: validate_solve },
     ExtensionRule { name: DET, operands: "out, a", validate: validate_det },
+    ExtensionRule { name: SLOGDET, operands: "out, a", validate: validate_slogdet },
 ];
 
 /// The rule of the extension method called `name`, when the VM knows it.
@@ -243,6 +252,23 @@ pub fn det_operands(instr: &Instruction) -> Result<(&View, &View)> {
     Ok((out, a))
 }
 
+/// Checks a `slogdet` instruction (see [`SLOGDET`]).
+pub fn validate_slogdet(instr: &Instruction) -> Result<()> {
+    slogdet_operands(instr).map(|_| ())
+}
+
+/// The operands of a valid `slogdet` instruction, as `(out, a)`; the errors of
+/// [`validate_slogdet`] otherwise.
+pub fn slogdet_operands(instr: &Instruction) -> Result<(&View, &View)> {
+    let [out, a] = linalg_views(instr, SLOGDET, "out, a")?;
+    let want: Vec<usize> = a.shape[..a.ndim() - 2].iter().copied().chain([2]).collect();
+    if out.shape[..] != want[..] {
+        return Err(shape_error(SLOGDET, 0, out, &want));
+    }
+    checked_output(SLOGDET, out)?;
+    Ok((out, a))
+}
+
 /// The `N` view operands of linear algebra method `name` (`operands` names them), of one float
 /// dtype, operand 1 a stack of square matrices.
 fn linalg_views<'i, const N: usize>(instr: &'i Instruction, name: &str, operands: &str) -> Result<[&'i View; N]> {
@@ -384,7 +410,11 @@ mod tests {
         let scalar = View::new(out.base, 0, &[], &[]).unwrap();
         assert!(det(vec![scalar.clone().into(), view(2, f, 3, 3).into()]).is_ok());
         assert_invalid(det(vec![out.into(), view(2, f, 3, 3).into()]), Some(0), "is not []");
-        assert_invalid(det(vec![scalar.into(), view(2, f, 3, 2).into()]), Some(1), "square matrices");
+        assert_invalid(det(vec![scalar.clone().into(), view(2, f, 3, 2).into()]), Some(1), "square matrices");
+        let slogdet = |ops: Vec<crate::instr::Operand>| validate_slogdet(&Instruction::new(Opcode::Extension(0), ops));
+        let pair = View::of_base(Base { id: BaseId(5), dtype: f, nelem: 2 });
+        assert!(slogdet(vec![pair.into(), view(2, f, 3, 3).into()]).is_ok());
+        assert_invalid(slogdet(vec![scalar.into(), view(2, f, 3, 3).into()]), Some(0), "is not [2]");
     }
 
     #[test]

@@ -554,6 +554,25 @@ def det(a):
     return d[()] if d.ndim == 0 else d
 
 
+#: NumPy's named tuple of ``slogdet``'s results.
+_SlogdetResult = type(_np.linalg.slogdet(_np.eye(1)))
+
+
+def slogdet(a):
+    """The sign and the natural logarithm of the absolute value of each matrix's determinant
+    (``a`` of shape ``(..., n, n)``), as ``numpy.linalg.slogdet``: from the pivots of its LU
+    decomposition in float64 (no overflow where the determinant itself would), ``(0, -inf)``
+    for a singular matrix; NumPy scalars for one matrix."""
+    a = asarray(a)
+    _stacked_square(a)
+    (a,), result = _float64_inputs(a)
+    r = _on_vm("slogdet", (*a.shape[:-2], 2), [a]).astype(result, copy=False)
+    sign, logabsdet = r[..., 0], r[..., 1]
+    if sign.ndim == 0:
+        sign, logabsdet = sign[()], logabsdet[()]
+    return _SlogdetResult(sign, logabsdet)
+
+
 def matrix_power(a, n):
     """Each matrix of ``a`` (shape ``(..., m, m)``) raised to the integer power ``n``, as
     ``numpy.linalg.matrix_power``: by repeated squaring with ``matmul`` in ``a``'s dtype, the
@@ -593,6 +612,7 @@ FUNCTIONS = {
     "solve": solve,
     "inv": inv,
     "det": det,
+    "slogdet": slogdet,
     "matrix_power": matrix_power,
 }
 
